@@ -1,0 +1,124 @@
+"""The HTTP side: one lazily created ``httpx.AsyncClient`` and error mapping.
+
+httpx is imported on first use, not at plugin discovery, so ``reach --version``
+stays fast with this plugin installed. Failures are translated into the
+exceptions the core understands: transport trouble and 429/5xx become
+``RetryableError`` (the core retries read tools inside the call deadline),
+anything the server refuses on purpose becomes ``BusinessError``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from reach_core import BusinessError, RetryableError
+
+from .settings import WeatherSettings
+
+if TYPE_CHECKING:
+    import httpx
+
+_RETRYABLE_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
+
+
+class OpenMeteo:
+    """A small Open-Meteo client bound to one connector instance.
+
+    The client is created on the first request and remembers the event loop it
+    was made on: an ``httpx.AsyncClient`` cannot be shared across loops (a sync
+    wrapper may run each call in a fresh loop), so a new loop gets a new client.
+    """
+
+    def __init__(self, settings: WeatherSettings) -> None:
+        self.settings = settings
+        self._client: httpx.AsyncClient | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def _get_client(self) -> httpx.AsyncClient:
+        import httpx
+
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._loop is not loop or self._client.is_closed:
+            self._client = httpx.AsyncClient(
+                timeout=httpx.Timeout(self.settings.request_timeout),
+                headers={"User-Agent": "reach-weather/0.1 (+https://github.com/reach)"},
+                follow_redirects=False,
+            )
+            self._loop = loop
+        return self._client
+
+    async def aclose(self) -> None:
+        """Close the HTTP client if this loop owns it."""
+        client, self._client = self._client, None
+        if client is not None and not client.is_closed:
+            try:
+                await client.aclose()
+            except RuntimeError:  # made on a loop that is gone; nothing left to release
+                pass
+
+    async def search(self, name: str, *, count: int, language: str) -> list[dict[str, Any]]:
+        """Geocode ``name``: the list of matching places, best first (maybe empty)."""
+        data = await self._get(
+            f"{self.settings.geocoding_url}/v1/search",
+            {"name": name, "count": count, "language": language, "format": "json"},
+            service="geocoding",
+        )
+        results = data.get("results") or []
+        return [r for r in results if isinstance(r, dict) and "latitude" in r and "longitude" in r]
+
+    async def forecast(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Call the forecast API with ``params`` (timezone=auto is always added)."""
+        return await self._get(
+            f"{self.settings.forecast_url}/v1/forecast",
+            {**params, "timezone": "auto"},
+            service="forecast",
+        )
+
+    async def _get(self, url: str, params: dict[str, Any], *, service: str) -> dict[str, Any]:
+        import httpx
+
+        client = self._get_client()
+        try:
+            response = await client.get(url, params=params)
+        except httpx.TimeoutException as exc:
+            raise RetryableError(
+                f"the weather {service} service did not answer within "
+                f"{self.settings.request_timeout:g} s"
+            ) from exc
+        except httpx.TransportError as exc:
+            raise RetryableError(f"the weather {service} service cannot be reached") from exc
+
+        if response.status_code in _RETRYABLE_STATUS:
+            raise RetryableError(
+                f"the weather {service} service is busy (HTTP {response.status_code})",
+                retry_after=_retry_after(response),
+            )
+        try:
+            data = response.json()
+        except ValueError as exc:
+            if response.is_success:
+                raise RetryableError(
+                    f"the weather {service} service sent an unreadable answer"
+                ) from exc
+            data = {}
+        if not response.is_success:
+            reason = data.get("reason") if isinstance(data, dict) else None
+            raise BusinessError(
+                f"the weather {service} service refused the request (HTTP {response.status_code})"
+                + (f": {reason}" if reason else "")
+            )
+        if not isinstance(data, dict):
+            raise RetryableError(f"the weather {service} service sent an unexpected answer")
+        return data
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    """Seconds from a numeric Retry-After header, else None."""
+    value = response.headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        return None

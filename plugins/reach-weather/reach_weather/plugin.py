@@ -1,0 +1,36 @@
+"""Hook implementations of reach-weather (entry point ``reach-weather``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reach_core import hookimpl
+
+from .connectors import GetForecast, GetWeather, _WeatherConnector
+from .settings import WeatherSettings
+
+
+@hookimpl
+def reach_plugin_settings() -> type[WeatherSettings]:
+    return WeatherSettings
+
+
+@hookimpl
+def reach_register_tools(register: Any, settings: WeatherSettings | None) -> None:
+    register(GetWeather(settings))
+    register(GetForecast(settings))
+
+
+@hookimpl
+def reach_register_commands(cli: Any) -> None:
+    from .cli import weather
+
+    cli.add_command(weather)
+
+
+@hookimpl
+async def reach_shutdown(reach: Any) -> None:
+    """Close the HTTP clients this plugin's connectors opened."""
+    for conn in reach.connectors():
+        if isinstance(conn, _WeatherConnector):
+            await conn.aclose()
