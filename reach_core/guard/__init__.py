@@ -1,0 +1,405 @@
+"""Guard rails that hold with no plugin installed: rate limits, budgets, run
+limits, the identical-call and failing-call guards, the per-run read cache and
+the operation ledger.
+
+The pipeline calls one seam, :class:`Guards`:
+
+* ``await guards.before(tool, args, ctx)`` after validation and policy, before
+  ``reach_pre_invoke``/execute. It may raise a ``ToolFailure`` (``rate_limited``,
+  ``budget_exceeded``, ``denied``, ``outcome_unknown``) or return a ``ToolResult``
+  to hand back without running (a ledger receipt, the earlier result of a
+  repeated read, a cached read).
+* ``await guards.after(tool, args, ctx, result)`` with every result of a call
+  whose ``before`` returned ``None``: settles budgets (a call that never ran gets
+  its reservation back), completes or releases the ledger row, records failures
+  and results for the run.
+* ``await guards.startup()`` once: ledger rows left ``running`` by a dead
+  process become ``unknown``; connectors with ``reconcile(key)`` may settle them.
+
+Every check is decided per tool and per agent once (a *plan*), so a tool with
+no limit configured pays a dict lookup and nothing else.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..errors import Denied, ToolFailure
+from ..result import ToolError, ToolResult, to_jsonable
+from .budgets import DailyBudgets, Exhausted
+from .concurrency import Slots, WeightedLimit
+from .config import AgentGuard, ConnectorGuard, GuardDefaults, LimitsConfig, section
+from .ledger import Ledger
+from .ratelimit import RateLimiter, Rule
+from .runs import Runs, RunState, call_key
+
+if TYPE_CHECKING:
+    from ..context import CallContext
+    from ..tool import Tool
+
+__all__ = ["Guards", "GuardDefaults", "LimitsConfig", "ConnectorGuard", "AgentGuard"]
+
+_STATE_KEY = "reach.guard"
+#: failures that say nothing about the arguments (time-based or a person's decision)
+_NOT_ARGUMENT_FAILURES = frozenset({"rate_limited", "budget_exceeded", "needs_confirmation", "outcome_unknown"})
+
+
+@dataclass(slots=True)
+class _ToolPlan:
+    rate_rules: list[Rule]
+    daily_budget: int | None
+    max_calls_per_run: int | None
+    identical_limit: int
+    read_cache: bool
+    write: bool
+    ledgered: bool
+    slots: list[tuple[WeightedLimit, int]]
+
+
+@dataclass(slots=True)
+class _AgentPlan:
+    rate_rules: list[Rule]
+    daily_budget: int | None
+    max_calls_per_run: int | None
+
+
+@dataclass(slots=True)
+class _Pending:
+    """What ``before`` took and ``after`` must settle."""
+
+    budget_keys: list[tuple[str, str, str]] | None = None
+    ledger_key: str | None = None
+    run: RunState | None = None
+    ckey: tuple[str, Any] | None = None
+    counted: bool = False
+
+
+def _args_hash(args: dict[str, Any]) -> str:
+    from ..result import dumps
+
+    try:
+        text = dumps(args)
+    except (TypeError, ValueError):
+        text = dumps(to_jsonable(args))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+class Guards:
+    """The guard rails of one ``Reach``; built from its config, store opened lazily."""
+
+    def __init__(self, reach: Any) -> None:
+        self.reach = reach
+        cfg = getattr(reach, "config", None)
+        self._cfg = cfg
+        self.defaults = GuardDefaults(**section(cfg, "reach"))
+        self.limits = LimitsConfig(**section(cfg, "limits"))
+        self.limiter = RateLimiter(self.limits.storage, self.limits.strategy)
+        self.budgets = DailyBudgets(lambda: reach.store, self.defaults.budget_timezone)
+        self.ledger = Ledger(lambda: reach.store)
+        self.runs = Runs()
+        self.slots = Slots()
+        self._tool_plans: dict[str, _ToolPlan] = {}
+        self._agent_plans: dict[str, _AgentPlan] = {}
+        self._pool: Any = None
+
+    # ------------------------------------------------------------------ plans
+    def tool_plan(self, tool: Tool) -> _ToolPlan:
+        plan = self._tool_plans.get(tool.name)
+        if plan is None:
+            plan = self._tool_plans[tool.name] = self._build_tool_plan(tool)
+        return plan
+
+    def _build_tool_plan(self, tool: Tool) -> _ToolPlan:
+        conn = tool.connector
+        data = {k: getattr(conn, k) for k in ConnectorGuard.model_fields if getattr(conn, k, None) is not None}
+        data.update({k: v for k, v in section(self._cfg, "connectors", tool.name).items() if v is not None})
+        g = ConnectorGuard(**data)
+        rules: list[Rule] = []
+        if g.rate_limit:
+            rules.append((self.limiter.parse(g.rate_limit), ("reach", "tool", tool.name), f"tool `{tool.name}`"))
+        plugin = self.limits.plugins.get(getattr(tool, "plugin", "") or "")
+        if plugin is not None and plugin.rate_limit:
+            rules.append((self.limiter.parse(plugin.rate_limit), ("reach", "plugin", tool.plugin), f"plugin `{tool.plugin}`"))
+        slots: list[tuple[WeightedLimit, int]] = []
+        if tool.max_concurrency:
+            slots.append((self.slots.limit(f"tool:{tool.name}", int(tool.max_concurrency)), 1))
+        if plugin is not None and plugin.max_concurrency:
+            slots.append((self.slots.limit(f"plugin:{tool.plugin}", plugin.max_concurrency), 1))
+        write = tool.risk != "read"
+        return _ToolPlan(
+            rate_rules=rules,
+            daily_budget=g.daily_budget,
+            max_calls_per_run=g.max_calls_per_run or getattr(tool, "max_calls_per_run", None),
+            identical_limit=g.identical_call_limit or self.defaults.identical_call_limit,
+            read_cache=bool(g.read_cache if g.read_cache is not None else self.defaults.read_cache) and not write,
+            write=write,
+            ledgered=not tool.idempotent,
+            slots=slots,
+        )
+
+    def agent_plan(self, agent: str | None) -> _AgentPlan:
+        name = agent or "default"
+        plan = self._agent_plans.get(name)
+        if plan is None:
+            g = AgentGuard(**section(self._cfg, "agents", name))
+            rules: list[Rule] = []
+            if g.rate_limit:
+                rules.append((self.limiter.parse(g.rate_limit), ("reach", "agent", name), f"agent `{name}`"))
+            plan = self._agent_plans[name] = _AgentPlan(rules, g.daily_budget, g.max_calls_per_run)
+        return plan
+
+    def concurrency_slots(self, tool: Tool) -> list[tuple[WeightedLimit, int]]:
+        """Process-wide caps the executor must hold around each attempt of ``tool``."""
+        return self.tool_plan(tool).slots
+
+    def thread_pool(self) -> Any:
+        """The bounded pool sync connectors run in (``[reach] thread_pool`` workers)."""
+        if self._pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._pool = ThreadPoolExecutor(max_workers=self.defaults.thread_pool, thread_name_prefix="reach-sync")
+        return self._pool
+
+    # ------------------------------------------------------------------ seam
+    async def before(self, tool: Tool, args: dict[str, Any], ctx: CallContext) -> ToolResult | None:
+        plan = self.tool_plan(tool)
+        aplan = self.agent_plan(ctx.agent)
+        pending: _Pending | None = None
+        run: RunState | None = None
+        ckey: tuple[str, Any] | None = None
+
+        # 1. run-scoped guards (need a run id)
+        if ctx.run_id is not None:
+            run = self.runs.get(ctx.run_id)
+            ckey = (tool.name, call_key(args))
+            failed = run.failures.get(ckey)
+            if failed is not None and failed[0] >= self.defaults.failing_call_limit:
+                raise Denied(
+                    f"this exact call of `{tool.name}` already failed {failed[0]} times in this run "
+                    f"(last error: {failed[1]}). Change the arguments or stop; do not send it again."
+                )
+            seen = run.identical.get(ckey, 0)
+            if plan.read_cache and ckey in run.cache:
+                return self._replay(run.cache[ckey], ctx, {"cached": True})
+            if seen >= plan.identical_limit:
+                earlier = run.last_ok.get(ckey)
+                if not plan.write and earlier is not None:
+                    return self._replay(
+                        earlier, ctx, {"repeated": True},
+                        note=(f"`{tool.name}` was already called {seen} times with these exact arguments in "
+                              "this run; this is the earlier result. Do not call it again with the same arguments."),
+                    )
+                raise Denied(
+                    f"`{tool.name}` was already called {seen} times with these exact arguments in this run; "
+                    "refusing to repeat it. Use the earlier result, change the arguments, or stop."
+                )
+            for limit, who, used in (
+                (self.defaults.max_calls_per_run, "this run", run.calls),
+                (aplan.max_calls_per_run, f"this run of agent `{ctx.agent or 'default'}`", run.calls),
+                (plan.max_calls_per_run, f"`{tool.name}` in this run", run.per_tool.get(tool.name, 0)),
+            ):
+                if limit is not None and used >= limit:
+                    raise ToolFailure(
+                        f"the limit of {limit} tool calls for {who} is reached. "
+                        "Answer with what you have, or tell the user the task needs more steps.",
+                        code="budget_exceeded",
+                    )
+
+        # 2. rate limits (tool, plugin, agent): all or nothing
+        rules = plan.rate_rules + aplan.rate_rules if aplan.rate_rules else plan.rate_rules
+        if rules:
+            if self.limiter.is_memory:
+                denied = self.limiter.hit_sync(rules)
+            else:
+                denied = await self.limiter.hit(rules)
+            if denied is not None:
+                retry_after, who = denied
+                retry_after = round(max(retry_after, 0.001), 3)
+                raise ToolFailure(
+                    f"the rate limit of {who} is reached; wait {retry_after:g} s before calling it again.",
+                    code="rate_limited",
+                    retry_after=retry_after,
+                )
+
+        # 3. daily budgets: reserved now, given back in after() if the call never runs
+        if plan.daily_budget is not None or aplan.daily_budget is not None:
+            wanted = []
+            if aplan.daily_budget is not None:
+                wanted.append(("agent", ctx.agent or "default", aplan.daily_budget))
+            if plan.daily_budget is not None:
+                wanted.append(("tool", tool.name, plan.daily_budget))
+            try:
+                keys = await self.budgets.reserve(wanted)
+            except Exhausted as exc:
+                raise ToolFailure(exc.message, code="budget_exceeded", retry_after=round(exc.retry_after)) from None
+            pending = _Pending(budget_keys=keys)
+
+        # 4. count the call in its run (no await between the checks above and this)
+        if run is not None:
+            run.calls += 1
+            run.per_tool[tool.name] = run.per_tool.get(tool.name, 0) + 1
+            run.identical[ckey] = run.identical.get(ckey, 0) + 1  # type: ignore[index]
+            if pending is None:
+                pending = _Pending()
+            pending.run, pending.ckey, pending.counted = run, ckey, True
+
+        # 5. the ledger: claim the idempotency key before a side effect can happen
+        key = ctx.idempotency_key
+        if plan.ledgered and key:
+            if pending is None:
+                pending = _Pending()
+            ctx.state[_STATE_KEY] = pending
+            try:
+                receipt = await self._claim(tool, args, ctx, key)
+            except BaseException:
+                self._undo(pending)
+                ctx.state.pop(_STATE_KEY, None)
+                raise
+            if receipt is not None:
+                self._undo(pending)
+                ctx.state.pop(_STATE_KEY, None)
+                return receipt
+            pending.ledger_key = key
+            return None
+        if pending is not None:
+            ctx.state[_STATE_KEY] = pending
+        return None
+
+    async def _claim(self, tool: Tool, args: dict[str, Any], ctx: CallContext, key: str) -> ToolResult | None:
+        digest = _args_hash(args)
+        claim = await self.ledger.claim(
+            tool.name, key, digest, agent=ctx.agent, run_id=ctx.run_id, call_id=ctx.call_id
+        )
+        if claim.claimed:
+            return None
+        if claim.args_hash != digest:
+            raise Denied(
+                f"idempotency key {key!r} was already used for `{tool.name}` with different arguments; "
+                "send this call with a new key."
+            )
+        if claim.state in ("done", "failed") and claim.result is not None:
+            rec = claim.result
+            err = rec.get("error")
+            return ToolResult(
+                call_id=ctx.call_id,
+                name=tool.name,
+                ok=bool(rec.get("ok")),
+                content=rec.get("content"),
+                error=ToolError(err["code"], err["message"], err.get("retry_after")) if err else None,
+                trace_id=ctx.trace_id,
+                meta={"receipt": True, "idempotency_key": key},
+            )
+        if claim.state == "running":
+            raise ToolFailure(
+                f"a call of `{tool.name}` with idempotency key {key!r} is still running; its outcome is not "
+                "known yet. Wait and check before repeating.",
+                code="outcome_unknown",
+            )
+        raise ToolFailure(
+            f"an earlier call of `{tool.name}` with idempotency key {key!r} has an unknown outcome (it was "
+            "interrupted); the action may or may not have happened. It will not be re-run automatically: "
+            "check its effect before repeating it.",
+            code="outcome_unknown",
+        )
+
+    def _undo(self, pending: _Pending) -> None:
+        """Give back what ``before`` took for a call that will not run."""
+        if pending.budget_keys:
+            self.budgets.release(pending.budget_keys)
+            pending.budget_keys = None
+        if pending.counted and pending.run is not None and pending.ckey is not None:
+            run, ckey = pending.run, pending.ckey
+            run.calls -= 1
+            run.per_tool[ckey[0]] -= 1
+            run.identical[ckey] -= 1
+            pending.counted = False
+
+    @staticmethod
+    def _replay(earlier: ToolResult, ctx: CallContext, meta: dict[str, Any], note: str | None = None) -> ToolResult:
+        content = {"result": earlier.content, "note": note} if note else earlier.content
+        return ToolResult(
+            call_id=ctx.call_id, name=earlier.name, ok=earlier.ok, content=content,
+            error=earlier.error, trace_id=ctx.trace_id, meta={**meta, "from_call": earlier.call_id},
+        )
+
+    async def after(self, tool: Tool, args: dict[str, Any], ctx: CallContext, result: ToolResult) -> None:
+        pending: _Pending | None = ctx.state.pop(_STATE_KEY, None)
+        ran = ctx.attempt > 0
+        if pending is not None and not ran:
+            self._undo(pending)
+            if pending.ledger_key:
+                await self.ledger.release(tool.name, pending.ledger_key)
+        elif pending is not None and pending.ledger_key:
+            code = result.error.code if result.error else None
+            state = "done" if result.ok else ("unknown" if code in ("outcome_unknown", "timeout") else "failed")
+            await self.ledger.complete(
+                tool.name,
+                pending.ledger_key,
+                state,
+                {"ok": result.ok, "content": result.content,
+                 "error": result.error.to_dict() if result.error else None},
+            )
+        if ctx.run_id is None:
+            return
+        run = pending.run if pending is not None and pending.run is not None else self.runs.peek(ctx.run_id)
+        if run is None:
+            return
+        ckey = pending.ckey if pending is not None and pending.ckey is not None else (tool.name, call_key(args))
+        plan = self.tool_plan(tool)
+        if result.ok:
+            run.failures.pop(ckey, None)
+            if plan.write:
+                if ran:
+                    run.cache.clear()  # a write may change what reads return
+            else:
+                run.last_ok[ckey] = result
+                if plan.read_cache:
+                    run.cache[ckey] = result
+        elif result.error is not None and result.error.code not in _NOT_ARGUMENT_FAILURES:
+            count = run.failures.get(ckey, (0, ""))[0] + 1
+            run.failures[ckey] = (count, result.error.message[:200])
+            if plan.write and ran:
+                run.cache.clear()
+
+    async def startup(self) -> int:
+        """Turn ``running`` ledger rows into ``unknown``; let connectors reconcile them.
+
+        Returns how many rows were marked ``unknown`` now.
+        """
+        marked = await self.ledger.recover()
+        for tool_name, key in await self.ledger.unknown_rows():
+            await self._reconcile(tool_name, key)
+        return marked
+
+    async def _reconcile(self, tool_name: str, key: str) -> None:
+        try:
+            conn = self.reach.get(tool_name)
+        except Exception:
+            return
+        fn = getattr(conn, "reconcile", None)
+        if fn is None:
+            return
+        try:
+            outcome = fn(key)
+            if inspect.isawaitable(outcome):
+                outcome = await outcome
+        except ToolFailure as failure:
+            await self.ledger.complete(tool_name, key, "failed", {
+                "ok": False, "content": None,
+                "error": {"code": failure.code, "message": failure.message},
+            })
+            return
+        except Exception:
+            return  # stays unknown; reconcile again at the next start
+        if outcome is None:
+            return
+        await self.ledger.complete(tool_name, key, "done", {"ok": True, "content": to_jsonable(outcome), "error": None})
+
+    async def aclose(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+

@@ -1,0 +1,133 @@
+"""Daily call budgets per agent and per tool, persisted in the store.
+
+The count that decides lives in memory (one event loop, no await between check
+and reserve, so it is exact under any concurrency); every change is also queued
+to the store with :meth:`Store.defer`, which commits within milliseconds, so a
+restart resumes from the stored count. A call reserves one unit before it runs
+and gives it back if it never ran (denied, rate limited, refused by a hook).
+
+Several processes sharing one database each keep their own in-memory count;
+for a budget shared across instances, put the counter in PostgreSQL (planned)
+or give each instance its share.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+from typing import TYPE_CHECKING
+from zoneinfo import ZoneInfo
+
+if TYPE_CHECKING:
+    from ..store import Store
+
+__all__ = ["BUDGET_MIGRATIONS", "DailyBudgets", "Exhausted"]
+
+BUDGET_MIGRATIONS = [
+    """
+    CREATE TABLE reach_budget (
+        scope TEXT NOT NULL,
+        name TEXT NOT NULL,
+        day TEXT NOT NULL,
+        used INTEGER NOT NULL,
+        PRIMARY KEY (scope, name, day)
+    )
+    """,
+]
+
+_UPSERT = (
+    "INSERT INTO reach_budget (scope, name, day, used) VALUES (?, ?, ?, ?) "
+    "ON CONFLICT (scope, name, day) DO UPDATE SET used = reach_budget.used + excluded.used"
+)
+
+
+class Exhausted(Exception):
+    """A daily budget is used up; carries what the model should be told."""
+
+    def __init__(self, message: str, retry_after: float) -> None:
+        super().__init__(message)
+        self.message = message
+        self.retry_after = retry_after
+
+
+class DailyBudgets:
+    """Counts calls per (scope, name, day); scope is ``agent`` or ``tool``."""
+
+    def __init__(self, store_getter, timezone: str = "UTC") -> None:  # type: ignore[no-untyped-def]
+        self._store_getter = store_getter
+        self.tz = ZoneInfo(timezone)
+        self.tz_name = timezone
+        self._used: dict[tuple[str, str, str], int] = {}
+        self._loading: dict[tuple[str, str, str], asyncio.Future[None]] = {}
+        self._ready = False
+
+    @property
+    def store(self) -> Store:
+        return self._store_getter()
+
+    async def _ensure_schema(self) -> None:
+        if not self._ready:
+            await self.store.migrate("reach.budget", BUDGET_MIGRATIONS)
+            self._ready = True
+
+    def today(self, now: dt.datetime | None = None) -> tuple[str, float]:
+        """Today's key in the budget time zone and the seconds until it resets."""
+        now = now or dt.datetime.now(self.tz)
+        tomorrow = (now + dt.timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)
+        return now.date().isoformat(), max(1.0, (tomorrow - now).total_seconds())
+
+    async def _load(self, key: tuple[str, str, str]) -> None:
+        fut = self._loading.get(key)
+        if fut is not None:
+            await fut
+            return
+        fut = self._loading[key] = asyncio.get_running_loop().create_future()
+        try:
+            await self._ensure_schema()
+            row = await self.store.fetchone(
+                "SELECT used FROM reach_budget WHERE scope = ? AND name = ? AND day = ?", key
+            )
+            self._used.setdefault(key, int(row[0]) if row else 0)
+            fut.set_result(None)
+        except BaseException as exc:
+            fut.set_exception(exc)
+            del self._loading[key]
+            raise
+
+    async def reserve(self, wanted: list[tuple[str, str, int]]) -> list[tuple[str, str, str]]:
+        """Reserve one call against each ``(scope, name, limit)``; all or none.
+
+        Returns the keys reserved (hand them to :meth:`release` if the call never
+        runs). Raises :class:`Exhausted` naming the first budget that is used up.
+        """
+        day, resets_in = self.today()
+        keys = [(scope, name, day) for scope, name, _ in wanted]
+        for key in keys:
+            if key not in self._used:
+                await self._load(key)
+        # no await from here on: check and reserve are atomic on the loop
+        for (scope, name, limit), key in zip(wanted, keys, strict=True):
+            if self._used[key] + 1 > limit:
+                hours, rest = divmod(int(resets_in), 3600)
+                minutes = rest // 60
+                who = f"agent `{name}`" if scope == "agent" else f"tool `{name}`"
+                raise Exhausted(
+                    f"the daily quota of {limit} calls for {who} is used up; it resets at 00:00 "
+                    f"{self.tz_name} (in {hours} h {minutes} min). Tell the user; do not call it again today.",
+                    resets_in,
+                )
+        for key in keys:
+            self._used[key] += 1
+            self.store.defer(_UPSERT, (*key, 1))
+        return keys
+
+    def release(self, keys: list[tuple[str, str, str]]) -> None:
+        """Give back reservations of a call that never ran."""
+        for key in keys:
+            if key in self._used:
+                self._used[key] -= 1
+                self.store.defer(_UPSERT, (*key, -1))
+
+    def used(self, scope: str, name: str) -> int | None:
+        """Today's count when loaded (for status commands and tests)."""
+        return self._used.get((scope, name, self.today()[0]))

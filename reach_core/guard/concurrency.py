@@ -1,0 +1,152 @@
+"""Concurrency caps: process-wide slots per connector and per plugin, and the
+weighted, order-keeping scheduler of one model turn (``invoke_many``).
+
+Slots are held per attempt, not during backoff sleeps, so a tool waiting to
+retry does not starve others. A sync connector's slot is released only when its
+thread really ends, so a hung sync tool keeps counting against the cap (and the
+cap protects the service behind it) until it returns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TypeVar
+
+__all__ = ["Slots", "WeightedLimit", "run_turn"]
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+class WeightedLimit:
+    """A FIFO-fair semaphore where one holder may take several units.
+
+    A request for more units than the capacity takes the whole capacity (a tool
+    heavier than the limit runs alone rather than never).
+    """
+
+    __slots__ = ("capacity", "free", "_waiters", "in_use_peak")
+
+    def __init__(self, capacity: int) -> None:
+        if capacity < 1:
+            raise ValueError("capacity must be at least 1")
+        self.capacity = capacity
+        self.free = capacity
+        self._waiters: deque[tuple[int, asyncio.Future[None]]] = deque()
+        self.in_use_peak = 0
+
+    def _clamp(self, weight: int) -> int:
+        return min(max(1, weight), self.capacity)
+
+    def try_acquire(self, weight: int = 1) -> bool:
+        weight = self._clamp(weight)
+        if not self._waiters and self.free >= weight:
+            self.free -= weight
+            used = self.capacity - self.free
+            if used > self.in_use_peak:
+                self.in_use_peak = used
+            return True
+        return False
+
+    async def acquire(self, weight: int = 1) -> None:
+        if self.try_acquire(weight):
+            return
+        weight = self._clamp(weight)
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        entry = (weight, fut)
+        self._waiters.append(entry)
+        try:
+            await fut
+        except BaseException:
+            if fut.done() and not fut.cancelled():
+                self.release(weight)  # granted and cancelled at once: give the units back
+            else:
+                try:
+                    self._waiters.remove(entry)
+                except ValueError:
+                    pass
+                self._wake()
+            raise
+
+    def release(self, weight: int = 1) -> None:
+        self.free += self._clamp(weight)
+        self._wake()
+
+    def _wake(self) -> None:
+        while self._waiters:
+            weight, fut = self._waiters[0]
+            if fut.done():
+                self._waiters.popleft()
+                continue
+            if self.free < weight:
+                break
+            self._waiters.popleft()
+            self.free -= weight
+            used = self.capacity - self.free
+            if used > self.in_use_peak:
+                self.in_use_peak = used
+            fut.set_result(None)
+
+
+class Slots:
+    """Process-wide caps keyed by name (``tool:NAME``, ``plugin:NAME``)."""
+
+    def __init__(self) -> None:
+        self._limits: dict[str, WeightedLimit] = {}
+
+    def limit(self, key: str, capacity: int) -> WeightedLimit:
+        lim = self._limits.get(key)
+        if lim is None or lim.capacity != capacity:
+            lim = self._limits[key] = WeightedLimit(capacity)
+        return lim
+
+    def get(self, key: str) -> WeightedLimit | None:
+        return self._limits.get(key)
+
+
+async def run_turn(
+    items: Sequence[T],
+    run_one: Callable[[T], Awaitable[R]],
+    *,
+    limit: int = 5,
+    weight: Callable[[T], int] = lambda _item: 1,
+    sequential: Callable[[T], bool] = lambda _item: False,
+) -> list[R]:
+    """Run one turn's calls concurrently under ``limit`` units; results keep input order.
+
+    ``weight(item)`` units are taken per call (heavy tools take several). A
+    ``sequential(item)`` call waits for every earlier call of the turn, runs
+    alone, and later calls start only after it. ``run_one`` must not raise
+    (the pipeline turns failures into results); if it does, the other calls are
+    cancelled and the error propagates. Cancelling the caller cancels every
+    in-flight call.
+    """
+    n = len(items)
+    if n == 0:
+        return []
+    if n == 1:
+        return [await run_one(items[0])]
+    gate = WeightedLimit(limit)
+    results: list[R] = [None] * n  # type: ignore[list-item]
+
+    async def one(i: int, w: int) -> None:
+        try:
+            results[i] = await run_one(items[i])
+        finally:
+            gate.release(w)
+
+    async with asyncio.TaskGroup() as tg:
+        pending: list[asyncio.Task[None]] = []
+        for i, item in enumerate(items):
+            if sequential(item):
+                if pending:
+                    await asyncio.gather(*pending)
+                    pending = []
+                results[i] = await run_one(item)
+                continue
+            w = weight(item)
+            await gate.acquire(w)
+            pending.append(tg.create_task(one(i, w)))
+    return results

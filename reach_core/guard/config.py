@@ -1,0 +1,158 @@
+"""Settings of the guard rails, as pydantic models the root config includes.
+
+Where each model lives in ``reach.toml``::
+
+    [reach]                       # GuardDefaults (fields merged into the [reach] table)
+    budget_timezone = "UTC"
+    max_calls_per_run = 50
+    identical_call_limit = 3
+    failing_call_limit = 2
+    read_cache = false
+    backoff_base = 1.0
+    thread_pool = 16
+
+    [limits]                      # LimitsConfig
+    storage = "memory://"         # or "redis://localhost:6379/0" to share limits
+    strategy = "moving-window"
+    [limits.plugins.reach-http]   # PluginLimits, process-wide cap for one plugin's tools
+    max_concurrency = 4
+
+    [connectors.send_email]       # ConnectorGuard (fields merged into [connectors.NAME])
+    rate_limit = "10/minute"
+    daily_budget = 200
+    max_concurrency = 1
+    attempt_timeout = 5
+
+    [agents.support]              # AgentGuard (fields merged into [agents.NAME])
+    rate_limit = "100/minute"
+    daily_budget = 1000
+    max_calls_per_run = 30
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+__all__ = [
+    "AgentGuard",
+    "ConnectorGuard",
+    "GuardDefaults",
+    "LimitsConfig",
+    "PluginLimits",
+    "section",
+]
+
+
+def _check_rate(value: str | None) -> str | None:
+    if value is None:
+        return None
+    from limits import parse_many
+
+    try:
+        parse_many(value)
+    except ValueError as exc:
+        raise ValueError(
+            f"rate limit {value!r} is not understood; write it like \"10/second\" or \"100/minute; 1000/day\""
+        ) from exc
+    return value
+
+
+class GuardDefaults(BaseModel):
+    """Process-wide defaults of the guard rails (fields of ``[reach]``)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    budget_timezone: str = Field("UTC", description="time zone in which daily budgets reset at 00:00")
+    max_calls_per_run: int | None = Field(None, ge=1, description="tool calls one run may make, all tools together")
+    identical_call_limit: int = Field(3, ge=1, description="same tool + same arguments allowed this many times per run")
+    failing_call_limit: int = Field(2, ge=1, description="a call that failed this many times in a run is refused")
+    read_cache: bool = Field(False, description="reuse results of identical read calls within a run")
+    backoff_base: float = Field(1.0, ge=0, description="first retry delay in seconds; doubles each retry")
+    backoff_max: float = Field(30.0, ge=0, description="cap of one backoff delay")
+    thread_pool: int = Field(16, ge=1, description="worker threads for sync connectors")
+
+    @field_validator("budget_timezone")
+    @classmethod
+    def _tz(cls, value: str) -> str:
+        from zoneinfo import ZoneInfo
+
+        try:
+            ZoneInfo(value)
+        except Exception as exc:
+            raise ValueError(f"unknown time zone {value!r}; use an IANA name like \"UTC\" or \"Europe/Berlin\"") from exc
+        return value
+
+
+class PluginLimits(BaseModel):
+    """Caps shared by every tool of one plugin (``[limits.plugins.NAME]``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_concurrency: int | None = Field(None, ge=1)
+    rate_limit: str | None = None
+
+    _rate = field_validator("rate_limit")(classmethod(lambda cls, v: _check_rate(v)))
+
+
+class LimitsConfig(BaseModel):
+    """``[limits]``: where rate-limit counters live and per-plugin caps."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    storage: str = Field("memory://", description="limits storage URI: memory:// or redis://host:port/db")
+    strategy: Literal["fixed-window", "moving-window", "sliding-window-counter"] = "moving-window"
+    plugins: dict[str, PluginLimits] = Field(default_factory=dict)
+
+
+class ConnectorGuard(BaseModel):
+    """Guard-rail fields of ``[connectors.NAME]`` (next to timeout, max_retries, risk ...)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    rate_limit: str | None = None
+    daily_budget: int | None = Field(None, ge=0)
+    max_calls_per_run: int | None = Field(None, ge=1)
+    identical_call_limit: int | None = Field(None, ge=1)
+    read_cache: bool | None = None
+
+    _rate = field_validator("rate_limit")(classmethod(lambda cls, v: _check_rate(v)))
+
+
+class AgentGuard(BaseModel):
+    """Guard-rail fields of ``[agents.NAME]`` (next to allow, deny, tiers ...)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    rate_limit: str | None = None
+    daily_budget: int | None = Field(None, ge=0)
+    max_calls_per_run: int | None = Field(None, ge=1)
+
+    _rate = field_validator("rate_limit")(classmethod(lambda cls, v: _check_rate(v)))
+
+
+def section(obj: Any, *path: str) -> dict[str, Any]:
+    """Read a nested config table as a plain dict, whether the root config is a
+    pydantic model, a dict, or missing (the guard rails must work with any)."""
+    cur: Any = obj
+    for key in path:
+        if cur is None:
+            return {}
+        if isinstance(cur, dict):
+            cur = cur.get(key)
+        else:
+            nxt = getattr(cur, key, None)
+            if nxt is None:
+                extra = getattr(cur, "model_extra", None) or getattr(cur, "__pydantic_extra__", None)
+                nxt = extra.get(key) if extra else None
+            cur = nxt
+    if cur is None:
+        return {}
+    if isinstance(cur, dict):
+        return {k: (v.model_dump() if isinstance(v, BaseModel) else v) for k, v in cur.items()}
+    if isinstance(cur, BaseModel):
+        data = cur.model_dump()
+        data.update(getattr(cur, "model_extra", None) or {})
+        return data
+    return {}

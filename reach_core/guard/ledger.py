@@ -1,0 +1,131 @@
+"""The operation ledger: a non-idempotent call runs at most once per idempotency key.
+
+Life of a row (table ``reach_ledger``)::
+
+    claim ──▶ running ──▶ done      (ok result recorded: a repeat gets it back as a receipt)
+                     ├──▶ failed    (known failure recorded: a repeat gets the same failure)
+                     └──▶ unknown   (timeout mid-call, or the process died: never re-run
+                                     automatically; a connector's reconcile(key) may settle it)
+
+The claim is a durable INSERT committed *before* the connector runs, so a
+process killed at any instant leaves either no row (never ran) or a ``running``
+row that start-up turns into ``unknown``. A claim released (the call was refused
+before it ran: denial, confirmation, rate limit) deletes the row.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..store import Store
+
+__all__ = ["LEDGER_MIGRATIONS", "Claim", "Ledger"]
+
+LEDGER_MIGRATIONS = [
+    """
+    CREATE TABLE reach_ledger (
+        tool TEXT NOT NULL,
+        idem_key TEXT NOT NULL,
+        args_hash TEXT NOT NULL,
+        state TEXT NOT NULL,
+        result TEXT,
+        agent TEXT,
+        run_id TEXT,
+        call_id TEXT,
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL,
+        PRIMARY KEY (tool, idem_key)
+    );
+    CREATE INDEX reach_ledger_state ON reach_ledger (state)
+    """,
+]
+
+
+@dataclass(slots=True)
+class Claim:
+    """What a claim found: ``claimed`` (go ahead) or the existing row's state."""
+
+    claimed: bool
+    state: str | None = None
+    args_hash: str | None = None
+    result: dict[str, Any] | None = None
+
+
+class Ledger:
+    """Claims, completes and recovers ledger rows in the state store."""
+
+    def __init__(self, store_getter) -> None:  # type: ignore[no-untyped-def]
+        self._store_getter = store_getter
+        self._ready = False
+
+    @property
+    def store(self) -> Store:
+        return self._store_getter()
+
+    async def ensure_schema(self) -> None:
+        if not self._ready:
+            await self.store.migrate("reach.ledger", LEDGER_MIGRATIONS)
+            self._ready = True
+
+    async def claim(
+        self, tool: str, key: str, args_hash: str, *, agent: str | None, run_id: str | None, call_id: str | None
+    ) -> Claim:
+        """Insert a ``running`` row, durably, or report the row already there."""
+        await self.ensure_schema()
+        now = time.time()
+
+        def tx(conn):  # type: ignore[no-untyped-def]
+            cur = conn.execute(
+                "INSERT INTO reach_ledger (tool, idem_key, args_hash, state, agent, run_id, call_id, "
+                "created_at, updated_at) VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?) "
+                "ON CONFLICT (tool, idem_key) DO NOTHING",
+                (tool, key, args_hash, agent, run_id, call_id, now, now),
+            )
+            if cur.rowcount == 1:
+                return Claim(True)
+            row = conn.execute(
+                "SELECT state, args_hash, result FROM reach_ledger WHERE tool = ? AND idem_key = ?",
+                (tool, key),
+            ).fetchone()
+            return Claim(False, row[0], row[1], json.loads(row[2]) if row[2] else None)
+
+        return await self.store.transaction(tx)
+
+    async def complete(self, tool: str, key: str, state: str, result: dict[str, Any]) -> None:
+        """Record the outcome of a claimed call (``done``, ``failed`` or ``unknown``)."""
+        await self.store.execute(
+            "UPDATE reach_ledger SET state = ?, result = ?, updated_at = ? WHERE tool = ? AND idem_key = ?",
+            (state, json.dumps(result, ensure_ascii=False, default=str), time.time(), tool, key),
+        )
+
+    async def release(self, tool: str, key: str) -> None:
+        """Forget a claim whose call never ran."""
+        await self.store.execute(
+            "DELETE FROM reach_ledger WHERE tool = ? AND idem_key = ? AND state = 'running'", (tool, key)
+        )
+
+    async def recover(self) -> int:
+        """At start-up: every ``running`` row belongs to a dead process; mark it ``unknown``."""
+        await self.ensure_schema()
+        return await self.store.execute(
+            "UPDATE reach_ledger SET state = 'unknown', updated_at = ? WHERE state = 'running'", (time.time(),)
+        )
+
+    async def unknown_rows(self) -> list[tuple[str, str]]:
+        await self.ensure_schema()
+        return [(r[0], r[1]) for r in await self.store.fetchall(
+            "SELECT tool, idem_key FROM reach_ledger WHERE state = 'unknown' ORDER BY created_at"
+        )]
+
+    async def get(self, tool: str, key: str) -> tuple[str, dict[str, Any] | None] | None:
+        await self.ensure_schema()
+        row = await self.store.fetchone(
+            "SELECT state, result FROM reach_ledger WHERE tool = ? AND idem_key = ?", (tool, key)
+        )
+        if row is None:
+            return None
+        return row[0], json.loads(row[1]) if row[1] else None

@@ -1,0 +1,63 @@
+"""What the guard rails remember about one run (in memory; a run lives in one process).
+
+Per run: calls made (all tools, per tool), how often each exact call (tool +
+arguments) was made, how often it failed, the last good result of each exact
+read call, and the optional read cache. Runs are kept in a bounded LRU so a
+long-lived server does not grow without limit.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["RunState", "Runs", "call_key"]
+
+_FLAT = (str, int, float, bool, type(None))
+
+
+def call_key(args: dict[str, Any]) -> Any:
+    """A hashable, order-independent key of the arguments; cheap for flat dicts."""
+    try:
+        if all(type(v) in _FLAT for v in args.values()):
+            return tuple(sorted(args.items()))
+    except TypeError:
+        pass
+    return json.dumps(args, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+@dataclass(slots=True)
+class RunState:
+    calls: int = 0
+    per_tool: dict[str, int] = field(default_factory=dict)
+    identical: dict[tuple[str, Any], int] = field(default_factory=dict)
+    failures: dict[tuple[str, Any], tuple[int, str]] = field(default_factory=dict)
+    last_ok: dict[tuple[str, Any], Any] = field(default_factory=dict)
+    cache: dict[tuple[str, Any], Any] = field(default_factory=dict)
+
+
+class Runs:
+    """Bounded map run id -> :class:`RunState` (least recently used dropped first)."""
+
+    def __init__(self, max_runs: int = 4096) -> None:
+        self._runs: OrderedDict[str, RunState] = OrderedDict()
+        self._max = max_runs
+
+    def get(self, run_id: str) -> RunState:
+        state = self._runs.get(run_id)
+        if state is None:
+            state = self._runs[run_id] = RunState()
+            if len(self._runs) > self._max:
+                self._runs.popitem(last=False)
+        else:
+            self._runs.move_to_end(run_id)
+        return state
+
+    def peek(self, run_id: str) -> RunState | None:
+        return self._runs.get(run_id)
+
+    def end(self, run_id: str) -> None:
+        """Forget a finished run (the agent loop may call this)."""
+        self._runs.pop(run_id, None)
