@@ -1,0 +1,469 @@
+"""``reach.run``: the agent loop (model ▸ tools in parallel ▸ model … ▸ answer).
+
+One run drives one adapter (a model) over a canonical OpenAI-shaped transcript:
+
+1. ask the model, offering the tools selected for the user's question;
+2. if it asked for tools, run them all at once through ``invoke_many`` (the one
+   invoke pipeline: validation, policy, retries, ledger) and append the results
+   as ``tool`` messages, then ask again;
+3. stop when the model answers without tool calls (``answered``), after
+   ``max_steps`` model calls (``max_steps``), when the run's ``deadline`` passes
+   (``deadline``) or when the model endpoint fails (``model_error``).
+
+The loop never raises for those: it returns a :class:`RunResult` whose
+``outcome`` and ``error`` say what happened. Only programming mistakes (a
+forced tool that does not exist, a bad ``tool_choice``) raise at once.
+
+Why the offered tool set is stable within a run: a tool the model saw once stays
+offered (a capped union in first-offered order), so the model never loses a tool
+it just used and a provider's prompt cache keeps the tools prefix. A new user
+message starts a new selection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from .adapter import (
+    Adapter,
+    ModelError,
+    ModelRequest,
+    ModelResponse,
+    ToolChoice,
+    Usage,
+    forced_tool_name,
+    normalize_tool_choice,
+)
+from .errors import ConfigError
+from .result import ToolError, ToolResult, dumps
+
+__all__ = [
+    "DEFAULT_SYSTEM_HINT",
+    "MAX_OFFERED_TOOLS",
+    "RunContext",
+    "RunResult",
+    "RunStep",
+    "run_agent",
+]
+
+log = logging.getLogger("reach.loop")
+
+#: The hint used for ``system_hint=True`` or ``[reach] system_hint = true``.
+DEFAULT_SYSTEM_HINT = (
+    "When a question needs current or external data, or an action in the world, "
+    "call a tool instead of guessing. Answer in the user's language."
+)
+
+#: Upper bound of tools offered in one run (OpenAI accepts at most 128).
+MAX_OFFERED_TOOLS = 64
+
+Outcome = Literal["answered", "max_steps", "deadline", "model_error"]
+
+
+@dataclass(slots=True)
+class RunStep:
+    """One model call and the tool calls it triggered; what ``reach_run_step`` observers get."""
+
+    index: int
+    run_id: str
+    tools_offered: list[str]
+    tool_choice: ToolChoice
+    text: str | None = None
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    results: list[ToolResult] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    model_ms: float = 0.0
+    tools_ms: float = 0.0
+    feedback: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "tools_offered": list(self.tools_offered),
+            "tool_choice": self.tool_choice,
+            "text": self.text,
+            "tool_calls": list(self.tool_calls),
+            "results": [r.to_dict() for r in self.results],
+            "usage": self.usage.to_dict(),
+            "model_ms": round(self.model_ms, 3),
+            "tools_ms": round(self.tools_ms, 3),
+            "feedback": list(self.feedback),
+        }
+
+
+@dataclass(slots=True)
+class RunResult:
+    """Everything a run produced. ``error`` explains any outcome but ``answered``."""
+
+    text: str
+    outcome: Outcome
+    messages: list[dict[str, Any]]
+    results: list[ToolResult]
+    steps: list[RunStep]
+    usage: Usage
+    run_id: str
+    adapter: str = ""
+    error: str | None = None
+    elapsed_ms: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome == "answered"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "outcome": self.outcome,
+            "error": self.error,
+            "text": self.text,
+            "adapter": self.adapter,
+            "usage": self.usage.to_dict(),
+            "elapsed_ms": round(self.elapsed_ms, 3),
+            "steps": [s.to_dict() for s in self.steps],
+            "messages": self.messages,
+        }
+
+
+@dataclass(slots=True)
+class RunContext:
+    """What observers of ``reach_run_step`` learn about the run around a step."""
+
+    reach: Any
+    run_id: str
+    agent: str | None
+    query: str
+    adapter: str
+    max_steps: int
+
+
+class _OfferedTools:
+    """The tools offered in a run: a capped union that keeps first-offered order."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self._entries: dict[str, dict[str, Any]] = {}
+
+    def add(self, entries: Iterable[dict[str, Any]], *, force: bool = False) -> None:
+        for entry in entries:
+            name = _tool_name(entry)
+            if name in self._entries:
+                continue
+            if force or len(self._entries) < self.cap:
+                self._entries[name] = entry
+
+    def names(self) -> list[str]:
+        return list(self._entries)
+
+    def entries(self) -> list[dict[str, Any]]:
+        return list(self._entries.values())
+
+
+def _tool_name(entry: dict[str, Any]) -> str:
+    fn = entry.get("function")
+    return str(fn.get("name") if isinstance(fn, dict) else entry.get("name"))
+
+
+def _text_of(content: Any) -> str:
+    """Plain text of a message's content (a string or a list of content parts)."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(
+            str(p.get("text", "")) for p in content if isinstance(p, dict) and p.get("type") == "text"
+        )
+    return str(content)
+
+
+def _as_message(msg: Any) -> dict[str, Any]:
+    if isinstance(msg, dict):
+        return dict(msg)
+    dump = getattr(msg, "model_dump", None)  # an OpenAI SDK message object
+    if callable(dump):
+        return {k: v for k, v in dump(exclude_none=True).items()}
+    raise TypeError(f"a message must be a dict like {{'role': 'user', 'content': ...}}, not {type(msg).__name__}")
+
+
+def _initial_messages(messages_or_text: str | Sequence[Any]) -> list[dict[str, Any]]:
+    if isinstance(messages_or_text, str):
+        return [{"role": "user", "content": messages_or_text}]
+    messages = [_as_message(m) for m in messages_or_text]
+    if not messages:
+        raise ValueError("reach.run needs a question: a string or a non-empty list of messages")
+    return messages
+
+
+def _last_user_text(messages: list[dict[str, Any]]) -> str:
+    for msg in reversed(messages):
+        if msg.get("role") == "user":
+            return _text_of(msg.get("content"))
+    return ""
+
+
+def _config_value(reach: Any, name: str, default: Any = None) -> Any:
+    """``[reach] NAME`` from the core config, tolerating configs without it."""
+    section = getattr(getattr(reach, "config", None), "reach", None)
+    value = getattr(section, name, None) if section is not None else None
+    return default if value is None else value
+
+
+def _resolve_hint(reach: Any, system_hint: str | bool | None) -> str | None:
+    if system_hint is None:
+        system_hint = _config_value(reach, "system_hint", None)
+    if system_hint is True:
+        return DEFAULT_SYSTEM_HINT
+    if not system_hint:
+        return None
+    return str(system_hint)
+
+
+def _resolve_adapter(reach: Any, adapter: Adapter | str | None) -> Adapter:
+    if adapter is None or isinstance(adapter, str):
+        return reach.provider("adapter", adapter)
+    return adapter
+
+
+def _adapter_label(adapter: Any) -> str:
+    describe = getattr(adapter, "describe", None)
+    if callable(describe):
+        try:
+            return str(describe())
+        except Exception:  # a label must never break a run
+            pass
+    return str(getattr(adapter, "name", type(adapter).__name__))
+
+
+def _not_in_run(call: dict[str, Any], allowed: list[str]) -> ToolResult:
+    """The result for a call to a tool this run does not allow (``tools=[...]``)."""
+    fn = call["function"]
+    return ToolResult(
+        call_id=call["id"],
+        name=fn["name"],
+        ok=False,
+        error=ToolError(
+            "unknown_tool",
+            f"tool `{fn['name']}` is not available in this conversation; "
+            f"use one of: {', '.join(allowed) or '(none)'}.",
+        ),
+    )
+
+
+async def _maybe_await(value: Any) -> Any:
+    if inspect.isawaitable(value):
+        return await value
+    return value
+
+
+async def run_agent(
+    reach: Any,
+    messages_or_text: str | Sequence[Any],
+    *,
+    agent: str | None = None,
+    adapter: Adapter | str | None = None,
+    max_steps: int = 5,
+    tool_choice: Any = "auto",
+    force_every_step: bool = False,
+    deadline: float | None = None,
+    tools: Sequence[str] | None = None,
+    system_hint: str | bool | None = None,
+    run_id: str | None = None,
+    on_step: Callable[[RunStep], Awaitable[Any] | Any] | None = None,
+) -> RunResult:
+    """Run the agent loop; see the module docstring. Returns a :class:`RunResult`.
+
+    ``deadline`` is the run's wall-time budget in seconds. ``tools`` restricts the
+    run to those tool names (calls to others get ``unknown_tool``). ``on_step`` is
+    called after each step, like the ``reach_run_step`` hook, for code that holds
+    the run in hand (``reach run --trace``, the demo).
+    """
+    if max_steps < 1:
+        raise ValueError("max_steps must be at least 1")
+    loop = asyncio.get_running_loop()
+    started = time.perf_counter()
+    ends_at = loop.time() + deadline if deadline is not None else None
+    run_id = run_id or f"run_{uuid.uuid4().hex[:16]}"
+
+    first_choice = normalize_tool_choice(tool_choice)
+    forced = forced_tool_name(first_choice)
+    is_forced = forced is not None or first_choice == "required"
+    allowed = list(dict.fromkeys(tools)) if tools is not None else None
+    if forced and allowed is not None and forced not in allowed:
+        raise ConfigError(f"tool_choice forces `{forced}`, but tools={allowed!r} does not include it")
+
+    model = _resolve_adapter(reach, adapter)
+    label = _adapter_label(model)
+    messages = _initial_messages(messages_or_text)
+    hint = _resolve_hint(reach, system_hint)
+    if hint and not any(m.get("role") == "system" for m in messages):
+        messages.insert(0, {"role": "system", "content": hint})
+
+    query = _last_user_text(messages)
+    offered = _OfferedTools(MAX_OFFERED_TOOLS)
+    forced_entry: dict[str, Any] | None = None
+    if forced:
+        forced_entry = next((e for e in reach.tools(agent=agent) if _tool_name(e) == forced), None)
+        if forced_entry is None:
+            raise ConfigError(
+                f"tool_choice forces `{forced}`, which is not registered or not allowed for "
+                f"agent {agent or 'default'!r}"
+            )
+    selections: dict[str, list[dict[str, Any]]] = {}
+    ctx = RunContext(reach, run_id, agent, query, label, max_steps)
+    steps: list[RunStep] = []
+    results: list[ToolResult] = []
+    seen_ids: set[str] = set()
+    total = Usage()
+
+    def finish(outcome: Outcome, text: str, error: str | None = None) -> RunResult:
+        return RunResult(
+            text=text,
+            outcome=outcome,
+            messages=messages,
+            results=results,
+            steps=steps,
+            usage=total,
+            run_id=run_id,
+            adapter=label,
+            error=error,
+            elapsed_ms=(time.perf_counter() - started) * 1000,
+        )
+
+    def remaining() -> float | None:
+        return None if ends_at is None else ends_at - loop.time()
+
+    for index in range(1, max_steps + 1):
+        # -- which tools, which choice ---------------------------------------------
+        query = _last_user_text(messages)
+        if query not in selections:
+            selections[query] = list(reach.tools(agent=agent, query=query or None))
+        selected = selections[query]
+        if allowed is not None:
+            selected = [e for e in selected if _tool_name(e) in allowed]
+        if forced_entry is not None:
+            offered.add([forced_entry], force=True)
+        offered.add(selected)
+        force_now = is_forced and (index == 1 or force_every_step)
+        choice: ToolChoice = first_choice if force_now else ("none" if first_choice == "none" else "auto")
+        step = RunStep(index=index, run_id=run_id, tools_offered=offered.names(), tool_choice=choice)
+
+        # -- the model -------------------------------------------------------------
+        left = remaining()
+        if left is not None and left <= 0:
+            return finish("deadline", "", f"the run's deadline of {deadline:g} s passed before step {index}")
+        request = ModelRequest(
+            messages=list(messages),
+            tools=offered.entries(),
+            tool_choice=choice,
+            run_id=run_id,
+            step=index,
+            timeout=left,
+            reach=reach,
+        )
+        t0 = time.perf_counter()
+        try:
+            async with asyncio.timeout(left):
+                response: ModelResponse = await model.complete(request)
+        except TimeoutError:
+            step.model_ms = (time.perf_counter() - t0) * 1000
+            steps.append(step)
+            return finish(
+                "deadline",
+                "",
+                f"the run's deadline of {deadline:g} s passed while waiting for the model ({label}) in step {index}",
+            )
+        except ModelError as exc:
+            step.model_ms = (time.perf_counter() - t0) * 1000
+            steps.append(step)
+            return finish("model_error", "", str(exc))
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # an adapter bug must not become a traceback for the user
+            log.exception("adapter %s failed in run %s", label, run_id)
+            steps.append(step)
+            return finish("model_error", "", f"the model adapter ({label}) failed: {type(exc).__name__}: {exc}")
+        step.model_ms = (time.perf_counter() - t0) * 1000
+        step.usage = response.usage
+        step.text = response.text
+        step.feedback = list(response.feedback)
+        total = total + response.usage
+
+        # Call ids must be unique within the run: the pipeline derives idempotency
+        # keys from run id + call id, and some servers number calls from 0 per message.
+        calls: list[dict[str, Any]] = []
+        for n, c in enumerate(response.tool_calls):
+            call_id = c.id or f"call_{index}_{n}"
+            while call_id in seen_ids:
+                call_id = f"{call_id}_s{index}"
+            seen_ids.add(call_id)
+            c.id = call_id
+            calls.append(c.to_openai())
+        step.tool_calls = calls
+        messages.append(response.assistant_message())
+
+        if not calls and not response.feedback:
+            steps.append(step)
+            await _notify(reach, step, ctx, on_step)
+            return finish("answered", response.text or "")
+
+        # -- the tools, all at once ------------------------------------------------
+        if calls:
+            runnable = [c for c in calls if allowed is None or c["function"]["name"] in allowed]
+            t1 = time.perf_counter()
+            try:
+                async with asyncio.timeout(remaining()):
+                    ran = await reach.invoke_many(runnable, agent=agent, run_id=run_id) if runnable else []
+            except TimeoutError:
+                step.tools_ms = (time.perf_counter() - t1) * 1000
+                steps.append(step)
+                return finish(
+                    "deadline",
+                    response.text or "",
+                    f"the run's deadline of {deadline:g} s passed while tools were running in step "
+                    f"{index}; calls still running when it passed have an unknown outcome",
+                )
+            step.tools_ms = (time.perf_counter() - t1) * 1000
+            by_call = {id(c): r for c, r in zip(runnable, ran, strict=True)}
+            ordered = [by_call.get(id(c)) or _not_in_run(c, allowed or []) for c in calls]
+            step.results = ordered
+            results.extend(ordered)
+            messages.extend(r.to_message() for r in ordered)
+        if response.feedback:
+            messages.append({"role": "user", "content": "\n".join(response.feedback)})
+        steps.append(step)
+        await _notify(reach, step, ctx, on_step)
+
+    last_text = next((s.text for s in reversed(steps) if s.text), "") or ""
+    return finish(
+        "max_steps",
+        last_text,
+        f"stopped after {max_steps} model steps without a final answer (the model kept calling tools); "
+        "raise max_steps or ask a narrower question",
+    )
+
+
+async def _notify(reach: Any, step: RunStep, ctx: RunContext, on_step: Callable[..., Any] | None) -> None:
+    """Tell observers about a finished step; an observer's failure never stops the run."""
+    notify = getattr(reach, "notify", None)
+    if notify is not None:
+        try:
+            await _maybe_await(notify("reach_run_step", step=step, ctx=ctx))
+        except Exception:
+            log.exception("a reach_run_step observer failed")
+    if on_step is not None:
+        try:
+            await _maybe_await(on_step(step))
+        except Exception:
+            log.exception("the on_step callback failed")
+
+
+def transcript_json(result: RunResult) -> str:
+    """The run as compact JSON (non-ASCII kept), for ``--json`` output."""
+    return dumps(result.to_dict())
