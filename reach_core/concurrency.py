@@ -1,0 +1,97 @@
+"""One model turn's calls, run together under a per-turn limit.
+
+The per-turn limit (default 5) bounds fan-out of one turn; weights let a heavy
+tool take several slots; ``sequential`` tools run alone, in the model's order.
+Process-wide caps per connector and per plugin are the guard rails' job.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from .calls import ToolCall, to_call
+from .result import ToolResult
+
+if TYPE_CHECKING:
+    from .reach import Reach
+
+__all__ = ["WeightedLimiter", "run_turn"]
+
+
+class WeightedLimiter:
+    """A semaphore where an acquisition may take several slots (FIFO, no starvation)."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = max(1, capacity)
+        self.free = self.capacity
+        self._waiters: list[tuple[int, asyncio.Future[None]]] = []
+
+    async def acquire(self, weight: int = 1) -> None:
+        weight = min(max(1, weight), self.capacity)
+        if not self._waiters and self.free >= weight:
+            self.free -= weight
+            return
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append((weight, fut))
+        try:
+            await fut
+        except asyncio.CancelledError:
+            if fut.done() and not fut.cancelled():
+                self.release(weight)
+            else:
+                self._waiters = [w for w in self._waiters if w[1] is not fut]
+            raise
+
+    def release(self, weight: int = 1) -> None:
+        self.free += min(max(1, weight), self.capacity)
+        while self._waiters and self._waiters[0][0] <= self.free:
+            w, fut = self._waiters.pop(0)
+            if fut.done():
+                continue
+            self.free -= w
+            fut.set_result(None)
+
+
+async def run_turn(reach: Reach, calls: Sequence[Any], *, agent: str | None, run_id: str | None,
+                   query: str | None, parent_run_id: str | None, limit: int) -> list[ToolResult]:
+    norm: list[ToolCall] = []
+    for c in calls:
+        try:
+            norm.append(to_call(c))
+        except TypeError:
+            norm.append(ToolCall(name=str(c)))
+    kw: dict[str, Any] = {"agent": agent, "run_id": run_id, "query": query, "parent_run_id": parent_run_id}
+    if len(norm) == 1:
+        return [await reach.invoke(norm[0], **kw)]
+    limiter = WeightedLimiter(limit)
+
+    async def one(call: ToolCall) -> ToolResult:
+        tool = reach._tools.get(call.name)
+        weight = tool.weight if tool is not None else 1
+        await limiter.acquire(weight)
+        try:
+            return await reach.invoke(call, **kw)
+        finally:
+            limiter.release(weight)
+
+    results: list[ToolResult | None] = [None] * len(norm)
+    batch: list[int] = []
+
+    async def flush() -> None:
+        if batch:
+            done = await asyncio.gather(*(one(norm[i]) for i in batch))
+            for i, r in zip(batch, done, strict=True):
+                results[i] = r
+            batch.clear()
+
+    for i, call in enumerate(norm):
+        tool = reach._tools.get(call.name)
+        if tool is not None and tool.sequential:
+            await flush()
+            results[i] = await reach.invoke(call, **kw)
+        else:
+            batch.append(i)
+    await flush()
+    return [r for r in results if r is not None]

@@ -1,0 +1,240 @@
+"""Connectors: what a tool is, declared once, by a class or by a typed function.
+
+A class::
+
+    class GetWeather(Connector):
+        name = "get_weather"
+        description = "Current weather for a city. Use when the user asks ..."
+        risk = "read"
+        input_schema = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+
+        async def execute(self, params, ctx):
+            ...
+
+A function::
+
+    @connector(risk="read")
+    def add(a: int, b: int) -> int:
+        '''Add two integers.
+
+        Args:
+            a: first addend
+            b: second addend
+        '''
+        return a + b
+
+The defaults are the safe ones: ``risk="write"`` (so an undeclared tool is not
+treated as harmless), ``idempotent`` only for reads, a 15 s deadline for the
+whole call including retries.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import typing
+from collections.abc import Callable
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, Field, TypeAdapter, create_model
+
+from .errors import ConnectorError
+
+__all__ = ["NO_FALLBACK", "Connector", "Risk", "connector"]
+
+Risk = Literal["read", "write", "dangerous"]
+RISKS: tuple[str, ...] = ("read", "write", "dangerous")
+
+
+class _NoFallback:
+    def __repr__(self) -> str:
+        return "NO_FALLBACK"
+
+
+NO_FALLBACK: Any = _NoFallback()
+
+
+class Connector:
+    """Base class of every tool. Override ``execute``; set the class attributes.
+
+    ``execute(self, params, ctx)`` may be ``async def`` (preferred) or plain ``def``
+    (run in a bounded thread pool, never on the event loop). ``ctx`` is optional in
+    the signature. With an ``Args`` pydantic model, ``params`` is an ``Args``
+    instance; with ``input_schema``, a dict.
+    """
+
+    name: str = ""
+    description: str = ""
+    input_schema: ClassVar[dict[str, Any] | None] = None
+    Args: ClassVar[type[BaseModel] | None] = None
+    Output: ClassVar[type[BaseModel] | None] = None
+    output_schema: ClassVar[dict[str, Any] | None] = None
+    tags: tuple[str, ...] | list[str] = ()
+    keywords: tuple[str, ...] | list[str] = ()
+    risk: Risk = "write"
+    idempotent: bool | None = None
+    timeout: float = 15.0
+    attempt_timeout: float | None = None
+    max_retries: int = 3
+    max_concurrency: int | None = None
+    sequential: bool = False
+    weight: int = 1
+    fallback: Any = NO_FALLBACK
+    examples: ClassVar[list[dict[str, Any]]] = []
+
+    async def execute(self, params: Any, ctx: Any = None) -> Any:  # pragma: no cover - abstract
+        raise NotImplementedError(f"{type(self).__name__}.execute is not implemented")
+
+    def get_input_schema(self) -> dict[str, Any] | None:
+        """The JSON Schema of the arguments (from ``input_schema`` or ``Args``)."""
+        if self.input_schema is not None:
+            return self.input_schema
+        if self.Args is not None:
+            return _model_schema(self.Args)
+        return None
+
+    def get_output_schema(self) -> dict[str, Any] | None:
+        if self.output_schema is not None:
+            return self.output_schema
+        if self.Output is not None:
+            return _model_schema(self.Output)
+        return None
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r} risk={self.risk}>"
+
+
+def _model_schema(model: type[BaseModel]) -> dict[str, Any]:
+    schema = model.model_json_schema()
+    schema.pop("title", None)
+    for prop in (schema.get("properties") or {}).values():
+        if isinstance(prop, dict):
+            prop.pop("title", None)
+    return schema
+
+
+# ---------------------------------------------------------------- @connector
+
+_ARGS_HEADER = re.compile(r"^\s*(Args|Arguments|Parameters|Params)\s*:\s*$")
+_SECTION = re.compile(r"^\s*(Returns?|Raises|Yields|Examples?|Notes?)\s*:\s*$")
+_GOOGLE_ARG = re.compile(r"^\s*(\*{0,2}\w+)\s*(\([^)]*\))?\s*:\s*(.*)$")
+_SPHINX_ARG = re.compile(r"^\s*:param\s+(?:\w+\s+)?(\w+)\s*:\s*(.*)$")
+
+
+def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
+    """Split a Google/Sphinx/NumPy-light docstring into (description, {param: text})."""
+    if not doc:
+        return "", {}
+    lines = inspect.cleandoc(doc).splitlines()
+    desc: list[str] = []
+    params: dict[str, str] = {}
+    mode = "desc"
+    current: str | None = None
+    for line in lines:
+        if _ARGS_HEADER.match(line):
+            mode, current = "args", None
+            continue
+        if _SECTION.match(line):
+            mode, current = "skip", None
+            continue
+        m = _SPHINX_ARG.match(line)
+        if m:
+            current = m.group(1)
+            params[current] = m.group(2).strip()
+            mode = "sphinx"
+            continue
+        if line.strip().startswith(":"):
+            mode, current = "skip", None
+            continue
+        if mode == "desc":
+            desc.append(line)
+        elif mode == "args":
+            m = _GOOGLE_ARG.match(line)
+            if m and (not line.startswith(" " * 8) or current is None):
+                current = m.group(1).lstrip("*")
+                params[current] = m.group(3).strip()
+            elif current and line.strip():
+                params[current] += " " + line.strip()
+        elif mode == "sphinx" and current and line.strip():
+            params[current] += " " + line.strip()
+    return "\n".join(desc).strip(), params
+
+
+def _is_ctx_param(p: inspect.Parameter, hints: dict[str, Any]) -> bool:
+    ann = hints.get(p.name)
+    return p.name in ("ctx", "context") or getattr(ann, "__name__", "") == "CallContext"
+
+
+class FunctionConnector(Connector):
+    """A connector made from a typed function by :func:`connector`."""
+
+    def __init__(self, fn: Callable[..., Any], **attrs: Any) -> None:
+        self.fn = fn
+        self.__wrapped__ = fn
+        self.__doc__ = fn.__doc__
+        hints = typing.get_type_hints(fn, include_extras=True)
+        sig = inspect.signature(fn)
+        summary, param_docs = parse_docstring(fn.__doc__)
+        fields: dict[str, Any] = {}
+        self._ctx_param: str | None = None
+        for p in sig.parameters.values():
+            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                continue
+            if _is_ctx_param(p, hints):
+                self._ctx_param = p.name
+                continue
+            ann = hints.get(p.name, Any)
+            default = ... if p.default is inspect.Parameter.empty else p.default
+            if isinstance(default, type(Field())):
+                fields[p.name] = (ann, default)
+            else:
+                fields[p.name] = (ann, Field(default, description=param_docs.get(p.name)))
+        self.ArgsModel = create_model(f"{fn.__name__}_args", **fields)  # type: ignore[call-overload]
+        self.name = attrs.pop("name", None) or fn.__name__
+        self.description = attrs.pop("description", None) or summary
+        self.input_schema = _model_schema(self.ArgsModel)  # type: ignore[misc]
+        ret = hints.get("return")
+        if ret is not None and ret is not type(None):
+            try:
+                out = TypeAdapter(ret).json_schema()
+                out.pop("title", None)
+                self.output_schema = out  # type: ignore[misc]
+            except Exception:  # noqa: BLE001 - an unschematisable return type just has no output schema
+                self.output_schema = None  # type: ignore[misc]
+        for key, value in attrs.items():
+            if not hasattr(Connector, key):
+                raise ConnectorError(f"@connector got an unknown option {key!r}")
+            setattr(self, key, value)
+        self._is_async = inspect.iscoroutinefunction(fn)
+        if self._is_async:
+            self.execute = self._execute_async  # type: ignore[method-assign]
+        else:
+            self.execute = self._execute_sync  # type: ignore[method-assign,assignment]
+
+    def _kwargs(self, params: Any, ctx: Any) -> dict[str, Any]:
+        kwargs = dict(params)
+        if self._ctx_param:
+            kwargs[self._ctx_param] = ctx
+        return kwargs
+
+    async def _execute_async(self, params: Any, ctx: Any = None) -> Any:
+        return await self.fn(**self._kwargs(params, ctx))
+
+    def _execute_sync(self, params: Any, ctx: Any = None) -> Any:
+        return self.fn(**self._kwargs(params, ctx))
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Calling the decorated object still calls the plain function."""
+        return self.fn(*args, **kwargs)
+
+
+def connector(fn: Callable[..., Any] | None = None, /, **attrs: Any) -> Any:
+    """Make a connector from a typed function: schema from type hints (``Annotated``
+    and ``Field`` respected), description and per-parameter text from the docstring.
+
+    Use bare (``@connector``) or with options (``@connector(risk="read", tags=[...])``).
+    A parameter named ``ctx`` (or annotated ``CallContext``) receives the call context.
+    """
+    if fn is not None:
+        return FunctionConnector(fn, **attrs)
+    return lambda f: FunctionConnector(f, **attrs)

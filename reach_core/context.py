@@ -1,0 +1,91 @@
+"""``CallContext``: what a connector and every runtime hook knows about one call."""
+
+from __future__ import annotations
+
+import inspect
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .reach import Reach
+    from .tool import Tool
+
+__all__ = ["CallContext", "ProgressEvent"]
+
+
+class ProgressEvent(dict):  # type: ignore[type-arg]
+    """``{"call_id", "tool", "done", "total", "message"}`` — a dict so it serialises as is."""
+
+
+class CallContext:
+    """Per-call facts and helpers. Cheap to build: plain slots, no I/O.
+
+    ``deadline`` is an event-loop time (``loop.time()``) by which the whole call,
+    retries included, must end. ``state`` is a scratch dict hooks may share
+    within one call. ``needs_confirmation``/``approved`` are set by the core's
+    policy and by a confirmer's ``reach_pre_invoke``.
+    """
+
+    __slots__ = (
+        "reach", "tool", "agent", "run_id", "call_id", "trace_id", "idempotency_key",
+        "deadline", "attempt", "query", "parent_run_id", "state", "needs_confirmation",
+        "approved", "confirm_reason", "arguments", "_log", "progress_sink",
+    )
+
+    def __init__(
+        self,
+        reach: Reach,
+        tool: Tool | None,
+        *,
+        agent: str,
+        run_id: str | None,
+        call_id: str,
+        trace_id: str,
+        idempotency_key: str | None = None,
+        query: str | None = None,
+        parent_run_id: str | None = None,
+    ) -> None:
+        self.reach = reach
+        self.tool = tool
+        self.agent = agent
+        self.run_id = run_id
+        self.call_id = call_id
+        self.trace_id = trace_id
+        self.idempotency_key = idempotency_key
+        self.deadline: float | None = None
+        self.attempt = 0
+        self.query = query
+        self.parent_run_id = parent_run_id
+        self.state: dict[str, Any] = {}
+        self.needs_confirmation = False
+        self.approved = False
+        self.confirm_reason: str | None = None
+        self.arguments: dict[str, Any] | None = None
+        self._log: Any = None
+        self.progress_sink: Any = None
+
+    @property
+    def settings(self) -> Any:
+        """The validated settings of the plugin that provides this tool (or ``None``)."""
+        return self.tool.settings if self.tool is not None else None
+
+    @property
+    def log(self) -> Any:
+        if self._log is None:
+            import structlog
+
+            self._log = structlog.get_logger("reach").bind(
+                tool=self.tool.name if self.tool else None, call_id=self.call_id, trace_id=self.trace_id
+            )
+        return self._log
+
+    async def report_progress(self, done: float, total: float | None = None, message: str | None = None) -> None:
+        """Tell observers (``reach_tool_progress``, streams, MCP) how far the call is."""
+        event = ProgressEvent(
+            call_id=self.call_id, tool=self.tool.name if self.tool else None,
+            done=done, total=total, message=message,
+        )
+        if self.progress_sink is not None:
+            res = self.progress_sink(event)
+            if inspect.isawaitable(res):
+                await res
+        await self.reach.notify("reach_tool_progress", event=event, ctx=self)

@@ -1,0 +1,212 @@
+"""Every exception reach defines, in one place.
+
+Two families, kept apart on purpose:
+
+``ReachError`` — programming and set-up mistakes. They raise at once, at the
+line that made them, because a person must fix them::
+
+    ReachError
+    ├── ConfigError        bad reach.toml / dict / env, unknown strategy name
+    ├── PluginError        a plugin failed to load (with strict=True) or misbehaved
+    ├── ConnectorError     a connector cannot be registered (bad name, bad schema, duplicate)
+    └── ToolCallError      raised by invoke(..., raise_errors=True); carries the ToolResult
+
+``ToolFailure`` — what went wrong with one tool call. Connectors and hooks raise
+these; the pipeline never lets them escape: each becomes a ``ToolResult`` with
+``ok=False`` and a stable ``error.code`` the model can act on::
+
+    ToolFailure (code)
+    ├── InvalidArguments   invalid_arguments   a field is wrong; says what is expected
+    ├── NotFound           not_found           the thing asked about does not exist
+    ├── BusinessError      execution_failed    the service said no on purpose; never retried
+    ├── RetryableError     upstream_unavailable  transient; retried only for idempotent tools
+    ├── RateLimited        rate_limited        slow down; carries retry_after
+    ├── Denied             denied              policy or a hook refused the call
+    └── NeedsConfirmation  needs_confirmation  a person must approve first
+
+Any other exception out of a connector becomes ``execution_failed`` with a
+model-safe message; the traceback goes to the log only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "ERROR_CODES",
+    "BusinessError",
+    "ConfigError",
+    "ConnectorError",
+    "Denied",
+    "InvalidArguments",
+    "NeedsConfirmation",
+    "NotFound",
+    "PluginError",
+    "RateLimited",
+    "ReachError",
+    "RetryableError",
+    "ToolCallError",
+    "ToolFailure",
+]
+
+#: The stable error codes a ToolResult may carry.
+ERROR_CODES = frozenset(
+    {
+        "unknown_tool",
+        "invalid_json",
+        "invalid_arguments",
+        "not_found",
+        "denied",
+        "needs_confirmation",
+        "timeout",
+        "outcome_unknown",
+        "rate_limited",
+        "budget_exceeded",
+        "execution_failed",
+        "upstream_unavailable",
+        "max_steps",
+    }
+)
+
+
+class ReachError(Exception):
+    """Base of every programming/set-up error reach raises."""
+
+
+class ConfigError(ReachError):
+    """Configuration is invalid: names the section and field."""
+
+
+class PluginError(ReachError):
+    """A plugin failed to load or broke a hook's contract."""
+
+
+class ConnectorError(ReachError):
+    """A connector cannot be registered: duplicate or illegal name, invalid schema."""
+
+
+class ToolCallError(ReachError):
+    """Raised by ``invoke(..., raise_errors=True)`` when a call fails."""
+
+    def __init__(self, result: Any) -> None:
+        self.result = result
+        err = result.error
+        super().__init__(f"{result.name}: {err.code}: {err.message}" if err else str(result))
+
+
+class ToolFailure(Exception):
+    """One tool call failed; becomes ``ToolResult(ok=False, error=...)``.
+
+    ``code`` is one of :data:`ERROR_CODES`; ``message`` is written for a model.
+    """
+
+    code: str = "execution_failed"
+    retryable: bool = False
+
+    def __init__(
+        self,
+        message: str = "",
+        *,
+        code: str | None = None,
+        retry_after: float | None = None,
+        details: dict[str, Any] | None = None,
+    ) -> None:
+        if code is not None:
+            self.code = code
+        self.message = message
+        self.retry_after = retry_after
+        self.details = details or {}
+        super().__init__(message)
+
+
+class InvalidArguments(ToolFailure):
+    """A field of the arguments is wrong.
+
+    ``InvalidArguments("date", "a date like YYYY-MM-DD", "2024-05-01")`` tells the
+    model exactly what to send instead.
+    """
+
+    code = "invalid_arguments"
+
+    def __init__(
+        self,
+        field: str,
+        expected: str | None = None,
+        example: Any = None,
+        *,
+        message: str | None = None,
+    ) -> None:
+        self.field = field
+        self.expected = expected
+        self.example = example
+        if message is None:
+            message = f"`{field}` must be {expected}" if expected else f"`{field}` is not valid"
+            if example is not None:
+                message += f", e.g. {example}"
+            message += "; send the call again with a corrected value."
+        super().__init__(message)
+
+
+class NotFound(ToolFailure):
+    """The thing the model asked about does not exist."""
+
+    code = "not_found"
+
+    def __init__(self, what: str, *, message: str | None = None) -> None:
+        self.what = what
+        super().__init__(message or f"{what} was not found; check the name or ask the user.")
+
+
+class BusinessError(ToolFailure):
+    """The service refused on purpose (bad state, no permission upstream). Never retried."""
+
+    code = "execution_failed"
+
+
+class RetryableError(ToolFailure):
+    """A transient failure (connection error, 502/503/504). Retried only for idempotent tools."""
+
+    code = "upstream_unavailable"
+    retryable = True
+
+    def __init__(self, message: str = "the service is unavailable", *, retry_after: float | None = None) -> None:
+        super().__init__(message, retry_after=retry_after)
+
+
+class RateLimited(ToolFailure):
+    """The upstream or reach's own limiter says slow down."""
+
+    code = "rate_limited"
+    retryable = True
+
+    def __init__(self, retry_after: float | None = None, message: str | None = None) -> None:
+        if message is None:
+            message = "rate limit reached"
+            if retry_after is not None:
+                message += f"; try again in {retry_after:.0f} s"
+        super().__init__(message, retry_after=retry_after)
+
+
+class Denied(ToolFailure):
+    """Policy or a hook refused this call. The reason is shown to the model."""
+
+    code = "denied"
+
+    def __init__(self, reason: str, *, fix: str | None = None) -> None:
+        self.reason = reason
+        self.fix = fix
+        super().__init__(reason, details={"fix": fix} if fix else None)
+
+
+class NeedsConfirmation(ToolFailure):
+    """A person must approve this exact call first."""
+
+    code = "needs_confirmation"
+
+    def __init__(self, summary: str, *, confirmation_id: str | None = None) -> None:
+        self.summary = summary
+        self.confirmation_id = confirmation_id
+        msg = f"this action needs a person's approval: {summary}."
+        if confirmation_id:
+            msg += f" Confirmation id {confirmation_id}; tell the user and wait for the decision."
+        super().__init__(msg, details={"confirmation_id": confirmation_id} if confirmation_id else None)

@@ -1,0 +1,225 @@
+"""The one invoke pipeline.
+
+decode → ``reach_pre_validate`` → validate (compiled schema) → policy
+(allow-list, tier) → ``reach_pre_invoke`` (confirmation, ...) → guard rails
+(rate limit, budget, ledger) → execute (deadline, retries, fallback) →
+``reach_post_invoke`` (shaping, audit) → ``ToolResult``.
+
+Every failure becomes a ``ToolResult`` with ``ok=False``; nothing raises out of
+here unless the caller asked for ``raise_errors``. Hooks that are not
+implemented by any plugin cost nothing: their step is skipped.
+"""
+
+from __future__ import annotations
+
+import difflib
+import itertools
+import os
+import time
+import traceback
+from typing import TYPE_CHECKING, Any
+
+from .calls import ToolCall, decode_arguments, to_call
+from .connector import NO_FALLBACK
+from .context import CallContext
+from .errors import Denied, ToolCallError, ToolFailure
+from .execute import run_connector
+from .result import ToolError, ToolResult, to_jsonable
+
+if TYPE_CHECKING:
+    from .reach import Reach
+    from .tool import Tool
+
+__all__ = ["invoke"]
+
+_PREFIX = os.urandom(4).hex()
+_counter = itertools.count(1)
+_PLAIN = (str, int, float, bool, type(None))
+_FALLBACK_CODES = frozenset({"timeout", "upstream_unavailable", "rate_limited", "execution_failed"})
+
+
+def new_trace_id() -> str:
+    """Unique per process start and call, without the cost of a UUID on the hot path."""
+    return f"{_PREFIX}{next(_counter):08x}"
+
+
+def _unknown_tool(reach: Reach, call: ToolCall, agent: str | None) -> ToolFailure:
+    names = [t.name for t in reach._allowed_tools(agent)]
+    close = difflib.get_close_matches(call.name, names, n=3, cutoff=0.5)
+    msg = f"there is no tool called {call.name!r}"
+    if close:
+        msg += f"; did you mean {', '.join(close)}?"
+    elif names:
+        msg += "; use one of the tools offered to you"
+    return ToolFailure(msg + ".", code="unknown_tool", details={"suggestions": close})
+
+
+def _internal_error(tool: Tool, exc: BaseException, ctx: CallContext) -> ToolFailure:
+    ctx.log.error(
+        "reach.connector_exception",
+        error_type=type(exc).__name__,
+        error=str(exc),
+        traceback="".join(traceback.format_exception(exc)),
+    )
+    failure = ToolFailure(
+        f"{tool.name}: internal error; do not resend the same arguments.",
+        code="execution_failed",
+        details={"exception": type(exc).__name__},
+    )
+    return failure
+
+
+async def invoke(
+    reach: Reach,
+    call: Any,
+    arguments: Any = None,
+    *,
+    agent: str | None = None,
+    run_id: str | None = None,
+    idempotency_key: str | None = None,
+    query: str | None = None,
+    parent_run_id: str | None = None,
+    raise_errors: bool = False,
+) -> ToolResult:
+    t0 = time.perf_counter()
+    if not reach._started:
+        await reach.start()
+    try:
+        call = to_call(call, arguments)
+    except TypeError as exc:
+        call = ToolCall(name="", arguments=None)
+        failure: ToolFailure | None = ToolFailure(str(exc), code="invalid_arguments")
+    else:
+        failure = None
+    tool = reach._tools.get(call.name)
+    hooks = reach._hooks
+    ctx = CallContext(
+        reach, tool, agent=agent or "default", run_id=run_id, call_id=call.id,
+        trace_id=new_trace_id(), query=query, parent_run_id=parent_run_id,
+    )
+    result: ToolResult | None = None
+    try:
+        if failure is not None:
+            raise failure
+        if tool is None:
+            raise _unknown_tool(reach, call, agent)
+        cfg = reach.config.reach
+        args = decode_arguments(call.arguments, max_bytes=cfg.max_argument_bytes, max_depth=cfg.max_argument_depth)
+        if hooks.impls["reach_pre_validate"]:
+            for impl in hooks.impls["reach_pre_validate"]:
+                call.arguments = args
+                new = await hooks._call(impl, {"call": call, "tool": tool, "ctx": ctx})
+                if new is not None:
+                    args = new
+        args = tool.compiled.prepare(args)
+        call.arguments = args
+        ctx.arguments = args
+        policy = reach._policy(agent)
+        if not policy.allows(tool):
+            raise Denied(
+                f"the tool {tool.name!r} is not available to this agent; do not call it again.",
+                fix=policy.denial_fix(tool),
+            )
+        if not tool.idempotent:
+            ctx.idempotency_key = call.idempotency_key or idempotency_key or (
+                f"{run_id}:{call.id}" if run_id else None
+            )
+        ctx.needs_confirmation = policy.needs_confirmation(tool)
+        if hooks.impls["reach_pre_invoke"]:
+            await hooks.all("reach_pre_invoke", call=call, tool=tool, ctx=ctx)
+        if ctx.needs_confirmation and not ctx.approved:
+            fix = (
+                f"install a confirmer plugin (pip install reach-confirm) or allow {tool.risk} tools to run "
+                f"unattended with [agents.{policy.name}] auto_tier = \"{tool.risk}\""
+            )
+            ctx.log.warning("reach.confirmation_unavailable", tool=tool.name, fix=fix)
+            raise Denied(
+                f"{tool.name} needs a person's approval, which is not available here; "
+                "tell the user what you wanted to do instead of retrying.",
+                fix=fix,
+            )
+        guards = reach._guards
+        if guards is not None:
+            result = await guards.before(tool, args, ctx)
+        if result is None:
+            params = tool.args_model.model_validate(args) if tool.args_model is not None else args
+            try:
+                content, meta = await run_connector(tool, params, ctx)
+            except ToolFailure as exc:
+                if tool.has_fallback and exc.code in _FALLBACK_CODES:
+                    content, meta = _fallback(tool, exc), {"fallback": True, "error_code": exc.code,
+                                                            "attempts": exc.details.get("attempts", 1)}
+                else:
+                    raise
+            except Exception as exc:  # noqa: BLE001 - connector bugs become model-safe errors
+                internal = _internal_error(tool, exc, ctx)
+                if tool.has_fallback:
+                    content, meta = _fallback(tool, internal), {"fallback": True, "error_code": "execution_failed",
+                                                                 "attempts": ctx.attempt}
+                else:
+                    raise internal from None
+            if type(content) not in _PLAIN:
+                content = to_jsonable(content)
+            result = ToolResult(call.id, call.name, True, content, None, 0.0, ctx.trace_id, meta)
+            if guards is not None:
+                await guards.after(tool, args, ctx, result)
+    except ToolFailure as exc:
+        result = await _failed(reach, call, tool, ctx, exc)
+        if reach._guards is not None and tool is not None and ctx.arguments is not None:
+            try:
+                await reach._guards.after(tool, ctx.arguments, ctx, result)
+            except Exception as gexc:  # noqa: BLE001
+                ctx.log.error("reach.guard_error", error=repr(gexc))
+    except Exception as exc:  # noqa: BLE001 - a hook bug must not crash the caller
+        ctx.log.error("reach.pipeline_error", error=repr(exc), traceback=traceback.format_exc())
+        result = await _failed(reach, call, tool, ctx, ToolFailure(
+            f"{call.name}: internal error in reach; do not resend the same arguments.", code="execution_failed"))
+    if hooks.impls["reach_post_invoke"]:
+        for impl in hooks.impls["reach_post_invoke"]:
+            try:
+                new = await hooks._call(impl, {"call": call, "tool": tool, "result": result, "ctx": ctx})
+            except Exception as exc:  # noqa: BLE001
+                ctx.log.error("reach.post_invoke_error", plugin=impl.plugin, error=repr(exc))
+                continue
+            if new is not None:
+                result = new
+    result.elapsed_ms = (time.perf_counter() - t0) * 1000.0
+    if reach._log_calls:
+        reach._log.info(
+            "reach.tool_call", trace_id=ctx.trace_id, run_id=run_id, call_id=call.id, agent=ctx.agent,
+            tool=call.name, status="ok" if result.ok else result.error.code if result.error else "error",
+            attempts=result.meta.get("attempts", 0), elapsed_ms=round(result.elapsed_ms, 3),
+            result_size=len(result.to_json()) if reach._log_sizes else None,
+        )
+    if raise_errors and not result.ok:
+        raise ToolCallError(result)
+    return result
+
+
+def _fallback(tool: Tool, failure: ToolFailure) -> Any:
+    fb = tool.connector.fallback
+    if fb is NO_FALLBACK:  # pragma: no cover - guarded by has_fallback
+        raise failure
+    value = fb(failure) if callable(fb) else fb
+    return to_jsonable(value)
+
+
+async def _failed(reach: Reach, call: ToolCall, tool: Tool | None, ctx: CallContext, exc: ToolFailure) -> ToolResult:
+    error = ToolError(exc.code, exc.message, exc.retry_after)
+    hooks = reach._hooks
+    if hooks.impls["reach_format_error"]:
+        try:
+            text = await hooks.first("reach_format_error", only=reach.config.strategies.error_formatter,
+                                     call=call, error=error, ctx=ctx)
+        except Exception as hexc:  # noqa: BLE001
+            ctx.log.error("reach.format_error_failed", error=repr(hexc))
+            text = None
+        if isinstance(text, str) and text:
+            error.message = text
+    meta: dict[str, Any] = {"attempts": exc.details.get("attempts", ctx.attempt)}
+    for key in ("confirmation_id", "fix", "suggestions", "exception"):
+        if exc.details.get(key) is not None:
+            meta[key] = exc.details[key]
+    if isinstance(exc, Denied) and exc.fix:
+        meta["fix"] = exc.fix
+    return ToolResult(call.id, call.name, False, None, error, 0.0, ctx.trace_id, meta)

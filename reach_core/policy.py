@@ -1,0 +1,87 @@
+"""Who may do what: agents, allow/deny lists and risk tiers, enforced twice.
+
+A tool an agent may not use is left out of ``reach.tools(agent=...)`` *and*
+refused at invoke time, whatever the model sends.
+
+Defaults (the ``default`` agent, used for ``agent=None`` or any agent not named
+in config): ``read`` and ``write`` tools run; ``dangerous`` tools need a person's
+confirmation, and are denied with the reason and the fix when no confirmer is
+installed. ``[agents.default]`` tightens or loosens that.
+
+Patterns in ``allow``/``deny``: a tool name, a glob (``sql_*``), ``tag:NAME``,
+``plugin:NAME`` or ``risk:TIER``. Deny wins over allow.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from typing import TYPE_CHECKING
+
+from .connector import RISKS
+
+if TYPE_CHECKING:
+    from .config import AgentConfig
+    from .tool import Tool
+
+__all__ = ["Policy", "matches"]
+
+_RANK = {r: i for i, r in enumerate(RISKS)}
+
+
+def matches(pattern: str, tool: Tool) -> bool:
+    """Does one allow/deny pattern cover ``tool``?"""
+    if pattern.startswith("tag:"):
+        return pattern[4:] in tool.tags
+    if pattern.startswith("plugin:"):
+        return fnmatch.fnmatchcase(tool.plugin, pattern[7:])
+    if pattern.startswith("risk:"):
+        return tool.risk == pattern[5:]
+    return fnmatch.fnmatchcase(tool.name, pattern)
+
+
+class Policy:
+    """The compiled policy of one agent."""
+
+    __slots__ = ("name", "config", "_cache")
+
+    def __init__(self, name: str, config: AgentConfig) -> None:
+        self.name = name
+        self.config = config
+        self._cache: dict[int, bool] = {}
+
+    def allows(self, tool: Tool) -> bool:
+        key = id(tool)
+        hit = self._cache.get(key)
+        if hit is None:
+            cfg = self.config
+            hit = (cfg.allow is None or any(matches(p, tool) for p in cfg.allow)) and not any(
+                matches(p, tool) for p in cfg.deny
+            ) and _RANK[tool.risk] <= _RANK[cfg.max_tier]
+            self._cache[key] = hit
+        return hit
+
+    def needs_confirmation(self, tool: Tool) -> bool:
+        """True when the tool's tier is above what this agent runs unattended,
+        or an approval mode other than ``never`` is configured for it."""
+        mode = self.approval_mode(tool)
+        if mode is not None:
+            return mode != "never"
+        return _RANK[tool.risk] > _RANK[self.config.auto_tier]
+
+    def approval_mode(self, tool: Tool) -> str | None:
+        approval = self.config.approval
+        if not approval:
+            return None
+        if tool.name in approval:
+            return approval[tool.name]
+        for pattern, mode in approval.items():
+            if matches(pattern, tool) or pattern == tool.risk:
+                return mode
+        return None
+
+    def denial_fix(self, tool: Tool) -> str:
+        return (
+            f"add {tool.name!r} to [agents.{self.name}] allow (and remove it from deny)"
+            if not self.allows(tool)
+            else ""
+        )

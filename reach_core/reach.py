@@ -1,0 +1,410 @@
+"""``Reach``: the registry, the policy and the pipeline behind one object."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from .calls import TaggedParser, to_call
+from .config import Config, load_config, resolve_secrets
+from .connector import Connector
+from .errors import ConfigError, ConnectorError, PluginError
+from .hookcall import HookCaller
+from .plugins import PluginInfo, load_plugins, new_manager
+from .policy import Policy
+from .result import ToolResult
+from .tool import Tool
+
+__all__ = ["Reach"]
+
+USER_PLUGIN = "user"
+
+
+@dataclass
+class Provider:
+    """A named strategy provider (selector, adapter, confirmer, parser)."""
+
+    kind: str
+    name: str
+    plugin: str
+    obj: Any
+
+
+class Reach:
+    """Tools for an agent, run through one checked, bounded, audited pipeline.
+
+    ``Reach(config=None, *, plugins="auto", disable=())``: ``config`` is a path, a
+    dict or ``None`` (see ``reach_core.config``); ``plugins="auto"`` loads the
+    installed plugins (entry-point group ``reach``), or pass a list of plugin
+    modules/objects (``"auto"`` may appear in it); ``disable`` blocks plugins by
+    name before import.
+    """
+
+    def __init__(
+        self,
+        config: str | os.PathLike[str] | dict[str, Any] | Config | None = None,
+        *,
+        plugins: Any = "auto",
+        disable: Iterable[str] = (),
+        strict: bool | None = None,
+    ) -> None:
+        self.config = load_config(config)
+        cfg = self.config
+        self.strict = cfg.reach.strict if strict is None else strict
+        self.data_dir: Path = Path(cfg.reach.data_dir)
+        self._pm = new_manager()
+        self.plugin_info: list[PluginInfo] = load_plugins(
+            self._pm, plugins, disable=set(disable) | set(cfg.plugins.disable),
+            allow=cfg.plugins.load, strict=self.strict,
+        )
+        self._settings: dict[str, Any] = {}
+        self._tools: dict[str, Tool] = {}
+        self._candidates: dict[str, list[Tool]] = {}
+        self.conflicts: dict[str, list[str]] = {}
+        self._providers: dict[str, dict[str, Provider]] = {}
+        self._policies: dict[str | None, Policy] = {}
+        self._started = False
+        self._start_lock: asyncio.Lock | None = None
+        self._store: Any = None
+        self._guards: Any = None
+        import structlog
+
+        self._log = structlog.get_logger("reach")
+        self._log_calls = cfg.reach.log_calls
+        self._log_sizes = True
+        self._setup()
+
+    # ------------------------------------------------------------ set-up
+    def _loaded(self) -> list[PluginInfo]:
+        return [p for p in self.plugin_info if p.status == "loaded"]
+
+    def _fail_plugin(self, info: PluginInfo, exc: BaseException) -> None:
+        if self.strict or isinstance(exc, ConfigError):
+            raise exc
+        info.status, info.reason = "failed", f"{type(exc).__name__}: {exc}"
+        self._pm.unregister(name=info.name)
+
+    def _setup(self) -> None:
+        cfg = self.config
+        disabled_hooks: dict[str, set[str]] = {}
+        for info in self._loaded():
+            table = cfg.plugins.plugin_table(info.name)
+            disabled_hooks[info.name] = set(table.pop("hooks_disabled", []) or [])
+            self._settings[info.name] = self._validate_settings(info, table)
+        self._register_provider("parser", "tagged", "reach-core", TaggedParser())
+        for info in list(self._loaded()):
+            try:
+                self._setup_plugin(info, disabled_hooks[info.name])
+            except (ConnectorError, PluginError, TypeError, ValueError) as exc:
+                self._fail_plugin(info, exc)
+        self._resolve_conflicts()
+        self._hooks = HookCaller(self._pm, order=cfg.hooks, disabled=disabled_hooks)
+        try:
+            from .guard import Guards
+        except ModuleNotFoundError as exc:  # guard package not present yet
+            if exc.name != f"{__package__}.guard":
+                raise
+        else:
+            self._guards = Guards(self)
+
+    def _validate_settings(self, info: PluginInfo, table: dict[str, Any]) -> Any:
+        impls = [i for i in self._pm.hook.reach_plugin_settings.get_hookimpls() if i.plugin_name == info.name]
+        if not impls:
+            return None
+        model = impls[0].function()
+        if model is None:
+            return None
+        data = resolve_secrets(table, where=f"[plugins.{info.name}]")
+        try:
+            return model.model_validate(data) if isinstance(model, type) and issubclass(model, BaseModel) else data
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            loc = ".".join(str(p) for p in first["loc"])
+            raise ConfigError(f"[plugins.{info.name}] {loc}: {first['msg']}") from None
+
+    def _setup_plugin(self, info: PluginInfo, disabled: set[str]) -> None:
+        name = info.name
+        hook = self._pm.hook
+        for impl in hook.reach_register_tools.get_hookimpls():
+            if impl.plugin_name != name or "reach_register_tools" in disabled:
+                continue
+            settings = self._settings.get(name)
+            kwargs = {"register": lambda obj, _n=name, _s=settings: self._add(obj, plugin=_n, settings=_s),
+                      "settings": settings, "reach": self}
+            impl.function(**{a: kwargs[a] for a in impl.argnames})
+        for kind in ("selector", "adapter", "confirmer", "parser"):
+            caller = getattr(hook, f"reach_register_{kind}s")
+            for impl in caller.get_hookimpls():
+                if impl.plugin_name != name:
+                    continue
+                impl.function(register=lambda pname, obj, _k=kind, _n=name: self._register_provider(_k, pname, _n, obj))
+
+    def _register_provider(self, kind: str, name: str, plugin: str, obj: Any) -> None:
+        bucket = self._providers.setdefault(kind, {})
+        if name in bucket:
+            raise PluginError(f"two {kind}s are named {name!r} (plugins {bucket[name].plugin} and {plugin})")
+        bucket[name] = Provider(kind, name, plugin, obj)
+
+    def _add(self, obj: Connector, *, plugin: str, settings: Any = None) -> Tool:
+        name = getattr(obj, "name", None)
+        ccfg = self.config.connectors.get(name) if isinstance(name, str) else None
+        overrides = ccfg.overrides() if ccfg else {}
+        if "timeout" not in overrides and self.config.reach.default_timeout:
+            overrides["timeout"] = self.config.reach.default_timeout
+        tool = Tool.build(obj, plugin=plugin, overrides=overrides, settings=settings)
+        same = [t for t in self._candidates.get(tool.name, []) if t.plugin == plugin]
+        if same:
+            raise ConnectorError(f"plugin {plugin!r} registers the tool {tool.name!r} twice")
+        self._candidates.setdefault(tool.name, []).append(tool)
+        return tool
+
+    def _resolve_conflicts(self) -> None:
+        self._tools.clear()
+        self.conflicts.clear()
+        for name, tools in self._candidates.items():
+            ccfg = self.config.connectors.get(name)
+            if ccfg is not None and not ccfg.enabled:
+                continue
+            if ccfg is not None and ccfg.provider:
+                chosen = [t for t in tools if t.plugin == ccfg.provider]
+                if not chosen:
+                    raise ConfigError(
+                        f"[connectors.{name}] provider = {ccfg.provider!r}, but that plugin does not provide "
+                        f"{name!r} (providers: {', '.join(t.plugin for t in tools)})"
+                    )
+                self._tools[name] = chosen[0]
+            elif len(tools) == 1:
+                self._tools[name] = tools[0]
+            else:
+                self.conflicts[name] = [t.plugin for t in tools]
+                self._log.warning(
+                    "reach.tool_conflict", tool=name, plugins=self.conflicts[name],
+                    fix=f'set [connectors.{name}] provider = "<plugin>"',
+                )
+        self._policies.clear()
+
+    async def start(self) -> None:
+        """Run ``reach_startup`` hooks and guard-rail recovery (called lazily by the first invoke)."""
+        if self._started:
+            return
+        if self._start_lock is None:
+            self._start_lock = asyncio.Lock()
+        async with self._start_lock:
+            if self._started:
+                return
+            if self._guards is not None:
+                await self._guards.startup()
+            for impl in self._pm.hook.reach_startup.get_hookimpls():
+                res = impl.function(reach=self)
+                if inspect.isawaitable(res):
+                    await res
+            self._started = True
+
+    async def aclose(self) -> None:
+        """Run ``reach_shutdown`` hooks and close the state store."""
+        for impl in self._pm.hook.reach_shutdown.get_hookimpls():
+            res = impl.function(reach=self)
+            if inspect.isawaitable(res):
+                await res
+        if self._store is not None:
+            await self._store.aclose()
+            self._store = None
+        self._started = False
+
+    async def __aenter__(self) -> Reach:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    # ------------------------------------------------------------ registry
+    def register(self, obj: Connector, *, provider: str = USER_PLUGIN) -> Connector:
+        """Register a connector (instance or ``@connector`` function); returns it.
+
+        Raises ``ConnectorError`` for a duplicate or illegal name or an invalid schema.
+        """
+        name = getattr(obj, "name", None)
+        if isinstance(name, str) and (name in self._tools or name in self._candidates):
+            raise ConnectorError(f"a tool named {name!r} is already registered (by {self._owner(name)})")
+        self._add(obj, plugin=provider)
+        self._resolve_conflicts()
+        return obj
+
+    def _owner(self, name: str) -> str:
+        return ", ".join(t.plugin for t in self._candidates.get(name, [])) or "?"
+
+    def get(self, name: str) -> Connector:
+        """The connector registered as ``name`` (KeyError if none)."""
+        return self._tools[name].connector
+
+    def tool(self, name: str) -> Tool:
+        return self._tools[name]
+
+    def connectors(self) -> list[Connector]:
+        return [t.connector for t in self._tools.values()]
+
+    def all_tools(self) -> list[Tool]:
+        return list(self._tools.values())
+
+    def plugin_settings(self, plugin: str) -> Any:
+        return self._settings.get(plugin)
+
+    # ------------------------------------------------------------ policy
+    def _policy(self, agent: str | None) -> Policy:
+        pol = self._policies.get(agent)
+        if pol is None:
+            name, acfg = self.config.agent(agent)
+            pol = self._policies[agent] = Policy(name, acfg)
+        return pol
+
+    def _allowed_tools(self, agent: str | None) -> list[Tool]:
+        pol = self._policy(agent)
+        return [t for t in self._tools.values() if pol.allows(t)]
+
+    # ------------------------------------------------------------ providers
+    def providers(self, kind: str) -> dict[str, Provider]:
+        return dict(self._providers.get(kind, {}))
+
+    def provider(self, kind: str, name: str | None = None) -> Any:
+        """The provider of ``kind`` named by ``name`` or ``[strategies]``; the only one
+        installed when unnamed; ``None`` when there is none."""
+        bucket = self._providers.get(kind, {})
+        name = name or getattr(self.config.strategies, kind, None)
+        if name:
+            if name not in bucket:
+                raise ConfigError(
+                    f"[strategies] {kind} = {name!r}, but no installed plugin provides it "
+                    f"(available: {', '.join(sorted(bucket)) or 'none'})"
+                )
+            return bucket[name].obj
+        if not bucket:
+            return None
+        if kind == "parser":
+            return bucket["tagged"].obj if "tagged" in bucket and len(bucket) == 1 else None
+        if len(bucket) == 1:
+            return next(iter(bucket.values())).obj
+        raise ConfigError(f"several {kind}s are installed ({', '.join(sorted(bucket))}); choose one in [strategies] {kind}")
+
+    def parse_tagged(self, text: str) -> tuple[list[Any], list[str]]:
+        parser = self.provider("parser") or self._providers["parser"]["tagged"].obj
+        return parser.parse(text)  # type: ignore[no-any-return]
+
+    async def notify(self, hook: str, **kwargs: Any) -> None:
+        """Call an observer hook; an observer's failure is logged, never raised."""
+        for impl in self._hooks.impls.get(hook, ()):
+            try:
+                await self._hooks._call(impl, kwargs)
+            except Exception as exc:  # noqa: BLE001
+                self._log.error("reach.observer_error", hook=hook, plugin=impl.plugin, error=repr(exc))
+
+    # ------------------------------------------------------------ tools for the model
+    def tools(
+        self,
+        *,
+        agent: str | None = None,
+        query: str | None = None,
+        limit: int | None = None,
+        strict: bool = False,
+        names: Sequence[str] | None = None,
+    ) -> list[dict[str, Any]]:
+        """OpenAI ``tools`` entries this agent may use; ranked by the selector when
+        ``query`` is given and a selector is installed; pinned tools always included."""
+        return [t.declaration(strict=strict) for t in self.select(agent=agent, query=query, limit=limit, names=names)]
+
+    def select(self, *, agent: str | None = None, query: str | None = None, limit: int | None = None,
+               names: Sequence[str] | None = None) -> list[Tool]:
+        allowed = self._allowed_tools(agent)
+        if names is not None:
+            wanted = set(names)
+            allowed = [t for t in allowed if t.name in wanted]
+        pinned_names = self._policy(agent).config.pinned
+        if query and (limit is None or limit < len(allowed)):
+            selector = self.provider("selector")
+            if selector is not None:
+                from .context import CallContext
+
+                ctx = CallContext(self, None, agent=agent or "default", run_id=None, call_id="", trace_id="", query=query)
+                ranked = selector.select(query, allowed, ctx, limit or len(allowed))
+                by_name = {t.name: t for t in allowed}
+                chosen = [by_name[n] for n in ranked if n in by_name]
+                pinned = [by_name[n] for n in pinned_names if n in by_name and by_name[n] not in chosen]
+                out = pinned + chosen
+                return out[: max(limit or len(out), len(pinned))]
+        if limit is not None:
+            pinned = [t for t in allowed if t.name in pinned_names]
+            rest = [t for t in allowed if t.name not in pinned_names]
+            return (pinned + rest)[: max(limit, len(pinned))]
+        return allowed
+
+    # ------------------------------------------------------------ invoking
+    async def invoke(
+        self,
+        call: Any,
+        arguments: Any = None,
+        *,
+        agent: str | None = None,
+        run_id: str | None = None,
+        idempotency_key: str | None = None,
+        query: str | None = None,
+        parent_run_id: str | None = None,
+        raise_errors: bool = False,
+    ) -> ToolResult:
+        """Run one tool call through the pipeline. Never raises unless ``raise_errors``."""
+        from .pipeline import invoke
+
+        return await invoke(self, call, arguments, agent=agent, run_id=run_id, idempotency_key=idempotency_key,
+                            query=query, parent_run_id=parent_run_id, raise_errors=raise_errors)
+
+    async def invoke_many(
+        self,
+        calls: Sequence[Any],
+        *,
+        agent: str | None = None,
+        run_id: str | None = None,
+        query: str | None = None,
+        parent_run_id: str | None = None,
+        concurrency: int | None = None,
+    ) -> list[ToolResult]:
+        """Run one model turn's calls concurrently (limit per turn, default 5), results in order."""
+        from .concurrency import run_turn
+
+        return await run_turn(self, calls, agent=agent, run_id=run_id, query=query, parent_run_id=parent_run_id,
+                              limit=concurrency or self.config.reach.concurrency)
+
+    async def run(self, messages_or_text: Any, **kwargs: Any) -> Any:
+        """The agent loop: model ▸ tools ▸ model … (see ``reach_core.loop``)."""
+        from .loop import run_agent
+
+        return await run_agent(self, messages_or_text, **kwargs)
+
+    def run_sync(self, messages_or_text: Any, **kwargs: Any) -> Any:
+        """``run`` for scripts without an event loop."""
+        return asyncio.run(self.run(messages_or_text, **kwargs))
+
+    # ------------------------------------------------------------ state
+    @property
+    def store(self) -> Any:
+        """The state store (SQLite WAL in ``data_dir`` by default), opened on first use."""
+        if self._store is None:
+            from .store import Store
+
+            self._store = Store.for_reach(self) if hasattr(Store, "for_reach") else Store(self.data_dir / "reach.db")
+        return self._store
+
+    def hook_order(self, hook: str) -> list[str]:
+        return self._hooks.order(hook)
+
+    def __repr__(self) -> str:
+        return f"<Reach tools={len(self._tools)} plugins={len(self._loaded())}>"
+
+
+def _as_call(c: Any) -> Any:
+    return to_call(c)

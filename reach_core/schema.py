@@ -1,0 +1,189 @@
+"""Input schemas: normalised and compiled once at registration, checked fast per call.
+
+Checking uses ``jsonschema-rs`` (compiled Rust, ~100× faster than
+python-jsonschema) with format validation on. Only when a call fails does
+python-jsonschema walk the errors, because its error objects say precisely
+which keyword failed, and that is what a good message for the model needs.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import jsonschema
+import jsonschema_rs
+
+from .errors import ConnectorError, ToolFailure
+
+__all__ = ["CompiledSchema", "normalize_schema", "strict_schema"]
+
+FORMAT_HINTS: dict[str, tuple[str, str]] = {
+    "date": ("YYYY-MM-DD", "2024-05-01"),
+    "date-time": ("an ISO 8601 date-time with time zone", "2024-05-01T09:30:00Z"),
+    "time": ("HH:MM:SS with time zone", "09:30:00Z"),
+    "email": ("an email address", "ann@example.com"),
+    "uri": ("an absolute URI", "https://example.com/page"),
+    "uuid": ("a UUID", "123e4567-e89b-12d3-a456-426614174000"),
+    "ipv4": ("an IPv4 address", "192.0.2.1"),
+    "hostname": ("a host name", "example.com"),
+}
+
+_FORMAT_CHECKER = jsonschema.Draft202012Validator.FORMAT_CHECKER
+
+
+def normalize_schema(schema: dict[str, Any] | None, *, where: str = "tool") -> dict[str, Any]:
+    """Return an object schema with ``type`` and ``properties``; refuse anything else."""
+    if schema is None or schema == {}:
+        return {"type": "object", "properties": {}}
+    if not isinstance(schema, dict):
+        raise ConnectorError(f"{where}: input_schema must be a dict (JSON Schema), got {type(schema).__name__}")
+    schema = copy.deepcopy(schema)
+    schema.pop("$schema", None) if schema.get("$schema", "").endswith("2020-12/schema") else None
+    top = schema.get("type", "object")
+    if top != "object":
+        raise ConnectorError(f"{where}: the top level of input_schema must be type 'object', got {top!r}")
+    schema["type"] = "object"
+    schema.setdefault("properties", {})
+    try:
+        jsonschema.Draft202012Validator.check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        path = "/".join(str(p) for p in exc.absolute_path) or "(root)"
+        raise ConnectorError(f"{where}: input_schema is not valid JSON Schema at {path}: {exc.message}") from None
+    return schema
+
+
+def strict_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """The OpenAI strict-mode form: every property required, optional ones nullable,
+    ``additionalProperties: false`` on every object."""
+    out = copy.deepcopy(schema)
+
+    def visit(node: Any) -> None:
+        if not isinstance(node, dict):
+            return
+        if node.get("type") == "object" or "properties" in node:
+            props = node.setdefault("properties", {})
+            required = set(node.get("required", []))
+            for key, sub in props.items():
+                visit(sub)
+                if key not in required and isinstance(sub, dict):
+                    t = sub.get("type")
+                    if isinstance(t, str) and t != "null":
+                        sub["type"] = [t, "null"]
+                    elif isinstance(t, list) and "null" not in t:
+                        sub["type"] = [*t, "null"]
+                    sub.pop("default", None)
+            node["required"] = list(props)
+            node["additionalProperties"] = False
+        for key in ("items", "additionalItems"):
+            visit(node.get(key))
+        for key in ("anyOf", "oneOf", "allOf", "prefixItems"):
+            for sub in node.get(key, []) or []:
+                visit(sub)
+        for sub in (node.get("$defs") or {}).values():
+            visit(sub)
+
+    visit(out)
+    return out
+
+
+def _allows_null(sub: Any) -> bool:
+    if not isinstance(sub, dict):
+        return True
+    t = sub.get("type")
+    if t == "null" or (isinstance(t, list) and "null" in t):
+        return True
+    if sub.get("const", 0) is None or None in (sub.get("enum") or [0]):
+        return True
+    return any(_allows_null(s) for k in ("anyOf", "oneOf") for s in sub.get(k, []) or [])
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 60 else text[:57] + "…"
+
+
+class CompiledSchema:
+    """A tool's input schema, prepared once: fast check, defaults, null-dropping, messages."""
+
+    __slots__ = ("schema", "_rs", "_py", "_defaults", "_optional_nonnull", "_props")
+
+    def __init__(self, schema: dict[str, Any]) -> None:
+        self.schema = schema
+        self._rs = jsonschema_rs.Draft202012Validator(schema, validate_formats=True)
+        self._py: jsonschema.Draft202012Validator | None = None
+        props = schema.get("properties") or {}
+        required = set(schema.get("required") or ())
+        self._props = props
+        self._defaults = {
+            k: v["default"] for k, v in props.items() if isinstance(v, dict) and "default" in v and k not in required
+        }
+        self._optional_nonnull = frozenset(k for k, v in props.items() if k not in required and not _allows_null(v))
+
+    def prepare(self, args: dict[str, Any]) -> dict[str, Any]:
+        """Drop ``null`` optional fields the schema does not allow as null, fill defaults, validate.
+
+        Returns the arguments the connector receives; raises ``ToolFailure(invalid_arguments)``.
+        """
+        if self._optional_nonnull:
+            drop = [k for k in self._optional_nonnull if k in args and args[k] is None]
+            if drop:
+                args = {k: v for k, v in args.items() if k not in drop}
+        if self._defaults:
+            missing = [k for k in self._defaults if k not in args]
+            if missing:
+                args = dict(args)
+                for k in missing:
+                    args[k] = copy.deepcopy(self._defaults[k])
+        if not self._rs.is_valid(args):
+            raise ToolFailure(self.explain(args), code="invalid_arguments")
+        return args
+
+    def explain(self, args: dict[str, Any]) -> str:
+        """One model-friendly sentence per problem (at most three)."""
+        if self._py is None:
+            self._py = jsonschema.Draft202012Validator(self.schema, format_checker=_FORMAT_CHECKER)
+        errors = sorted(self._py.iter_errors(args), key=lambda e: (len(e.path), str(e.path)))
+        msgs = [self._message(e) for e in errors[:3]] or ["the arguments do not match the tool's schema"]
+        return "; ".join(msgs) + ". Send the call again with corrected arguments."
+
+    def _message(self, e: jsonschema.ValidationError) -> str:
+        field = ".".join(str(p) for p in e.absolute_path) or "arguments"
+        kw, val, inst = e.validator, e.validator_value, e.instance
+        sent = f"; you sent {_short(inst)}"
+        if kw == "required":
+            missing = [m for m in val if isinstance(inst, dict) and m not in inst]
+            parts = []
+            for m in missing:
+                sub = (e.schema.get("properties") or {}).get(m, {})
+                desc = sub.get("description") if isinstance(sub, dict) else None
+                parts.append(f"`{m}`" + (f" ({desc})" if desc else ""))
+            where = "" if field == "arguments" else f" in `{field}`"
+            return f"missing required field{'s' if len(parts) > 1 else ''}{where}: {', '.join(parts)}"
+        if kw == "additionalProperties":
+            allowed = ", ".join(sorted((e.schema.get("properties") or {}).keys())) or "none"
+            extra = sorted(set(inst) - set(e.schema.get("properties") or {})) if isinstance(inst, dict) else []
+            return f"unexpected field(s) {', '.join(f'`{x}`' for x in extra)}; allowed fields: {allowed}"
+        if kw == "enum":
+            return f"`{field}` must be one of {', '.join(str(v) for v in val)}{sent}"
+        if kw == "const":
+            return f"`{field}` must be {_short(val)}{sent}"
+        if kw == "type":
+            expected = " or ".join(val) if isinstance(val, list) else val
+            example = {"integer": "5", "number": "2.5", "boolean": "true", "string": '"text"', "array": "[...]", "object": "{...}"}
+            ex = example.get(expected if isinstance(expected, str) else "", "")
+            return f"`{field}` must be {'an' if str(expected)[0] in 'aeiou' else 'a'} {expected}" + (f", e.g. {ex}" if ex else "") + sent
+        if kw == "format":
+            hint, example = FORMAT_HINTS.get(val, (f"a valid {val}", None))
+            return f"`{field}` must be {hint}" + (f", e.g. {example}" if example else "") + sent
+        if kw in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+            words = {"minimum": "at least", "maximum": "at most", "exclusiveMinimum": "greater than", "exclusiveMaximum": "less than"}
+            return f"`{field}` must be {words[kw]} {val}{sent}"
+        if kw in ("minLength", "maxLength"):
+            return f"`{field}` must have {'at least' if kw == 'minLength' else 'at most'} {val} characters"
+        if kw in ("minItems", "maxItems"):
+            return f"`{field}` must have {'at least' if kw == 'minItems' else 'at most'} {val} items"
+        if kw == "pattern":
+            return f"`{field}` must match the pattern {val}{sent}"
+        return f"`{field}`: {e.message}"
