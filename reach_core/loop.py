@@ -27,6 +27,7 @@ import inspect
 import logging
 import time
 import uuid
+import weakref
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -50,6 +51,7 @@ __all__ = [
     "RunContext",
     "RunResult",
     "RunStep",
+    "adapter_for",
     "run_agent",
 ]
 
@@ -225,10 +227,31 @@ def _resolve_hint(reach: Any, system_hint: str | bool | None) -> str | None:
     return str(system_hint)
 
 
-def _resolve_adapter(reach: Any, adapter: Adapter | str | None) -> Adapter:
-    if adapter is None or isinstance(adapter, str):
-        return reach.provider("adapter", adapter)
-    return adapter
+_ADAPTERS: weakref.WeakKeyDictionary[Any, dict[str, Adapter]] = weakref.WeakKeyDictionary()
+
+
+def adapter_for(reach: Any, adapter: Adapter | str | None = None) -> Adapter:
+    """The adapter a run uses: an object as given, or the named/configured provider.
+
+    Plugins register adapter *factories* (``factory(reach, settings)``); the
+    instance is built once per Reach and reused, so its connection pool is too.
+    """
+    if adapter is not None and not isinstance(adapter, str):
+        return adapter
+    obj = reach.provider("adapter", adapter)
+    if obj is None:
+        raise ConfigError(
+            "no model adapter is installed: pip install reach-openai (or pass adapter=... to reach.run)"
+        )
+    if hasattr(obj, "complete"):
+        return obj  # type: ignore[no-any-return]
+    cache = _ADAPTERS.setdefault(reach, {})
+    found = [(n, p) for n, p in reach.providers("adapter").items() if p.obj is obj]
+    name, plugin = found[0] if found else (str(adapter), None)
+    if name not in cache:
+        settings = reach.plugin_settings(plugin.plugin) if plugin is not None else None
+        cache[name] = obj(reach, settings)
+    return cache[name]
 
 
 def _adapter_label(adapter: Any) -> str:
@@ -295,10 +318,15 @@ async def run_agent(
     forced = forced_tool_name(first_choice)
     is_forced = forced is not None or first_choice == "required"
     allowed = list(dict.fromkeys(tools)) if tools is not None else None
+    if allowed is not None and hasattr(reach, "all_tools"):
+        known = {t.name for t in reach.all_tools()}
+        missing = [n for n in allowed if n not in known]
+        if missing:
+            raise ConfigError(f"tools={allowed!r} names tools that are not registered: {', '.join(missing)}")
     if forced and allowed is not None and forced not in allowed:
         raise ConfigError(f"tool_choice forces `{forced}`, but tools={allowed!r} does not include it")
 
-    model = _resolve_adapter(reach, adapter)
+    model = adapter_for(reach, adapter)
     label = _adapter_label(model)
     messages = _initial_messages(messages_or_text)
     hint = _resolve_hint(reach, system_hint)
@@ -309,7 +337,7 @@ async def run_agent(
     offered = _OfferedTools(MAX_OFFERED_TOOLS)
     forced_entry: dict[str, Any] | None = None
     if forced:
-        forced_entry = next((e for e in reach.tools(agent=agent) if _tool_name(e) == forced), None)
+        forced_entry = next(iter(reach.tools(agent=agent, names=[forced])), None)
         if forced_entry is None:
             raise ConfigError(
                 f"tool_choice forces `{forced}`, which is not registered or not allowed for "
@@ -343,10 +371,8 @@ async def run_agent(
         # -- which tools, which choice ---------------------------------------------
         query = _last_user_text(messages)
         if query not in selections:
-            selections[query] = list(reach.tools(agent=agent, query=query or None))
+            selections[query] = list(reach.tools(agent=agent, query=query or None, names=allowed))
         selected = selections[query]
-        if allowed is not None:
-            selected = [e for e in selected if _tool_name(e) in allowed]
         if forced_entry is not None:
             offered.add([forced_entry], force=True)
         offered.add(selected)
@@ -419,7 +445,11 @@ async def run_agent(
             t1 = time.perf_counter()
             try:
                 async with asyncio.timeout(remaining()):
-                    ran = await reach.invoke_many(runnable, agent=agent, run_id=run_id) if runnable else []
+                    ran = (
+                        await reach.invoke_many(runnable, agent=agent, run_id=run_id, query=query or None)
+                        if runnable
+                        else []
+                    )
             except TimeoutError:
                 step.tools_ms = (time.perf_counter() - t1) * 1000
                 steps.append(step)
