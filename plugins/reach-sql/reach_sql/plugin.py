@@ -1,0 +1,50 @@
+"""reach-sql hook implementations: settings, tools, clean shutdown."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from reach_core import hookimpl
+
+from .connectors import SqlAdmin, SqlExecute, SqlQuery, SqlSchema, _SqlConnector
+from .database import Database
+from .settings import SqlSettings
+
+DEFAULT_FILE = "reach-sql.sqlite3"
+
+
+@hookimpl
+def reach_plugin_settings() -> type[SqlSettings]:
+    return SqlSettings
+
+
+def database_for(settings: SqlSettings, data_dir: Path) -> Database:
+    """The configured database, or a SQLite file in the data directory (created empty)."""
+    url = settings.url
+    if url is None:
+        path = Path(data_dir) / DEFAULT_FILE
+        url = f"sqlite:///{path}"
+        return Database(url, settings.read_url, count_cap=settings.count_more_rows_up_to, create_missing=True)
+    return Database(url, settings.read_url, count_cap=settings.count_more_rows_up_to)
+
+
+@hookimpl
+def reach_register_tools(register: Any, settings: SqlSettings | None, reach: Any) -> None:
+    settings = settings or SqlSettings()
+    db = database_for(settings, reach.data_dir)
+    register(SqlSchema(db, settings))
+    register(SqlQuery(db, settings))
+    register(SqlExecute(db, settings))
+    if settings.admin_tool:
+        register(SqlAdmin(db, settings))
+
+
+@hookimpl
+def reach_shutdown(reach: Any) -> None:
+    """Close pooled connections; the engines are reopened if the tools run again."""
+    seen: set[int] = set()
+    for conn in reach.connectors():
+        if isinstance(conn, _SqlConnector) and id(conn.db) not in seen:
+            seen.add(id(conn.db))
+            conn.db.dispose()

@@ -1,0 +1,26 @@
+"""``[plugins.reach-sql]`` settings."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class SqlSettings(BaseModel):
+    """How reach-sql reaches its database and how much it hands back.
+
+    ``url`` is the SQLAlchemy URL used for writes (and for reads on SQLite,
+    reopened read-only). ``read_url`` is the account reads use; on PostgreSQL
+    point it at a role with SELECT rights only. Without ``url`` the plugin uses
+    a SQLite file ``reach-sql.sqlite3`` in the reach data directory.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    url: str | None = Field(None, description="SQLAlchemy URL, e.g. postgresql+psycopg://app@db/shop")
+    read_url: str | None = Field(None, description="URL of a SELECT-only account for sql_query/sql_schema")
+    default_limit: int = Field(50, ge=1, description="rows returned when the call gives no limit")
+    max_rows: int = Field(500, ge=1, description="the largest limit a call may ask for")
+    max_cell_chars: int = Field(500, ge=16, description="longer text values are cut with a marker")
+    count_more_rows_up_to: int = Field(10_000, ge=0, description="stop counting hidden rows here")
+    statement_timeout: float = Field(10.0, gt=0, description="seconds one statement may run")
+    admin_tool: bool = Field(False, description="register sql_admin (risk dangerous) for DDL and unbounded changes")
