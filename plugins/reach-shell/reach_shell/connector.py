@@ -1,0 +1,190 @@
+"""The `run_command` tool: one allow-listed program, literal arguments, bounded run."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+from reach_core import ConfigError, Connector, InvalidArguments
+
+from .argv import ArgvRefused, check_argv
+from .process import Completed, run_argv
+from .settings import ShellSettings
+
+# Our own timeout must fire before the core's deadline so the model gets the
+# partial output and "timed out" rather than a bare outcome_unknown.
+_CORE_DEADLINE_MARGIN = 5.0
+_DEADLINE_SAFETY = 0.25
+
+
+class RunCommand(Connector):
+    """Runs a program from the allow-list; the model never reaches a shell."""
+
+    name = "run_command"
+    tags = ("shell", "system")
+    risk = "dangerous"
+    idempotent = False
+    max_retries = 0
+
+    def __init__(self, settings: ShellSettings) -> None:
+        self.settings = settings
+        self.root = _resolve_root(settings)
+        self.binaries = {
+            name: _resolve_binary(name, rule.path, settings.search_path)
+            for name, rule in settings.commands.items()
+        }
+        self.env = _fixed_env(settings, self.root)
+        slowest = max(
+            (settings.timeout_for(n) for n in settings.commands), default=settings.timeout
+        )
+        self.timeout = slowest + _CORE_DEADLINE_MARGIN
+        self.description = _describe(settings)
+        self.input_schema = _schema(settings)
+
+    async def execute(self, params: dict[str, Any], ctx: Any = None) -> dict[str, Any]:
+        command = params.get("command")
+        if command not in self.binaries:
+            raise InvalidArguments(
+                "command", "one of: " + ", ".join(sorted(self.binaries)), sorted(self.binaries)[0]
+            )
+        rule = self.settings.commands[command]
+        try:
+            args = check_argv(
+                command,
+                params.get("args") or [],
+                rule,
+                max_arg_chars=self.settings.max_arg_chars,
+                max_total_chars=self.settings.max_total_arg_chars,
+            )
+        except ArgvRefused as refused:
+            raise InvalidArguments(refused.field, refused.expected, refused.example) from None
+        cwd = self._working_dir(params.get("cwd"))
+        limit = self._time_left(command, ctx)
+        done = await run_argv(
+            [self.binaries[command], *args],
+            cwd=cwd,
+            env=self.env,
+            time_limit=limit,
+            max_output_bytes=self.settings.max_output_bytes,
+        )
+        return _content(command, done, limit)
+
+    def _working_dir(self, cwd: object) -> Path:
+        """`cwd` relative to the root; resolved first (symlinks, `..`), then contained."""
+        if cwd in (None, "", "."):
+            return self.root
+        if not isinstance(cwd, str) or "\x00" in cwd:
+            raise InvalidArguments("cwd", "a directory path relative to the root", "src")
+        target = (self.root / cwd).resolve()
+        if not target.is_relative_to(self.root):
+            raise InvalidArguments(
+                "cwd", "a directory inside the working root (no `..`, no absolute path)", "src"
+            )
+        if not target.is_dir():
+            raise InvalidArguments("cwd", f"an existing directory; `{cwd}` is not one", ".")
+        return target
+
+    def _time_left(self, command: str, ctx: Any) -> float:
+        limit = self.settings.timeout_for(command)
+        deadline = getattr(ctx, "deadline", None)
+        if deadline is not None:
+            remaining = deadline - asyncio.get_running_loop().time() - _DEADLINE_SAFETY
+            limit = min(limit, max(remaining, 0.1))
+        return limit
+
+
+def _content(command: str, done: Completed, limit: float) -> dict[str, Any]:
+    content: dict[str, Any] = {
+        "exit_code": done.exit_code,
+        "stdout": done.stdout.text(),
+        "stderr": done.stderr.text(),
+    }
+    if done.timed_out:
+        content["timed_out"] = True
+        content["note"] = (
+            f"`{command}` ran past its {limit:g} s limit and was stopped (its whole process "
+            "group was killed); the output above is partial. Narrow the command before "
+            "trying again."
+        )
+    return content
+
+
+def _resolve_root(settings: ShellSettings) -> Path:
+    if settings.root is None:
+        return Path.cwd().resolve()  # only reached with no commands: nothing ever runs
+    root = settings.root.expanduser()
+    if not root.is_dir():
+        raise ConfigError(
+            f"[plugins.reach-shell] root = {str(root)!r} is not an existing directory"
+        )
+    return root.resolve()
+
+
+def _resolve_binary(name: str, path: str | None, search_path: str) -> str:
+    """Absolute path fixed at start-up: a later PATH or cwd change cannot swap the program."""
+    found = path or shutil.which(name, path=search_path)
+    if not found or not os.path.isfile(found) or not os.access(found, os.X_OK):
+        where = f"path {path!r}" if path else f"search_path {search_path!r}"
+        raise ConfigError(
+            f"[plugins.reach-shell.commands.{name}]: no executable found at {where}; "
+            "install it, set `path`, or remove the entry"
+        )
+    return os.path.abspath(found)
+
+
+def _fixed_env(settings: ShellSettings, root: Path) -> dict[str, str]:
+    """Nothing inherited: tokens in reach's own environment never reach the child."""
+    return {
+        "PATH": settings.search_path,
+        "HOME": str(root),
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        **settings.env,
+    }
+
+
+def _describe(settings: ShellSettings) -> str:
+    lines = [
+        "Run one allowed program with literal arguments. There is no shell: pipes, `;`, "
+        "`&&`, `$(...)`, redirections and globs like `*.py` are passed as plain text, "
+        "so call one program at a time and name files explicitly. Returns exit_code, "
+        "stdout and stderr (long output keeps its start and end). Allowed programs:",
+    ]
+    for name, rule in sorted(settings.commands.items()):
+        line = f"- {name}"
+        if rule.description:
+            line += f": {rule.description}"
+        if rule.allow_options is not None:
+            line += f" (options: {', '.join(rule.allow_options) or 'none'})"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def _schema(settings: ShellSettings) -> dict[str, Any]:
+    names = sorted(settings.commands)
+    max_args = max((rule.max_args for rule in settings.commands.values()), default=0)
+    return {
+        "type": "object",
+        "properties": {
+            "command": {
+                "type": "string",
+                "enum": names,
+                "description": "Program name from the allowed list, without a path.",
+            },
+            "args": {
+                "type": "array",
+                "items": {"type": "string"},
+                "maxItems": max_args,
+                "description": "Arguments, each passed to the program exactly as written.",
+            },
+            "cwd": {
+                "type": "string",
+                "description": "Directory relative to the working root; default the root.",
+            },
+        },
+        "required": ["command"],
+        "additionalProperties": False,
+    }

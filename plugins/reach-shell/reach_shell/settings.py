@@ -1,0 +1,113 @@
+"""Settings of `[plugins.reach-shell]`: the allow-list and the bounds of every run."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+_COMMAND_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
+
+DEFAULT_SEARCH_PATH = "/usr/local/bin:/usr/bin:/bin"
+
+
+class CommandRule(BaseModel):
+    """One allow-listed program: where it lives and which options it may get.
+
+    Option patterns are shell-style globs (`fnmatch`) matched against the whole
+    argument (`--output=/etc/x`) and against its option name (`--output`).
+    `forbid_options` always wins; when `allow_options` is set, every option must
+    match one of its patterns (allow-list mode, the safer one).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: str | None = Field(
+        default=None,
+        description="Absolute path of the binary; default: looked up on `search_path` at start-up.",
+    )
+    description: str | None = Field(
+        default=None, description="One line shown to the model: what the program is for."
+    )
+    allow_options: list[str] | None = Field(
+        default=None, description="Only these option patterns pass (None: any not forbidden)."
+    )
+    forbid_options: list[str] = Field(
+        default_factory=list, description="Option patterns that are always refused."
+    )
+    max_args: int = Field(default=32, ge=0, le=4096)
+    timeout: float | None = Field(
+        default=None, gt=0, description="Seconds before the process group is killed."
+    )
+
+    @field_validator("path")
+    @classmethod
+    def _absolute(cls, value: str | None) -> str | None:
+        if value is not None and not Path(value).is_absolute():
+            raise ValueError(f"path must be absolute, got {value!r}")
+        return value
+
+    @field_validator("allow_options", "forbid_options")
+    @classmethod
+    def _options_look_like_options(cls, value: list[str] | None) -> list[str] | None:
+        for pattern in value or ():
+            if not pattern.startswith("-"):
+                raise ValueError(f"option pattern {pattern!r} must start with '-'")
+        return value
+
+
+class ShellSettings(BaseModel):
+    """The whole plugin: which programs, where they run, and how long and loud they may be."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    root: Path | None = Field(
+        default=None,
+        description="Working directory of every command; `cwd` may only pick a directory below it.",
+    )
+    commands: dict[str, CommandRule] = Field(default_factory=dict)
+    search_path: str = Field(
+        default=DEFAULT_SEARCH_PATH,
+        description="Where binaries are looked up at start-up; also the child's fixed PATH.",
+    )
+    env: dict[str, str] = Field(
+        default_factory=dict,
+        description="Extra fixed environment variables; nothing is inherited from reach's own.",
+    )
+    timeout: float = Field(default=10.0, gt=0)
+    max_output_bytes: int = Field(
+        default=16_000, ge=256, description="Per stream; kept as head + tail around a marker."
+    )
+    max_arg_chars: int = Field(default=4_096, ge=1)
+    max_total_arg_chars: int = Field(default=32_768, ge=1)
+
+    @field_validator("commands")
+    @classmethod
+    def _simple_names(cls, value: dict[str, CommandRule]) -> dict[str, CommandRule]:
+        for name in value:
+            if not _COMMAND_NAME.match(name):
+                raise ValueError(
+                    f"command name {name!r} must be a bare program name such as 'ls' "
+                    "(set `path` for a binary outside search_path)"
+                )
+        return value
+
+    @field_validator("env")
+    @classmethod
+    def _no_path_override(cls, value: dict[str, str]) -> dict[str, str]:
+        if "PATH" in value:
+            raise ValueError("set `search_path` instead of env.PATH")
+        return value
+
+    @model_validator(mode="after")
+    def _root_when_commands(self) -> ShellSettings:
+        if self.commands and self.root is None:
+            raise ValueError(
+                "`root` is required when `commands` is set: commands only run inside it"
+            )
+        return self
+
+    def timeout_for(self, name: str) -> float:
+        rule = self.commands[name]
+        return rule.timeout if rule.timeout is not None else self.timeout
