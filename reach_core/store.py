@@ -372,5 +372,24 @@ class Store:
     def migrate_sync(self, component: str, migrations: Sequence[str | Callable[[sqlite3.Connection], None]]) -> int:
         return self._submit(self._migrate(component, migrations)).result()
 
+    @classmethod
+    def for_reach(cls, reach: Any) -> Store:
+        """The store a ``Reach`` uses: ``[reach] store`` (a file path or ``sqlite:///path``),
+        else ``data_dir/reach.db``."""
+        from .errors import ConfigError
+
+        uri = getattr(getattr(reach.config, "reach", None), "store", None)
+        if not uri:
+            return cls(Path(reach.data_dir) / "reach.db")
+        if uri.startswith("sqlite:///"):
+            return cls(Path(uri[len("sqlite:///"):]))
+        if "://" in uri:
+            raise ConfigError(
+                f"[reach] store = {uri!r}: only SQLite stores are built in (a path or sqlite:///path); "
+                "PostgreSQL support is planned"
+            )
+        return cls(Path(uri))
+
     def __repr__(self) -> str:
         return f"Store({str(self.path)!r})"
+

@@ -77,6 +77,19 @@ class _Pending:
     counted: bool = False
 
 
+def _validated(model: type[Any], data: dict[str, Any], where: str) -> Any:
+    from pydantic import ValidationError
+
+    from ..errors import ConfigError
+
+    try:
+        return model(**data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"])
+        raise ConfigError(f"invalid config: {where} {loc}: {first['msg']}") from None
+
+
 def _args_hash(args: dict[str, Any]) -> str:
     from ..result import dumps
 
@@ -94,8 +107,13 @@ class Guards:
         self.reach = reach
         cfg = getattr(reach, "config", None)
         self._cfg = cfg
-        self.defaults = GuardDefaults(**section(cfg, "reach"))
-        self.limits = LimitsConfig(**section(cfg, "limits"))
+        self.defaults = _validated(GuardDefaults, section(cfg, "reach"), "[reach]")
+        self.limits = _validated(LimitsConfig, section(cfg, "limits"), "[limits]")
+        # validate every table now: a typo must fail at start-up, not on the 1000th call
+        for name in section(cfg, "connectors"):
+            _validated(ConnectorGuard, section(cfg, "connectors", name), f"[connectors.{name}]")
+        for name in section(cfg, "agents"):
+            _validated(AgentGuard, section(cfg, "agents", name), f"[agents.{name}]")
         self.limiter = RateLimiter(self.limits.storage, self.limits.strategy)
         self.budgets = DailyBudgets(lambda: reach.store, self.defaults.budget_timezone)
         self.ledger = Ledger(lambda: reach.store)
@@ -358,7 +376,7 @@ class Guards:
                 run.last_ok[ckey] = result
                 if plan.read_cache:
                     run.cache[ckey] = result
-        elif result.error is not None and result.error.code not in _NOT_ARGUMENT_FAILURES:
+        elif ran and result.error is not None and result.error.code not in _NOT_ARGUMENT_FAILURES:
             count = run.failures.get(ckey, (0, ""))[0] + 1
             run.failures[ckey] = (count, result.error.message[:200])
             if plan.write and ran:

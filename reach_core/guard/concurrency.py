@@ -1,5 +1,5 @@
 """Concurrency caps: process-wide slots per connector and per plugin, and the
-weighted, order-keeping scheduler of one model turn (``invoke_many``).
+weighted semaphore they are built on.
 
 Slots are held per attempt, not during backoff sleeps, so a tool waiting to
 retry does not starve others. A sync connector's slot is released only when its
@@ -11,14 +11,8 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import Awaitable, Callable, Sequence
-from typing import TypeVar
 
-__all__ = ["Slots", "WeightedLimit", "run_turn"]
-
-T = TypeVar("T")
-R = TypeVar("R")
-
+__all__ = ["Slots", "WeightedLimit"]
 
 class WeightedLimit:
     """A FIFO-fair semaphore where one holder may take several units.
@@ -105,48 +99,3 @@ class Slots:
     def get(self, key: str) -> WeightedLimit | None:
         return self._limits.get(key)
 
-
-async def run_turn(
-    items: Sequence[T],
-    run_one: Callable[[T], Awaitable[R]],
-    *,
-    limit: int = 5,
-    weight: Callable[[T], int] = lambda _item: 1,
-    sequential: Callable[[T], bool] = lambda _item: False,
-) -> list[R]:
-    """Run one turn's calls concurrently under ``limit`` units; results keep input order.
-
-    ``weight(item)`` units are taken per call (heavy tools take several). A
-    ``sequential(item)`` call waits for every earlier call of the turn, runs
-    alone, and later calls start only after it. ``run_one`` must not raise
-    (the pipeline turns failures into results); if it does, the other calls are
-    cancelled and the error propagates. Cancelling the caller cancels every
-    in-flight call.
-    """
-    n = len(items)
-    if n == 0:
-        return []
-    if n == 1:
-        return [await run_one(items[0])]
-    gate = WeightedLimit(limit)
-    results: list[R] = [None] * n  # type: ignore[list-item]
-
-    async def one(i: int, w: int) -> None:
-        try:
-            results[i] = await run_one(items[i])
-        finally:
-            gate.release(w)
-
-    async with asyncio.TaskGroup() as tg:
-        pending: list[asyncio.Task[None]] = []
-        for i, item in enumerate(items):
-            if sequential(item):
-                if pending:
-                    await asyncio.gather(*pending)
-                    pending = []
-                results[i] = await run_one(item)
-                continue
-            w = weight(item)
-            await gate.acquire(w)
-            pending.append(tg.create_task(one(i, w)))
-    return results

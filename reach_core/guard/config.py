@@ -8,7 +8,8 @@ Where each model lives in ``reach.toml``::
     identical_call_limit = 3
     failing_call_limit = 2
     read_cache = false
-    backoff_base = 1.0
+    retry_backoff = 1.0           # (core field) first retry delay; doubles each retry
+    retry_backoff_max = 30
     thread_pool = 16
 
     [limits]                      # LimitsConfig
@@ -69,8 +70,7 @@ class GuardDefaults(BaseModel):
     identical_call_limit: int = Field(3, ge=1, description="same tool + same arguments allowed this many times per run")
     failing_call_limit: int = Field(2, ge=1, description="a call that failed this many times in a run is refused")
     read_cache: bool = Field(False, description="reuse results of identical read calls within a run")
-    backoff_base: float = Field(1.0, ge=0, description="first retry delay in seconds; doubles each retry")
-    backoff_max: float = Field(30.0, ge=0, description="cap of one backoff delay")
+    retry_backoff_max: float = Field(30.0, ge=0, description="cap of one backoff delay (s)")
     thread_pool: int = Field(16, ge=1, description="worker threads for sync connectors")
 
     @field_validator("budget_timezone")
