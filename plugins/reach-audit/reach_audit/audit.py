@@ -1,0 +1,151 @@
+"""``Audit``: the per-Reach object that ties redaction, the writer, events and spans.
+
+One per ``Reach`` (kept in a weak map, so a dropped Reach takes its audit with
+it); the hooks look it up through ``ctx.reach``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import weakref
+from typing import Any
+
+from .events import EventLog
+from .record import Captured, Row
+from .redact import Redactor
+from .settings import AuditSettings
+from .spans import SpanRecorder, otel_available
+from .storage import Store, store_for
+from .writer import AuditWriter
+
+log = logging.getLogger("reach_audit")
+
+_AUDITS: weakref.WeakKeyDictionary[Any, Audit | None] = weakref.WeakKeyDictionary()
+
+
+class Audit:
+    """Everything reach-audit holds for one Reach."""
+
+    def __init__(self, reach: Any, settings: AuditSettings | None = None) -> None:
+        self.settings = settings or AuditSettings()
+        s = self.settings
+        self.redactor = Redactor(s.redact_keys, s.redact_patterns)
+        self._reach = weakref.ref(reach)
+        self._store: Store | None = None
+        self.events = EventLog(s.log, self.redactor)
+        self.spans: SpanRecorder | None = None
+        if s.otel and otel_available():
+            self.spans = SpanRecorder(content=s.otel_content)
+        self.sync = s.durability == "sync"
+        self.writer = AuditWriter(
+            _LazyStore(self),
+            self.redactor,
+            summary_chars=s.summary_chars,
+            interval=s.flush_interval_ms / 1000.0,
+            batch_size=s.batch_size,
+            on_written=self._after_commit if (self.events.enabled or self.spans) else None,
+        )
+
+    @property
+    def store(self) -> Store:
+        """The state store (``reach.store``), resolved on first use."""
+        if self._store is None:
+            reach = self._reach()
+            if reach is None:
+                raise RuntimeError("the Reach of this audit log is gone")
+            self._store = store_for(reach)
+        return self._store
+
+    # -- hooks (hot path) ---------------------------------------------------
+    def on_call(self, call: Any, tool: Any, result: Any, ctx: Any) -> Any:
+        """Capture one finished invocation; returns an awaitable in sync mode."""
+        self.writer.enqueue(
+            Captured(
+                "call",
+                time.time(),
+                getattr(ctx, "trace_id", None),
+                getattr(ctx, "run_id", None),
+                getattr(ctx, "parent_run_id", None),
+                getattr(ctx, "agent", None),
+                getattr(ctx, "idempotency_key", None),
+                call,
+                tool,
+                result,
+                otel_ctx=self.spans.current() if self.spans is not None else None,
+            )
+        )
+        if self.sync:
+            return self._flush_keep()
+        return None
+
+    async def _flush_keep(self) -> None:
+        await self.writer.flush()
+        return None
+
+    def on_step(self, step: Any, ctx: Any) -> None:
+        """Capture one agent-loop step (tools offered, chosen, tokens)."""
+        self.writer.enqueue(
+            Captured(
+                "step",
+                time.time(),
+                getattr(ctx, "trace_id", None),
+                getattr(ctx, "run_id", None) or getattr(step, "run_id", None),
+                getattr(ctx, "parent_run_id", None),
+                getattr(ctx, "agent", None),
+                None,
+                step=step,
+                model=getattr(ctx, "adapter", None) or None,
+            )
+        )
+
+    # -- control ------------------------------------------------------------
+    async def flush(self) -> None:
+        """Make every record captured so far durable (the acknowledgement point)."""
+        await self.writer.flush()
+
+    async def aclose(self) -> None:
+        await self.writer.aclose()
+        self.events.close()
+
+    def _after_commit(self, items: list[Captured], rows: list[Row]) -> None:
+        """Runs in a worker thread once ``rows`` are durable: log lines, then spans."""
+        self.events.emit(rows)
+        if self.spans is not None:
+            for item, row in zip(items, rows, strict=True):
+                try:
+                    self.spans.record(item, row)
+                except Exception as exc:  # telemetry must never cost a record
+                    log.warning("reach-audit: span failed: %r", exc)
+
+
+class _LazyStore:
+    """Defers ``store_for(reach)`` to the first write (the core opens its store lazily too)."""
+
+    def __init__(self, audit: Audit) -> None:
+        self._audit = audit
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._audit.store, name)
+
+
+def attach(reach: Any, settings: AuditSettings | None = None) -> Audit | None:
+    """Create (or return) the audit of ``reach``; ``None`` when disabled in settings."""
+    if reach in _AUDITS:
+        return _AUDITS[reach]
+    settings = settings or AuditSettings()
+    if not settings.enabled:
+        _AUDITS[reach] = None  # remembered, so a later attach() does not switch it on
+        return None
+    audit = Audit(reach, settings)
+    _AUDITS[reach] = audit
+    return audit
+
+
+def get_audit(reach: Any) -> Audit | None:
+    """The audit of ``reach``, or ``None`` when reach-audit is not active on it."""
+    return _AUDITS.get(reach)
+
+
+def detach(reach: Any) -> Audit | None:
+    return _AUDITS.pop(reach, None)

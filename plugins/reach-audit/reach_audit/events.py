@@ -1,0 +1,74 @@
+"""Audit records as structlog events: JSON lines, or a readable line on a terminal.
+
+Events are emitted after their batch is committed, so a log line never claims a
+record the database does not hold. Records are already redacted; the redaction
+processor runs again anyway, so nothing a future field adds can slip through.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import IO, Any
+
+import structlog
+
+from .record import Row
+from .redact import Redactor
+
+
+def _dumps(obj: Any, **kw: Any) -> str:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+class EventLog:
+    """Writes one structlog event per audit record to stderr, stdout or a file."""
+
+    def __init__(self, target: str, redactor: Redactor) -> None:
+        self.target = target
+        self.redactor = redactor
+        self._file: IO[str] | None = None
+
+    @property
+    def enabled(self) -> bool:
+        return self.target.lower() not in ("off", "none", "")
+
+    def _stream(self) -> IO[str]:
+        name = self.target.lower()
+        if name == "stderr":
+            return sys.stderr  # looked up each time: test runners swap it
+        if name == "stdout":
+            return sys.stdout
+        if self._file is None:
+            path = Path(self.target)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._file = path.open("a", encoding="utf-8")
+        return self._file
+
+    def emit(self, rows: list[Row]) -> None:
+        """Called by the writer (in a worker thread) after ``rows`` were committed."""
+        if not self.enabled or not rows:
+            return
+        stream = self._stream()
+        tty = bool(getattr(stream, "isatty", lambda: False)())
+        renderer: Any = (
+            structlog.dev.ConsoleRenderer(colors=False)
+            if tty
+            else structlog.processors.JSONRenderer(serializer=_dumps)
+        )
+        logger = structlog.wrap_logger(
+            structlog.WriteLogger(stream),
+            processors=[self.redactor.structlog_processor, renderer],
+        )
+        for row in rows:
+            event = dict(row.record)
+            event.pop("v", None)
+            event["hash"] = row.hash
+            logger.info(f"audit.{row.kind}", **event)
+        stream.flush()
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None

@@ -1,0 +1,64 @@
+"""Hook implementations of reach-audit (the module the ``reach`` entry point names).
+
+The runtime hooks are deliberately tiny: look the Audit up, append a capture,
+return. Everything else happens in the background writer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reach_core import hookimpl
+
+from .audit import attach, detach, get_audit
+from .settings import AuditSettings
+
+# Audit runs after shaping (50), so it records what the model actually received.
+REACH_HOOK_PRIORITY = {"reach_post_invoke": 90}
+
+
+@hookimpl
+def reach_plugin_settings() -> type[AuditSettings]:
+    return AuditSettings
+
+
+@hookimpl
+def reach_register_tools(register: Any, settings: Any, reach: Any) -> None:
+    """reach-audit registers no tools; this is where it learns its settings and its Reach."""
+    attach(reach, settings if isinstance(settings, AuditSettings) else None)
+
+
+@hookimpl
+def reach_startup(reach: Any) -> None:
+    # A no-op when reach_register_tools attached it; after a shutdown, attaches anew.
+    settings = getattr(reach, "plugin_settings", lambda _name: None)("reach-audit")
+    attach(reach, settings if isinstance(settings, AuditSettings) else None)
+
+
+@hookimpl
+async def reach_shutdown(reach: Any) -> None:
+    audit = detach(reach)
+    if audit is not None:
+        await audit.aclose()
+
+
+@hookimpl
+def reach_post_invoke(call: Any, tool: Any, result: Any, ctx: Any) -> Any:
+    audit = get_audit(ctx.reach)
+    if audit is None:
+        return None
+    return audit.on_call(call, tool, result, ctx)
+
+
+@hookimpl
+def reach_run_step(step: Any, ctx: Any) -> None:
+    audit = get_audit(ctx.reach)
+    if audit is not None:
+        audit.on_step(step, ctx)
+
+
+@hookimpl
+def reach_register_commands(cli: Any) -> None:
+    from .cli import audit_group
+
+    cli.add_command(audit_group)

@@ -1,0 +1,269 @@
+"""Turning an invocation (or an agent-loop step) into one audit record.
+
+The hook only captures references (:class:`Captured`); the expensive part,
+redaction, summarising and serialisation, happens here, in the background
+writer's worker thread, so the invoke path pays for a tuple and an append.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from .redact import Redactor
+
+RECORD_VERSION = 1
+CONFIRMATION_META_KEYS = (
+    "confirmation_id",
+    "confirmation",
+    "confirmed",
+    "confirmed_by",
+    "decision",
+    "approver",
+)
+
+
+@dataclass(slots=True)
+class Captured:
+    """What the hook grabs on the hot path: references and a few ctx fields."""
+
+    kind: str  # "call" | "step"
+    ts: float  # time.time() when the hook ran
+    trace_id: str | None
+    run_id: str | None
+    parent_run_id: str | None
+    agent: str | None
+    idempotency_key: str | None
+    call: Any = None
+    tool: Any = None
+    result: Any = None
+    step: Any = None
+    model: str | None = None  # the adapter label of a step
+    otel_ctx: Any = None  # the caller's OpenTelemetry context, when spans are on
+
+
+@dataclass(slots=True)
+class Row:
+    """A built record ready for the chain: the canonical JSON plus indexed columns."""
+
+    record: dict[str, Any]
+    canonical: str
+    ts: float
+    kind: str
+    agent: str | None
+    tool: str | None
+    status: str | None
+    elapsed_ms: float | None
+    run_id: str | None
+    call_id: str | None
+    hash: str | None = None  # set when the row is chained
+
+
+def iso(ts: float) -> str:
+    """UTC ISO-8601 with microseconds, the one timestamp format of the log."""
+    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def _jsonable(value: Any) -> Any:
+    try:
+        from reach_core.result import to_jsonable  # the core's one serialisation rule
+    except ImportError:  # pragma: no cover - core always present in practice
+        return json.loads(json.dumps(value, default=str))
+    return to_jsonable(value)
+
+
+def summarise(value: Any, redactor: Redactor, cap: int) -> Any:
+    """Redact, then cap the size: small values stay as they are, large ones become a preview."""
+    if isinstance(value, str | bytes | bytearray):
+        text = value.decode("utf-8", "replace") if isinstance(value, bytes | bytearray) else value
+        try:
+            parsed = json.loads(text)
+        except ValueError:
+            parsed = None
+        value = parsed if isinstance(parsed, dict | list) else text
+    try:
+        clean = redactor.value(_jsonable(value))
+    except Exception as exc:  # a summary must never cost the record
+        clean = f"[unserialisable {type(exc).__name__}]"
+    text = json.dumps(clean, separators=(",", ":"), ensure_ascii=False, default=str)
+    if len(text) <= cap:
+        return clean
+    return {"truncated": True, "chars": len(text), "preview": text[:cap]}
+
+
+def _arguments_of(call: Any) -> Any:
+    if call is None:
+        return None
+    if isinstance(call, dict):
+        if "arguments" in call:
+            return call["arguments"]
+        return (call.get("function") or {}).get("arguments")
+    args = getattr(call, "arguments", None)
+    if args is None:
+        fn = getattr(call, "function", None)
+        args = getattr(fn, "arguments", None)
+    return args
+
+
+def _call_id_of(call: Any, result: Any) -> str | None:
+    cid = getattr(result, "call_id", None)
+    if cid:
+        return cid
+    if isinstance(call, dict):
+        return call.get("id")
+    return getattr(call, "id", None)
+
+
+def _name_of(call: Any, tool: Any, result: Any) -> str | None:
+    for candidate in (getattr(tool, "name", None), getattr(result, "name", None)):
+        if candidate:
+            return candidate
+    if isinstance(call, dict):
+        return call.get("name") or (call.get("function") or {}).get("name")
+    return getattr(call, "name", None)
+
+
+def build_call(c: Captured, redactor: Redactor, cap: int) -> dict[str, Any]:
+    """The audit record of one invocation (success, error, denial, confirmation, fallback)."""
+    result, tool, call = c.result, c.tool, c.call
+    meta = getattr(result, "meta", None) or {}
+    error = getattr(result, "error", None)
+    ok = bool(getattr(result, "ok", error is None))
+    elapsed = getattr(result, "elapsed_ms", None)
+    started = c.ts - (elapsed or 0) / 1000.0
+    record: dict[str, Any] = {
+        "v": RECORD_VERSION,
+        "kind": "call",
+        "ts": iso(c.ts),
+        "started": iso(started),
+        "trace_id": c.trace_id or getattr(result, "trace_id", None),
+        "run_id": c.run_id,
+        "parent_run_id": c.parent_run_id,
+        "call_id": _call_id_of(call, result),
+        "agent": c.agent or "default",
+        "tool": _name_of(call, tool, result),
+        "plugin": getattr(tool, "plugin", None),
+        "risk": getattr(tool, "risk", None),
+        "status": "ok" if ok else getattr(error, "code", "error"),
+        "elapsed_ms": round(float(elapsed), 3) if elapsed is not None else None,
+        "attempts": meta.get("attempts"),
+        "fallback": meta.get("fallback") or None,
+        "idempotency_key": c.idempotency_key,
+        "args": summarise(_arguments_of(call), redactor, cap),
+    }
+    if ok:
+        record["result"] = summarise(getattr(result, "content", None), redactor, cap)
+    else:
+        record["error"] = {
+            "code": getattr(error, "code", None),
+            "message": summarise(getattr(error, "message", None), redactor, cap),
+        }
+        retry_after = getattr(error, "retry_after", None)
+        if retry_after is not None:
+            record["error"]["retry_after"] = retry_after
+    confirmation = {k: meta[k] for k in CONFIRMATION_META_KEYS if meta.get(k) is not None}
+    if confirmation:
+        record["confirmation"] = summarise(confirmation, redactor, cap)
+    for key in ("error_code", "receipt", "shaped", "exception", "fix", "retries"):
+        if meta.get(key) is not None:
+            record[key] = summarise(meta[key], redactor, cap)
+    return {k: v for k, v in record.items() if v is not None}
+
+
+def _get(obj: Any, name: str, default: Any = None) -> Any:
+    if isinstance(obj, dict):
+        return obj.get(name, default)
+    return getattr(obj, name, default)
+
+
+def _tool_names(items: Any) -> list[str]:
+    names: list[str] = []
+    for item in items or ():
+        if isinstance(item, str):
+            names.append(item)
+            continue
+        name = _get(item, "name") or _get(_get(item, "function") or {}, "name")
+        if name:
+            names.append(str(name))
+    return names
+
+
+def usage_of(step: Any) -> dict[str, int]:
+    """Token usage of a step, whatever shape the adapter gave it (OpenAI or Anthropic names)."""
+    usage = _get(step, "usage") or {}
+    prompt = _get(usage, "prompt_tokens", None)
+    if prompt is None:
+        prompt = _get(usage, "input_tokens", 0)
+    completion = _get(usage, "completion_tokens", None)
+    if completion is None:
+        completion = _get(usage, "output_tokens", 0)
+    total = _get(usage, "total_tokens", None)
+    cached = _get(usage, "cached_tokens", 0)
+    prompt, completion = int(prompt or 0), int(completion or 0)
+    out = {
+        "prompt": prompt,
+        "completion": completion,
+        "total": int(total) if total is not None else prompt + completion,
+    }
+    if cached:
+        out["cached"] = int(cached)
+    return out
+
+
+def build_step(c: Captured, redactor: Redactor, cap: int) -> dict[str, Any]:
+    """The audit record of one agent-loop step: tools offered, tools chosen, tokens spent."""
+    step = c.step
+    offered = _get(step, "tools_offered")
+    if offered is None:
+        offered = _get(step, "offered", _get(step, "tools"))
+    model_ms = _get(step, "model_ms")
+    tools_ms = _get(step, "tools_ms")
+    record: dict[str, Any] = {
+        "v": RECORD_VERSION,
+        "kind": "step",
+        "ts": iso(c.ts),
+        "trace_id": c.trace_id,
+        "run_id": c.run_id or _get(step, "run_id"),
+        "parent_run_id": c.parent_run_id,
+        "agent": c.agent or "default",
+        "step": _get(step, "index", _get(step, "step")),
+        "model": c.model,
+        "offered": _tool_names(offered),
+        "called": _tool_names(_get(step, "tool_calls")),
+        "tool_choice": _get(step, "tool_choice") if isinstance(_get(step, "tool_choice"), str) else None,
+        "tokens": usage_of(step),
+        "model_ms": round(float(model_ms), 3) if model_ms is not None else None,
+        "tools_ms": round(float(tools_ms), 3) if tools_ms is not None else None,
+    }
+    return {k: v for k, v in record.items() if v is not None}
+
+
+def build_row(c: Captured, redactor: Redactor, cap: int) -> Row:
+    """Build, serialise and index one record; never raises (a broken record is still recorded)."""
+    from .chain import canonical_json
+
+    try:
+        record = (build_step if c.kind == "step" else build_call)(c, redactor, cap)
+    except Exception as exc:
+        record = {
+            "v": RECORD_VERSION,
+            "kind": c.kind,
+            "ts": iso(c.ts),
+            "agent": c.agent or "default",
+            "status": "audit_error",
+            "audit_error": f"{type(exc).__name__}: {redactor.text(str(exc))[:200]}",
+        }
+    return Row(
+        record=record,
+        canonical=canonical_json(record),
+        ts=c.ts,
+        kind=record["kind"],
+        agent=record.get("agent"),
+        tool=record.get("tool"),
+        status=record.get("status"),
+        elapsed_ms=record.get("elapsed_ms"),
+        run_id=record.get("run_id"),
+        call_id=record.get("call_id"),
+    )

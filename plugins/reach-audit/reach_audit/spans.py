@@ -1,0 +1,93 @@
+"""OpenTelemetry spans for tool calls, following the GenAI semantic conventions.
+
+Optional: active when ``opentelemetry`` is importable (``pip install
+reach-audit[otel]``) and ``otel = true``. The hook only captures the current
+OTel context (so the span gets the caller's parent); the span itself is made
+from the finished audit record, off the hot path, with the call's real start and
+end times. Arguments and results go on the span only with ``otel_content = true``,
+and then as the record has them: redacted and size-capped.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .record import Captured, Row
+
+
+def otel_available() -> bool:
+    try:
+        import opentelemetry.trace  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+class SpanRecorder:
+    """Turns one audit record of a call into one ``execute_tool {name}`` span."""
+
+    def __init__(self, *, content: bool = False) -> None:
+        from opentelemetry import context, trace
+
+        self._trace = trace
+        self._context = context
+        self.content = content
+
+    def current(self) -> Any:
+        """The caller's OTel context, captured on the hot path (a context-var read)."""
+        return self._context.get_current()
+
+    def record(self, item: Captured, row: Row) -> None:
+        rec = row.record
+        if rec.get("kind") != "call":
+            return
+        trace = self._trace
+        tracer = trace.get_tracer("reach-audit")
+        name = rec.get("tool") or "unknown"
+        end_ns = int(item.ts * 1e9)
+        start_ns = end_ns - int((rec.get("elapsed_ms") or 0) * 1e6)
+        attrs: dict[str, Any] = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": name,
+            "gen_ai.tool.type": "function",
+        }
+        if rec.get("call_id"):
+            attrs["gen_ai.tool.call.id"] = rec["call_id"]
+        description = getattr(item.tool, "description", None)
+        if description:
+            attrs["gen_ai.tool.description"] = description[:512]
+        for key, field in (
+            ("reach.agent", "agent"),
+            ("reach.run_id", "run_id"),
+            ("reach.trace_id", "trace_id"),
+            ("reach.plugin", "plugin"),
+            ("reach.risk", "risk"),
+            ("reach.attempts", "attempts"),
+            ("reach.audit.hash", None),
+        ):
+            value = row.hash if field is None else rec.get(field)
+            if value is not None and value != "":
+                attrs[key] = value
+        failed = rec.get("status") not in (None, "ok")
+        if failed:
+            attrs["error.type"] = rec["status"]
+        if self.content:
+            attrs["gen_ai.tool.call.arguments"] = _text(rec.get("args"))
+            attrs["gen_ai.tool.call.result"] = _text(rec.get("error") if failed else rec.get("result"))
+        span = tracer.start_span(
+            f"execute_tool {name}",
+            context=item.otel_ctx,
+            kind=trace.SpanKind.INTERNAL,
+            attributes=attrs,
+            start_time=start_ns,
+        )
+        if failed:
+            span.set_status(trace.Status(trace.StatusCode.ERROR, rec["status"]))
+        span.end(end_time=end_ns)
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))

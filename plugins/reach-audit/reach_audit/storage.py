@@ -1,0 +1,221 @@
+"""Where audit rows live: the ``audit_log`` table of the Reach state store.
+
+``store_for(reach)`` returns ``reach.store`` (the core's SQLite/WAL store with one
+writer thread) and falls back to :class:`LocalStore`, a minimal store with the
+same interface on ``<data_dir>/reach.db``, when the core has none. Everything
+else in this plugin only uses that small interface.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Protocol
+
+from .chain import GENESIS, link_hash
+from .record import Row
+
+TABLE = "audit_log"
+COMPONENT = "reach-audit"
+
+SCHEMA = (
+    f"""CREATE TABLE IF NOT EXISTS {TABLE} (
+        seq INTEGER PRIMARY KEY,
+        ts REAL NOT NULL,
+        kind TEXT NOT NULL,
+        agent TEXT,
+        tool TEXT,
+        status TEXT,
+        elapsed_ms REAL,
+        run_id TEXT,
+        call_id TEXT,
+        record TEXT NOT NULL,
+        hash TEXT NOT NULL
+    )""",
+    f"CREATE INDEX IF NOT EXISTS {TABLE}_ts ON {TABLE}(ts)",
+)
+# Append-only at the database level too: the writer never updates or deletes, so
+# anything that tries is either a bug or tampering. (SQLite syntax; a PostgreSQL
+# store gets its own rule.)
+SQLITE_APPEND_ONLY = (
+    f"""CREATE TRIGGER IF NOT EXISTS {TABLE}_no_update BEFORE UPDATE ON {TABLE}
+        BEGIN SELECT RAISE(ABORT, '{TABLE} is append-only'); END""",
+    f"""CREATE TRIGGER IF NOT EXISTS {TABLE}_no_delete BEFORE DELETE ON {TABLE}
+        BEGIN SELECT RAISE(ABORT, '{TABLE} is append-only'); END""",
+)
+
+INSERT = (
+    f"INSERT INTO {TABLE} (ts, kind, agent, tool, status, elapsed_ms, run_id, call_id, record, hash)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+COLUMNS = "seq, ts, kind, agent, tool, status, elapsed_ms, run_id, call_id, record, hash"
+
+
+class Store(Protocol):
+    """The part of ``reach_core.store.Store`` this plugin relies on."""
+
+    path: Path
+
+    async def execute(self, sql: str, params: Sequence[Any] = ()) -> int: ...
+    async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]: ...
+    async def transaction(self, fn: Callable[[sqlite3.Connection], Any]) -> Any: ...
+    async def migrate(self, component: str, migrations: Sequence[Any]) -> int: ...
+    def fetchall_sync(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]: ...
+
+
+class LocalStore:
+    """SQLite in WAL mode with synchronous=FULL behind one dedicated thread.
+
+    Used only when the core offers no ``reach.store``; durable when a call returns.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="reach-audit-db")
+        self._conn: sqlite3.Connection | None = None
+        self._lock = threading.Lock()
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._conn is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=FULL")
+            conn.execute("PRAGMA busy_timeout=10000")
+            self._conn = conn
+        return self._conn
+
+    def _run(self, fn: Callable[[sqlite3.Connection], Any]) -> Any:
+        with self._lock:
+            return fn(self._connection())
+
+    def _tx(self, fn: Callable[[sqlite3.Connection], Any]) -> Any:
+        def body(conn: sqlite3.Connection) -> Any:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                out = fn(conn)
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+            return out
+
+        return self._run(body)
+
+    async def _submit(self, fn: Callable[[], Any]) -> Any:
+        return await asyncio.wrap_future(self._pool.submit(fn))
+
+    async def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
+        return await self._submit(lambda: self._run(lambda c: c.execute(sql, params).rowcount))
+
+    async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
+        return await self._submit(lambda: self.fetchall_sync(sql, params))
+
+    async def fetchone(self, sql: str, params: Sequence[Any] = ()) -> tuple | None:
+        rows = await self.fetchall(sql, params)
+        return rows[0] if rows else None
+
+    async def transaction(self, fn: Callable[[sqlite3.Connection], Any]) -> Any:
+        return await self._submit(lambda: self._tx(fn))
+
+    def execute_sync(self, sql: str, params: Sequence[Any] = ()) -> int:
+        return self._run(lambda c: c.execute(sql, params).rowcount)
+
+    def fetchall_sync(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
+        return self._run(lambda c: c.execute(sql, params).fetchall())
+
+    def transaction_sync(self, fn: Callable[[sqlite3.Connection], Any]) -> Any:
+        return self._tx(fn)
+
+    async def migrate(self, component: str, migrations: Sequence[Callable[[sqlite3.Connection], None]]) -> int:
+        """Idempotent schema set-up (the migrations here all use IF NOT EXISTS)."""
+
+        def run(conn: sqlite3.Connection) -> None:
+            for step in migrations:
+                step(conn)
+
+        await self.transaction(run)
+        return len(migrations)
+
+    def migrate_sync(self, component: str, migrations: Sequence[Callable[[sqlite3.Connection], None]]) -> int:
+        def run(conn: sqlite3.Connection) -> None:
+            for step in migrations:
+                step(conn)
+
+        self.transaction_sync(run)
+        return len(migrations)
+
+    async def aclose(self) -> None:
+        await self._submit(self.close)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+
+def data_dir_of(reach: Any) -> Path:
+    """The Reach data directory (``[reach] data_dir``, default ``./.reach``)."""
+    for attr in ("data_dir",):
+        value = getattr(reach, attr, None)
+        if value:
+            return Path(value)
+    config = getattr(reach, "config", None)
+    section = getattr(config, "reach", None)
+    value = getattr(section, "data_dir", None)
+    return Path(value) if value else Path(".reach")
+
+
+def store_for(reach: Any) -> Store:
+    """The state store to write into: the core's when it has one."""
+    store = getattr(reach, "store", None)
+    if store is not None:
+        return store
+    return LocalStore(data_dir_of(reach) / "reach.db")
+
+
+def create_schema(conn: sqlite3.Connection) -> None:
+    """Create the table, its index and (on SQLite) the append-only triggers."""
+    for sql in SCHEMA:
+        conn.execute(sql)
+    if isinstance(conn, sqlite3.Connection):
+        for sql in SQLITE_APPEND_ONLY:
+            conn.execute(sql)
+
+
+MIGRATIONS = (create_schema,)
+
+
+def append_rows(conn: sqlite3.Connection, rows: Iterable[Row]) -> tuple[int, str]:
+    """Chain and insert ``rows`` inside the caller's transaction.
+
+    Reading the head hash and inserting in one BEGIN IMMEDIATE transaction keeps
+    the chain linear even with several processes writing to one database.
+    Returns (number of rows, new head hash).
+    """
+    head = conn.execute(f"SELECT hash FROM {TABLE} ORDER BY seq DESC LIMIT 1").fetchone()
+    prev = head[0] if head else GENESIS
+    params = []
+    for row in rows:
+        prev = row.hash = link_hash(prev, row.canonical)
+        params.append(
+            (
+                row.ts,
+                row.kind,
+                row.agent,
+                row.tool,
+                row.status,
+                row.elapsed_ms,
+                row.run_id,
+                row.call_id,
+                row.canonical,
+                prev,
+            )
+        )
+    conn.executemany(INSERT, params)
+    return len(params), prev

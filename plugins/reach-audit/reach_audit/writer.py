@@ -1,0 +1,189 @@
+"""The background writer: records leave the hot path as a list append and reach
+disk in batches.
+
+Durability contract: a record is *acknowledged* when an ``await flush()`` that
+started after it was enqueued has returned (in ``durability = "sync"`` mode the
+hook does that before the invoke returns). Acknowledged records are committed
+with SQLite ``synchronous=FULL``, so ``kill -9`` cannot take them. Unacknowledged
+records are written at the latest ``flush_interval_ms`` (<= 50 ms) after they
+were enqueued, plus the time of one commit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import logging
+from collections.abc import Callable
+
+from .record import Captured, Row, build_row
+from .redact import Redactor
+from .storage import COMPONENT, MIGRATIONS, Store, append_rows
+
+log = logging.getLogger("reach_audit")
+
+
+class AuditWriter:
+    """Owns the pending list, the flush task and the waiters of ``flush()``."""
+
+    def __init__(
+        self,
+        store: Store,
+        redactor: Redactor,
+        *,
+        summary_chars: int = 512,
+        interval: float = 0.05,
+        batch_size: int = 1000,
+        on_written: Callable[[list[Captured], list[Row]], None] | None = None,
+    ) -> None:
+        self.store = store
+        self.redactor = redactor
+        self.summary_chars = summary_chars
+        self.interval = interval
+        self.batch_size = batch_size
+        self.on_written = on_written
+        self._pending: list[Captured] = []
+        self._enqueued = 0  # records ever enqueued
+        self._written = 0  # records ever committed (a prefix of the enqueued ones)
+        self._waiters: list[tuple[int, asyncio.Future[None]]] = []
+        self._task: asyncio.Task[None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._wake: asyncio.Event | None = None
+        self._now: asyncio.Event | None = None
+        self._schema_ready = False
+        self._closed = False
+        self.last_error: BaseException | None = None
+
+    # -- hot path -----------------------------------------------------------
+    def enqueue(self, item: Captured) -> None:
+        """Cheap: one append; the first item of a quiet period wakes the writer."""
+        self._pending.append(item)
+        self._enqueued += 1
+        if self._task is None or self._task.done() or self._loop is not _running_loop():
+            if _running_loop() is None:
+                return  # no loop yet: the next flush() (or enqueue inside a loop) writes it
+            self._start()
+        if len(self._pending) == 1 or len(self._pending) >= self.batch_size:
+            assert self._wake is not None
+            self._wake.set()
+            if len(self._pending) >= self.batch_size:
+                assert self._now is not None
+                self._now.set()
+
+    async def flush(self) -> None:
+        """Return once every record enqueued before this call is durable on disk."""
+        target = self._enqueued
+        if self._written >= target:
+            return
+        if self._task is None or self._task.done() or self._loop is not _running_loop():
+            self._start()
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append((target, fut))
+        assert self._wake is not None and self._now is not None
+        self._now.set()
+        self._wake.set()
+        await fut
+
+    # -- background ---------------------------------------------------------
+    def _start(self) -> None:
+        loop = asyncio.get_running_loop()
+        self._loop = loop
+        self._wake = asyncio.Event()
+        self._now = asyncio.Event()
+        if self._pending:
+            self._wake.set()
+        self._task = loop.create_task(self._run(), name="reach-audit-writer")
+
+    async def _run(self) -> None:
+        assert self._wake is not None and self._now is not None
+        while True:
+            await self._wake.wait()
+            if not self._pending:
+                self._wake.clear()
+                if self._closed:
+                    return
+                continue
+            if not self._now.is_set():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._now.wait(), self.interval)
+            self._now.clear()
+            try:
+                await self._write_pending()
+                self.last_error = None
+            except asyncio.CancelledError:
+                raise
+            except BaseException as exc:  # keep the records; try again after a pause
+                self.last_error = exc
+                log.error("reach-audit: writing the audit log failed: %r; will retry", exc)
+                self._fail_waiters(exc)
+                await asyncio.sleep(min(1.0, self.interval * 10))
+            if not self._pending:
+                self._wake.clear()
+
+    async def _write_pending(self) -> None:
+        while self._pending:
+            batch = self._pending[: self.batch_size]
+            rows = await asyncio.to_thread(self._build, batch)
+            if not self._schema_ready:
+                await self.store.migrate(COMPONENT, MIGRATIONS)
+                self._schema_ready = True
+            await self.store.transaction(functools.partial(append_rows, rows=rows))
+            # Only now drop them from pending: a failed commit keeps them.
+            del self._pending[: len(batch)]
+            self._written += len(batch)
+            self._resolve_waiters()
+            if self.on_written is not None:
+                try:
+                    await asyncio.to_thread(self.on_written, batch, rows)
+                except Exception as exc:  # logging must never lose a record
+                    log.warning("reach-audit: emitting audit events failed: %r", exc)
+
+    def _build(self, batch: list[Captured]) -> list[Row]:
+        return [build_row(item, self.redactor, self.summary_chars) for item in batch]
+
+    def _resolve_waiters(self) -> None:
+        still = []
+        for target, fut in self._waiters:
+            if self._written >= target:
+                if not fut.done():
+                    fut.set_result(None)
+            else:
+                still.append((target, fut))
+        self._waiters = still
+
+    def _fail_waiters(self, exc: BaseException) -> None:
+        waiters, self._waiters = self._waiters, []
+        for _, fut in waiters:
+            if not fut.done():
+                fut.set_exception(RuntimeError(f"audit log not written: {exc!r}"))
+
+    @property
+    def pending(self) -> int:
+        """Records enqueued and not yet durable."""
+        return self._enqueued - self._written
+
+    async def aclose(self) -> None:
+        """Write what is pending, then stop the task."""
+        if self._pending and self._loop is _running_loop():
+            await self.flush()
+        self._closed = True
+        task = self._task
+        if task is not None and not task.done():
+            if self._loop is _running_loop():
+                assert self._wake is not None
+                self._wake.set()
+                try:
+                    await asyncio.wait_for(asyncio.shield(task), 1.0)
+                except (TimeoutError, asyncio.CancelledError):
+                    task.cancel()
+            else:
+                task.cancel()
+        self._task = None
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
