@@ -1,49 +1,51 @@
-"""Running one connector: deadline, retries that respect side effects, fallback.
+"""Running one connector: deadline, retries that respect side effects, concurrency caps.
 
-The rules (DESIGN §6):
+The rules (DESIGN §6, issue 3):
 
-* ``tool.timeout`` is the deadline of the *whole* call: every attempt, backoff
-  sleep and Retry-After wait fits inside it.
+* ``tool.timeout`` is the deadline of the *whole* call: waiting for a slot,
+  every attempt, every backoff sleep and Retry-After wait fit inside it.
+  ``tool.attempt_timeout`` bounds one try.
 * Only idempotent tools are retried, and only for retryable failures
-  (``RetryableError``, ``RateLimited``, attempt time-outs), with exponential
-  backoff and jitter, honouring ``retry_after``. A business error never is.
-* A non-idempotent call that times out is ``outcome_unknown`` ("may or may not
-  have happened") and is never re-run.
-* Sync connectors run in a bounded thread pool, never on the event loop.
+  (``RetryableError``, ``RateLimited``, connection errors, HTTP 429/502/503/504
+  raised by an HTTP client, attempt time-outs), up to ``max_retries``, with
+  exponential backoff (``[reach] retry_backoff`` = 1 s: 1, 2, 4 s, jittered to
+  50-100 %), never shorter than Retry-After, never past the deadline.
+* A business error is never retried.
+* A non-idempotent call that times out after it started is ``outcome_unknown``
+  ("may or may not have happened") and is never re-run. One that never started
+  (no free slot, no free thread) is a plain ``timeout``: it did not run.
+* Sync connectors run in the bounded pool of the guard rails. On timeout the
+  call is abandoned, but its thread and its concurrency slots stay taken until
+  the function really returns, so hung sync tools cannot overrun a service or
+  the process.
 
-Speed: ``asyncio.timeout`` is only armed when the connector actually has to
-wait. The coroutine is stepped once; if it finishes on that step (most cheap
-tools do) no timer is created at all.
+Speed: the connector's coroutine is stepped once before any timer exists; a
+call that finishes on that step (most cheap tools) never arms a deadline.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import random
 from collections.abc import Coroutine, Generator
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
-from .errors import BusinessError, ToolFailure
+from .errors import BusinessError, RateLimited, RetryableError, ToolFailure
 
 if TYPE_CHECKING:
     from .context import CallContext
+    from .guard.concurrency import WeightedLimit
     from .tool import Tool
 
-__all__ = ["run_connector"]
+__all__ = ["backoff_delay", "run_connector"]
 
-_pool: ThreadPoolExecutor | None = None
-
-
-def _thread_pool() -> ThreadPoolExecutor:
-    global _pool  # one bounded pool per process: hung sync tools cannot exhaust it silently
-    if _pool is None:
-        _pool = ThreadPoolExecutor(max_workers=32, thread_name_prefix="reach-sync")
-    return _pool
+_RETRY_STATUS = frozenset({429, 502, 503, 504})
+_fallback_pool: concurrent.futures.ThreadPoolExecutor | None = None
 
 
 class _Resume:
-    """Await the rest of a coroutine that has already been stepped once."""
+    """Await the rest of a coroutine that was already stepped once."""
 
     __slots__ = ("coro", "first")
 
@@ -55,7 +57,7 @@ class _Resume:
         while True:
             try:
                 sent = yield pending
-            except BaseException as exc:  # cancellation and timeouts go into the connector
+            except BaseException as exc:  # cancellation (our deadline) goes into the connector
                 try:
                     pending = coro.throw(exc)
                 except StopIteration as stop:
@@ -67,72 +69,226 @@ class _Resume:
                     return stop.value
 
 
-async def _attempt(tool: Tool, params: Any, ctx: CallContext, budget: float) -> Any:
-    connector = tool.connector
-    if tool.is_async:
-        coro = connector.execute(params, ctx) if tool.pass_ctx else connector.execute(params)
+class _NotStarted(Exception):
+    """The attempt timed out before the connector began (no slot, no thread)."""
+
+
+def backoff_delay(attempt: int, base: float, retry_after: float | None, cap: float = 30.0) -> float:
+    """Delay before retry number ``attempt`` (1-based): base·2^(n-1), jittered to 50-100 %,
+    capped, and never shorter than the server's Retry-After."""
+    delay = min(cap, base * (2 ** (attempt - 1))) * (0.5 + random.random() / 2)
+    if retry_after is not None and retry_after > delay:
+        delay = retry_after
+    return delay
+
+
+def _retry_after_header(headers: Any) -> float | None:
+    raw = headers.get("retry-after") if headers is not None else None
+    if not raw:
+        return None
+    try:
+        return max(0.0, float(raw))
+    except ValueError:
+        import time
+        from email.utils import parsedate_to_datetime
+
         try:
-            first = coro.send(None)
-        except StopIteration as stop:
-            return stop.value
+            return max(0.0, parsedate_to_datetime(raw).timestamp() - time.time())
+        except (TypeError, ValueError):
+            return None
+
+
+def _classify(exc: BaseException, tool: Tool) -> ToolFailure | None:
+    """Map well-known transport exceptions a connector let escape to failures.
+
+    Connection errors and HTTP 429/502/503/504 raised by an HTTP client are
+    retryable; for a tool with side effects an error after the request may have
+    been sent (read error, reset, truncated body) is ``outcome_unknown``.
+    """
+    mro = {c.__name__ for c in type(exc).__mro__}
+    if "HTTPStatusError" in mro:  # httpx, without importing it
+        response = getattr(exc, "response", None)
+        status = getattr(response, "status_code", None)
+        if status in _RETRY_STATUS:
+            retry_after = _retry_after_header(getattr(response, "headers", None))
+            if status == 429:
+                return RateLimited(retry_after, message=f"{tool.name}: the service says slow down (HTTP 429)")
+            return RetryableError(f"{tool.name}: the service is unavailable (HTTP {status})", retry_after=retry_after)
+        return None
+    connect_phase = bool(mro & {"ConnectError", "ConnectTimeout", "ConnectionRefusedError", "PoolTimeout"})
+    transport = bool(mro & {"TransportError", "ConnectionError", "ClientConnectionError"})
+    if not (connect_phase or transport):
+        return None
+    if connect_phase or tool.idempotent:
+        return RetryableError(f"{tool.name}: could not reach the service ({type(exc).__name__})")
+    return ToolFailure(
+        f"{tool.name}: the connection failed after the request was sent; the action may or may not have "
+        "happened. Check its effect before repeating it.",
+        code="outcome_unknown",
+    )
+
+
+def _release_all(slots: list[tuple[WeightedLimit, int]]) -> None:
+    for lim, weight in slots:
+        lim.release(weight)
+
+
+async def _acquire_all(slots: list[tuple[WeightedLimit, int]], deadline: float, loop: asyncio.AbstractEventLoop) -> None:
+    taken: list[tuple[WeightedLimit, int]] = []
+    try:
+        for lim, weight in slots:
+            if not lim.try_acquire(weight):
+                remaining = deadline - loop.time()
+                if remaining <= 0:
+                    raise _NotStarted
+                try:
+                    async with asyncio.timeout(remaining):
+                        await lim.acquire(weight)
+                except TimeoutError:
+                    raise _NotStarted from None
+            taken.append((lim, weight))
+    except BaseException:
+        _release_all(taken)
+        raise
+
+
+def _pool(ctx: CallContext) -> concurrent.futures.Executor:
+    guards = getattr(ctx.reach, "_guards", None)
+    if guards is not None:
+        return guards.thread_pool()
+    global _fallback_pool  # only without guard rails (never in practice)
+    if _fallback_pool is None:
+        _fallback_pool = concurrent.futures.ThreadPoolExecutor(max_workers=16, thread_name_prefix="reach-sync")
+    return _fallback_pool
+
+
+async def _run_sync(tool: Tool, params: Any, ctx: CallContext, budget: float,
+                    slots: list[tuple[WeightedLimit, int]], loop: asyncio.AbstractEventLoop) -> Any:
+    fn = tool.connector.execute
+    try:
+        cf = _pool(ctx).submit((lambda: fn(params, ctx)) if tool.pass_ctx else (lambda: fn(params)))
+    except BaseException:
+        _release_all(slots)
+        raise
+    if slots:
+        def give_back(_f: concurrent.futures.Future[Any]) -> None:
+            try:
+                loop.call_soon_threadsafe(_release_all, slots)
+            except RuntimeError:  # loop closed: nobody waits for these slots any more
+                pass
+
+        cf.add_done_callback(give_back)
+    afut = asyncio.wrap_future(cf, loop=loop)
+    try:
         async with asyncio.timeout(budget):
-            return await _Resume(coro, first)
-    loop = asyncio.get_running_loop()
-    fn = connector.execute
-    fut = loop.run_in_executor(_thread_pool(), (lambda: fn(params, ctx)) if tool.pass_ctx else (lambda: fn(params)))
-    result = await asyncio.wait_for(asyncio.shield(fut), budget)
-    if asyncio.iscoroutine(result):  # a sync def that returned a coroutine: finish it here
-        async with asyncio.timeout(budget):
+            result = await afut
+    except TimeoutError:
+        # cancelling afut cancelled cf if its thread had not picked it up yet
+        if cf.cancelled():
+            raise _NotStarted from None
+        raise
+    if asyncio.iscoroutine(result):  # a plain def that returned a coroutine: finish it here
+        async with asyncio.timeout(max(0.0, budget)):
             return await result
     return result
 
 
-def _backoff(attempt: int, base: float, retry_after: float | None) -> float:
-    delay = base * (2 ** (attempt - 1)) * (0.5 + random.random() / 2)
-    if retry_after is not None:
-        delay = max(delay, retry_after)
-    return delay
+async def _attempt(tool: Tool, params: Any, ctx: CallContext, deadline: float,
+                   slots: list[tuple[WeightedLimit, int]], loop: asyncio.AbstractEventLoop) -> Any:
+    if slots:
+        await _acquire_all(slots, deadline, loop)
+    if not tool.is_async:
+        budget = deadline - loop.time()
+        if tool.attempt_timeout is not None:
+            budget = min(budget, tool.attempt_timeout)
+        return await _run_sync(tool, params, ctx, budget, slots, loop)
+    try:
+        coro = tool.connector.execute(params, ctx) if tool.pass_ctx else tool.connector.execute(params)
+        try:
+            first = coro.send(None)
+        except StopIteration as stop:
+            return stop.value
+        budget = deadline - loop.time()
+        if tool.attempt_timeout is not None:
+            budget = min(budget, tool.attempt_timeout)
+        async with asyncio.timeout(budget):
+            return await _Resume(coro, first)
+    finally:
+        if slots:
+            _release_all(slots)
 
 
 async def run_connector(tool: Tool, params: Any, ctx: CallContext) -> tuple[Any, dict[str, Any]]:
-    """Run ``tool`` with ``params``; return ``(content, meta)`` or raise ``ToolFailure``."""
+    """Run ``tool`` with ``params``; return ``(content, meta)`` or raise ``ToolFailure``.
+
+    ``ctx.attempt`` is the number of attempts that began (0: the connector never ran).
+    """
     loop = asyncio.get_running_loop()
-    deadline = ctx.deadline if ctx.deadline is not None else loop.time() + tool.timeout
-    ctx.deadline = deadline
-    base = ctx.reach.config.reach.retry_backoff
+    deadline = ctx.deadline
+    if deadline is None:
+        deadline = ctx.deadline = loop.time() + tool.timeout
+    guards = getattr(ctx.reach, "_guards", None)
+    slots = guards.concurrency_slots(tool) if guards is not None else []
     attempt = 0
     while True:
         attempt += 1
         ctx.attempt = attempt
-        remaining = deadline - loop.time()
-        budget = remaining if tool.attempt_timeout is None else min(remaining, tool.attempt_timeout)
         try:
-            content = await _attempt(tool, params, ctx, budget)
-            if isinstance(content, dict) and len(content) == 1 and "error" in content:
+            content = await _attempt(tool, params, ctx, deadline, slots, loop)
+            if type(content) is dict and len(content) == 1 and "error" in content:
                 raise BusinessError(str(content["error"]))
             return content, {"attempts": attempt}
         except ToolFailure as failure:
             failure.details.setdefault("attempts", attempt)
             if not (failure.retryable and tool.idempotent and attempt <= tool.max_retries):
                 raise
-            delay = _backoff(attempt, base, failure.retry_after)
+            delay = backoff_delay(attempt, _base(ctx), failure.retry_after)
             if loop.time() + delay >= deadline:
                 raise
             await asyncio.sleep(delay)
+        except _NotStarted:
+            ctx.attempt = attempt - 1
+            raise ToolFailure(
+                f"{tool.name} did not start within {tool.timeout:g} s because the service is busy "
+                "(concurrency limit); it did not run. Try again later.",
+                code="timeout",
+                details={"attempts": attempt - 1},
+            ) from None
         except TimeoutError:
             if not tool.idempotent:
                 raise ToolFailure(
-                    f"{tool.name} did not finish within {tool.timeout:g} s; the action may or may not "
-                    "have happened. Check its effect before repeating it.",
+                    f"{tool.name} did not finish in time; the action may or may not have happened. "
+                    "Check its effect before repeating it.",
                     code="outcome_unknown",
                     details={"attempts": attempt},
                 ) from None
-            whole = loop.time() >= deadline - 1e-3
-            delay = _backoff(attempt, base, None)
-            if whole or attempt > tool.max_retries or loop.time() + delay >= deadline:
+            delay = backoff_delay(attempt, _base(ctx), None)
+            if attempt > tool.max_retries or loop.time() + delay >= deadline:
                 raise ToolFailure(
-                    f"{tool.name} did not answer within {tool.timeout:g} s; try again later or with a smaller request.",
+                    f"{tool.name} did not answer within {tool.timeout:g} s; try again later or with a "
+                    "smaller request.",
                     code="timeout",
                     details={"attempts": attempt},
                 ) from None
             await asyncio.sleep(delay)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            failure = _classify(exc, tool)
+            if failure is None:
+                raise
+            failure.details["attempts"] = attempt
+            failure.details["exception"] = type(exc).__name__
+            if not (failure.retryable and tool.idempotent and attempt <= tool.max_retries):
+                raise failure from exc
+            delay = backoff_delay(attempt, _base(ctx), failure.retry_after)
+            if loop.time() + delay >= deadline:
+                raise failure from exc
+            await asyncio.sleep(delay)
+
+
+def _base(ctx: CallContext) -> float:
+    try:
+        return float(ctx.reach.config.reach.retry_backoff)
+    except AttributeError:
+        return 1.0

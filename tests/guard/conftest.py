@@ -16,19 +16,6 @@ from reach_core import Reach  # noqa: E402
 from tests.servers.faulty import FaultyHTTPServer  # noqa: E402
 
 
-def _use_guard_executor() -> None:
-    """Until reach_core/execute.py carries the guard executor, route the pipeline to it."""
-    import reach_core.execute as execute
-    import reach_core.pipeline as pipeline
-    from reach_core.guard import executor
-
-    if execute.run_connector is not executor.run_connector:
-        pipeline.run_connector = executor.run_connector
-
-
-_use_guard_executor()
-
-
 @pytest.fixture
 def make_reach(tmp_path):
     """``make_reach(*connectors, **config_sections)`` -> Reach with data in tmp_path."""
