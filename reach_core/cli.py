@@ -1,0 +1,227 @@
+"""The ``reach`` command: ``plugins``, ``tools`` (``lint``), ``call``, and what plugins add.
+
+Start-up stays fast: ``reach --version`` imports no plugin, and plugin commands
+are only collected when a name the core does not know is asked for (or for
+``--help``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import sys
+from typing import Any
+
+import click
+
+from . import __version__
+
+__all__ = ["main"]
+
+CORE_COMMANDS = ("plugins", "tools", "call")
+
+
+def _configure_logging(verbose: int) -> None:
+    import structlog
+
+    level = logging.WARNING - 10 * verbose
+    structlog.configure(
+        wrapper_class=structlog.make_filtering_bound_logger(level),
+        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        cache_logger_on_first_use=False,
+    )
+
+
+def _echo_json(data: Any) -> None:
+    click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+
+
+class ReachGroup(click.Group):
+    """Core commands are static; plugin commands are loaded on demand."""
+
+    _plugins_loaded = False
+
+    def _load_plugin_commands(self, ctx: click.Context) -> None:
+        if self._plugins_loaded:
+            return
+        self._plugins_loaded = True
+        reach = _reach(ctx, quiet=True)
+        if reach is None:
+            return
+        for impl in reach._pm.hook.reach_register_commands.get_hookimpls():
+            try:
+                impl.function(cli=self)
+            except Exception as exc:  # noqa: BLE001 - one plugin's CLI must not break the others
+                click.echo(f"warning: plugin {impl.plugin_name} could not add commands: {exc}", err=True)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        self._load_plugin_commands(ctx)
+        return super().list_commands(ctx)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        cmd = super().get_command(ctx, cmd_name)
+        if cmd is None and cmd_name not in CORE_COMMANDS:
+            self._load_plugin_commands(ctx)
+            cmd = super().get_command(ctx, cmd_name)
+        return cmd
+
+
+def _reach(ctx: click.Context, *, quiet: bool = False) -> Any:
+    root = ctx.find_root()
+    obj = root.obj if isinstance(root.obj, dict) else {}
+    if obj.get("reach") is None:
+        from .errors import ReachError
+        from .reach import Reach
+
+        try:
+            obj["reach"] = Reach(obj.get("config"))
+        except ReachError as exc:
+            if quiet:
+                click.echo(f"warning: {exc}", err=True)
+                return None
+            raise click.ClickException(str(exc)) from None
+        root.obj = obj
+    return obj["reach"]
+
+
+@click.group(cls=ReachGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="reach")
+@click.option("--config", "config", type=click.Path(dir_okay=False), default=None,
+              help="Config file (default: $REACH_CONFIG, ./reach.toml, [tool.reach] in ./pyproject.toml).")
+@click.option("-v", "--verbose", count=True, help="More log output on stderr (-v info, -vv debug).")
+@click.pass_context
+def cli(ctx: click.Context, config: str | None, verbose: int) -> None:
+    """reach: checked, bounded, audited tool calls for LLM agents."""
+    _configure_logging(verbose)
+    ctx.obj = {"config": config, "reach": None}
+
+
+@cli.command("plugins")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--hook", default=None, help="Print the effective order of one hook's implementations.")
+@click.pass_context
+def plugins_cmd(ctx: click.Context, as_json: bool, hook: str | None) -> None:
+    """List plugins: name, distribution, version, hooks, status (loaded/blocked/failed) and why."""
+    reach = _reach(ctx)
+    if hook:
+        order = reach.hook_order(hook)
+        if as_json:
+            _echo_json({"hook": hook, "order": order})
+        else:
+            click.echo(f"{hook}: " + (" -> ".join(order) if order else "(no implementations)"))
+        return
+    rows = [p.to_dict() for p in reach.plugin_info]
+    if as_json:
+        _echo_json(rows)
+        return
+    if not rows:
+        click.echo("no plugins installed (pip install reach-weather, for example)")
+    for p in rows:
+        version = f" {p['version']}" if p["version"] else ""
+        line = f"{p['name']}{version}  [{p['status']}]"
+        if p["reason"]:
+            line += f"  {p['reason']}"
+        click.echo(line)
+        if p["hooks"]:
+            click.echo("    hooks: " + ", ".join(p["hooks"]))
+    for name, plugins in reach.conflicts.items():
+        click.echo(f"conflict: tool {name!r} is provided by {', '.join(plugins)}; "
+                   f'choose with [connectors.{name}] provider = "..."')
+
+
+@cli.group("tools", invoke_without_command=True)
+@click.option("--agent", default=None, help="List what this agent may use.")
+@click.option("--query", default=None, help="Rank by relevance to this question (uses the selector).")
+@click.option("--limit", type=int, default=None)
+@click.option("--explain", is_flag=True, help="Show the selector's score per signal.")
+@click.option("--strict", is_flag=True, help="OpenAI strict-mode declarations.")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def tools_cmd(ctx: click.Context, agent: str | None, query: str | None, limit: int | None,
+              explain: bool, strict: bool, as_json: bool) -> None:
+    """List the tools a model would be offered."""
+    if ctx.invoked_subcommand:
+        return
+    reach = _reach(ctx)
+    if explain and query:
+        selector = reach.provider("selector")
+        if selector is None or not hasattr(selector, "explain"):
+            raise click.ClickException("no installed selector can explain (pip install reach-preselect)")
+        from .context import CallContext
+
+        sctx = CallContext(reach, None, agent=agent or "default", run_id=None, call_id="", trace_id="", query=query)
+        rows = selector.explain(query, reach._allowed_tools(agent), sctx, limit or 10)
+        if as_json:
+            _echo_json(rows)
+        else:
+            for row in rows:
+                click.echo("  ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()))
+        return
+    selected = reach.select(agent=agent, query=query, limit=limit)
+    if as_json:
+        _echo_json([t.declaration(strict=strict) for t in selected])
+        return
+    for t in selected:
+        note = f"  ({t.risk_note})" if t.risk_note else ""
+        first = (t.description.splitlines() or [""])[0]
+        click.echo(f"{t.name}  [{t.risk}{', idempotent' if t.idempotent else ''}]  {t.plugin}{note}")
+        if first:
+            click.echo(f"    {first[:110]}")
+
+
+@tools_cmd.command("lint")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def tools_lint_cmd(ctx: click.Context, as_json: bool) -> None:
+    """Check each tool against what makes models call tools well. Exit 1 if any problem."""
+    from .lint import lint_tool
+
+    reach = _reach(ctx)
+    report = {t.name: [p.to_dict() for p in lint_tool(t)] for t in reach.all_tools()}
+    if as_json:
+        _echo_json(report)
+    else:
+        for name, problems in report.items():
+            click.echo(f"{name}: {'ok' if not problems else ''}")
+            for p in problems:
+                click.echo(f"    [{p['rule']}] {p['message']}")
+    if any(report.values()):
+        sys.exit(1)
+
+
+@cli.command("call")
+@click.argument("name")
+@click.option("--args", "args", default="{}", help="Arguments as a JSON object.")
+@click.option("--agent", default=None)
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def call_cmd(ctx: click.Context, name: str, args: str, agent: str | None, as_json: bool) -> None:
+    """Call one tool through the whole pipeline and print the result."""
+    reach = _reach(ctx)
+
+    async def go() -> Any:
+        try:
+            return await reach.invoke({"id": "cli", "name": name, "arguments": args}, agent=agent)
+        finally:
+            await reach.aclose()
+
+    result = asyncio.run(go())
+    if as_json:
+        _echo_json(result.to_dict())
+    elif result.ok:
+        content = result.content
+        click.echo(content if isinstance(content, str) else json.dumps(content, ensure_ascii=False, indent=2))
+    else:
+        assert result.error is not None
+        click.echo(f"error [{result.error.code}]: {result.error.message}", err=True)
+    if not result.ok:
+        sys.exit(2)
+
+
+def main() -> None:
+    cli(prog_name="reach")
+
+
+if __name__ == "__main__":
+    main()
