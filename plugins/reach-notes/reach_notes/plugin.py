@@ -10,6 +10,10 @@ from .connectors import AppendNote, ListNotes, SearchNotes
 from .settings import NotesSettings
 from .store import Notebook
 
+# The name config and logs use when this module is registered directly
+# (tests, embedding) rather than found through its entry point.
+REACH_PLUGIN_NAME = "reach-notes"
+
 
 @hookimpl
 def reach_plugin_settings() -> type[NotesSettings]:

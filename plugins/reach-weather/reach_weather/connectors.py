@@ -18,6 +18,9 @@ from .wmo import WET_CODES, describe
 
 UNAVAILABLE = "weather is unavailable right now, try later"
 
+# Failures after which "try later" is the honest answer.
+_FALLBACK_FOR = frozenset({"upstream_unavailable", "timeout", "rate_limited"})
+
 _UNITS = {"celsius": "°C", "fahrenheit": "°F"}
 
 _CITY = {
@@ -39,7 +42,6 @@ class _WeatherConnector(Connector):
 
     tags = ("external_api",)
     risk = "read"
-    fallback = UNAVAILABLE
 
     def __init__(self, settings: WeatherSettings | dict[str, Any] | None = None) -> None:
         if settings is None:
@@ -48,6 +50,16 @@ class _WeatherConnector(Connector):
             settings = WeatherSettings.model_validate(settings)
         self.settings = settings
         self.api = OpenMeteo(settings)
+
+    def fallback(self, error: Any) -> str:
+        """The answer once retries are spent: only for an unreachable or busy service.
+
+        A deliberate refusal (an unknown city, a bad request) is re-raised so the
+        model sees what to correct, rather than "try later".
+        """
+        if getattr(error, "code", None) in _FALLBACK_FOR:
+            return UNAVAILABLE
+        raise error
 
     async def aclose(self) -> None:
         """Release the HTTP client (called by the plugin's shutdown hook)."""

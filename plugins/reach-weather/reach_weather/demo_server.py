@@ -18,8 +18,10 @@ needs no event loop, so sync tests, async tests and the CLI share it.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import json
+import socket
 import threading
 import time
 import unicodedata
@@ -274,7 +276,27 @@ class _DemoHTTPServer(ThreadingHTTPServer):
         self.delay = 0.0
         self.fuzzy = True
         self._failures: list[int] = []
+        self._open: set[socket.socket] = set()
         self._lock = threading.Lock()
+
+    def get_request(self) -> tuple[socket.socket, Any]:
+        conn, address = super().get_request()
+        with self._lock:
+            self._open.add(conn)
+        return conn, address
+
+    def shutdown_request(self, request: Any) -> None:
+        with self._lock:
+            self._open.discard(request)
+        super().shutdown_request(request)
+
+    def drop_connections(self) -> None:
+        """End kept-alive connections too: a closed server must not answer at all."""
+        with self._lock:
+            open_now, self._open = list(self._open), set()
+        for conn in open_now:
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
 
     def take_failure(self) -> int | None:
         with self._lock:
@@ -315,6 +337,7 @@ class DemoServer:
         try:
             self._server.serve_forever(poll_interval=0.2)
         finally:
+            self._server.drop_connections()
             self._server.server_close()
 
     @property
@@ -352,6 +375,7 @@ class DemoServer:
             self._server.shutdown()
             self._thread.join(timeout=5)
             self._thread = None
+        self._server.drop_connections()
         self._server.server_close()
 
     def __enter__(self) -> DemoServer:

@@ -10,6 +10,7 @@ anything the server refuses on purpose becomes ``BusinessError``.
 from __future__ import annotations
 
 import asyncio
+import functools
 from typing import TYPE_CHECKING, Any
 
 from reach_core import BusinessError, RetryableError
@@ -17,6 +18,8 @@ from reach_core import BusinessError, RetryableError
 from .settings import WeatherSettings
 
 if TYPE_CHECKING:
+    import ssl
+
     import httpx
 
 _RETRYABLE_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
@@ -42,6 +45,7 @@ class OpenMeteo:
         if self._client is None or self._loop is not loop or self._client.is_closed:
             self._client = httpx.AsyncClient(
                 timeout=httpx.Timeout(self.settings.request_timeout),
+                verify=_tls_context(),
                 headers={"User-Agent": "reach-weather/0.1 (+https://github.com/reach)"},
                 follow_redirects=False,
             )
@@ -111,6 +115,17 @@ class OpenMeteo:
         if not isinstance(data, dict):
             raise RetryableError(f"the weather {service} service sent an unexpected answer")
         return data
+
+
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    """One verified TLS context per process: building one (loading the CA bundle)
+    costs a tenth of a second, too much to pay for every new client."""
+    import ssl
+
+    import certifi
+
+    return ssl.create_default_context(cafile=certifi.where())
 
 
 def _retry_after(response: httpx.Response) -> float | None:

@@ -9,6 +9,10 @@ from reach_core import hookimpl
 from .connectors import GetForecast, GetWeather, _WeatherConnector
 from .settings import WeatherSettings
 
+# The name config and logs use when this module is registered directly
+# (tests, embedding) rather than found through its entry point.
+REACH_PLUGIN_NAME = "reach-weather"
+
 
 @hookimpl
 def reach_plugin_settings() -> type[WeatherSettings]:
