@@ -1,0 +1,321 @@
+"""Send one request to a configured service: guard, pin, follow redirects, map errors.
+
+Everything that can go wrong is turned into one of reach's failures with a
+message a model can act on:
+
+* 4xx (except 429) -> ``BusinessError`` carrying the server's own message;
+* 429 and 5xx -> ``RetryableError`` (with Retry-After) for GET/HEAD only;
+  for other methods the request may have taken effect, so it is reported and
+  never retried (``outcome_unknown`` when the server failed mid-way);
+* connect failures (nothing was sent) -> ``RetryableError``;
+* a timeout or broken connection after sending -> retryable for GET/HEAD,
+  ``outcome_unknown`` for writes.
+"""
+
+from __future__ import annotations
+
+import base64
+import email.utils
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+from reach_core import BusinessError, InvalidArguments, RetryableError
+
+from .guard import AddressGuard, HostRefused
+from .settings import MissingSecret, ServiceSettings, reveal
+from .shaping import error_message, shape_response
+from .transport import PinnedTransport
+
+__all__ = ["SAFE_METHODS", "ServiceClient", "retry_after_seconds"]
+
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+REDIRECTS = frozenset({301, 302, 303, 307, 308})
+_SENSITIVE = ("authorization", "cookie", "proxy-authorization")
+
+
+def retry_after_seconds(value: str | None) -> float | None:
+    """Retry-After as seconds (it may be a number or an HTTP date)."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
+    return (url.scheme, url.host.lower(), url.port)
+
+
+def _check_path(path: str) -> str:
+    """A path the model sent: below the base URL, no smuggled host, query or traversal."""
+    if not isinstance(path, str) or not path.startswith("/"):
+        raise InvalidArguments("path", "a path starting with '/'", "/pets/1")
+    if path.startswith("//") or "\\" in path or "#" in path or "?" in path:
+        raise InvalidArguments(
+            "path", "a plain path without '//', '\\', '?' or '#' (put query parameters in `query`)", "/pets/1"
+        )
+    if any(seg in ("..", ".") for seg in path.split("/")) or any(ord(c) < 0x21 for c in path):
+        raise InvalidArguments("path", "a path without '.'/'..' segments or spaces", "/pets/1")
+    return path
+
+
+@dataclass
+class Prepared:
+    """What one call will send before redirects change it."""
+
+    method: str
+    url: httpx.URL
+    headers: dict[str, str]
+    query: list[tuple[str, str]]
+    json_body: Any
+    has_body: bool
+
+
+class ServiceClient:
+    """Sends requests to one service, following its settings."""
+
+    def __init__(self, name: str, settings: ServiceSettings, guard: AddressGuard, base_url: str) -> None:
+        self.name = name
+        self.settings = settings
+        self.guard = guard
+        self.base_url = httpx.URL(base_url.rstrip("/") + "/")
+
+    def _url(self, path: str) -> httpx.URL:
+        base = str(self.base_url).rstrip("/")
+        return httpx.URL(base + path)
+
+    def _auth_headers(self) -> tuple[dict[str, str], list[tuple[str, str]]]:
+        s = self.settings
+        headers: dict[str, str] = {}
+        query: list[tuple[str, str]] = []
+        try:
+            for key, secret in s.headers.items():
+                headers[key] = reveal(secret)
+            auth = s.auth
+            if auth is not None:
+                if auth.type == "bearer":
+                    headers["Authorization"] = f"Bearer {reveal(auth.token)}"
+                elif auth.type == "basic":
+                    raw = f"{reveal(auth.username)}:{reveal(auth.password)}".encode()
+                    headers["Authorization"] = "Basic " + base64.b64encode(raw).decode("ascii")
+                elif auth.type == "header":
+                    headers[auth.name] = reveal(auth.value)
+                elif auth.type == "query":
+                    query.append((auth.name, reveal(auth.value)))
+        except MissingSecret as exc:
+            raise BusinessError(
+                f"service {self.name!r} is not set up: the environment variable {exc.args[0]} "
+                "holding its credentials is not set; tell the user, do not retry"
+            ) from None
+        return headers, query
+
+    async def send(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: list[tuple[str, str]] | None = None,
+        json_body: Any = None,
+        has_body: bool = False,
+        headers: dict[str, str] | None = None,
+        idempotency_key: str | None = None,
+    ) -> dict[str, Any]:
+        """Send and return the shaped response; raise reach failures otherwise."""
+        method = method.upper()
+        auth_headers, auth_query = self._auth_headers()
+        all_headers = {"User-Agent": "reach-http", "Accept": "application/json, */*;q=0.5"}
+        all_headers.update(headers or {})
+        all_headers.update(auth_headers)
+        if idempotency_key and method not in SAFE_METHODS:
+            all_headers.setdefault("Idempotency-Key", idempotency_key)
+        prepared = Prepared(
+            method=method,
+            url=self._url(_check_path(path)),
+            headers=all_headers,
+            query=list(query or []) + auth_query,
+            json_body=json_body,
+            has_body=has_body,
+        )
+        return await self._send_prepared(prepared, shown=f"{method} {path}")
+
+    async def _send_prepared(self, p: Prepared, shown: str) -> dict[str, Any]:
+        s = self.settings
+        safe = p.method in SAFE_METHODS
+        try:
+            raw = await exchange(
+                self.guard,
+                method=p.method,
+                url=p.url.copy_merge_params(p.query) if p.query else p.url,
+                headers=p.headers,
+                json_body=p.json_body,
+                has_body=p.has_body,
+                timeout=s.timeout,
+                verify=s.verify,
+                max_redirects=s.max_redirects,
+                max_bytes=s.max_response_bytes,
+                private_origin=_origin(self.base_url) if s.allow_private else None,
+            )
+        except HostRefused as exc:
+            raise BusinessError(f"refused to call service {self.name!r} on {shown}: {exc}; do not retry") from None
+        except TooManyRedirects as exc:
+            raise BusinessError(f"service {self.name!r}: {exc} on {shown}; the request was not completed") from None
+        except httpx.ConnectError as exc:
+            raise RetryableError(
+                f"could not connect to service {self.name!r} ({_short(exc)}); nothing was sent"
+            ) from None
+        except httpx.TimeoutException:
+            raise self._unfinished(safe, shown, f"no complete answer within {s.timeout:g} s") from None
+        except httpx.TransportError as exc:
+            raise self._unfinished(safe, shown, f"the connection failed ({_short(exc)})") from None
+        return self._result(raw, shown)
+
+    def _unfinished(self, safe: bool, shown: str, what: str) -> Exception:
+        if safe:
+            return RetryableError(f"service {self.name!r}: {what} on {shown}; try again later")
+        return BusinessError(
+            f"service {self.name!r}: {what} on {shown}; the request may or may not have taken effect. "
+            "Check the current state before sending it again",
+            code="outcome_unknown",
+        )
+
+    def _result(self, raw: RawResponse, shown: str) -> dict[str, Any]:
+        status, headers, body = raw.status, raw.headers, raw.body
+        if status < 400:
+            return shape_response(
+                status, headers, b"" if raw.method == "HEAD" else body,
+                max_chars=self.settings.max_body_chars, cut_on_wire=raw.cut,
+            )
+        message = error_message(body, headers, raw.reason or "error")
+        safe = raw.method in SAFE_METHODS
+        retry_after = retry_after_seconds(headers.get("retry-after"))
+        if status == 429:
+            if safe:
+                raise RetryableError(
+                    f"service {self.name!r} is rate limiting ({message}) on {shown}", retry_after=retry_after
+                )
+            wait = f" after {retry_after:.0f} s" if retry_after is not None else " later"
+            raise BusinessError(
+                f"service {self.name!r} rejected {shown} with 429 Too Many Requests ({message}); "
+                f"it was not processed. Send it again{wait} if still needed",
+                retry_after=retry_after,
+            )
+        if status >= 500:
+            if safe:
+                raise RetryableError(
+                    f"service {self.name!r} failed with {status} ({message}) on {shown}", retry_after=retry_after
+                )
+            raise BusinessError(
+                f"service {self.name!r} failed with {status} ({message}) on {shown}; the request may or may "
+                "not have taken effect. Check the current state before sending it again",
+                code="outcome_unknown",
+            )
+        raise BusinessError(f"service {self.name!r} answered {status} to {shown}: {message}")
+
+
+def _short(exc: Exception) -> str:
+    text = str(exc) or type(exc).__name__
+    return text[:200]
+
+
+async def _read_limited(response: httpx.Response, limit: int) -> tuple[bytes, bool]:
+    """At most ``limit`` bytes of the body; True when more was sent and dropped."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            return b"".join(chunks)[:limit], True
+    return b"".join(chunks), False
+
+
+class TooManyRedirects(Exception):
+    """More redirects than allowed."""
+
+
+@dataclass
+class RawResponse:
+    """The final response of an exchange, body already read (and capped)."""
+
+    status: int
+    reason: str
+    headers: dict[str, str]
+    body: bytes
+    cut: bool
+    method: str
+    url: httpx.URL
+
+
+async def exchange(
+    guard: AddressGuard,
+    *,
+    method: str,
+    url: httpx.URL,
+    headers: dict[str, str],
+    json_body: Any = None,
+    has_body: bool = False,
+    timeout: float,
+    verify: bool | str = True,
+    max_redirects: int = 5,
+    max_bytes: int = 2_000_000,
+    private_origin: tuple[str, str, int | None] | None = None,
+) -> RawResponse:
+    """One request with its redirects, every hop checked by ``guard`` and pinned.
+
+    ``private_origin`` is the one origin (the service's base URL) allowed to be a
+    private address; a redirect elsewhere is checked as strictly as any URL.
+    Sensitive headers are dropped when a redirect changes origin; 303 (and
+    301/302 after POST) continue as GET without the body, as browsers do.
+    """
+    pins: dict[str, str] = {}
+    send_body = has_body
+    headers = dict(headers)
+    async with httpx.AsyncClient(
+        transport=PinnedTransport(pins, verify=verify), timeout=httpx.Timeout(timeout), trust_env=False
+    ) as client:
+        for hop in range(max_redirects + 1):
+            host = url.raw_host.decode("ascii")
+            port = url.port or (443 if url.scheme == "https" else 80)
+            address = await guard.check(
+                url.scheme, host, port, allow_private=private_origin is not None and _origin(url) == private_origin
+            )
+            pins[host.lower()] = str(address)
+            request = client.build_request(method, url, headers=headers, json=json_body if send_body else None)
+            response = await client.send(request, stream=True)
+            try:
+                body, cut = await _read_limited(response, max_bytes)
+            finally:
+                await response.aclose()
+            location = response.headers.get("location")
+            if response.status_code in REDIRECTS and location:
+                if hop == max_redirects:
+                    raise TooManyRedirects(f"more than {max_redirects} redirects")
+                next_url = url.join(location)
+                if _origin(next_url) != _origin(url):
+                    headers = {k: v for k, v in headers.items() if k.lower() not in _SENSITIVE}
+                if response.status_code == 303 or (response.status_code in (301, 302) and method == "POST"):
+                    if method != "HEAD":
+                        method = "GET"
+                    send_body = False
+                    headers = {k: v for k, v in headers.items() if k.lower() != "content-type"}
+                url = next_url
+                continue
+            return RawResponse(
+                status=response.status_code,
+                reason=response.reason_phrase,
+                headers={k.lower(): v for k, v in response.headers.items()},
+                body=body,
+                cut=cut,
+                method=method,
+                url=url,
+            )
+    raise AssertionError("unreachable")  # pragma: no cover

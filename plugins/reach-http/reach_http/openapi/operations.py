@@ -1,0 +1,230 @@
+"""Each operation of an OpenAPI document -> the declaration of one tool.
+
+Names come from ``operationId`` made legal for tool names
+(``^[a-zA-Z0-9_-]{1,64}$``) and unique; without one, ``method_path``. Arguments
+are flat: one property per path/query/header/cookie parameter (renamed
+``name_in`` only on a clash) plus ``body`` for a JSON request body. Risk follows
+the method (GET/HEAD read, POST/PUT/PATCH write, DELETE dangerous) and
+idempotency follows HTTP semantics (GET/HEAD/PUT/DELETE/OPTIONS).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from .schema import OpenAPIError, SchemaBuilder
+
+__all__ = ["OperationSpec", "ParamSpec", "Skipped", "build_operations", "server_url", "tool_name"]
+
+METHODS = ("get", "put", "post", "delete", "options", "head", "patch")
+RISK = {"GET": "read", "HEAD": "read", "OPTIONS": "read", "DELETE": "dangerous"}
+IDEMPOTENT = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
+_ILLEGAL = re.compile(r"[^A-Za-z0-9_-]+")
+_PROPERTY_ILLEGAL = re.compile(r"[^A-Za-z0-9_.-]+")
+_IGNORED_HEADERS = {"accept", "content-type", "authorization"}
+MAX_DESCRIPTION = 1024
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    """How one argument is sent."""
+
+    key: str
+    name: str
+    location: str
+    style: str
+    explode: bool
+    as_json: bool = False
+
+
+@dataclass
+class OperationSpec:
+    """Everything needed to declare and call one operation."""
+
+    name: str
+    operation_id: str | None
+    method: str
+    path: str
+    description: str
+    input_schema: dict[str, Any]
+    params: list[ParamSpec]
+    body_key: str | None
+    risk: str
+    idempotent: bool
+    tags: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Skipped:
+    """An operation that could not become a tool, and why."""
+
+    method: str
+    path: str
+    reason: str
+
+
+def tool_name(raw: str, taken: set[str], prefix: str = "") -> str:
+    """A legal, unique tool name from ``raw``; registers it in ``taken``."""
+    base = _ILLEGAL.sub("_", prefix + raw).strip("_") or "operation"
+    base = base[:64]
+    name, n = base, 2
+    while name.lower() in taken:
+        suffix = f"_{n}"
+        name = base[: 64 - len(suffix)] + suffix
+        n += 1
+    taken.add(name.lower())
+    return name
+
+
+def server_url(document: dict[str, Any], document_url: str | None) -> str | None:
+    """The first server's URL with its variables at their defaults, made absolute."""
+    servers = document.get("servers") or []
+    if not servers or not isinstance(servers[0], dict) or not servers[0].get("url"):
+        return None
+    url = str(servers[0]["url"])
+    for var, spec in (servers[0].get("variables") or {}).items():
+        if isinstance(spec, dict) and "default" in spec:
+            url = url.replace("{" + var + "}", str(spec["default"]))
+    if "://" not in url:
+        if document_url is None:
+            return None
+        import httpx
+
+        url = str(httpx.URL(document_url).join(url))
+    return url
+
+
+def _describe(op: dict[str, Any], method: str, path: str) -> str:
+    summary = str(op.get("summary") or "").strip()
+    detail = str(op.get("description") or "").strip()
+    text = summary
+    if detail and detail != summary:
+        text = f"{summary}. {detail}" if summary and not summary.endswith(".") else f"{summary} {detail}".strip()
+    text = text or f"Call {method} {path}."
+    text = f"{text} ({method} {path})"
+    return text if len(text) <= MAX_DESCRIPTION else text[: MAX_DESCRIPTION - 1] + "…"
+
+
+def _json_media(content: dict[str, Any]) -> dict[str, Any] | None:
+    for media, spec in content.items():
+        m = media.split(";", 1)[0].strip().lower()
+        if m == "application/json" or m.endswith("+json") or m == "*/*":
+            return spec if isinstance(spec, dict) else {}
+    return None
+
+
+def _operation(
+    builder: SchemaBuilder, path: str, method: str, item: dict[str, Any], op: dict[str, Any], taken: set[str], prefix: str
+) -> OperationSpec | Skipped:
+    refs = builder.refs
+    upper = method.upper()
+    merged: dict[tuple[str, str], dict[str, Any]] = {}
+    for raw in [*(item.get("parameters") or []), *(op.get("parameters") or [])]:
+        param = refs.deref(raw)
+        if not isinstance(param, dict) or "name" not in param or "in" not in param:
+            continue
+        merged[(str(param["name"]), str(param["in"]))] = param
+
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    params: list[ParamSpec] = []
+    names = [n for n, _ in merged]
+    for (pname, location), param in merged.items():
+        if location == "header" and pname.lower() in _IGNORED_HEADERS:
+            continue
+        if location not in ("path", "query", "header", "cookie"):
+            continue
+        key = pname if names.count(pname) == 1 else f"{pname}_{location}"
+        key = _PROPERTY_ILLEGAL.sub("_", key)[:64] or "param"
+        while key in properties:
+            key += "_"
+        as_json = False
+        schema_src = param.get("schema")
+        if schema_src is None and isinstance(param.get("content"), dict) and param["content"]:
+            media = next(iter(param["content"].values())) or {}
+            schema_src = media.get("schema", {})
+            as_json = True
+        prop = builder.build(schema_src or {"type": "string"})
+        text = str(param.get("description") or "").strip()
+        if param.get("deprecated"):
+            text = (text + " (deprecated)").strip()
+        if text and "description" not in prop:
+            prop["description"] = text
+        properties[key] = prop
+        is_required = location == "path" or bool(param.get("required"))
+        if is_required:
+            required.append(key)
+        default_style = {"query": "form", "cookie": "form"}.get(location, "simple")
+        style = str(param.get("style") or default_style)
+        explode = bool(param.get("explode", style == "form"))
+        params.append(ParamSpec(key, pname, location, style, explode, as_json))
+
+    body_key: str | None = None
+    body = refs.deref(op.get("requestBody")) if op.get("requestBody") else None
+    if isinstance(body, dict):
+        media = _json_media(body.get("content") or {})
+        if media is None:
+            if body.get("required"):
+                kinds = ", ".join(body.get("content") or {}) or "no content type"
+                return Skipped(upper, path, f"its request body must be {kinds}; only JSON bodies are supported")
+        else:
+            body_key = "body" if "body" not in properties else "request_body"
+            prop = builder.build(media.get("schema") or {})
+            text = str(body.get("description") or "").strip()
+            if text and "description" not in prop:
+                prop["description"] = text
+            properties[body_key] = prop
+            if body.get("required"):
+                required.append(body_key)
+
+    schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
+    if required:
+        schema["required"] = required
+    op_id = op.get("operationId")
+    raw_name = str(op_id) if op_id else f"{method}_{path}"
+    return OperationSpec(
+        name=tool_name(raw_name, taken, prefix),
+        operation_id=str(op_id) if op_id else None,
+        method=upper,
+        path=path,
+        description=_describe(op, upper, path),
+        input_schema=schema,
+        params=params,
+        body_key=body_key,
+        risk=RISK.get(upper, "write"),
+        idempotent=upper in IDEMPOTENT,
+        tags=[str(t) for t in op.get("tags") or []],
+    )
+
+
+def build_operations(
+    document: dict[str, Any],
+    *,
+    taken: set[str] | None = None,
+    prefix: str = "",
+    only: list[str] | None = None,
+) -> tuple[list[OperationSpec], list[Skipped]]:
+    """All usable operations of ``document`` (optionally only some operationIds)."""
+    builder = SchemaBuilder(document)
+    taken = taken if taken is not None else set()
+    specs: list[OperationSpec] = []
+    skipped: list[Skipped] = []
+    wanted = set(only) if only is not None else None
+    for path, raw_item in (document.get("paths") or {}).items():
+        item = builder.refs.deref(raw_item)
+        if not isinstance(item, dict):
+            continue
+        for method in METHODS:
+            op = item.get(method)
+            if not isinstance(op, dict):
+                continue
+            if wanted is not None and op.get("operationId") not in wanted:
+                continue
+            try:
+                result = _operation(builder, str(path), method, item, op, taken, prefix)
+            except OpenAPIError as exc:
+                result = Skipped(method.upper(), str(path), str(exc))
+            (skipped if isinstance(result, Skipped) else specs).append(result)
+    return specs, skipped

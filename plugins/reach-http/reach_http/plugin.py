@@ -1,0 +1,28 @@
+"""reach-http's hook implementations (entry point ``reach-http``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reach_core import hookimpl
+
+from .build import build_connectors
+from .settings import HttpSettings
+
+
+@hookimpl
+def reach_plugin_settings() -> type[HttpSettings]:
+    return HttpSettings
+
+
+@hookimpl
+def reach_register_tools(register: Any, settings: Any) -> None:
+    for tool in build_connectors(settings):
+        register(tool)
+
+
+@hookimpl
+def reach_register_commands(cli: Any) -> None:
+    from .cli import http_group
+
+    cli.add_command(http_group)
