@@ -73,7 +73,7 @@ class _NotStarted(Exception):
     """The attempt timed out before the connector began (no slot, no thread)."""
 
 
-def backoff_delay(attempt: int, base: float, retry_after: float | None, cap: float = 30.0) -> float:
+def backoff_delay(attempt: int, base: float, cap: float = 30.0, *, retry_after: float | None = None) -> float:
     """Delay before retry number ``attempt`` (1-based): base·2^(n-1), jittered to 50-100 %,
     capped, and never shorter than the server's Retry-After."""
     delay = min(cap, base * (2 ** (attempt - 1))) * (0.5 + random.random() / 2)
@@ -242,7 +242,7 @@ async def run_connector(tool: Tool, params: Any, ctx: CallContext) -> tuple[Any,
             failure.details.setdefault("attempts", attempt)
             if not (failure.retryable and tool.idempotent and attempt <= tool.max_retries):
                 raise
-            delay = backoff_delay(attempt, _base(ctx), failure.retry_after)
+            delay = backoff_delay(attempt, *_base(ctx), retry_after=failure.retry_after)
             if loop.time() + delay >= deadline:
                 raise
             await asyncio.sleep(delay)
@@ -262,7 +262,7 @@ async def run_connector(tool: Tool, params: Any, ctx: CallContext) -> tuple[Any,
                     code="outcome_unknown",
                     details={"attempts": attempt},
                 ) from None
-            delay = backoff_delay(attempt, _base(ctx), None)
+            delay = backoff_delay(attempt, *_base(ctx))
             if attempt > tool.max_retries or loop.time() + delay >= deadline:
                 raise ToolFailure(
                     f"{tool.name} did not answer within {tool.timeout:g} s; try again later or with a "
@@ -281,14 +281,18 @@ async def run_connector(tool: Tool, params: Any, ctx: CallContext) -> tuple[Any,
             failure.details["exception"] = type(exc).__name__
             if not (failure.retryable and tool.idempotent and attempt <= tool.max_retries):
                 raise failure from exc
-            delay = backoff_delay(attempt, _base(ctx), failure.retry_after)
+            delay = backoff_delay(attempt, *_base(ctx), retry_after=failure.retry_after)
             if loop.time() + delay >= deadline:
                 raise failure from exc
             await asyncio.sleep(delay)
 
 
-def _base(ctx: CallContext) -> float:
+def _base(ctx: CallContext) -> tuple[float, float]:
+    """``([reach] retry_backoff, [reach] retry_backoff_max)``."""
+    reach = ctx.reach
+    guards = getattr(reach, "_guards", None)
+    cap = guards.defaults.retry_backoff_max if guards is not None else 30.0
     try:
-        return float(ctx.reach.config.reach.retry_backoff)
+        return float(reach.config.reach.retry_backoff), cap
     except AttributeError:
-        return 1.0
+        return 1.0, cap

@@ -1,0 +1,230 @@
+"""Rate limits, budgets, run limits, the identical/failing-call guards and caps on
+concurrency, exact under 200 concurrent calls."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from reach_core import BusinessError, ConfigError, Connector, Reach, connector
+
+
+def counting(name: str, *, risk: str = "read", delay: float = 0.0, fail: bool = False, **attrs):
+    """A tool that counts its runs and its peak concurrency."""
+    state = {"runs": 0, "inflight": 0, "peak": 0}
+
+    class Counting(Connector):
+        description = "counts"
+        input_schema = {"type": "object", "properties": {"x": {"type": "integer"}}}
+
+        async def execute(self, params):
+            state["runs"] += 1
+            state["inflight"] += 1
+            state["peak"] = max(state["peak"], state["inflight"])
+            try:
+                if delay:
+                    await asyncio.sleep(delay)
+                if fail:
+                    raise BusinessError("the service refused")
+                return {"x": params.get("x"), "run": state["runs"]}
+            finally:
+                state["inflight"] -= 1
+
+    c = Counting()
+    c.name, c.risk = name, risk
+    for k, v in attrs.items():
+        setattr(c, k, v)
+    return c, state
+
+
+async def test_tool_rate_limit_exact_under_200_concurrent_calls(make_reach):
+    tool, state = counting("get_rated")
+    r = make_reach(tool, connectors={"get_rated": {"rate_limit": "50/minute"}})
+    results = await asyncio.gather(*(r.invoke("get_rated", {"x": i}) for i in range(200)))
+    ok = [x for x in results if x.ok]
+    limited = [x for x in results if not x.ok]
+    assert len(ok) == 50 and state["runs"] == 50
+    assert {x.error.code for x in limited} == {"rate_limited"}
+    assert all(0 < x.error.retry_after <= 60 for x in limited)
+    assert "wait" in limited[0].error.message
+
+
+async def test_agent_rate_limit_is_shared_across_tools(make_reach):
+    a, _ = counting("get_a")
+    b, _ = counting("get_b")
+    r = make_reach(a, b, agents={"bot": {"rate_limit": "3/minute"}})
+    results = [await r.invoke(n, {}, agent="bot") for n in ("get_a", "get_b", "get_a", "get_b")]
+    assert [x.ok for x in results] == [True, True, True, False]
+    assert results[-1].error.code == "rate_limited"
+    assert (await r.invoke("get_a", {}, agent="other")).ok  # other agents are not affected
+
+
+async def test_daily_budget_exact_under_200_concurrent_calls(make_reach):
+    tool, state = counting("get_budgeted", delay=0.01)
+    r = make_reach(tool, connectors={"get_budgeted": {"daily_budget": 37}})
+    results = await asyncio.gather(*(r.invoke("get_budgeted", {"x": i}) for i in range(200)))
+    assert sum(x.ok for x in results) == 37 == state["runs"]
+    failed = [x for x in results if not x.ok]
+    assert {x.error.code for x in failed} == {"budget_exceeded"}
+    assert "resets at 00:00 UTC" in failed[0].error.message
+    assert failed[0].error.retry_after > 0
+
+
+async def test_budgets_survive_restart(make_reach, tmp_path):
+    data = tmp_path / "persist"
+    tool, _ = counting("get_daily")
+    cfg = {"agents": {"bot": {"daily_budget": 7}}}
+    r1 = make_reach(tool, data_dir=data, **cfg)
+    assert all([(await r1.invoke("get_daily", {"x": i}, agent="bot")).ok for i in range(5)])
+    await r1.aclose()
+    tool2, state2 = counting("get_daily")
+    r2 = make_reach(tool2, data_dir=data, **cfg)
+    results = [await r2.invoke("get_daily", {"x": i}, agent="bot") for i in range(5)]
+    assert [x.ok for x in results] == [True, True, False, False, False]
+    assert state2["runs"] == 2
+    assert "agent `bot`" in results[-1].error.message
+
+
+async def test_budget_given_back_when_the_call_never_runs(make_reach):
+    tool, state = counting("send_paid", risk="write")
+    r = make_reach(tool, connectors={"send_paid": {"daily_budget": 2}})
+    assert (await r.invoke("send_paid", {"x": 1}, idempotency_key="k1")).ok
+    receipt = await r.invoke("send_paid", {"x": 1}, idempotency_key="k1")  # a receipt: nothing runs
+    assert receipt.ok and receipt.meta["receipt"] is True
+    assert (await r.invoke("send_paid", {"x": 2}, idempotency_key="k2")).ok
+    assert (await r.invoke("send_paid", {"x": 3}, idempotency_key="k3")).error.code == "budget_exceeded"
+    assert state["runs"] == 2
+    assert r._guards.budgets.used("tool", "send_paid") == 2
+
+
+async def test_max_calls_per_run(make_reach):
+    tool, _ = counting("get_step", max_calls_per_run=3)
+    r = make_reach(tool)
+    results = [await r.invoke("get_step", {"x": i}, run_id="run-1") for i in range(4)]
+    assert [x.ok for x in results] == [True, True, True, False]
+    assert results[-1].error.code == "budget_exceeded"
+    assert (await r.invoke("get_step", {"x": 9}, run_id="run-2")).ok
+    assert (await r.invoke("get_step", {"x": 9})).ok  # no run, no run limit
+
+
+async def test_identical_read_gets_the_earlier_result_and_says_so(make_reach):
+    tool, state = counting("get_report")
+    r = make_reach(tool)
+    results = [await r.invoke("get_report", {"x": 1}, run_id="r") for _ in range(4)]
+    assert state["runs"] == 3
+    last = results[-1]
+    assert last.ok and last.meta["repeated"] is True
+    assert last.content["result"] == results[2].content
+    assert "already called 3 times" in last.content["note"]
+
+
+async def test_identical_write_is_refused(make_reach):
+    tool, state = counting("send_note", risk="write")
+    r = make_reach(tool, connectors={"send_note": {"identical_call_limit": 2}})
+    results = [await r.invoke({"id": f"c{i}", "name": "send_note", "arguments": '{"x": 1}'}, run_id="r")
+               for i in range(3)]
+    assert [x.ok for x in results] == [True, True, False]
+    assert results[-1].error.code == "denied"
+    assert state["runs"] == 2
+
+
+async def test_same_failing_call_refused_after_two_failures(make_reach):
+    tool, state = counting("get_broken", fail=True)
+    r = make_reach(tool)
+    results = [await r.invoke("get_broken", {"x": 1}, run_id="r") for _ in range(3)]
+    assert [x.error.code for x in results] == ["execution_failed", "execution_failed", "denied"]
+    assert "Change the arguments or stop" in results[-1].error.message
+    assert state["runs"] == 2
+    assert (await r.invoke("get_broken", {"x": 2}, run_id="r")).error.code == "execution_failed"
+
+
+async def test_read_cache_cleared_by_a_write(make_reach):
+    read, rstate = counting("get_item")
+    write, _ = counting("put_item", risk="write")
+    r = make_reach(read, write, reach={"read_cache": True})
+    a = await r.invoke("get_item", {"x": 1}, run_id="r")
+    b = await r.invoke("get_item", {"x": 1}, run_id="r")
+    assert rstate["runs"] == 1 and b.meta["cached"] is True and b.content == a.content
+    await r.invoke("put_item", {"x": 1}, run_id="r")
+    await r.invoke("get_item", {"x": 1}, run_id="r")
+    assert rstate["runs"] == 2
+
+
+async def test_max_concurrency_per_connector_is_process_wide(make_reach):
+    tool, state = counting("get_capped", delay=0.02, max_concurrency=3)
+    r = make_reach(tool)
+    turns = [r.invoke_many([{"id": f"{t}-{i}", "name": "get_capped", "arguments": {"x": i}} for i in range(5)],
+                           run_id=f"run-{t}")
+             for t in range(8)]
+    results = await asyncio.gather(*turns, *(r.invoke("get_capped", {"x": i}) for i in range(20)))
+    assert state["peak"] == 3
+    assert state["runs"] == 60
+    assert all(x.ok for turn in results[:8] for x in turn)
+
+
+async def test_max_concurrency_per_plugin(make_reach):
+    a, sa = counting("get_p1", delay=0.02)
+    b, sb = counting("get_p2", delay=0.02)
+    inflight = {"now": 0, "peak": 0}
+    r = make_reach(a, b, limits={"plugins": {"user": {"max_concurrency": 2}}})
+    orig = [a.execute, b.execute]
+
+    def track(fn):
+        async def run(params):
+            inflight["now"] += 1
+            inflight["peak"] = max(inflight["peak"], inflight["now"])
+            try:
+                return await fn(params)
+            finally:
+                inflight["now"] -= 1
+        return run
+
+    a.execute, b.execute = track(orig[0]), track(orig[1])
+    await asyncio.gather(*(r.invoke(n, {"x": i}) for i in range(10) for n in ("get_p1", "get_p2")))
+    assert inflight["peak"] == 2 and sa["runs"] == sb["runs"] == 10
+
+
+async def test_invoke_many_limit_weights_and_sequential(make_reach):
+    light, ls = counting("get_light", delay=0.02)
+    heavy, hs = counting("get_heavy", delay=0.02, weight=5)
+    r = make_reach(light, heavy)
+    calls = [{"id": f"l{i}", "name": "get_light", "arguments": {"x": i}} for i in range(12)]
+    results = await r.invoke_many(calls)
+    assert [x.content["x"] for x in results] == list(range(12))
+    assert ls["peak"] == 5
+    mixed = [{"id": "h", "name": "get_heavy", "arguments": {}}] + calls[:4]
+    ls["peak"] = 0
+    await r.invoke_many(mixed)
+    assert hs["peak"] == 1
+
+
+async def test_cancelling_invoke_many_cancels_in_flight_calls(make_reach):
+    started, cancelled = [], []
+
+    @connector(risk="read")
+    async def get_slowly(i: int) -> int:
+        """Sleep."""
+        started.append(i)
+        try:
+            await asyncio.sleep(5)
+        except asyncio.CancelledError:
+            cancelled.append(i)
+            raise
+        return i
+
+    r = make_reach(get_slowly)
+    task = asyncio.create_task(r.invoke_many([{"id": str(i), "name": "get_slowly", "arguments": {"i": i}}
+                                              for i in range(3)]))
+    await asyncio.sleep(0.1)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert sorted(started) == sorted(cancelled) == [0, 1, 2]
+
+
+def test_bad_guard_config_fails_at_start(tmp_path):
+    with pytest.raises(ConfigError, match="connectors.x"):
+        Reach({"reach": {"data_dir": str(tmp_path)}, "connectors": {"x": {"rate_limit": "lots"}}}, plugins=[])
+    with pytest.raises(ConfigError, match="budget_timezone"):
+        Reach({"reach": {"data_dir": str(tmp_path), "budget_timezone": "Mars/Base"}}, plugins=[])
