@@ -23,7 +23,14 @@ def _dumps(obj: Any, **kw: Any) -> str:
 
 
 class EventLog:
-    """Writes one structlog event per audit record to stderr, stdout or a file."""
+    """Writes one structlog event per audit record.
+
+    ``"structlog"`` (default) goes through the application's structlog set-up,
+    like the core's own ``reach.tool_call`` events, so one configuration decides
+    level and destination (the ``reach`` CLI shows them with ``-v``).
+    ``"stderr"``, ``"stdout"`` or a file path give a self-contained stream: JSON
+    lines, or a readable console line when the stream is a terminal.
+    """
 
     def __init__(self, target: str, redactor: Redactor) -> None:
         self.target = target
@@ -50,6 +57,11 @@ class EventLog:
         """Called by the writer (in a worker thread) after ``rows`` were committed."""
         if not self.enabled or not rows:
             return
+        if self.target.lower() == "structlog":
+            app_logger = structlog.get_logger("reach.audit")
+            for row in rows:
+                app_logger.info(f"audit.{row.kind}", **self._event(row))
+            return
         stream = self._stream()
         tty = bool(getattr(stream, "isatty", lambda: False)())
         renderer: Any = (
@@ -62,11 +74,14 @@ class EventLog:
             processors=[self.redactor.structlog_processor, renderer],
         )
         for row in rows:
-            event = dict(row.record)
-            event.pop("v", None)
-            event["hash"] = row.hash
-            logger.info(f"audit.{row.kind}", **event)
+            logger.info(f"audit.{row.kind}", **self._event(row))
         stream.flush()
+
+    def _event(self, row: Row) -> dict[str, Any]:
+        event = self.redactor.value(row.record)  # already redacted; cheap insurance
+        event.pop("v", None)
+        event["hash"] = row.hash
+        return event
 
     def close(self) -> None:
         if self._file is not None:

@@ -14,6 +14,7 @@ from .audit import attach, detach, get_audit
 from .settings import AuditSettings
 
 # Audit runs after shaping (50), so it records what the model actually received.
+REACH_PLUGIN_NAME = "reach-audit"
 REACH_HOOK_PRIORITY = {"reach_post_invoke": 90}
 
 

@@ -42,7 +42,7 @@ _KEYWORDS = r"password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|author
 
 BUILTIN_PATTERNS: tuple[str, ...] = (
     # key=value / "key": "value" inside free text, URLs, raw JSON that did not parse
-    rf"(?i)(?:{_KEYWORDS})(?:\"|')?\s*[:=]\s*(?:\"|')?(?P<secret>[^\"'\s&,;}}]+)",
+    rf"(?i)(?:{_KEYWORDS})(?:\"|')?\s*[:=]\s*(?:\"|')?(?P<secret>(?:(?:bearer|basic|digest|token)\s+)?[^\"'\s&,;}}]+)",
     r"(?i)\bbearer\s+(?P<secret>[a-z0-9._~+/=-]{8,})",
     r"(?i)\bbasic\s+(?P<secret>[a-z0-9+/=]{8,})",
     r"\b(?:sk|pk|rk)[-_](?:live|test|proj)?[-_]?[A-Za-z0-9]{16,}",

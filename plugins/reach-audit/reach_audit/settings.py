@@ -32,8 +32,11 @@ class AuditSettings(BaseModel):
     redact_keys: list[str] = Field(default_factory=list, description="extra secret key names")
     redact_patterns: list[str] = Field(default_factory=list, description="extra regexes to mask")
     log: str = Field(
-        "stderr",
-        description='where structlog JSON events go: "off", "stderr", "stdout" or a file path',
+        "structlog",
+        description=(
+            'where audit events go: "structlog" (the application\'s structlog set-up), '
+            '"stderr", "stdout" or a file path (JSON lines), or "off"'
+        ),
     )
     otel: bool = Field(True, description="emit OpenTelemetry spans when opentelemetry is installed")
     otel_content: bool = Field(

@@ -1,0 +1,114 @@
+"""Every invocation becomes one audit record with the facts an auditor asks for."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import reach_audit
+
+
+@pytest.fixture
+def records(db_rows):
+    return lambda: [json.loads(r[1]) for r in db_rows()]
+
+
+async def test_success_record_has_the_fields(make_reach, records, db_rows):
+    reach = make_reach()
+    result = await reach.invoke({"id": "c1", "name": "add", "arguments": '{"a": 2, "b": 3}'}, agent="planner")
+    assert result.ok
+    await reach_audit.flush(reach)
+    (rec,) = records()
+    assert rec["kind"] == "call"
+    assert rec["call_id"] == "c1"
+    assert rec["tool"] == "add"
+    assert rec["agent"] == "planner"
+    assert rec["plugin"] == "user"
+    assert rec["risk"] == "read"
+    assert rec["status"] == "ok"
+    assert rec["attempts"] == 1
+    assert rec["args"] == {"a": 2, "b": 3}
+    assert rec["result"] == 5
+    assert rec["trace_id"] == result.trace_id
+    assert rec["elapsed_ms"] > 0
+    assert rec["ts"].endswith("Z") and rec["started"] <= rec["ts"]
+
+
+async def test_failures_denials_and_unknown_tools_are_recorded(make_reach, records, db_rows):
+    reach = make_reach()
+    await reach.invoke("refuse", {"reason": "closed"})
+    await reach.invoke("nope", {})
+    await reach.invoke("add", {"a": "x", "b": 1})
+    await reach.invoke({"id": "bad", "name": "add", "arguments": "{not json"})
+    await reach.invoke("wipe", {"path": "/"})  # dangerous, no confirmer: denied
+    await reach_audit.flush(reach)
+    by_tool = {(r["tool"], r["status"]): r for r in records()}
+    assert by_tool[("refuse", "execution_failed")]["error"]["message"].startswith("refused")
+    assert ("nope", "unknown_tool") in by_tool
+    assert ("add", "invalid_arguments") in by_tool
+    assert by_tool[("add", "invalid_json")]["args"] == "{not json"
+    denied = by_tool[("wipe", "denied")]
+    assert denied["risk"] == "dangerous"
+    assert "fix" in denied  # the config line that would allow it
+
+
+async def test_retries_and_fallback_are_visible(make_reach, records, db_rows):
+    reach = make_reach()
+    assert (await reach.invoke("flaky", {})).ok
+    fb = await reach.invoke("down", {})
+    assert fb.ok and fb.content == {"cached": True}
+    await reach_audit.flush(reach)
+    recs = {r["tool"]: r for r in records()}
+    assert recs["flaky"]["attempts"] == 2
+    assert recs["down"]["fallback"] is True
+    assert recs["down"]["error_code"] == "upstream_unavailable"
+
+
+async def test_write_calls_carry_their_idempotency_key_and_run(make_reach, records, db_rows):
+    reach = make_reach()
+    await reach.invoke({"id": "c9", "name": "send", "arguments": {"to": "bob", "text": "hi"}}, run_id="run-1")
+    await reach_audit.flush(reach)
+    (rec,) = records()
+    assert rec["run_id"] == "run-1"
+    assert rec["idempotency_key"] == "run-1:c9"
+
+
+async def test_large_arguments_and_results_are_capped(make_reach, records, db_rows):
+    reach = make_reach(summary_chars=64)
+    await reach.invoke("login", {"user": "u", "password": "p", "note": "x" * 5000})
+    await reach_audit.flush(reach)
+    (rec,) = records()
+    assert rec["args"]["truncated"] is True
+    assert rec["args"]["chars"] > 5000
+    assert len(rec["args"]["preview"]) == 64
+    assert len(db_rows()[0][1]) < 1000
+
+
+async def test_disabled_audit_writes_nothing(make_reach, db_rows, data_dir):
+    reach = make_reach(enabled=False)
+    assert (await reach.invoke("add", {"a": 1, "b": 1})).ok
+    await reach_audit.flush(reach)
+    assert reach_audit.get_audit(reach) is None
+    assert not (data_dir / "reach.db").exists() or not db_rows(
+        "SELECT name FROM sqlite_master WHERE name = 'audit_log'"
+    )
+
+
+async def test_records_are_written_in_the_background_within_the_interval(make_reach, records, db_rows):
+    import asyncio
+
+    reach = make_reach(flush_interval_ms=20)
+    for i in range(50):
+        await reach.invoke("add", {"a": i, "b": 1})
+    await asyncio.sleep(0.3)  # no flush(): the writer task does it on its own
+    assert len(db_rows()) == 50
+
+
+async def test_concurrent_calls_keep_one_linear_chain(make_reach, records, db_rows):
+    reach = make_reach()
+    calls = [{"id": f"c{i}", "name": "add", "arguments": {"a": i, "b": i}} for i in range(300)]
+    results = await reach.invoke_many(calls)
+    assert all(r.ok for r in results)
+    report = await reach_audit.verify(reach)
+    assert report.ok and report.checked == 300
+    assert {json.loads(r[1])["call_id"] for r in db_rows()} == {f"c{i}" for i in range(300)}

@@ -1,0 +1,88 @@
+"""Secrets never reach the audit trail: not the records, not the logs, not the disk."""
+
+from __future__ import annotations
+
+import json
+
+import reach_audit
+from reach_audit.redact import MASK, Redactor
+
+SECRETS = (
+    "hunter2-PASSWORD-value",
+    "sk-live-abcdefghijklmnop1234",
+    "Bearer-abc123def456ghi789",
+    "cookie-value-zzz-777",
+    "ACME-INTERNAL-42",
+)
+
+
+def test_keys_are_matched_case_insensitively_and_nested():
+    r = Redactor()
+    data = {
+        "Password": "a",
+        "headers": {"Authorization": "b", "X-Api-Key": "c", "Set-Cookie": "d"},
+        "items": [{"client_secret": "e"}, {"refresh_token": "f"}],
+        "city": "Beijing",
+        "max_tokens": 100,
+        "author": "Lu Xun",
+    }
+    out = r.value(data)
+    assert out["Password"] == MASK
+    assert out["headers"] == {"Authorization": MASK, "X-Api-Key": MASK, "Set-Cookie": MASK}
+    assert out["items"] == [{"client_secret": MASK}, {"refresh_token": MASK}]
+    assert out["city"] == "Beijing"
+    assert out["max_tokens"] == 100  # a token *count* is not a secret
+    assert out["author"] == "Lu Xun"
+
+
+def test_patterns_catch_secrets_in_free_text():
+    r = Redactor(extra_patterns=[r"ACME-INTERNAL-\d+"])
+    text = (
+        "use sk-live-abcdefghijklmnop1234 with Authorization: Bearer abcdefghijklmnop; "
+        "see https://x.test/?api_key=SEKRIT&city=Paris and ACME-INTERNAL-42"
+    )
+    out = r.text(text)
+    for secret in ("sk-live-abcdefghijklmnop1234", "abcdefghijklmnop", "SEKRIT", "ACME-INTERNAL-42"):
+        assert secret not in out
+    assert "city=Paris" in out
+
+
+def test_extra_key_names_from_settings():
+    r = Redactor(extra_keys=["iban"])
+    assert r.value({"IBAN": "DE00", "Customer_IBAN": "DE01"}) == {"IBAN": MASK, "Customer_IBAN": MASK}
+
+
+async def test_a_secret_never_reaches_disk(make_reach, data_dir, tmp_path):
+    log_file = tmp_path / "audit.log"
+    reach = make_reach(redact_patterns=[r"ACME-INTERNAL-\d+"], log=str(log_file))
+    args = {
+        "user": "alice",
+        "password": SECRETS[0],
+        "note": f"keys {SECRETS[1]} and ACME-INTERNAL-42; header Authorization: Bearer {SECRETS[2]}",
+    }
+    result = await reach.invoke({"id": "s1", "name": "login", "arguments": json.dumps(args)})
+    assert result.ok and result.content["token"] == "tok-" + SECRETS[0]  # the model still gets it
+    # an unparseable call carrying a secret in raw text
+    await reach.invoke({"id": "s2", "name": "login", "arguments": '{"password": "' + SECRETS[0] + '", '})
+    # a secret in a nested header of an unknown tool
+    await reach.invoke("fetch", {"headers": {"Cookie": SECRETS[3]}})
+    await reach_audit.flush(reach)
+    for _ in range(50):  # log lines follow the commit
+        if log_file.exists() and log_file.read_text().count("\n") >= 3:
+            break
+        import asyncio
+
+        await asyncio.sleep(0.02)
+
+    files = [p for p in data_dir.iterdir() if p.name.startswith("reach.db")] + [log_file]
+    assert any(p.name == "reach.db-wal" for p in files), "the WAL file must be checked too"
+    for path in files:
+        blob = path.read_bytes()
+        for secret in SECRETS:
+            assert secret.encode() not in blob, f"{secret!r} leaked into {path.name}"
+    logged = [json.loads(line) for line in log_file.read_text().splitlines()]
+    assert logged[0]["args"]["password"] == MASK
+    assert logged[0]["result"]["token"] == MASK
+    assert logged[0]["event"] == "audit.call"
+    report = await reach_audit.verify(reach)
+    assert report.ok
