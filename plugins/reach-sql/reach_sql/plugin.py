@@ -11,6 +11,7 @@ from .connectors import SqlAdmin, SqlExecute, SqlQuery, SqlSchema, _SqlConnector
 from .database import Database
 from .settings import SqlSettings
 
+REACH_PLUGIN_NAME = "reach-sql"  # the name when the module is passed to Reach(plugins=[...]) directly
 DEFAULT_FILE = "reach-sql.sqlite3"
 
 

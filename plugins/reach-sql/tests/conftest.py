@@ -1,0 +1,127 @@
+"""Fixtures: a seeded SQLite file and, when available, the real PostgreSQL server.
+
+PostgreSQL comes from ``eval "$(scripts/start-postgres.sh)"``, which exports
+``REACH_TEST_POSTGRES_URL`` (owner) and ``REACH_TEST_POSTGRES_READ_URL``
+(SELECT-only role). Without them the PostgreSQL half skips with the reason,
+unless ``REACH_REQUIRE_SERVICES=1`` (CI), where a missing server fails.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import sqlite3
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import reach_sql.plugin
+from reach_core import Reach
+
+SEED = [(1, "ada", "10.50"), (2, "bob", "20.00"), (3, "cyd", "0.01")]
+
+
+def make_reach(data_dir: Path, settings: dict[str, Any] | None = None) -> Reach:
+    """A Reach with only reach-sql loaded (no auto-discovery of other plugins)."""
+    config: dict[str, Any] = {"reach": {"data_dir": str(data_dir)}}
+    if settings:
+        config["plugins"] = {"reach-sql": settings}
+    return Reach(config, plugins=[("reach-sql", reach_sql.plugin)], strict=True)
+
+
+@dataclass
+class Backend:
+    """One database under test: its Reach, table name and an owner-side snapshot."""
+
+    name: str
+    reach: Reach
+    table: str
+    snapshot: Callable[[], Any]
+    owner_exec: Callable[[str], Any]
+
+
+def _postgres_urls() -> tuple[str, str]:
+    url = os.environ.get("REACH_TEST_POSTGRES_URL")
+    read_url = os.environ.get("REACH_TEST_POSTGRES_READ_URL")
+    if not url or not read_url:
+        reason = (
+            "PostgreSQL tests need REACH_TEST_POSTGRES_URL and REACH_TEST_POSTGRES_READ_URL; "
+            'run eval "$(scripts/start-postgres.sh)" first'
+        )
+        if os.environ.get("REACH_REQUIRE_SERVICES") == "1":
+            pytest.fail(reason + " (REACH_REQUIRE_SERVICES=1 forbids skipping)")
+        pytest.skip(reason)
+    return url, read_url
+
+
+@pytest.fixture
+def sqlite_backend(tmp_path: Path) -> Iterator[Backend]:
+    path = tmp_path / "shop.sqlite3"
+    table = "accounts"
+    with sqlite3.connect(path) as con:
+        con.execute(f"CREATE TABLE {table} (id INTEGER PRIMARY KEY, owner TEXT NOT NULL, balance TEXT)")
+        con.executemany(f"INSERT INTO {table} VALUES (?, ?, ?)", SEED)
+
+    def snapshot() -> Any:
+        with sqlite3.connect(path) as con:
+            tables = con.execute("SELECT name FROM sqlite_master ORDER BY name").fetchall()
+            rows = con.execute(f"SELECT * FROM {table} ORDER BY id").fetchall()
+        return tables, rows
+
+    def owner_exec(sql: str) -> Any:
+        con = sqlite3.connect(path)
+        try:
+            with con:
+                return con.execute(sql).fetchall()
+        finally:
+            con.close()
+
+    reach = make_reach(tmp_path / "data", {"url": f"sqlite:///{path}", "admin_tool": True, "statement_timeout": 1})
+    yield Backend("sqlite", reach, table, snapshot, owner_exec)
+    for conn in reach.connectors():
+        db = getattr(conn, "db", None)
+        if db is not None:
+            db.dispose()
+
+
+@pytest.fixture
+def postgresql_backend(tmp_path: Path) -> Iterator[Backend]:
+    url, read_url = _postgres_urls()
+    import psycopg
+
+    dsn = url.replace("postgresql+psycopg://", "postgresql://")
+    table = f"accounts_{secrets.token_hex(4)}"
+
+    def owner_exec(sql: str) -> Any:
+        with psycopg.connect(dsn, autocommit=True) as con:
+            cur = con.execute(sql)
+            return cur.fetchall() if cur.description else None
+
+    owner_exec(f"CREATE TABLE {table} (id integer PRIMARY KEY, owner text NOT NULL, balance numeric(12,2))")
+    owner_exec(f"INSERT INTO {table} VALUES " + ", ".join(f"({i}, '{o}', {b})" for i, o, b in SEED))
+
+    def snapshot() -> Any:
+        tables = owner_exec(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema NOT IN "
+            "('pg_catalog', 'information_schema') AND table_name LIKE 'accounts%' ORDER BY 1"
+        )
+        return tables, owner_exec(f"SELECT * FROM {table} ORDER BY id")
+
+    reach = make_reach(
+        tmp_path / "data", {"url": url, "read_url": read_url, "admin_tool": True, "statement_timeout": 1}
+    )
+    try:
+        yield Backend("postgresql", reach, table, snapshot, owner_exec)
+    finally:
+        for conn in reach.connectors():
+            db = getattr(conn, "db", None)
+            if db is not None:
+                db.dispose()
+        owner_exec(f"DROP TABLE IF EXISTS {table}")
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def backend(request: pytest.FixtureRequest) -> Backend:
+    return request.getfixturevalue(f"{request.param}_backend")
