@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import signal
+import sys
+from typing import Any
+
 import click
 
 
@@ -24,8 +28,14 @@ def serve_demo(host: str, port: int, verbose: bool) -> None:
     click.echo("  [plugins.reach-weather]")
     click.echo(f'  geocoding_url = "{server.url}"')
     click.echo(f'  forecast_url = "{server.url}"')
-    click.echo(f"The article's route: {server.url}/weather/北京", nl=True)
+    click.echo(f"The article's route: {server.url}/weather/北京")
+    sys.stdout.flush()  # the banner must reach a pipe or log file before serving blocks
+    signal.signal(signal.SIGTERM, _stop)  # `kill` stops it as cleanly as Ctrl-C
     try:
         server.serve_forever()
     except KeyboardInterrupt:
         click.echo("stopped")
+
+
+def _stop(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt

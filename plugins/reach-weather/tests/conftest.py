@@ -33,7 +33,7 @@ def dead_url() -> str:
 
 
 @pytest.fixture
-def make_weather_reach(tmp_path):
+async def make_weather_reach(tmp_path):
     """Build a Reach holding only this plugin, with the given plugin settings.
 
     Retry backoff is shortened so retry tests stay fast; everything else is the
@@ -41,31 +41,22 @@ def make_weather_reach(tmp_path):
     """
     import reach_weather.plugin as plugin
 
-    from reach_core import Reach
+    from reach_core.testing import make_reach
 
     made = []
 
-    def make(settings: dict, **reach_section):
-        reach = Reach(
-            {
-                "reach": {"data_dir": str(tmp_path / "data"), "retry_backoff": 0.01, **reach_section},
-                "plugins": {"reach-weather": settings},
-            },
-            plugins=[plugin],
+    def make(settings: dict):
+        reach = make_reach(
+            plugin,
+            config={"reach": {"retry_backoff": 0.01}, "plugins": {"reach-weather": settings}},
+            data_dir=tmp_path / "data",
         )
         made.append(reach)
         return reach
 
     yield make
     for reach in made:
-        close = getattr(reach, "aclose", None)
-        if close is not None:
-            import asyncio
-
-            try:
-                asyncio.get_event_loop_policy().get_event_loop().run_until_complete(close())
-            except RuntimeError:
-                pass
+        await reach.aclose()
 
 
 @pytest.fixture

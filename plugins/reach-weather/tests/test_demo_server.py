@@ -140,6 +140,11 @@ def test_cli_serve_demo_serves_the_article_route(http, dead_url):
                     raise
                 time.sleep(0.05)
         assert response.json()["condition"] == "多云"
+        proc.terminate()  # SIGTERM stops it as cleanly as Ctrl-C
+        rest, _ = proc.communicate(timeout=10)
+        assert proc.returncode == 0
+        assert "stopped" in rest
     finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
