@@ -279,9 +279,10 @@ async def exchange(
     pins: dict[str, str] = {}
     send_body = has_body
     headers = dict(headers)
-    async with httpx.AsyncClient(
-        transport=PinnedTransport(pins, verify=verify), timeout=httpx.Timeout(timeout), trust_env=False
-    ) as client:
+    extensions = {"timeout": httpx.Timeout(timeout).as_dict()}
+    # The transport is driven directly (not through AsyncClient.send) so no
+    # redirect, cookie or proxy logic of httpx runs behind the guard's back.
+    async with PinnedTransport(pins, verify=verify) as transport:
         for hop in range(max_redirects + 1):
             host = url.raw_host.decode("ascii")
             port = url.port or (443 if url.scheme == "https" else 80)
@@ -289,8 +290,11 @@ async def exchange(
                 url.scheme, host, port, allow_private=private_origin is not None and _origin(url) == private_origin
             )
             pins[host.lower()] = str(address)
-            request = client.build_request(method, url, headers=headers, json=json_body if send_body else None)
-            response = await client.send(request, stream=True)
+            request = httpx.Request(
+                method, url, headers=headers, json=json_body if send_body else None, extensions=extensions
+            )
+            response = await transport.handle_async_request(request)
+            response.request = request
             try:
                 body, cut = await _read_limited(response, max_bytes)
             finally:
@@ -299,7 +303,10 @@ async def exchange(
             if response.status_code in REDIRECTS and location:
                 if hop == max_redirects:
                     raise TooManyRedirects(f"more than {max_redirects} redirects")
-                next_url = url.join(location)
+                try:
+                    next_url = url.join(location)
+                except httpx.InvalidURL as exc:
+                    raise HostRefused(f"the redirect target {location[:200]!r} is not a valid URL ({exc})") from None
                 if _origin(next_url) != _origin(url):
                     headers = {k: v for k, v in headers.items() if k.lower() not in _SENSITIVE}
                 if response.status_code == 303 or (response.status_code in (301, 302) and method == "POST"):

@@ -78,10 +78,10 @@ def refusal_reason(address: IPAddress) -> str | None:
         return "a carrier-grade NAT address (100.64.0.0/10)"
     if address.is_multicast:
         return "a multicast address"
-    if address.is_private:
-        return "a private address"
     if address.is_reserved:
         return "a reserved address"
+    if address.is_private:
+        return "a private address"
     if not address.is_global:
         return "an address that is not globally routable"
     return None

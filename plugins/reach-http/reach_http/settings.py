@@ -12,7 +12,10 @@ import os
 import re
 from typing import Annotated, Literal
 
+import httpx
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from .guard import HostRefused, parse_host
 
 __all__ = [
     "ALL_METHODS",
@@ -136,8 +139,14 @@ class ServiceSettings(BaseModel):
     @field_validator("base_url")
     @classmethod
     def _http_base(cls, value: str | None) -> str | None:
-        if value is not None and not value.lower().startswith(("http://", "https://")):
+        if value is None:
+            return value
+        if not value.lower().startswith(("http://", "https://")):
             raise ValueError("base_url must start with http:// or https://")
+        try:
+            parse_host(httpx.URL(value).raw_host.decode("ascii"))
+        except (httpx.InvalidURL, HostRefused) as exc:
+            raise ValueError(f"base_url {value!r} is not usable: {exc}") from None
         return value
 
     @model_validator(mode="after")

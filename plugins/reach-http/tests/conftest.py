@@ -1,0 +1,60 @@
+"""Fixtures: real HTTP(S) servers on 127.0.0.1 and a Reach holding reach-http's tools."""
+
+from __future__ import annotations
+
+import ssl
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from http_testserver import Server
+from reach_core.testing import make_reach
+
+from reach_http import StaticResolver, build_connectors
+
+
+@pytest.fixture
+def server() -> Iterator[Server]:
+    srv = Server()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(scope="session")
+def tls_material(tmp_path_factory: pytest.TempPathFactory) -> tuple[ssl.SSLContext, Path]:
+    """A private CA, a certificate for ``pets.test``; returns (server context, CA bundle path)."""
+    import trustme
+
+    ca = trustme.CA()
+    cert = ca.issue_cert("pets.test")
+    server_ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    cert.configure_cert(server_ctx)
+    bundle = tmp_path_factory.mktemp("ca") / "ca.pem"
+    ca.cert_pem.write_to_path(str(bundle))
+    return server_ctx, bundle
+
+
+@pytest.fixture
+def tls_server(tls_material: tuple[ssl.SSLContext, Path]) -> Iterator[Server]:
+    srv = Server(ssl_context=tls_material[0])
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture
+def make(tmp_path: Path) -> Callable[..., Any]:
+    """``make(settings_dict, resolver=None, config=None)`` -> a Reach with the built tools registered."""
+    made: list[Any] = []
+
+    def factory(settings: dict[str, Any], resolver: Any = None, config: dict[str, Any] | None = None) -> Any:
+        cfg = {"reach": {"data_dir": str(tmp_path / "data"), "retry_backoff": 0.01}}
+        cfg.update(config or {})
+        reach = make_reach(config=cfg)
+        for tool in build_connectors(settings, resolver=resolver or StaticResolver()):
+            reach.register(tool)
+        made.append(reach)
+        return reach
+
+    return factory
+
