@@ -303,6 +303,11 @@ class Store:
         authoritative value lives in memory."""
         return self._submit(self._exec(sql, params), deferred=True)
 
+    def defer_call(self, fn: Callable[[sqlite3.Connection], Any]) -> concurrent.futures.Future[Any]:
+        """Like :meth:`defer` for a function of the connection (run in the store thread,
+        inside the deferred batch's transaction)."""
+        return self._submit(fn, deferred=True)
+
     async def flush(self) -> None:
         """Wait until every write queued so far is committed."""
         await self._await(lambda conn: None)

@@ -57,6 +57,7 @@ class _ToolPlan:
     write: bool
     ledgered: bool
     slots: list[tuple[WeightedLimit, int]]
+    simple: bool = False  # nothing to check outside a run
 
 
 @dataclass(slots=True)
@@ -64,6 +65,7 @@ class _AgentPlan:
     rate_rules: list[Rule]
     daily_budget: int | None
     max_calls_per_run: int | None
+    simple: bool = False
 
 
 @dataclass(slots=True)
@@ -147,7 +149,7 @@ class Guards:
         if plugin is not None and plugin.max_concurrency:
             slots.append((self.slots.limit(f"plugin:{tool.plugin}", plugin.max_concurrency), 1))
         write = tool.risk != "read"
-        return _ToolPlan(
+        plan = _ToolPlan(
             rate_rules=rules,
             daily_budget=g.daily_budget,
             max_calls_per_run=g.max_calls_per_run or getattr(tool, "max_calls_per_run", None),
@@ -157,6 +159,8 @@ class Guards:
             ledgered=not tool.idempotent,
             slots=slots,
         )
+        plan.simple = not rules and plan.daily_budget is None and not plan.ledgered
+        return plan
 
     def agent_plan(self, agent: str | None) -> _AgentPlan:
         name = agent or "default"
@@ -167,6 +171,7 @@ class Guards:
             if g.rate_limit:
                 rules.append((self.limiter.parse(g.rate_limit), ("reach", "agent", name), f"agent `{name}`"))
             plan = self._agent_plans[name] = _AgentPlan(rules, g.daily_budget, g.max_calls_per_run)
+            plan.simple = not rules and g.daily_budget is None
         return plan
 
     def concurrency_slots(self, tool: Tool) -> list[tuple[WeightedLimit, int]]:
@@ -183,8 +188,10 @@ class Guards:
 
     # ------------------------------------------------------------------ seam
     async def before(self, tool: Tool, args: dict[str, Any], ctx: CallContext) -> ToolResult | None:
-        plan = self.tool_plan(tool)
-        aplan = self.agent_plan(ctx.agent)
+        plan = self._tool_plans.get(tool.name) or self.tool_plan(tool)
+        aplan = self._agent_plans.get(ctx.agent) or self.agent_plan(ctx.agent)
+        if ctx.run_id is None and plan.simple and aplan.simple:
+            return None
         pending: _Pending | None = None
         run: RunState | None = None
         ckey: tuple[str, Any] | None = None
@@ -344,7 +351,9 @@ class Guards:
         )
 
     async def after(self, tool: Tool, args: dict[str, Any], ctx: CallContext, result: ToolResult) -> None:
-        pending: _Pending | None = ctx.state.pop(_STATE_KEY, None)
+        pending: _Pending | None = ctx.state.pop(_STATE_KEY, None) if ctx.state else None
+        if pending is None and ctx.run_id is None:
+            return
         ran = ctx.attempt > 0
         if pending is not None and not ran:
             self._undo(pending)

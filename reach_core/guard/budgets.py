@@ -2,8 +2,9 @@
 
 The count that decides lives in memory (one event loop, no await between check
 and reserve, so it is exact under any concurrency); every change is also queued
-to the store with :meth:`Store.defer`, which commits within milliseconds, so a
-restart resumes from the stored count. A call reserves one unit before it runs
+to the store through :meth:`Store.defer_call` (one job sums every change made
+since the last one and commits within milliseconds), so a restart resumes from
+the stored count. A call reserves one unit before it runs
 and gives it back if it never ran (denied, rate limited, refused by a hook).
 
 Several processes sharing one database each keep their own in-memory count;
@@ -15,6 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import time
+from collections import deque
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
@@ -60,6 +63,11 @@ class DailyBudgets:
         self._used: dict[tuple[str, str, str], int] = {}
         self._loading: dict[tuple[str, str, str], asyncio.Future[None]] = {}
         self._ready = False
+        self._day = ""
+        self._reset_at = 0.0  # epoch seconds of the next 00:00 in the budget time zone
+        # changes waiting for the store thread: appended on the loop, drained by one job
+        self._changes: deque[tuple[tuple[str, str, str], int]] = deque()
+        self._flush_queued = False
 
     @property
     def store(self) -> Store:
@@ -70,11 +78,34 @@ class DailyBudgets:
             await self.store.migrate("reach.budget", BUDGET_MIGRATIONS)
             self._ready = True
 
-    def today(self, now: dt.datetime | None = None) -> tuple[str, float]:
-        """Today's key in the budget time zone and the seconds until it resets."""
-        now = now or dt.datetime.now(self.tz)
-        tomorrow = (now + dt.timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)
-        return now.date().isoformat(), max(1.0, (tomorrow - now).total_seconds())
+    def today(self) -> tuple[str, float]:
+        """Today's key in the budget time zone and the seconds until it resets
+        (the calendar is consulted once a day, not once a call)."""
+        now = time.time()
+        if now >= self._reset_at:
+            local = dt.datetime.fromtimestamp(now, self.tz)
+            tomorrow = (local + dt.timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)
+            self._day = local.date().isoformat()
+            self._reset_at = tomorrow.timestamp()
+        return self._day, max(1.0, self._reset_at - now)
+
+    def _record(self, key: tuple[str, str, str], delta: int) -> None:
+        """Queue a change for the store; many calls share one store job."""
+        self._changes.append((key, delta))
+        if not self._flush_queued:
+            self._flush_queued = True
+            self.store.defer_call(self._flush)
+
+    def _flush(self, conn) -> None:  # type: ignore[no-untyped-def]  # runs in the store thread
+        self._flush_queued = False  # first: a change appended from now on queues a new job
+        total: dict[tuple[str, str, str], int] = {}
+        changes = self._changes
+        while changes:
+            key, delta = changes.popleft()
+            total[key] = total.get(key, 0) + delta
+        for key, delta in total.items():
+            if delta:
+                conn.execute(_UPSERT, (*key, delta))
 
     async def _load(self, key: tuple[str, str, str]) -> None:
         fut = self._loading.get(key)
@@ -118,7 +149,7 @@ class DailyBudgets:
                 )
         for key in keys:
             self._used[key] += 1
-            self.store.defer(_UPSERT, (*key, 1))
+            self._record(key, 1)
         return keys
 
     def release(self, keys: list[tuple[str, str, str]]) -> None:
@@ -126,7 +157,7 @@ class DailyBudgets:
         for key in keys:
             if key in self._used:
                 self._used[key] -= 1
-                self.store.defer(_UPSERT, (*key, -1))
+                self._record(key, -1)
 
     def used(self, scope: str, name: str) -> int | None:
         """Today's count when loaded (for status commands and tests)."""

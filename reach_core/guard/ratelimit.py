@@ -69,6 +69,11 @@ class RateLimiter:
         Returns ``None`` when allowed, else ``(retry_after_seconds, who)``.
         """
         limiter = self._limiter_sync()
+        if len(rules) == 1 and len(rules[0][0]) == 1:  # the common case: one hit, no separate test
+            items, key, who = rules[0]
+            if limiter.hit(items[0], *key):
+                return None
+            return self._retry_after_sync(limiter, items[0], key), who
         for items, key, who in rules:
             for item in items:
                 if not limiter.test(item, *key):

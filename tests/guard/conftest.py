@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:  # tests.servers is imported by path, not installed
-    sys.path.insert(0, str(ROOT))
+SERVERS = Path(__file__).resolve().parents[1] / "servers"
+if str(SERVERS) not in sys.path:  # imported by path: a top-level "tests" package may be someone else's
+    sys.path.insert(0, str(SERVERS))
+
+from faulty import FaultyHTTPServer  # noqa: E402
 
 from reach_core import Reach  # noqa: E402
-from tests.servers.faulty import FaultyHTTPServer  # noqa: E402
 
 
 @pytest.fixture

@@ -6,9 +6,9 @@ import asyncio
 import time
 
 import httpx
+from faulty import FaultProxy
 
 from reach_core import BusinessError, Connector
-from tests.servers.faulty import FaultProxy
 
 
 class HttpTool(Connector):

@@ -1,0 +1,139 @@
+"""Benchmark of the guard rails (issue 3). Prints figures; not a test.
+
+    python bench/bench_guard.py [--quick]
+
+1. 100 calls each awaiting 50 ms through ``invoke_many`` with limit 5: target wall <= 1.015 s.
+2. The same 100 calls unbounded: target <= 0.055 s.
+3. The read path with guard rails on (lazy deadline, a max_concurrency limiter, a
+   per-run call counter) as a ratio to the baseline (json.loads + direct await +
+   json.dumps of a trivial add(a, b)): target <= 2.0x.
+4. Extra cost per call of: a daily budget check (persisted), a rate limit
+   (limits, memory://), a ledgered write call (durable claim + completion).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from reach_core import Reach, connector
+
+QUICK = "--quick" in sys.argv
+N = 5_000 if QUICK else 20_000
+REPEAT = 3 if QUICK else 5
+
+
+@connector(risk="read")
+async def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+@connector(risk="read")
+async def wait_50ms(i: int) -> int:
+    """Sleep 50 ms."""
+    await asyncio.sleep(0.05)
+    return i
+
+
+@connector(risk="write")
+async def record(a: int, b: int) -> int:
+    """A write with a side effect (none here): ledgered."""
+    return a + b
+
+
+async def _baseline(n: int) -> float:
+    async def direct(a: int, b: int) -> int:
+        return a + b
+
+    t0 = time.perf_counter()
+    for i in range(n):
+        raw = f'{{"a": {i}, "b": 2}}'
+        args = json.loads(raw)
+        out = await direct(**args)
+        json.dumps(out)
+    return (time.perf_counter() - t0) / n
+
+
+async def _path(reach: Reach, name: str, n: int, *, run: bool = False, key: bool = False) -> float:
+    t0 = time.perf_counter()
+    for i in range(n):
+        call = {"id": f"c{i}", "name": name, "arguments": f'{{"a": {i}, "b": 2}}'}
+        res = await reach.invoke(
+            call, run_id=f"run{i // 10}" if run else None, idempotency_key=f"k{i}" if key else None
+        )
+        res.to_json()
+    dt = (time.perf_counter() - t0) / n
+    assert res.ok, res.error
+    return dt
+
+
+def _best(values: list[float]) -> float:
+    return min(values)
+
+
+async def main() -> None:
+    tmp = Path(tempfile.mkdtemp(prefix="reach-bench-guard-"))
+
+    def make(**sections) -> Reach:
+        cfg = {k: dict(v) for k, v in sections.items()}
+        cfg.setdefault("reach", {}).update({"data_dir": str(tmp / f"d{len(list(tmp.iterdir()))}"), "log_calls": False})
+        r = Reach(cfg, plugins=[])
+        for c in (add, wait_50ms, record):
+            r.register(c)
+        return r
+
+    # 1 + 2: fan-out
+    r = make()
+    await r.invoke("add", {"a": 1, "b": 2})
+    calls = [{"id": f"w{i}", "name": "wait_50ms", "arguments": {"i": i}} for i in range(100)]
+    walls5, wallsu = [], []
+    for _ in range(REPEAT):
+        t0 = time.perf_counter()
+        res = await r.invoke_many(calls, concurrency=5)
+        walls5.append(time.perf_counter() - t0)
+        assert all(x.ok for x in res)
+        t0 = time.perf_counter()
+        res = await r.invoke_many(calls, concurrency=1000)
+        wallsu.append(time.perf_counter() - t0)
+    print(f"fan-out 100 x 50 ms, limit 5:   wall {statistics.median(walls5):.4f} s (best {min(walls5):.4f}; target <= 1.015)")
+    print(f"fan-out 100 x 50 ms, unbounded: wall {statistics.median(wallsu):.4f} s (best {min(wallsu):.4f}; target <= 0.055)")
+
+    # 3: the read path
+    plain = make()
+    guarded = make(connectors={"add": {"max_concurrency": 64, "max_calls_per_run": 1_000_000}})
+    budget = make(connectors={"add": {"daily_budget": 10_000_000}})
+    rated = make(connectors={"add": {"rate_limit": "100000000/minute"}})
+    ledger = make()
+    for rr in (plain, guarded, budget, rated, ledger):
+        await _path(rr, "add", 200)
+    await _path(ledger, "record", 50, key=True)
+
+    base = _best([await _baseline(N) for _ in range(REPEAT)])
+    t_plain = _best([await _path(plain, "add", N) for _ in range(REPEAT)])
+    t_guard = _best([await _path(guarded, "add", N, run=True) for _ in range(REPEAT)])
+    t_budget = _best([await _path(budget, "add", N) for _ in range(REPEAT)])
+    t_rated = _best([await _path(rated, "add", N) for _ in range(REPEAT)])
+    n_ledger = 300 if QUICK else 1000
+    t_ledger = _best([await _path(ledger, "record", n_ledger, key=True) for _ in range(min(REPEAT, 3))])
+    await budget.store.flush()
+
+    us = 1e6
+    print(f"baseline (json.loads + await add + json.dumps): {base * us:7.2f} us")
+    print(f"invoke, no limits configured:                    {t_plain * us:7.2f} us  {t_plain / base:5.2f}x")
+    print(f"invoke, guard rails on (deadline, limiter, run counter): "
+          f"{t_guard * us:7.2f} us  {t_guard / base:5.2f}x (target <= 2.0x)")
+    print(f"  + daily budget check (persisted):              {t_budget * us:7.2f} us  extra {(t_budget - t_plain) * us:+.2f} us")
+    print(f"  + rate limit (limits, memory://):              {t_rated * us:7.2f} us  extra {(t_rated - t_plain) * us:+.2f} us")
+    print(f"ledgered write call (durable claim + complete):  {t_ledger * us:7.0f} us  extra {(t_ledger - t_plain) * us:+.0f} us")
+    for rr in (r, plain, guarded, budget, rated, ledger):
+        await rr.aclose()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
