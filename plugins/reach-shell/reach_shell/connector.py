@@ -148,7 +148,8 @@ def _fixed_env(settings: ShellSettings, root: Path) -> dict[str, str]:
 
 def _describe(settings: ShellSettings) -> str:
     lines = [
-        "Run one allowed program with literal arguments. There is no shell: pipes, `;`, "
+        "Run one allowed program with literal arguments. Use when the user asks to run "
+        "a command or when a task needs one of the programs below. There is no shell: pipes, `;`, "
         "`&&`, `$(...)`, redirections and globs like `*.py` are passed as plain text, "
         "so call one program at a time and name files explicitly. Returns exit_code, "
         "stdout and stderr (long output keeps its start and end). Allowed programs:",

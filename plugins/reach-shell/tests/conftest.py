@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -32,26 +30,3 @@ def make_tool(root: Path) -> Callable[..., RunCommand]:
         return RunCommand(ShellSettings(root=root, commands=commands, **others))
 
     return build
-
-
-#: An allow-list entry for the interpreter running the tests: lets a test spawn
-#: children and print large output without relying on a shell.
-PYTHON = {"path": sys.executable}
-
-
-def process_alive(pid: int) -> bool:
-    """True while `pid` runs; a zombie (killed, not yet reaped by init) counts as gone."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
-def wait_gone(pid: int, within: float = 3.0) -> bool:
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        if not process_alive(pid):
-            return True
-        time.sleep(0.02)
-    return False

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from conftest import PYTHON, process_alive, wait_gone
+from shell_procs import PYTHON, process_alive, wait_gone
 
 SPAWN_AND_SLEEP = (
     "import subprocess, time\n"

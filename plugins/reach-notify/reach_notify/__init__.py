@@ -1,0 +1,13 @@
+"""reach-notify: messages to people, through configured webhooks and SMTP.
+
+Sending is a side effect that cannot be taken back, so both tools are `write`,
+never retried, and forward the call's idempotency key to the receiver where it
+has a place for one (an `Idempotency-Key` header; a derived `Message-ID`).
+Targets are fixed in settings: the model picks a channel name or a recipient on
+the allow-list, never a URL or an arbitrary address.
+"""
+
+from .connectors import SendEmail, SendWebhook
+from .settings import NotifySettings, SmtpSettings, Webhook
+
+__all__ = ["NotifySettings", "SendEmail", "SendWebhook", "SmtpSettings", "Webhook"]

@@ -1,0 +1,121 @@
+"""Building and sending one e-mail over SMTP (stdlib smtplib, run in a thread).
+
+The failure mapping matters more than the happy path: a failure before the
+message was handed over means "nothing was sent" (safe to try again later);
+a connection lost during or after DATA means the outcome is unknown, and the
+model is told not to resend blindly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import smtplib
+import ssl
+from dataclasses import dataclass
+from email.message import EmailMessage
+from email.utils import formatdate, make_msgid
+
+from reach_core import BusinessError, RetryableError, ToolFailure
+
+
+@dataclass(frozen=True)
+class SmtpTarget:
+    """Resolved connection settings (secrets already read)."""
+
+    host: str
+    port: int
+    sender: str
+    starttls: bool
+    implicit_tls: bool
+    ca_file: str | None
+    username: str | None
+    password: str | None
+    timeout: float
+
+
+def message_id(key: str | None, sender: str) -> str:
+    """Stable for one idempotency key, so a receiving system can drop a duplicate."""
+    domain = sender.rsplit("@", 1)[1]
+    if key:
+        digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:40]
+        return f"<reach.{digest}@{domain}>"
+    return make_msgid(idstring="reach", domain=domain)
+
+
+def build_message(
+    *, sender: str, to: list[str], subject: str, body: str, msg_id: str
+) -> EmailMessage:
+    message = EmailMessage()
+    message["From"] = sender
+    message["To"] = ", ".join(to)
+    message["Subject"] = subject
+    message["Date"] = formatdate(localtime=False)
+    message["Message-ID"] = msg_id
+    message.set_content(body)
+    return message
+
+
+async def send(target: SmtpTarget, message: EmailMessage, to: list[str]) -> dict[str, str]:
+    """Deliver to the server; returns the recipients it refused (others were accepted)."""
+    return await asyncio.to_thread(_send_blocking, target, message, to)
+
+
+def _send_blocking(target: SmtpTarget, message: EmailMessage, to: list[str]) -> dict[str, str]:
+    handed_over = False
+    try:
+        context = ssl.create_default_context(cafile=target.ca_file)
+        smtp: smtplib.SMTP
+        if target.implicit_tls:
+            smtp = smtplib.SMTP_SSL(
+                target.host, target.port, timeout=target.timeout, context=context
+            )
+        else:
+            smtp = smtplib.SMTP(target.host, target.port, timeout=target.timeout)
+        with smtp:
+            if target.starttls:
+                smtp.starttls(context=context)
+            if target.username:
+                smtp.login(target.username, target.password or "")
+            handed_over = True
+            refused = smtp.send_message(message, from_addr=target.sender, to_addrs=to)
+        return {addr: _reply(code, text) for addr, (code, text) in refused.items()}
+    except smtplib.SMTPAuthenticationError:
+        raise BusinessError(
+            "the mail server refused reach's login; nothing was sent. This is a set-up "
+            "problem: tell the user instead of retrying."
+        ) from None
+    except smtplib.SMTPRecipientsRefused as error:
+        refused = ", ".join(
+            f"{addr} ({_reply(code, text)})" for addr, (code, text) in error.recipients.items()
+        )
+        raise BusinessError(
+            f"the mail server refused every recipient: {refused}; nothing was sent."
+        ) from None
+    except smtplib.SMTPSenderRefused as error:
+        raise BusinessError(
+            f"the mail server refused the sender ({_reply(error.smtp_code, error.smtp_error)}); "
+            "nothing was sent. Tell the user."
+        ) from None
+    except smtplib.SMTPDataError as error:
+        raise BusinessError(
+            f"the mail server rejected the message ({_reply(error.smtp_code, error.smtp_error)}); "
+            "nothing was sent."
+        ) from None
+    except (smtplib.SMTPException, OSError) as error:
+        if handed_over:
+            raise ToolFailure(
+                "the connection to the mail server broke while the message was being sent; "
+                "it may or may not have been delivered. Do not send it again without asking the user.",
+                code="outcome_unknown",
+            ) from error
+        raise RetryableError(
+            f"the mail server at {target.host}:{target.port} could not be reached "
+            f"({type(error).__name__}); nothing was sent. Try again later."
+        ) from error
+
+
+def _reply(code: int, text: bytes | str) -> str:
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", errors="replace")
+    return f"{code} {text}".strip()

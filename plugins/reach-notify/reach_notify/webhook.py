@@ -1,0 +1,84 @@
+"""Posting one Slack-compatible JSON message to a webhook URL.
+
+The URL never appears in a message or a log line: webhook URLs usually carry
+their own token. Redirects are not followed, so a webhook cannot bounce the
+message to a host nobody configured.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import httpx
+
+from reach_core import BusinessError, RateLimited, RetryableError, ToolFailure
+
+_BODY_EXCERPT = 200
+
+
+@dataclass(frozen=True)
+class WebhookTarget:
+    """Resolved channel settings (secrets already read)."""
+
+    channel: str
+    url: str
+    headers: dict[str, str]
+    text_field: str
+    idempotency_header: str | None
+    timeout: float
+
+
+async def post(
+    target: WebhookTarget,
+    text: str,
+    idempotency_key: str | None,
+    transport: httpx.AsyncBaseTransport | None = None,
+) -> int:
+    """Send `text`; return the HTTP status of an accepted message, raise otherwise."""
+    headers = dict(target.headers)
+    if idempotency_key and target.idempotency_header:
+        headers[target.idempotency_header] = idempotency_key
+    where = f"the `{target.channel}` webhook"
+    try:
+        async with httpx.AsyncClient(
+            timeout=target.timeout, follow_redirects=False, transport=transport
+        ) as client:
+            response = await client.post(
+                target.url, json={target.text_field: text}, headers=headers
+            )
+    except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as error:
+        raise RetryableError(
+            f"{where} could not be reached ({type(error).__name__}); nothing was sent. "
+            "Try again later."
+        ) from error
+    except httpx.TransportError as error:
+        raise ToolFailure(
+            f"the connection to {where} broke after the message was sent "
+            f"({type(error).__name__}); it may or may not have arrived. Do not send it "
+            "again without asking the user.",
+            code="outcome_unknown",
+        ) from error
+    status = response.status_code
+    if 200 <= status < 300:
+        return status
+    excerpt = response.text[:_BODY_EXCERPT].strip()
+    if status == 429:
+        raise RateLimited(_retry_after(response), message=f"{where} says slow down (HTTP 429)")
+    if status >= 500:
+        raise RetryableError(
+            f"{where} failed with HTTP {status}; delivery is not confirmed. Check with the "
+            "user before sending again."
+        )
+    raise BusinessError(
+        f"{where} refused the message with HTTP {status}"
+        + (f": {excerpt}" if excerpt else "")
+        + ". Do not resend it unchanged."
+    )
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    value = response.headers.get("retry-after", "")
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        return None

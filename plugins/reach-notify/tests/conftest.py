@@ -1,0 +1,77 @@
+"""Fixtures: real receivers on 127.0.0.1 and a Reach holding only reach-notify."""
+
+from __future__ import annotations
+
+import ssl
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import reach_notify.plugin as notify_plugin
+import trustme
+from notify_servers import Inbox, SmtpServer, WebhookReceiver, start_smtp
+
+from reach_core.testing import make_reach
+
+
+@pytest.fixture
+def smtp() -> Iterator[SmtpServer]:
+    """Plain SMTP with AUTH (allowed without TLS here, so the login itself is tested)."""
+    inbox = Inbox()
+    controller, port = start_smtp(
+        inbox,
+        authenticator=inbox.authenticate,
+        auth_require_tls=False,
+    )
+    yield SmtpServer(inbox, port)
+    controller.stop()
+
+
+@pytest.fixture(scope="session")
+def tls_ca(tmp_path_factory: pytest.TempPathFactory) -> tuple[trustme.CA, Path]:
+    ca = trustme.CA()
+    path = tmp_path_factory.mktemp("ca") / "ca.pem"
+    ca.cert_pem.write_to_path(str(path))
+    return ca, path
+
+
+@pytest.fixture
+def smtp_starttls(tls_ca: tuple[trustme.CA, Path]) -> Iterator[SmtpServer]:
+    """A server that refuses everything before STARTTLS and AUTH."""
+    ca, ca_file = tls_ca
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert("127.0.0.1").configure_cert(context)
+    inbox = Inbox()
+    controller, port = start_smtp(
+        inbox,
+        tls_context=context,
+        require_starttls=True,
+        authenticator=inbox.authenticate,
+        auth_required=True,
+    )
+    yield SmtpServer(inbox, port, ca_file)
+    controller.stop()
+
+
+@pytest.fixture
+def receiver() -> Iterator[WebhookReceiver]:
+    hook = WebhookReceiver()
+    hook.thread.start()
+    yield hook
+    hook.server.shutdown()
+    hook.server.server_close()
+
+
+@pytest.fixture
+def make_notify(tmp_path: Path) -> Callable[[dict[str, Any]], Any]:
+    """A Reach holding only reach-notify, with the given `[plugins.reach-notify]` table."""
+
+    def build(settings: dict[str, Any]) -> Any:
+        return make_reach(
+            ("reach-notify", notify_plugin),
+            config={"plugins": {"reach-notify": settings}},
+            data_dir=tmp_path / "data",
+        )
+
+    return build
