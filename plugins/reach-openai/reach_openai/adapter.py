@@ -36,7 +36,8 @@ class OpenAIAdapter:
         mode = " (tagged mode)" if self.settings.mode == "tagged" else ""
         return f"openai-compatible model {self.settings.model} at {self.endpoint}{mode}"
 
-    def _get_client(self) -> Any:
+    def client(self) -> Any:
+        """The SDK client, created (and the SDK imported) on first use; ModelError without a key."""
         if self._client is None:
             key = self.settings.effective_api_key()
             if key is None:
@@ -64,7 +65,7 @@ class OpenAIAdapter:
             self._client = None
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
-        client = self._get_client()
+        client = self.client()
         s = self.settings
         timeout = s.timeout if request.timeout is None else max(0.001, min(s.timeout, request.timeout))
         tagged = s.mode == "tagged"
