@@ -168,7 +168,7 @@ class Server(ThreadingHTTPServer):
         self.state = State()
         if ssl_context is not None:
             self.socket = ssl_context.wrap_socket(self.socket, server_side=True)
-        self.thread = threading.Thread(target=self.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self.thread.start()
 
     @property
