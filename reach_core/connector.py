@@ -185,7 +185,12 @@ class FunctionConnector(Connector):
                 continue
             ann = hints.get(p.name, Any)
             default = ... if p.default is inspect.Parameter.empty else p.default
+            annotated_desc = any(
+                getattr(m, "description", None) for m in getattr(ann, "__metadata__", ())
+            )
             if isinstance(default, type(Field())):
+                fields[p.name] = (ann, default)
+            elif annotated_desc:
                 fields[p.name] = (ann, default)
             else:
                 fields[p.name] = (ann, Field(default, description=param_docs.get(p.name)))

@@ -118,6 +118,17 @@ class ToolFailure(Exception):
         self.details = details or {}
         super().__init__(message)
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # subclasses take other __init__ arguments; rebuild from state so copy/pickle work
+        return (_rebuild, (type(self), self.args, self.__dict__))
+
+
+def _rebuild(cls: type[ToolFailure], args: tuple[Any, ...], state: dict[str, Any]) -> ToolFailure:
+    obj = cls.__new__(cls)
+    Exception.__init__(obj, *args)
+    obj.__dict__.update(state)
+    return obj
+
 
 class InvalidArguments(ToolFailure):
     """A field of the arguments is wrong.

@@ -1,0 +1,75 @@
+"""The ``reach`` command, run as a user runs it (a subprocess, the installed entry point)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+REACH = shutil.which("reach") or ""
+
+
+def reach(*args, cwd, env=None, check=True):
+    cmd = [REACH, *args] if REACH else [sys.executable, "-m", "reach_core.cli", *args]
+    out = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, env={**os.environ, **(env or {})},
+                         timeout=60)
+    if check:
+        assert out.returncode == 0, out.stderr
+    return out
+
+
+@pytest.fixture
+def project(tmp_path):
+    (tmp_path / "reach.toml").write_text(
+        '[reach]\ndata_dir = "state"\n[plugins]\nload = ["reach-sample", "reach-broken"]\n'
+    )
+    return tmp_path
+
+
+def test_version(project):
+    assert reach("--version", cwd=project).stdout.strip().startswith("reach, version")
+
+
+def test_plugins_json(project):
+    rows = json.loads(reach("plugins", "--json", cwd=project).stdout)
+    by = {r["name"]: r for r in rows}
+    assert by["reach-sample"]["status"] == "loaded"
+    assert by["reach-sample"]["distribution"] == "reach-sample"
+    assert "reach_register_tools" in by["reach-sample"]["hooks"]
+    assert by["reach-broken"]["status"] == "failed" and "broken on purpose" in by["reach-broken"]["reason"]
+    text = reach("plugins", cwd=project).stdout
+    assert "reach-sample" in text and "[failed]" in text
+
+
+def test_plugins_hook_order(project):
+    out = json.loads(reach("plugins", "--hook", "reach_post_invoke", "--json", cwd=project).stdout)
+    assert out == {"hook": "reach_post_invoke", "order": []}
+
+
+def test_tools_json_and_call(project):
+    tools = json.loads(reach("tools", "--json", cwd=project).stdout)
+    assert [t["function"]["name"] for t in tools] == ["add_numbers"]
+    out = json.loads(reach("call", "add_numbers", "--args", '{"a": 2, "b": 40}', "--json", cwd=project).stdout)
+    assert out["ok"] is True and out["content"] == 42
+    bad = reach("call", "add_numbers", "--args", '{"a": "x"}', "--json", cwd=project, check=False)
+    assert bad.returncode == 2 and json.loads(bad.stdout)["error"]["code"] == "invalid_arguments"
+
+
+def test_tools_lint_json(project):
+    out = reach("tools", "lint", "--json", cwd=project, check=False)
+    report = json.loads(out.stdout)
+    assert report == {"add_numbers": []} and out.returncode == 0
+
+
+def test_plugin_command_added_by_hook(project):
+    assert reach("sample-hello", cwd=project).stdout.strip() == "hello from reach-sample"
+
+
+def test_bad_config_is_a_clear_error(tmp_path):
+    (tmp_path / "reach.toml").write_text("[reach]\nconcurrency = 'x'\n")
+    out = reach("tools", cwd=tmp_path, check=False)
+    assert out.returncode != 0 and "reach.concurrency" in out.stderr and "Traceback" not in out.stderr
