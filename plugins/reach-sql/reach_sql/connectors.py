@@ -79,7 +79,8 @@ class SqlSchema(_SqlConnector):
         super().__init__(db, settings)
         self.description = (
             f"List the tables of the {self.dialect_name} database: columns with types, primary and "
-            "foreign keys, and row counts. Call this before writing SQL for sql_query."
+            "foreign keys, and row counts. Use when you need to know which tables and columns exist, "
+            "before writing SQL for sql_query or sql_execute."
         )
         self.input_schema = {  # type: ignore[misc]
             "type": "object",
@@ -99,6 +100,7 @@ class SqlQuery(_SqlConnector):
         super().__init__(db, settings)
         self.description = (
             f"Run one read-only SELECT on the {self.dialect_name} database and get column names and rows. "
+            "Use when the user asks about data stored in the database. "
             "Put values in params and refer to them as :name (WHERE city = :city). "
             f"At most {settings.max_rows} rows come back; the answer says how many more there were."
         )
@@ -132,6 +134,7 @@ class SqlExecute(_SqlConnector):
         super().__init__(db, settings)
         self.description = (
             f"Change rows in the {self.dialect_name} database with one INSERT, UPDATE or DELETE "
+            "(use when the user asks to add, correct or remove records) "
             "(UPDATE and DELETE need a WHERE clause). Put values in params as :name. Returns the number "
             "of rows changed, and the rows of a RETURNING clause. Schema changes are refused."
         )
@@ -187,7 +190,8 @@ class SqlAdmin(SqlExecute):
         super().__init__(db, settings)
         self.description = (
             f"Run one schema-changing or table-wide statement on the {self.dialect_name} database "
-            "(CREATE, ALTER, DROP, TRUNCATE, DELETE/UPDATE without WHERE). A person confirms each call. "
+            "(CREATE, ALTER, DROP, TRUNCATE, DELETE/UPDATE without WHERE). Use only when the user asks "
+            "to change the schema or every row of a table; a person confirms each call. "
             "Use sql_execute for ordinary row changes."
         )
         self.input_schema = {  # type: ignore[misc]

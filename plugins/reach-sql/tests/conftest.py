@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 import reach_sql.plugin
+
 from reach_core import Reach
 
 SEED = [(1, "ada", "10.50"), (2, "bob", "20.00"), (3, "cyd", "0.01")]
