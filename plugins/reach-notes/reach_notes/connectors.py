@@ -27,6 +27,11 @@ class _NotesConnector(Connector):
             notebook = Notebook(settings)
         self.notebook = notebook
         self.settings = notebook.settings
+        self._schema: dict[str, Any] = {}
+
+    def get_input_schema(self) -> dict[str, Any]:
+        """Limits come from settings, so each instance builds its own schema."""
+        return self._schema
 
 
 def _public(record: dict[str, Any]) -> dict[str, Any]:
@@ -62,7 +67,7 @@ class AppendNote(_NotesConnector):
             "(\"note my running plan\", \"remember that ...\"). Returns the saved note's id and time. "
             "在用户的笔记本里记一条笔记：用户说“记一下”“帮我记下来”“记住……”“写进笔记”时调用。"
         )
-        self.input_schema = {
+        self._schema = {
             "type": "object",
             "properties": {
                 "content": {
@@ -139,7 +144,7 @@ class ListNotes(_NotesConnector):
             "user asks what they noted, planned or asked you to remember. "
             "列出用户笔记本里最近的笔记（最新的在前）：用户问“我记了什么”“我的计划是什么”时调用。"
         )
-        self.input_schema = {
+        self._schema = {
             "type": "object",
             "properties": {"limit": _limit_schema(self.settings.max_results, "notes")},
             "additionalProperties": False,
@@ -164,7 +169,7 @@ class SearchNotes(_NotesConnector):
             "something they noted before (\"what was my running plan?\"). "
             "在用户的笔记本里按关键词搜索笔记：用户问以前记过的内容时调用。"
         )
-        self.input_schema = {
+        self._schema = {
             "type": "object",
             "properties": {
                 "query": {

@@ -23,7 +23,7 @@ def reach_plugin_settings() -> type[NotesSettings]:
 @hookimpl
 def reach_register_tools(register: Any, settings: NotesSettings | None) -> None:
     # One notebook for the three tools: appends and reads share its file lock.
-    notebook = Notebook(settings or NotesSettings())
+    notebook = Notebook(settings or NotesSettings.model_validate({}))
     register(AppendNote(notebook))
     register(ListNotes(notebook))
     register(SearchNotes(notebook))

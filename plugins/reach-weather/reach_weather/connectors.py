@@ -45,7 +45,7 @@ class _WeatherConnector(Connector):
 
     def __init__(self, settings: WeatherSettings | dict[str, Any] | None = None) -> None:
         if settings is None:
-            settings = WeatherSettings()
+            settings = WeatherSettings.model_validate({})
         elif isinstance(settings, dict):
             settings = WeatherSettings.model_validate(settings)
         self.settings = settings
@@ -133,7 +133,7 @@ class GetForecast(_WeatherConnector):
         super().__init__(settings)
         top = self.settings.max_forecast_days
         self.description = type(self).description.replace("{max}", str(top))
-        self.input_schema = {
+        self._schema: dict[str, Any] = {
             "type": "object",
             "properties": {
                 "city": _CITY,
@@ -149,6 +149,10 @@ class GetForecast(_WeatherConnector):
             "required": ["city"],
             "additionalProperties": False,
         }
+
+    def get_input_schema(self) -> dict[str, Any]:
+        """The schema depends on settings (``max_forecast_days``), so it is built per instance."""
+        return self._schema
 
     async def execute(self, params: dict[str, Any], ctx: Any = None) -> dict[str, Any]:
         unit = params.get("unit") or "celsius"

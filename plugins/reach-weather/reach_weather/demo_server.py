@@ -317,10 +317,10 @@ class DemoServer:
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0, *, verbose: bool = False) -> None:
         self._server = _DemoHTTPServer((host, port), verbose=verbose)
-        bound_host, bound_port = self._server.server_address[:2]
-        shown = f"[{bound_host}]" if ":" in str(bound_host) else bound_host
-        self.host = str(bound_host)
-        self.port = int(bound_port)
+        address = self._server.server_address
+        self.host = str(address[0])
+        self.port = int(address[1])
+        shown = f"[{self.host}]" if ":" in self.host else self.host
         self.url = f"http://{shown}:{self.port}"
         self._thread: threading.Thread | None = None
 
