@@ -180,7 +180,9 @@ def _text_of(content: Any) -> str:
         return content
     if isinstance(content, list):
         return " ".join(
-            str(p.get("text", "")) for p in content if isinstance(p, dict) and p.get("type") == "text"
+            str(p.get("text", ""))
+            for p in content
+            if isinstance(p, dict) and p.get("type") == "text"
         )
     return str(content)
 
@@ -191,7 +193,9 @@ def _as_message(msg: Any) -> dict[str, Any]:
     dump = getattr(msg, "model_dump", None)  # an OpenAI SDK message object
     if callable(dump):
         return {k: v for k, v in dump(exclude_none=True).items()}
-    raise TypeError(f"a message must be a dict like {{'role': 'user', 'content': ...}}, not {type(msg).__name__}")
+    raise TypeError(
+        f"a message must be a dict like {{'role': 'user', 'content': ...}}, not {type(msg).__name__}"
+    )
 
 
 def _initial_messages(messages_or_text: str | Sequence[Any]) -> list[dict[str, Any]]:
@@ -322,9 +326,13 @@ async def run_agent(
         known = {t.name for t in reach.all_tools()}
         missing = [n for n in allowed if n not in known]
         if missing:
-            raise ConfigError(f"tools={allowed!r} names tools that are not registered: {', '.join(missing)}")
+            raise ConfigError(
+                f"tools={allowed!r} names tools that are not registered: {', '.join(missing)}"
+            )
     if forced and allowed is not None and forced not in allowed:
-        raise ConfigError(f"tool_choice forces `{forced}`, but tools={allowed!r} does not include it")
+        raise ConfigError(
+            f"tool_choice forces `{forced}`, but tools={allowed!r} does not include it"
+        )
 
     model = adapter_for(reach, adapter)
     label = _adapter_label(model)
@@ -377,13 +385,19 @@ async def run_agent(
             offered.add([forced_entry], force=True)
         offered.add(selected)
         force_now = is_forced and (index == 1 or force_every_step)
-        choice: ToolChoice = first_choice if force_now else ("none" if first_choice == "none" else "auto")
-        step = RunStep(index=index, run_id=run_id, tools_offered=offered.names(), tool_choice=choice)
+        choice: ToolChoice = (
+            first_choice if force_now else ("none" if first_choice == "none" else "auto")
+        )
+        step = RunStep(
+            index=index, run_id=run_id, tools_offered=offered.names(), tool_choice=choice
+        )
 
         # -- the model -------------------------------------------------------------
         left = remaining()
         if left is not None and left <= 0:
-            return finish("deadline", "", f"the run's deadline of {deadline:g} s passed before step {index}")
+            return finish(
+                "deadline", "", f"the run's deadline of {deadline:g} s passed before step {index}"
+            )
         request = ModelRequest(
             messages=list(messages),
             tools=offered.entries(),
@@ -414,7 +428,11 @@ async def run_agent(
         except Exception as exc:  # an adapter bug must not become a traceback for the user
             log.exception("adapter %s failed in run %s", label, run_id)
             steps.append(step)
-            return finish("model_error", "", f"the model adapter ({label}) failed: {type(exc).__name__}: {exc}")
+            return finish(
+                "model_error",
+                "",
+                f"the model adapter ({label}) failed: {type(exc).__name__}: {exc}",
+            )
         step.model_ms = (time.perf_counter() - t0) * 1000
         step.usage = response.usage
         step.text = response.text
@@ -446,7 +464,9 @@ async def run_agent(
             try:
                 async with asyncio.timeout(remaining()):
                     ran = (
-                        await reach.invoke_many(runnable, agent=agent, run_id=run_id, query=query or None)
+                        await reach.invoke_many(
+                            runnable, agent=agent, run_id=run_id, query=query or None
+                        )
                         if runnable
                         else []
                     )
@@ -479,7 +499,9 @@ async def run_agent(
     )
 
 
-async def _notify(reach: Any, step: RunStep, ctx: RunContext, on_step: Callable[..., Any] | None) -> None:
+async def _notify(
+    reach: Any, step: RunStep, ctx: RunContext, on_step: Callable[..., Any] | None
+) -> None:
     """Tell observers about a finished step; an observer's failure never stops the run."""
     notify = getattr(reach, "notify", None)
     if notify is not None:

@@ -43,7 +43,9 @@ class ScriptAdapter:
 def calls(*specs: tuple[str, Any], id_prefix: str = "c") -> ModelResponse:
     return ModelResponse(
         tool_calls=[
-            ModelToolCall(f"{id_prefix}{i}", name, args if isinstance(args, str) else json.dumps(args))
+            ModelToolCall(
+                f"{id_prefix}{i}", name, args if isinstance(args, str) else json.dumps(args)
+            )
             for i, (name, args) in enumerate(specs)
         ],
         usage=Usage(100, 10, 40),
@@ -74,7 +76,9 @@ def reach(tmp_path, seen) -> Reach:
         Args:
             city: the city
         """
-        seen.append({"tool": "get_weather", "run_id": ctx.run_id if ctx else None, "t": time.perf_counter()})
+        seen.append(
+            {"tool": "get_weather", "run_id": ctx.run_id if ctx else None, "t": time.perf_counter()}
+        )
         await asyncio.sleep(0.2)
         return {"city": city, "temperature": "21 °C"}
 
@@ -117,7 +121,9 @@ async def test_plain_answer_needs_one_step(reach):
 
 
 async def test_tool_calls_run_in_parallel_and_results_reach_the_model(reach, seen):
-    model = ScriptAdapter(calls(("get_weather", {"city": "北京"}), ("add", {"a": 2, "b": 3})), answer("done"))
+    model = ScriptAdapter(
+        calls(("get_weather", {"city": "北京"}), ("add", {"a": 2, "b": 3})), answer("done")
+    )
     t0 = time.perf_counter()
     result = await reach.run("weather and a sum", adapter=model)
     elapsed = time.perf_counter() - t0
@@ -136,7 +142,9 @@ async def test_tool_calls_run_in_parallel_and_results_reach_the_model(reach, see
 
 async def test_one_run_id_covers_every_call(reach, seen):
     model = ScriptAdapter(
-        calls(("add", {"a": 1, "b": 1})), calls(("get_weather", {"city": "x"}), id_prefix="d"), answer("ok")
+        calls(("add", {"a": 1, "b": 1})),
+        calls(("get_weather", {"city": "x"}), id_prefix="d"),
+        answer("ok"),
     )
     result = await reach.run("go", adapter=model, run_id="run-fixed")
     assert result.run_id == "run-fixed"
@@ -146,7 +154,9 @@ async def test_one_run_id_covers_every_call(reach, seen):
 
 
 async def test_max_steps_is_an_outcome_not_an_exception(reach):
-    model = ScriptAdapter(lambda req: calls(("mul", {"a": req.step, "b": 2}), id_prefix=f"s{req.step}_"))
+    model = ScriptAdapter(
+        lambda req: calls(("mul", {"a": req.step, "b": 2}), id_prefix=f"s{req.step}_")
+    )
     result = await reach.run("loop forever", adapter=model, max_steps=3)
     assert result.outcome == "max_steps"
     assert "3 model steps" in (result.error or "")
@@ -163,7 +173,9 @@ async def test_forced_tool_choice_applies_to_the_first_step_only(reach):
     assert model.requests[1].tool_choice == "auto"
 
     model = ScriptAdapter(calls(("mul", {"a": 2, "b": 2})), answer("4"))
-    await reach.run("two times two", adapter=model, tool_choice="required", force_every_step=True, max_steps=2)
+    await reach.run(
+        "two times two", adapter=model, tool_choice="required", force_every_step=True, max_steps=2
+    )
     assert [r.tool_choice for r in model.requests] == ["required", "required"]
 
 
@@ -246,7 +258,11 @@ async def test_unknown_tool_and_invalid_json_go_back_to_the_model(reach):
     codes = [r.error.code if r.error else None for r in result.results]
     assert codes == ["unknown_tool", "invalid_json", "invalid_arguments", None]
     errors = [json.loads(m["content"]) for m in model.requests[1].messages if m["role"] == "tool"]
-    assert [e["error"]["code"] for e in errors] == ["unknown_tool", "invalid_json", "invalid_arguments"]
+    assert [e["error"]["code"] for e in errors] == [
+        "unknown_tool",
+        "invalid_json",
+        "invalid_arguments",
+    ]
     assert result.results[-1].content == 3
 
 
@@ -283,7 +299,9 @@ async def test_deadline_bounds_the_run(reach):
 async def test_model_failures_end_the_run_with_a_clear_message(reach):
     class Down(ScriptAdapter):
         async def complete(self, request):
-            raise ModelError("cannot connect to the model endpoint http://127.0.0.1:9/v1; check the server")
+            raise ModelError(
+                "cannot connect to the model endpoint http://127.0.0.1:9/v1; check the server"
+            )
 
     result = await reach.run("x", adapter=Down())
     assert result.outcome == "model_error"
@@ -323,7 +341,9 @@ async def test_run_step_hook_and_on_step_see_every_step(tmp_path):
     r.register(mul)
     seen_steps = []
     result = await r.run(
-        "x", adapter=ScriptAdapter(calls(("mul", {"a": 1, "b": 2})), answer("2")), on_step=seen_steps.append
+        "x",
+        adapter=ScriptAdapter(calls(("mul", {"a": 1, "b": 2})), answer("2")),
+        on_step=seen_steps.append,
     )
     assert steps == [(1, result.run_id, ["mul"]), (2, result.run_id, [])]
     assert [s.index for s in seen_steps] == [1, 2]
@@ -335,16 +355,22 @@ async def test_system_hint_is_optional_and_configurable(tmp_path, reach):
     assert model.requests[0].messages[0]["role"] == "user"
     await reach.run("x", adapter=model, system_hint=True)
     assert model.requests[1].messages[0] == {"role": "system", "content": DEFAULT_SYSTEM_HINT}
-    configured = Reach({"reach": {"data_dir": str(tmp_path), "system_hint": "Use tools."}}, plugins=[])
+    configured = Reach(
+        {"reach": {"data_dir": str(tmp_path), "system_hint": "Use tools."}}, plugins=[]
+    )
     await configured.run("x", adapter=model)
     assert model.requests[2].messages[0] == {"role": "system", "content": "Use tools."}
     # the caller's own system message wins
-    await configured.run([{"role": "system", "content": "mine"}, {"role": "user", "content": "x"}], adapter=model)
+    await configured.run(
+        [{"role": "system", "content": "mine"}, {"role": "user", "content": "x"}], adapter=model
+    )
     assert [m["content"] for m in model.requests[3].messages if m["role"] == "system"] == ["mine"]
 
 
 async def test_repeated_call_ids_are_made_unique_within_a_run(reach):
-    model = ScriptAdapter(calls(("mul", {"a": 1, "b": 1})), calls(("mul", {"a": 2, "b": 2})), answer("ok"))
+    model = ScriptAdapter(
+        calls(("mul", {"a": 1, "b": 1})), calls(("mul", {"a": 2, "b": 2})), answer("ok")
+    )
     result = await reach.run("x", adapter=model)
     ids = [r.call_id for r in result.results]
     assert len(set(ids)) == 2 and ids[0] == "c0"

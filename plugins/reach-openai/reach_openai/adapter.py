@@ -19,7 +19,9 @@ class OpenAIAdapter:
 
     name = "openai"
 
-    def __init__(self, settings: OpenAISettings | dict[str, Any] | None = None, reach: Any = None) -> None:
+    def __init__(
+        self, settings: OpenAISettings | dict[str, Any] | None = None, reach: Any = None
+    ) -> None:
         if settings is None:
             settings = OpenAISettings()
         elif isinstance(settings, dict):
@@ -67,7 +69,9 @@ class OpenAIAdapter:
     async def complete(self, request: ModelRequest) -> ModelResponse:
         client = self.client()
         s = self.settings
-        timeout = s.timeout if request.timeout is None else max(0.001, min(s.timeout, request.timeout))
+        timeout = (
+            s.timeout if request.timeout is None else max(0.001, min(s.timeout, request.timeout))
+        )
         tagged = s.mode == "tagged"
         kwargs: dict[str, Any] = {"model": s.model, "timeout": timeout}
         if tagged:
@@ -104,7 +108,9 @@ class OpenAIAdapter:
         usage = _usage(getattr(completion, "usage", None))
         text = message.content
         if tagged:
-            return self._parse_tagged(text or "", usage, choice.finish_reason, completion.model, request)
+            return self._parse_tagged(
+                text or "", usage, choice.finish_reason, completion.model, request
+            )
         calls = [
             ModelToolCall(
                 id=str(tc.id or ""),
@@ -115,11 +121,20 @@ class OpenAIAdapter:
             if getattr(tc, "function", None) is not None
         ]
         return ModelResponse(
-            text=text, tool_calls=calls, usage=usage, finish_reason=choice.finish_reason, model=completion.model
+            text=text,
+            tool_calls=calls,
+            usage=usage,
+            finish_reason=choice.finish_reason,
+            model=completion.model,
         )
 
     def _parse_tagged(
-        self, text: str, usage: Usage, finish_reason: str | None, model: str | None, request: ModelRequest
+        self,
+        text: str,
+        usage: Usage,
+        finish_reason: str | None,
+        model: str | None,
+        request: ModelRequest,
     ) -> ModelResponse:
         from reach_core.calls import TaggedParser
         from reach_core.result import dumps

@@ -30,11 +30,15 @@ def evaluate(expression: str) -> int | float:
     """The value of an arithmetic expression; InvalidArguments for anything else."""
     text = expression.replace("×", "*").replace("÷", "/").replace("^", "**").strip()
     if not text or len(text) > 200:
-        raise InvalidArguments("expression", "an arithmetic expression of at most 200 characters", _EXAMPLE)
+        raise InvalidArguments(
+            "expression", "an arithmetic expression of at most 200 characters", _EXAMPLE
+        )
     try:
         tree = ast.parse(text, mode="eval")
     except SyntaxError:
-        raise InvalidArguments("expression", "numbers with + - * / // % ** and brackets", _EXAMPLE) from None
+        raise InvalidArguments(
+            "expression", "numbers with + - * / // % ** and brackets", _EXAMPLE
+        ) from None
 
     def walk(node: ast.AST) -> int | float:
         if isinstance(node, ast.Expression):
@@ -46,11 +50,15 @@ def evaluate(expression: str) -> int | float:
         if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
             left, right = walk(node.left), walk(node.right)
             if isinstance(node.op, ast.Pow) and (abs(right) > 100 or abs(left) > 1e6):
-                raise InvalidArguments("expression", "powers with an exponent of at most 100", "2 ** 10")
+                raise InvalidArguments(
+                    "expression", "powers with an exponent of at most 100", "2 ** 10"
+                )
             if isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod)) and right == 0:
                 raise InvalidArguments("expression", "no division by zero", _EXAMPLE)
             return _BINARY[type(node.op)](left, right)
-        raise InvalidArguments("expression", "numbers with + - * / // % ** and brackets only", _EXAMPLE)
+        raise InvalidArguments(
+            "expression", "numbers with + - * / // % ** and brackets only", _EXAMPLE
+        )
 
     value = walk(tree)
     if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:

@@ -22,7 +22,13 @@ def _echo_json(data: Any) -> None:
 
 @click.command("demo")
 @click.option("--json", "as_json", is_flag=True, help="Print the whole run as JSON.")
-@click.option("--lang", type=click.Choice(["en", "zh"]), default="en", show_default=True, help="Question language.")
+@click.option(
+    "--lang",
+    type=click.Choice(["en", "zh"]),
+    default="en",
+    show_default=True,
+    help="Question language.",
+)
 @click.option(
     "--scenario",
     type=click.Choice(["run", "mofa"]),
@@ -30,12 +36,31 @@ def _echo_json(data: Any) -> None:
     show_default=True,
     help="run: weather + a note in Beijing; mofa: Tokyo weather + a calculation.",
 )
-@click.option("--base-url", default=None, help="Use a real OpenAI-compatible model at this URL (ends in /v1).")
-@click.option("--model", default=None, help="Model name for --base-url / OPENAI_API_KEY (default gpt-4o-mini).")
-@click.option("--offline", is_flag=True, help="Use the scripted model even if OPENAI_API_KEY is set.")
-@click.option("--data-dir", type=click.Path(file_okay=False), default=None, help="Where notes go (default: a new temp dir).")
+@click.option(
+    "--base-url", default=None, help="Use a real OpenAI-compatible model at this URL (ends in /v1)."
+)
+@click.option(
+    "--model",
+    default=None,
+    help="Model name for --base-url / OPENAI_API_KEY (default gpt-4o-mini).",
+)
+@click.option(
+    "--offline", is_flag=True, help="Use the scripted model even if OPENAI_API_KEY is set."
+)
+@click.option(
+    "--data-dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Where notes go (default: a new temp dir).",
+)
 def demo_command(
-    as_json: bool, lang: str, scenario: str, base_url: str | None, model: str | None, offline: bool, data_dir: str | None
+    as_json: bool,
+    lang: str,
+    scenario: str,
+    base_url: str | None,
+    model: str | None,
+    offline: bool,
+    data_dir: str | None,
 ) -> None:
     """Run the seed scenario end to end: weather + a note, tools in parallel, offline."""
     from .demo import DemoReport, run_demo
@@ -51,7 +76,10 @@ def demo_command(
             trace._line(SCRIPTED_NOTICE, "yellow")
         trace.header(
             [
-                ("model", f"{'scripted ' if report.scripted else ''}{report.model} at {report.model_url}"),
+                (
+                    "model",
+                    f"{'scripted ' if report.scripted else ''}{report.model} at {report.model_url}",
+                ),
                 ("weather", f"local demo weather service at {report.weather_url}"),
                 ("data dir", str(report.data_dir)),
                 ("question", report.question),
@@ -71,6 +99,14 @@ def demo_command(
                 on_start=start,
             )
         )
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.split(".")[0] in ("reach_weather", "reach_notes"):
+            raise click.ClickException(
+                "reach demo needs the reach-weather and reach-notes plugins: "
+                "pip install reach-weather reach-notes (in this repo: pip install -e plugins/reach-weather "
+                "-e plugins/reach-notes)"
+            ) from None
+        raise
     except Exception as exc:  # a demo failure must read as a sentence, not a traceback
         from reach_core import ReachError
 
@@ -84,7 +120,10 @@ def demo_command(
         trace.result(report.result)
         notes = report.notes()
         if notes:
-            trace._line(f"notes file {report.notes_file} ({len(notes)} note{'s' if len(notes) != 1 else ''})", "dim")
+            trace._line(
+                f"notes file {report.notes_file} ({len(notes)} note{'s' if len(notes) != 1 else ''})",
+                "dim",
+            )
     if not report.result.ok:
         sys.exit(1)
 
@@ -106,12 +145,26 @@ def _root_reach(ctx: click.Context) -> Any:
 
 @click.command("run")
 @click.argument("question")
-@click.option("--trace", "show_trace", is_flag=True, help="Show each step: tools offered, calls, results, timings.")
+@click.option(
+    "--trace",
+    "show_trace",
+    is_flag=True,
+    help="Show each step: tools offered, calls, results, timings.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the whole run as JSON.")
 @click.option("--agent", default=None, help="Agent name from [agents.NAME] (default: default).")
-@click.option("--max-steps", type=int, default=5, show_default=True, help="Most model calls in the run.")
-@click.option("--tool-choice", default="auto", show_default=True, help="auto | none | required | a tool name (first step).")
-@click.option("--deadline", type=float, default=None, help="Wall-time budget of the run in seconds.")
+@click.option(
+    "--max-steps", type=int, default=5, show_default=True, help="Most model calls in the run."
+)
+@click.option(
+    "--tool-choice",
+    default="auto",
+    show_default=True,
+    help="auto | none | required | a tool name (first step).",
+)
+@click.option(
+    "--deadline", type=float, default=None, help="Wall-time budget of the run in seconds."
+)
 @click.pass_context
 def run_command(
     ctx: click.Context,
@@ -139,7 +192,12 @@ def run_command(
             raise click.ClickException(str(exc)) from None
         if trace is not None:
             describe = getattr(adapter, "describe", None)
-            trace.header([("model", describe() if callable(describe) else str(adapter)), ("question", question)])
+            trace.header(
+                [
+                    ("model", describe() if callable(describe) else str(adapter)),
+                    ("question", question),
+                ]
+            )
         try:
             return await reach.run(
                 question,

@@ -85,7 +85,9 @@ def _run_answer(lang: str) -> Callable[[ScriptContext], str]:
         else:
             t = _degrees(w.get("temperature"))
             good = not w.get("umbrella") and t is not None and 5 <= t <= 28
-            verdict = "Yes, today is good for a run" if good else "Today is not great for an outdoor run"
+            verdict = (
+                "Yes, today is good for a run" if good else "Today is not great for an outdoor run"
+            )
             head = (
                 f"{verdict} in Beijing: {w.get('condition')}, {w.get('temperature')}, humidity "
                 f"{w.get('humidity')}. Warm up first and take water."
@@ -111,13 +113,19 @@ def _mofa_answer(lang: str) -> Callable[[ScriptContext], str]:
                 if w
                 else f"没能查到东京的天气（{_error_text(ctx.results.get('get_weather'))}）。"
             )
-            return head + (f"25 * 4 = {value}。" if value is not None else f"计算失败（{_error_text(calc)}）。")
+            return head + (
+                f"25 * 4 = {value}。" if value is not None else f"计算失败（{_error_text(calc)}）。"
+            )
         head = (
             f"Tokyo right now: {w.get('condition')}, {w.get('temperature')}, humidity {w.get('humidity')}."
             if w
             else f"I could not get Tokyo's weather ({_error_text(ctx.results.get('get_weather'))})."
         )
-        return head + (f" And 25 * 4 = {value}." if value is not None else f" The calculation failed ({_error_text(calc)}).")
+        return head + (
+            f" And 25 * 4 = {value}."
+            if value is not None
+            else f" The calculation failed ({_error_text(calc)})."
+        )
 
     return answer
 
@@ -128,16 +136,20 @@ def script_for(scenario: str, lang: str) -> list[Step]:
         city = "北京" if lang == "zh" else "Beijing"
         tags = ["跑步", "计划"] if lang == "zh" else ["running", "plan"]
         return [
-            ToolCalls([
-                Call("get_weather", {"city": city}),
-                Call("append_note", {"content": PLANS[lang], "tags": tags}),
-            ]),
+            ToolCalls(
+                [
+                    Call("get_weather", {"city": city}),
+                    Call("append_note", {"content": PLANS[lang], "tags": tags}),
+                ]
+            ),
             Answer(_run_answer(lang)),
         ]
     if scenario == "mofa":
         city = "东京" if lang == "zh" else "Tokyo"
         return [
-            ToolCalls([Call("get_weather", {"city": city}), Call("calculate", {"expression": "25 * 4"})]),
+            ToolCalls(
+                [Call("get_weather", {"city": city}), Call("calculate", {"expression": "25 * 4"})]
+            ),
             Answer(_mofa_answer(lang)),
         ]
     raise ValueError(f"unknown scenario {scenario!r}; use 'run' or 'mofa'")
@@ -179,7 +191,9 @@ class DemoReport:
         }
 
 
-def build_reach(data_dir: Path, weather_url: str, openai_settings: dict[str, Any], *, calculator: bool) -> Reach:
+def build_reach(
+    data_dir: Path, weather_url: str, openai_settings: dict[str, Any], *, calculator: bool
+) -> Reach:
     """A Reach holding exactly the demo's plugins (whatever else is installed)."""
     import reach_notes.plugin
     import reach_weather.plugin
@@ -219,7 +233,7 @@ async def run_demo(
     data_dir: str | os.PathLike[str] | None = None,
     on_step: Callable[[RunStep], Any] | None = None,
     on_start: Callable[[DemoReport], Any] | None = None,
-    timeout: float = 60.0,
+    model_timeout: float = 60.0,
 ) -> DemoReport:
     """Run one demo scenario and return its report.
 
@@ -233,7 +247,9 @@ async def run_demo(
     if (scenario, lang) not in QUESTIONS:
         raise ValueError(f"unknown scenario/language {scenario!r}/{lang!r}; use run|mofa and en|zh")
     question = QUESTIONS[(scenario, lang)]
-    scripted = offline if offline is not None else not (base_url or os.environ.get("OPENAI_API_KEY"))
+    scripted = (
+        offline if offline is not None else not (base_url or os.environ.get("OPENAI_API_KEY"))
+    )
     folder = Path(data_dir) if data_dir else Path(tempfile.mkdtemp(prefix="reach-demo-"))
     folder.mkdir(parents=True, exist_ok=True)
 
@@ -246,10 +262,10 @@ async def run_demo(
                 "api_key": "scripted-demo",
                 "model": SCRIPTED_MODEL,
                 "max_retries": 0,
-                "timeout": timeout,
+                "timeout": model_timeout,
             }
         else:
-            settings = {"timeout": timeout}
+            settings = {"timeout": model_timeout}
             if base_url:
                 settings["base_url"] = base_url
             if model:
@@ -272,7 +288,9 @@ async def run_demo(
         if on_start is not None:
             on_start(report)
         try:
-            report.result = await reach.run(question, max_steps=4, on_step=on_step, system_hint=True)
+            report.result = await reach.run(
+                question, max_steps=4, on_step=on_step, system_hint=True
+            )
         finally:
             await adapter.aclose()
             await reach.aclose()

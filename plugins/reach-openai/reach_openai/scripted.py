@@ -159,7 +159,9 @@ def _context(body: dict[str, Any]) -> ScriptContext:
             for tc in msg.get("tool_calls") or []:
                 names[str(tc.get("id"))] = (tc.get("function") or {}).get("name", "")
         elif role == "tool":
-            history.append((names.get(str(msg.get("tool_call_id")), ""), _parse_json(msg.get("content"))))
+            history.append(
+                (names.get(str(msg.get("tool_call_id")), ""), _parse_json(msg.get("content")))
+            )
         elif role == "user":
             text = _text(msg.get("content"))
             found = _RESULT_TAG.findall(text)
@@ -254,7 +256,9 @@ class ScriptedModelServer:
     def _usage(self, body: dict[str, Any], completion_text: str) -> dict[str, Any]:
         """Token counts with a simulated prompt cache keyed on the request's prefix."""
         segments = [json.dumps([body.get("model"), body.get("tools")], ensure_ascii=False)]
-        segments += [json.dumps(m, ensure_ascii=False, sort_keys=True) for m in body.get("messages") or []]
+        segments += [
+            json.dumps(m, ensure_ascii=False, sort_keys=True) for m in body.get("messages") or []
+        ]
         digest = hashlib.sha256()
         prompt = cached = 0
         with self._lock:
@@ -302,8 +306,12 @@ class ScriptedModelServer:
             )
         step = steps[ctx.step]
         if isinstance(step, Fail):
-            headers = {"Retry-After": f"{step.retry_after:g}"} if step.retry_after is not None else {}
-            kind = {401: "invalid_api_key", 429: "rate_limit_exceeded"}.get(step.status, "server_error")
+            headers = (
+                {"Retry-After": f"{step.retry_after:g}"} if step.retry_after is not None else {}
+            )
+            kind = {401: "invalid_api_key", 429: "rate_limit_exceeded"}.get(
+                step.status, "server_error"
+            )
             return step.status, _error(step.message, kind), step.delay, headers
 
         message: dict[str, Any] = {"role": "assistant", "content": None, "refusal": None}
@@ -311,7 +319,10 @@ class ScriptedModelServer:
         if isinstance(step, ToolCalls):
             calls = list(step.calls(ctx) if callable(step.calls) else step.calls)
             if ctx.tagged:
-                blocks = [f'<tool_call>{{"name": {json.dumps(c.name, ensure_ascii=False)}, "arguments": {c.raw_arguments()}}}</tool_call>' for c in calls]
+                blocks = [
+                    f'<tool_call>{{"name": {json.dumps(c.name, ensure_ascii=False)}, "arguments": {c.raw_arguments()}}}</tool_call>'
+                    for c in calls
+                ]
                 message["content"] = "\n".join(([step.text] if step.text else []) + blocks)
             else:
                 message["content"] = step.text
@@ -329,14 +340,18 @@ class ScriptedModelServer:
                 message["content"] = str(step.text(ctx))
             else:
                 message["content"] = step.text.format_map(_Results(ctx.results))
-        completion_text = (message["content"] or "") + json.dumps(message.get("tool_calls") or "", ensure_ascii=False)
+        completion_text = (message["content"] or "") + json.dumps(
+            message.get("tool_calls") or "", ensure_ascii=False
+        )
         reply = {
             "id": f"chatcmpl-scripted-{number}",
             "object": "chat.completion",
             "created": int(time.time()),
             "model": body.get("model") or self.model,
             "system_fingerprint": "reach-scripted",
-            "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
+            "choices": [
+                {"index": 0, "message": message, "finish_reason": finish, "logprobs": None}
+            ],
             "usage": self._usage(body, completion_text),
         }
         return 200, reply, step.delay, {}
@@ -364,7 +379,10 @@ def _chunks(reply: dict[str, Any], include_usage: bool) -> list[dict[str, Any]]:
     message = choice["message"]
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-        return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}]}
+        return {
+            **base,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}],
+        }
 
     out = [chunk({"role": "assistant", "content": ""})]
     if message.get("content"):
@@ -385,7 +403,9 @@ def _handler(owner: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
             pass
 
-        def _send_json(self, status: int, payload: dict[str, Any], headers: Mapping[str, str] = {}) -> None:
+        def _send_json(
+            self, status: int, payload: dict[str, Any], headers: Mapping[str, str] = {}
+        ) -> None:
             data = json.dumps(payload, ensure_ascii=False).encode()
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
@@ -400,7 +420,10 @@ def _handler(owner: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
                 return True
             if self.headers.get("Authorization", "") == f"Bearer {owner.api_key}":
                 return True
-            self._send_json(401, _error("Incorrect API key provided (scripted model server).", "invalid_api_key"))
+            self._send_json(
+                401,
+                _error("Incorrect API key provided (scripted model server).", "invalid_api_key"),
+            )
             return False
 
         def do_GET(self) -> None:
@@ -409,7 +432,17 @@ def _handler(owner: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
             if self.path.rstrip("/") == "/v1/models":
                 self._send_json(
                     200,
-                    {"object": "list", "data": [{"id": owner.model, "object": "model", "created": 0, "owned_by": "reach"}]},
+                    {
+                        "object": "list",
+                        "data": [
+                            {
+                                "id": owner.model,
+                                "object": "model",
+                                "created": 0,
+                                "owned_by": "reach",
+                            }
+                        ],
+                    },
                 )
             else:
                 self._send_json(404, _error(f"no route GET {self.path}", "invalid_request_error"))

@@ -32,16 +32,22 @@ class OpenAISettings(BaseModel):
     model: str = Field("gpt-4o-mini", description="Model name as the endpoint knows it.")
     timeout: float = Field(60.0, gt=0, le=3600, description="Seconds to wait for one model call.")
     max_retries: int = Field(
-        2, ge=0, le=10, description="SDK retries on connection errors, 408/409/429/5xx (with backoff)."
+        2,
+        ge=0,
+        le=10,
+        description="SDK retries on connection errors, 408/409/429/5xx (with backoff).",
     )
     mode: Literal["native", "tagged"] = Field(
         "native",
         description="native: the endpoint's tool calling; tagged: tools described in the system "
         "prompt and calls parsed from <tool_call> tags, for models without tool calling.",
     )
-    temperature: float | None = Field(None, ge=0, le=2, description="Sampling temperature; default: the model's.")
+    temperature: float | None = Field(
+        None, ge=0, le=2, description="Sampling temperature; default: the model's."
+    )
     parallel_tool_calls: bool | None = Field(
-        None, description="Ask for (or forbid) several tool calls per message; default: the endpoint's."
+        None,
+        description="Ask for (or forbid) several tool calls per message; default: the endpoint's.",
     )
 
     @field_validator("base_url")
@@ -55,7 +61,9 @@ class OpenAISettings(BaseModel):
 
     def effective_base_url(self) -> str:
         """The endpoint actually used (settings, then OPENAI_BASE_URL, then OpenAI)."""
-        return (self.base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_DEFAULT_BASE_URL).rstrip("/")
+        return (
+            self.base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_DEFAULT_BASE_URL
+        ).rstrip("/")
 
     def effective_api_key(self) -> str | None:
         """The key actually used; a custom endpoint without a key gets a placeholder."""

@@ -33,7 +33,9 @@ def tools_prompt(tools: list[dict[str, Any]], choice: ToolChoice) -> str:
     for entry in tools:
         fn = entry.get("function", entry)
         lines.append(f"- {fn['name']}: {fn.get('description', '').strip()}")
-        lines.append(f"  arguments (JSON Schema): {dumps(fn.get('parameters') or {'type': 'object'})}")
+        lines.append(
+            f"  arguments (JSON Schema): {dumps(fn.get('parameters') or {'type': 'object'})}"
+        )
     forced = forced_tool_name(choice)
     if forced:
         lines.append(f"\nNow call the tool `{forced}`.")
@@ -52,7 +54,9 @@ def _call_block(call: dict[str, Any]) -> str:
     return f"{OPEN}{dumps({'name': fn['name'], 'arguments': args})}{CLOSE}"
 
 
-def to_wire(messages: list[dict[str, Any]], tools: list[dict[str, Any]], choice: ToolChoice) -> list[dict[str, Any]]:
+def to_wire(
+    messages: list[dict[str, Any]], tools: list[dict[str, Any]], choice: ToolChoice
+) -> list[dict[str, Any]]:
     """Rewrite the canonical transcript for a text-only model."""
     names: dict[str, str] = {}
     wire: list[dict[str, Any]] = []
@@ -85,7 +89,10 @@ def to_wire(messages: list[dict[str, Any]], tools: list[dict[str, Any]], choice:
     if choice != "none" and tools:
         block = tools_prompt(tools, choice)
         if wire and wire[0].get("role") == "system":
-            wire[0] = {"role": "system", "content": f"{wire[0].get('content') or ''}\n\n{block}".strip()}
+            wire[0] = {
+                "role": "system",
+                "content": f"{wire[0].get('content') or ''}\n\n{block}".strip(),
+            }
         else:
             wire.insert(0, {"role": "system", "content": block})
     return wire

@@ -54,7 +54,9 @@ class Trace:
         try:
             from rich.console import Console
 
-            self.console = Console(file=self.file, highlight=False, force_terminal=color, soft_wrap=True)
+            self.console = Console(
+                file=self.file, highlight=False, force_terminal=color, soft_wrap=True
+            )
         except ImportError:
             pass
 
@@ -81,13 +83,19 @@ class Trace:
 
     def step(self, step: RunStep) -> None:
         self.rule(f"step {step.index}")
-        self._line(f"tools offered  {', '.join(step.tools_offered) or '(none)'}  [tool_choice {_choice(step.tool_choice)}]", "dim")
+        self._line(
+            f"tools offered  {', '.join(step.tools_offered) or '(none)'}  [tool_choice {_choice(step.tool_choice)}]",
+            "dim",
+        )
         self._line(f"model          {step.model_ms:.0f} ms · {_usage_line(step)}", "dim")
         if step.text and step.tool_calls:
             self._line(f"model says     {_short(step.text)}")
         if step.tool_calls:
             parallel = " in parallel" if len(step.tool_calls) > 1 else ""
-            self._line(f"tool calls     {len(step.tool_calls)}{parallel} · {step.tools_ms:.0f} ms for all", "bold")
+            self._line(
+                f"tool calls     {len(step.tool_calls)}{parallel} · {step.tools_ms:.0f} ms for all",
+                "bold",
+            )
             for call, result in zip(step.tool_calls, step.results, strict=False):
                 fn = call["function"]
                 self._line(f"  → {fn['name']}({_short(fn['arguments'], 120)})", "cyan")

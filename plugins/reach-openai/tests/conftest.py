@@ -6,10 +6,10 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-
 import reach_openai.plugin
-from reach_core import InvalidArguments, Reach, connector
 from reach_openai.scripted import ScriptedModelServer
+
+from reach_core import InvalidArguments, Reach, connector
 
 API_KEY = "sk-test-scripted"
 
@@ -63,7 +63,13 @@ def make_reach(tmp_path) -> Callable[..., Reach]:
     """A Reach with reach-openai pointed at ``url`` and the two test tools."""
 
     def make(url: str, **settings: Any) -> Reach:
-        table = {"base_url": url, "api_key": API_KEY, "model": "scripted-test", "max_retries": 0, "timeout": 10}
+        table = {
+            "base_url": url,
+            "api_key": API_KEY,
+            "model": "scripted-test",
+            "max_retries": 0,
+            "timeout": 10,
+        }
         table.update(settings)
         reach = Reach(
             {"reach": {"data_dir": str(tmp_path / "data")}, "plugins": {"reach-openai": table}},

@@ -7,12 +7,14 @@ import socket
 
 import openai
 import pytest
-
-from reach_core.adapter import ModelRequest
 from reach_openai import OpenAIAdapter, OpenAISettings
 from reach_openai.scripted import Answer, Call, Fail, ToolCalls
 
-WEATHER_ANSWER = Answer("北京 {get_weather[temperature]}，湿度 {get_weather[humidity]}，{get_weather[condition]}")
+from reach_core.adapter import ModelRequest
+
+WEATHER_ANSWER = Answer(
+    "北京 {get_weather[temperature]}，湿度 {get_weather[humidity]}，{get_weather[condition]}"
+)
 
 
 def tool_messages(body: dict) -> list[dict]:
@@ -32,7 +34,9 @@ async def test_native_tool_call_then_answer_from_the_result(scripted, make_reach
     assert first["tools"][0]["type"] == "function"
     # the tool result goes back as a tool message with compact JSON that keeps Chinese as is
     [msg] = tool_messages(second)
-    assert msg["content"] == '{"city":"北京","temperature":"21 °C","humidity":"45 %","condition":"晴"}'
+    assert (
+        msg["content"] == '{"city":"北京","temperature":"21 °C","humidity":"45 %","condition":"晴"}'
+    )
     assert result.usage.prompt_tokens > 0 and result.usage.cached_tokens > 0
     assert result.usage == result.steps[0].usage + result.steps[1].usage
 
@@ -65,7 +69,9 @@ async def test_forced_tool_choice_named_then_auto(scripted, make_reach):
 
 
 async def test_unknown_tool_gets_an_error_and_the_model_continues(scripted, make_reach):
-    server = scripted([ToolCalls([Call("launch_rocket", {"target": "moon"})]), Answer("I cannot do that.")])
+    server = scripted(
+        [ToolCalls([Call("launch_rocket", {"target": "moon"})]), Answer("I cannot do that.")]
+    )
     result = await make_reach(server.url).run("launch")
     assert result.outcome == "answered"
     assert result.results[0].error.code == "unknown_tool"
@@ -74,10 +80,19 @@ async def test_unknown_tool_gets_an_error_and_the_model_continues(scripted, make
 
 
 async def test_invalid_json_arguments_reach_the_model_as_an_error(scripted, make_reach):
-    server = scripted([ToolCalls([Call("add", '{"a": 1, "b": ')]), ToolCalls([Call("add", {"a": 1, "b": 2})]), Answer("{add}")])
+    server = scripted(
+        [
+            ToolCalls([Call("add", '{"a": 1, "b": ')]),
+            ToolCalls([Call("add", {"a": 1, "b": 2})]),
+            Answer("{add}"),
+        ]
+    )
     result = await make_reach(server.url).run("1+2")
     assert [r.error.code if r.error else "ok" for r in result.results] == ["invalid_json", "ok"]
-    assert "not valid JSON" in json.loads(tool_messages(server.requests[1])[0]["content"])["error"]["message"]
+    assert (
+        "not valid JSON"
+        in json.loads(tool_messages(server.requests[1])[0]["content"])["error"]["message"]
+    )
     assert result.text == "3"
 
 
@@ -99,7 +114,13 @@ async def test_arguments_failing_validation_then_a_corrected_call(scripted, make
 
 
 async def test_schema_violation_is_reported_before_the_connector_runs(scripted, make_reach):
-    server = scripted([ToolCalls([Call("add", {"a": "one", "b": 2})]), ToolCalls([Call("add", {"a": 1, "b": 2})]), Answer("{add}")])
+    server = scripted(
+        [
+            ToolCalls([Call("add", {"a": "one", "b": 2})]),
+            ToolCalls([Call("add", {"a": 1, "b": 2})]),
+            Answer("{add}"),
+        ]
+    )
     result = await make_reach(server.url).run("1+2")
     assert result.results[0].error.code == "invalid_arguments"
     assert result.text == "3"
@@ -130,7 +151,10 @@ async def test_connection_refused_names_the_endpoint(make_reach):
 @pytest.mark.parametrize(
     ("fail", "expected"),
     [
-        (Fail(429, "Rate limit reached for requests", retry_after=1), ["HTTP 429", "rate limiting"]),
+        (
+            Fail(429, "Rate limit reached for requests", retry_after=1),
+            ["HTTP 429", "rate limiting"],
+        ),
         (Fail(500, "The server had an error"), ["HTTP 500", "The server had an error"]),
         (Fail(404, "The model does not exist"), ["HTTP 404", "scripted-test"]),
         (Fail(400, "tools are not supported"), ["HTTP 400", 'mode = "tagged"']),
@@ -169,7 +193,10 @@ async def test_run_deadline_cuts_a_slow_model_short(scripted, make_reach):
 async def test_tagged_mode_for_models_without_tool_calling(scripted, make_reach):
     server = scripted(
         [
-            ToolCalls([Call("get_weather", {"city": "北京"}), Call("add", {"a": 2, "b": 2})], text="Let me check."),
+            ToolCalls(
+                [Call("get_weather", {"city": "北京"}), Call("add", {"a": 2, "b": 2})],
+                text="Let me check.",
+            ),
             Answer("北京 {get_weather[temperature]}, 2+2={add}"),
         ]
     )
@@ -179,7 +206,11 @@ async def test_tagged_mode_for_models_without_tool_calling(scripted, make_reach)
     first, second = server.requests
     assert "tools" not in first and "tool_choice" not in first
     system = first["messages"][0]
-    assert system["role"] == "system" and "<tool_call>" in system["content"] and "get_weather" in system["content"]
+    assert (
+        system["role"] == "system"
+        and "<tool_call>" in system["content"]
+        and "get_weather" in system["content"]
+    )
     assert all(m["role"] != "tool" for m in second["messages"])
     assert "<tool_result" in second["messages"][-1]["content"]
     assert result.steps[0].text == "Let me check."
