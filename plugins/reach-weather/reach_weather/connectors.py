@@ -7,14 +7,17 @@ Raw Open-Meteo payloads would cost tokens and invite misreading.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Any
 
 from reach_core import Connector
 
 from .openmeteo import OpenMeteo
-from .places import Place, query_language, resolve_city
+from .places import Place, normalise, query_language, resolve_city
 from .settings import WeatherSettings
 from .wmo import WET_CODES, describe
+
+_PLACES_KEPT = 256
 
 UNAVAILABLE = "weather is unavailable right now, try later"
 
@@ -50,6 +53,9 @@ class _WeatherConnector(Connector):
             settings = WeatherSettings.model_validate(settings)
         self.settings = settings
         self.api = OpenMeteo(settings)
+        # Where a city is does not change: remembering it halves the requests
+        # of every repeated city (the forecast call still goes out each time).
+        self._places: OrderedDict[tuple[str, str], Place] = OrderedDict()
 
     def fallback(self, error: Any) -> str:
         """The answer once retries are spent: only for an unreachable or busy service.
@@ -67,7 +73,16 @@ class _WeatherConnector(Connector):
 
     async def _place(self, city: str) -> tuple[Place, str]:
         language = query_language(city, self.settings.language)
-        return await resolve_city(self.api, city, language), language
+        key = (normalise(city), language)
+        place = self._places.get(key)
+        if place is None:
+            place = await resolve_city(self.api, city, language)
+            self._places[key] = place
+            if len(self._places) > _PLACES_KEPT:
+                self._places.popitem(last=False)
+        else:
+            self._places.move_to_end(key)
+        return place, language
 
 
 class GetWeather(_WeatherConnector):

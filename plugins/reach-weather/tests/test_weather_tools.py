@@ -120,3 +120,19 @@ async def test_parallel_calls_share_one_client(weather_reach):
     assert [r.content["temperature"] for r in results[:3]] == ["21 °C", "24 °C", "28 °C"]
     connector = weather_reach.get("get_weather")
     assert connector.api._client is not None  # created lazily, kept for the next call
+
+
+async def test_a_city_is_geocoded_once_per_connector(weather_reach, demo):
+    for _ in range(3):
+        result = await weather_reach.invoke("get_weather", {"city": "北京"})
+        assert result.content["temperature"] == "21 °C"
+    searches = [p for p in demo.requests if p.startswith("/v1/search")]
+    forecasts = [p for p in demo.requests if p.startswith("/v1/forecast")]
+    assert (len(searches), len(forecasts)) == (1, 3)  # the weather itself is always fresh
+
+
+async def test_unknown_unit_is_invalid_arguments(weather_reach):
+    result = await weather_reach.invoke("get_weather", {"city": "北京", "unit": "kelvin"})
+    assert not result.ok
+    assert result.error.code == "invalid_arguments"
+    assert "unit" in result.error.message
