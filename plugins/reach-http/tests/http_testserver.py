@@ -84,7 +84,7 @@ class Handler(BaseHTTPRequestHandler):
         if path == "/openapi.yaml":
             return self._send(200, (DATA / "openapi-core-petstore" / "petstore.yaml").read_bytes(),
                               content_type="application/yaml")
-        if match := re.fullmatch(r"/v3/pet/(\w+)", path):
+        if (match := re.fullmatch(r"/v3/pet/(\w+)", path)) and not path.startswith("/v3/pet/find"):
             if not match.group(1).isdigit():
                 return self._send(400, {"code": 400, "message": "Invalid ID supplied"})
             pet_id = int(match.group(1))

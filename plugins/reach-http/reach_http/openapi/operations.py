@@ -183,7 +183,8 @@ def _operation(
     if required:
         schema["required"] = required
     op_id = op.get("operationId")
-    raw_name = str(op_id) if op_id else f"{method}_{path}"
+    fallback = "_".join([method, *(seg.strip("{}") for seg in path.split("/") if seg)])
+    raw_name = str(op_id) if op_id and _ILLEGAL.sub("", str(op_id)) else fallback
     return OperationSpec(
         name=tool_name(raw_name, taken, prefix),
         operation_id=str(op_id) if op_id else None,
