@@ -133,11 +133,20 @@ def _release_all(slots: list[tuple[WeightedLimit, int]]) -> None:
         lim.release(weight)
 
 
+def _try_all(slots: list[tuple[WeightedLimit, int]]) -> bool:
+    """Take every slot now or none (the common, uncontended case: no await)."""
+    for i, (lim, weight) in enumerate(slots):
+        if not lim.try_acquire(weight):
+            _release_all(slots[:i])
+            return False
+    return True
+
+
 async def _acquire_all(slots: list[tuple[WeightedLimit, int]], deadline: float, loop: asyncio.AbstractEventLoop) -> None:
     taken: list[tuple[WeightedLimit, int]] = []
     try:
         for lim, weight in slots:
-            if not lim.try_acquire(weight):
+            if not lim.try_acquire(lim._clamp(weight)):
                 remaining = deadline - loop.time()
                 if remaining <= 0:
                     raise _NotStarted
@@ -195,7 +204,7 @@ async def _run_sync(tool: Tool, params: Any, ctx: CallContext, budget: float,
 
 async def _attempt(tool: Tool, params: Any, ctx: CallContext, deadline: float,
                    slots: list[tuple[WeightedLimit, int]], loop: asyncio.AbstractEventLoop) -> Any:
-    if slots:
+    if slots and not _try_all(slots):
         await _acquire_all(slots, deadline, loop)
     if not tool.is_async:
         budget = deadline - loop.time()

@@ -221,12 +221,14 @@ class Guards:
                     f"`{tool.name}` was already called {seen} times with these exact arguments in this run; "
                     "refusing to repeat it. Use the earlier result, change the arguments, or stop."
                 )
-            for limit, who, used in (
-                (self.defaults.max_calls_per_run, "this run", run.calls),
-                (aplan.max_calls_per_run, f"this run of agent `{ctx.agent or 'default'}`", run.calls),
-                (plan.max_calls_per_run, f"`{tool.name}` in this run", run.per_tool.get(tool.name, 0)),
+            for limit, used, scope in (
+                (self.defaults.max_calls_per_run, run.calls, 0),
+                (aplan.max_calls_per_run, run.calls, 1),
+                (plan.max_calls_per_run, run.per_tool.get(tool.name, 0) if plan.max_calls_per_run else 0, 2),
             ):
                 if limit is not None and used >= limit:
+                    who = ("this run", f"this run of agent `{ctx.agent or 'default'}`",
+                           f"`{tool.name}` in this run")[scope]
                     raise ToolFailure(
                         f"the limit of {limit} tool calls for {who} is reached. "
                         "Answer with what you have, or tell the user the task needs more steps.",
@@ -368,6 +370,7 @@ class Guards:
                 state,
                 {"ok": result.ok, "content": result.content,
                  "error": result.error.to_dict() if result.error else None},
+                wait=False,  # the claim was durable; see Ledger.complete
             )
         if ctx.run_id is None:
             return

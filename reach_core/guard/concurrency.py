@@ -21,7 +21,7 @@ class WeightedLimit:
     heavier than the limit runs alone rather than never).
     """
 
-    __slots__ = ("capacity", "free", "_waiters", "in_use_peak")
+    __slots__ = ("capacity", "free", "_waiters")
 
     def __init__(self, capacity: int) -> None:
         if capacity < 1:
@@ -29,25 +29,21 @@ class WeightedLimit:
         self.capacity = capacity
         self.free = capacity
         self._waiters: deque[tuple[int, asyncio.Future[None]]] = deque()
-        self.in_use_peak = 0
 
     def _clamp(self, weight: int) -> int:
         return min(max(1, weight), self.capacity)
 
     def try_acquire(self, weight: int = 1) -> bool:
-        weight = self._clamp(weight)
-        if not self._waiters and self.free >= weight:
+        """Take ``weight`` units (already clamped by the caller) if free now, without waiting."""
+        if self.free >= weight and not self._waiters:
             self.free -= weight
-            used = self.capacity - self.free
-            if used > self.in_use_peak:
-                self.in_use_peak = used
             return True
         return False
 
     async def acquire(self, weight: int = 1) -> None:
+        weight = self._clamp(weight)
         if self.try_acquire(weight):
             return
-        weight = self._clamp(weight)
         fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         entry = (weight, fut)
         self._waiters.append(entry)
@@ -78,9 +74,6 @@ class WeightedLimit:
                 break
             self._waiters.popleft()
             self.free -= weight
-            used = self.capacity - self.free
-            if used > self.in_use_peak:
-                self.in_use_peak = used
             fut.set_result(None)
 
 

@@ -14,7 +14,7 @@ Where each model lives in ``reach.toml``::
 
     [limits]                      # LimitsConfig
     storage = "memory://"         # or "redis://localhost:6379/0" to share limits
-    strategy = "moving-window"
+    strategy = "fixed-window"
     [limits.plugins.reach-http]   # PluginLimits, process-wide cap for one plugin's tools
     max_concurrency = 4
 
@@ -102,7 +102,11 @@ class LimitsConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     storage: str = Field("memory://", description="limits storage URI: memory:// or redis://host:port/db")
-    strategy: Literal["fixed-window", "moving-window", "sliding-window-counter"] = "moving-window"
+    strategy: Literal["fixed-window", "moving-window", "sliding-window-counter"] = Field(
+        "fixed-window",
+        description="fixed-window: O(1) per call; moving-window: no bursts at window edges, but keeps "
+        "one timestamp per allowed call (costly for limits in the thousands)",
+    )
     plugins: dict[str, PluginLimits] = Field(default_factory=dict)
 
 

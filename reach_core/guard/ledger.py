@@ -95,12 +95,20 @@ class Ledger:
 
         return await self.store.transaction(tx)
 
-    async def complete(self, tool: str, key: str, state: str, result: dict[str, Any]) -> None:
-        """Record the outcome of a claimed call (``done``, ``failed`` or ``unknown``)."""
-        await self.store.execute(
-            "UPDATE reach_ledger SET state = ?, result = ?, updated_at = ? WHERE tool = ? AND idem_key = ?",
-            (state, json.dumps(result, ensure_ascii=False, default=str), time.time(), tool, key),
-        )
+    async def complete(self, tool: str, key: str, state: str, result: dict[str, Any], *, wait: bool = True) -> None:
+        """Record the outcome of a claimed call (``done``, ``failed`` or ``unknown``).
+
+        ``wait=False`` queues the update (committed within milliseconds, before any
+        later statement, so a repeat of the key sees it) instead of waiting for the
+        disk: if the process dies in between, the row stays ``running`` and becomes
+        ``unknown`` — the safe direction: never re-run, only the receipt is lost.
+        """
+        params = (state, json.dumps(result, ensure_ascii=False, default=str), time.time(), tool, key)
+        sql = "UPDATE reach_ledger SET state = ?, result = ?, updated_at = ? WHERE tool = ? AND idem_key = ?"
+        if wait:
+            await self.store.execute(sql, params)
+        else:
+            self.store.defer(sql, params)
 
     async def release(self, tool: str, key: str) -> None:
         """Forget a claim whose call never ran."""

@@ -30,7 +30,7 @@ Rule = tuple[Sequence[RateLimitItem], tuple[str, ...], str]
 class RateLimiter:
     """Checks and consumes several limits at once; all-or-nothing in memory mode."""
 
-    def __init__(self, storage: str = "memory://", strategy: str = "moving-window") -> None:
+    def __init__(self, storage: str = "memory://", strategy: str = "fixed-window") -> None:
         self.uri = storage
         self.strategy_name = strategy
         self._sync: Any = None

@@ -66,10 +66,25 @@ async def test_same_key_other_arguments_is_refused(make_reach):
     assert len(sent) == 1
 
 
-async def test_ledger_rows_are_durable(make_reach, tmp_path):
-    tool, _ = writer()
-    r = make_reach(tool, data_dir=tmp_path / "d")
-    await r.invoke("send_email", {"to": "a@x.org"}, idempotency_key="durable")
+async def test_claim_is_on_disk_before_the_connector_runs(make_reach, tmp_path):
+    seen: list[tuple] = []
+
+    class Probe(Connector):
+        name = "send_probe"
+        description = "looks at the database from another connection while it runs"
+        risk = "write"
+        input_schema = {"type": "object", "properties": {"to": {"type": "string"}}}
+
+        async def execute(self, params, ctx):
+            conn = sqlite3.connect(tmp_path / "d" / "reach.db")
+            seen.append(conn.execute("SELECT state FROM reach_ledger WHERE idem_key = 'durable'").fetchone())
+            conn.close()
+            return {"sent_to": params["to"]}
+
+    r = make_reach(Probe(), data_dir=tmp_path / "d")
+    assert (await r.invoke("send_probe", {"to": "a@x.org"}, idempotency_key="durable")).ok
+    assert seen == [("running",)]
+    await r.store.flush()
     conn = sqlite3.connect(tmp_path / "d" / "reach.db")
     row = conn.execute("SELECT state, result FROM reach_ledger WHERE idem_key = 'durable'").fetchone()
     assert row[0] == "done" and '"sent_to":"a@x.org"' in row[1].replace(" ", "")
