@@ -71,6 +71,8 @@ class EventLog:
         )
         logger = structlog.wrap_logger(
             structlog.WriteLogger(stream),
+            # our own level: the app's structlog filter must not swallow the audit stream
+            wrapper_class=structlog.make_filtering_bound_logger(0),
             processors=[self.redactor.structlog_processor, renderer],
         )
         for row in rows:

@@ -99,8 +99,8 @@ class AuditWriter:
         assert self._wake is not None and self._now is not None
         while True:
             await self._wake.wait()
+            self._wake.clear()  # cleared before writing, so a wake-up during a write is kept
             if not self._pending:
-                self._wake.clear()
                 if self._closed:
                     return
                 continue
@@ -118,8 +118,8 @@ class AuditWriter:
                 log.error("reach-audit: writing the audit log failed: %r; will retry", exc)
                 self._fail_waiters(exc)
                 await asyncio.sleep(min(1.0, self.interval * 10))
-            if not self._pending:
-                self._wake.clear()
+            if self._pending or self._closed:
+                self._wake.set()
 
     async def _write_pending(self) -> None:
         while self._pending:
