@@ -29,6 +29,7 @@ class OpenAIAdapter:
         self.settings = settings
         self.reach = reach
         self._client: Any = None
+        self._loop: Any = None
 
     @property
     def endpoint(self) -> str:
@@ -40,7 +41,13 @@ class OpenAIAdapter:
 
     def client(self) -> Any:
         """The SDK client, created (and the SDK imported) on first use; ModelError without a key."""
+        # An AsyncOpenAI pool belongs to the event loop that opened it; run_sync starts a
+        # new loop per call, so a client from a finished loop is dropped, not reused.
+        loop = _running_loop()
+        if self._client is not None and loop is not self._loop:
+            self._client = None
         if self._client is None:
+            self._loop = loop
             key = self.settings.effective_api_key()
             if key is None:
                 raise ModelError(
@@ -159,6 +166,15 @@ class OpenAIAdapter:
             model=model,
             feedback=[f"Your tool call could not be read: {e}" for e in errors],
         )
+
+
+def _running_loop() -> Any:
+    import asyncio
+
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 def _usage(raw: Any) -> Usage:

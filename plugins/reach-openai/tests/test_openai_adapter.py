@@ -276,3 +276,10 @@ def test_scripted_server_streams_for_sdk_clients(scripted):
     assert calls == {0: ("add", {"a": 1, "b": 2}), 1: ("add", {"a": 3, "b": 4})}
     assert usage is not None and usage.prompt_tokens > 0
     assert client.models.list().data[0].id == "reach-scripted"
+
+
+def test_run_sync_can_be_called_again_in_a_script(scripted, make_reach):
+    server = scripted([Answer("hello")])
+    reach = make_reach(server.url)
+    # each run_sync has its own event loop; the adapter must not reuse a pool from a closed one
+    assert [reach.run_sync("hi").text for _ in range(2)] == ["hello", "hello"]
