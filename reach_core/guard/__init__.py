@@ -259,7 +259,7 @@ class Guards:
             if plan.daily_budget is not None:
                 wanted.append(("tool", tool.name, plan.daily_budget))
             try:
-                keys = await self.budgets.reserve(wanted)
+                keys = self.budgets.try_reserve(wanted) or await self.budgets.reserve(wanted)
             except Exhausted as exc:
                 raise ToolFailure(exc.message, code="budget_exceeded", retry_after=round(exc.retry_after)) from None
             pending = _Pending(budget_keys=keys)

@@ -125,31 +125,42 @@ class DailyBudgets:
             del self._loading[key]
             raise
 
+    def try_reserve(self, wanted: list[tuple[str, str, int]]) -> list[tuple[str, str, str]] | None:
+        """Reserve one call against each ``(scope, name, limit)``, all or none, without
+        awaiting; ``None`` when a count must first be loaded from the store."""
+        day, resets_in = self.today()
+        used = self._used
+        keys = [(scope, name, day) for scope, name, _ in wanted]
+        for (scope, name, limit), key in zip(wanted, keys, strict=True):
+            n = used.get(key)
+            if n is None:
+                return None
+            if n + 1 > limit:
+                hours, rest = divmod(int(resets_in), 3600)
+                who = f"agent `{name}`" if scope == "agent" else f"tool `{name}`"
+                raise Exhausted(
+                    f"the daily quota of {limit} calls for {who} is used up; it resets at 00:00 "
+                    f"{self.tz_name} (in {hours} h {rest // 60} min). Tell the user; do not call it again today.",
+                    resets_in,
+                )
+        for key in keys:
+            used[key] += 1
+            self._record(key, 1)
+        return keys
+
     async def reserve(self, wanted: list[tuple[str, str, int]]) -> list[tuple[str, str, str]]:
         """Reserve one call against each ``(scope, name, limit)``; all or none.
 
         Returns the keys reserved (hand them to :meth:`release` if the call never
         runs). Raises :class:`Exhausted` naming the first budget that is used up.
         """
-        day, resets_in = self.today()
-        keys = [(scope, name, day) for scope, name, _ in wanted]
-        for key in keys:
-            if key not in self._used:
-                await self._load(key)
-        # no await from here on: check and reserve are atomic on the loop
-        for (scope, name, limit), key in zip(wanted, keys, strict=True):
-            if self._used[key] + 1 > limit:
-                hours, rest = divmod(int(resets_in), 3600)
-                minutes = rest // 60
-                who = f"agent `{name}`" if scope == "agent" else f"tool `{name}`"
-                raise Exhausted(
-                    f"the daily quota of {limit} calls for {who} is used up; it resets at 00:00 "
-                    f"{self.tz_name} (in {hours} h {minutes} min). Tell the user; do not call it again today.",
-                    resets_in,
-                )
-        for key in keys:
-            self._used[key] += 1
-            self._record(key, 1)
+        keys = self.try_reserve(wanted)
+        while keys is None:
+            day = self.today()[0]
+            for scope, name, _ in wanted:
+                if (scope, name, day) not in self._used:
+                    await self._load((scope, name, day))
+            keys = self.try_reserve(wanted)  # no await between this check and the reservation
         return keys
 
     def release(self, keys: list[tuple[str, str, str]]) -> None:
