@@ -1,0 +1,176 @@
+"""Confinement of every file operation to the configured roots.
+
+Two steps, because each alone is not enough:
+
+1. **Check** (``Jail.locate``): refuse NUL bytes and ``..`` outright, resolve
+   the path with ``realpath`` (following symlinks) and require the result to
+   lie inside a root by whole path components, so root ``/data`` does not
+   contain ``/data_evil``. A symlink inside a root that points outside
+   resolves outside and is refused here.
+2. **Open without following** (``Jail.open_dir`` / ``Jail.open_file``): the
+   resolved path is walked from an fd of the root, one component at a time,
+   with ``O_NOFOLLOW`` (``openat``-style via ``dir_fd``). The resolved path
+   contains no symlinks by construction, so if one appears during the walk it
+   was swapped in after the check, and the open fails instead of escaping.
+
+Linux/POSIX only (``O_NOFOLLOW``, ``O_DIRECTORY``, ``dir_fd``). Hard links are
+not symlinks and are not detected: do not put hard links to outside files in
+a root.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+class PathRefused(Exception):
+    """The path may not be used; ``str()`` tells the model why and what to send instead."""
+
+
+class PathMissing(Exception):
+    """The path is allowed but nothing is there."""
+
+
+@dataclass(frozen=True)
+class Located:
+    """A checked path: its root, the components below it, and how to show it to the model."""
+
+    root: str
+    parts: tuple[str, ...]
+    shown: str
+
+    @property
+    def name(self) -> str:
+        return self.parts[-1] if self.parts else "."
+
+
+class Jail:
+    """The configured roots; the first one is where relative paths start."""
+
+    def __init__(self, roots: list[str | Path]) -> None:
+        if not roots:
+            raise ValueError("reach-files needs at least one root")
+        self.roots = [os.path.realpath(os.path.expanduser(str(r))) for r in roots]
+
+    def describe(self) -> str:
+        return ", ".join(self.roots)
+
+    def show(self, root: str, parts: tuple[str, ...]) -> str:
+        """Relative to the first root (the common case); absolute for the other roots."""
+        if root == self.roots[0]:
+            return "/".join(parts) if parts else "."
+        return os.path.join(root, *parts)
+
+    def locate(self, path: str) -> Located:
+        """Check ``path`` (step 1 above) and return where it lives."""
+        if "\x00" in path:
+            raise PathRefused("`path` contains a NUL byte; send a plain file name such as notes/todo.md")
+        raw = path.strip() or "."
+        if ".." in PurePosixPath(raw).parts:
+            raise PathRefused(
+                f"`path` may not contain `..`; give a path inside {self.describe()} "
+                "(relative paths start at the first of them)"
+            )
+        candidate = raw if os.path.isabs(raw) else os.path.join(self.roots[0], raw)
+        lexical = os.path.normpath(candidate)
+        real = os.path.realpath(candidate)
+        for root in self.roots:
+            if _inside(real, root):
+                rel = os.path.relpath(real, root)
+                parts = () if rel == "." else tuple(rel.split(os.sep))
+                return Located(root, parts, self.show(root, parts))
+        if any(_inside(lexical, root) for root in self.roots):
+            raise PathRefused(
+                f"`{path}` goes through a symlink that points outside the allowed folders; "
+                "only files inside them can be used"
+            )
+        raise PathRefused(
+            f"`{path}` is outside the allowed folders ({self.describe()}); "
+            "use a path relative to the first one, e.g. notes/todo.md"
+        )
+
+    # -- opening without following symlinks -----------------------------------
+
+    def _root_fd(self, root: str) -> int:
+        try:
+            return os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except FileNotFoundError:
+            raise PathRefused(f"the configured folder {root} does not exist; ask the operator to create it") from None
+
+    @contextmanager
+    def open_dir(self, loc: Located, *, create: bool = False, parts: tuple[str, ...] | None = None) -> Iterator[int]:
+        """An fd of the directory ``parts`` (default: the located path), walked with O_NOFOLLOW."""
+        parts = loc.parts if parts is None else parts
+        fd = self._root_fd(loc.root)
+        try:
+            for i, part in enumerate(parts):
+                try:
+                    nfd = os.open(part, _DIR_FLAGS, dir_fd=fd)
+                except FileNotFoundError:
+                    if not create:
+                        raise PathMissing(self.show(loc.root, parts[: i + 1])) from None
+                    try:
+                        os.mkdir(part, 0o755, dir_fd=fd)
+                    except FileExistsError:
+                        pass
+                    nfd = os.open(part, _DIR_FLAGS, dir_fd=fd)
+                except OSError as exc:
+                    raise _swapped_or_not_dir(self.show(loc.root, parts[: i + 1]), exc) from None
+                os.close(fd)
+                fd = nfd
+            yield fd
+        finally:
+            os.close(fd)
+
+    @contextmanager
+    def open_file(self, loc: Located, flags: int, mode: int = 0o644, *, create_parents: bool = False) -> Iterator[int]:
+        """An fd of the located file, opened relative to its parent's fd with O_NOFOLLOW."""
+        if not loc.parts:
+            raise PathRefused("`path` names the root folder itself; give a file path such as notes/todo.md")
+        with self.open_dir(loc, parts=loc.parts[:-1], create=create_parents) as parent:
+            try:
+                fd = os.open(loc.parts[-1], flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=parent)
+            except FileNotFoundError:
+                raise PathMissing(loc.shown) from None
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.EMLINK):
+                    raise PathRefused(
+                        f"`{loc.shown}` became a symlink while it was being opened; refused"
+                    ) from None
+                raise
+            try:
+                yield fd
+            finally:
+                os.close(fd)
+
+    @contextmanager
+    def parent_dir(self, loc: Located, *, create: bool) -> Iterator[int]:
+        """The fd of the located path's parent directory (for atomic replace)."""
+        if not loc.parts:
+            raise PathRefused("`path` names the root folder itself; give a file path such as notes/todo.md")
+        with self.open_dir(loc, parts=loc.parts[:-1], create=create) as fd:
+            yield fd
+
+
+def _inside(path: str, root: str) -> bool:
+    """Containment by whole components: ``/data`` holds ``/data/x`` but not ``/data_evil``."""
+    try:
+        return os.path.commonpath([path, root]) == root
+    except ValueError:
+        return False
+
+
+def _swapped_or_not_dir(shown: str, exc: OSError) -> PathRefused:
+    if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
+        return PathRefused(
+            f"`{shown}` is not a plain folder (a symlink appeared there after the path was checked, "
+            "or it is a file); refused"
+        )
+    return PathRefused(f"`{shown}` cannot be opened: {exc.strerror}")

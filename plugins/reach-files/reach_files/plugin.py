@@ -1,0 +1,36 @@
+"""reach-files hook implementations."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from reach_core import hookimpl
+
+from .connectors import ListDir, ReadFile, SearchFiles, WriteFile
+from .jail import Jail
+from .settings import FilesSettings
+
+REACH_PLUGIN_NAME = "reach-files"  # the name when the module is passed to Reach(plugins=[...]) directly
+
+
+@hookimpl
+def reach_plugin_settings() -> type[FilesSettings]:
+    return FilesSettings
+
+
+def jail_for(settings: FilesSettings, data_dir: Path) -> Jail:
+    """The configured roots, or ``<data_dir>/files`` (created, since it is ours)."""
+    if settings.roots:
+        return Jail(list(settings.roots))
+    default = Path(data_dir) / "files"
+    default.mkdir(parents=True, exist_ok=True)
+    return Jail([default])
+
+
+@hookimpl
+def reach_register_tools(register: Any, settings: FilesSettings | None, reach: Any) -> None:
+    settings = settings or FilesSettings()
+    jail = jail_for(settings, reach.data_dir)
+    for cls in (ReadFile, ListDir, SearchFiles, WriteFile):
+        register(cls(jail, settings))

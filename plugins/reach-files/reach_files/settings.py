@@ -1,0 +1,25 @@
+"""``[plugins.reach-files]`` settings."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class FilesSettings(BaseModel):
+    """Where the tools may look and how much they hand back.
+
+    ``roots`` are the only folders the tools can see; relative paths start at
+    the first one. Without ``roots`` the plugin uses ``files/`` in the reach
+    data directory (created on first use).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    roots: list[str] = Field(default_factory=list, description="allowed folders; relative paths start at the first")
+    max_read_bytes: int = Field(64_000, ge=256, description="bytes read_file returns per call")
+    max_write_bytes: int = Field(1_000_000, ge=1, description="largest content write_file accepts (UTF-8 bytes)")
+    max_list_entries: int = Field(200, ge=1, description="entries list_dir returns")
+    max_search_results: int = Field(50, ge=1, description="largest number of hits search_files returns")
+    max_search_files: int = Field(5_000, ge=1, description="files search_files looks at before stopping")
+    max_search_file_bytes: int = Field(2_000_000, ge=1, description="larger files are skipped by text search")
+    max_line_chars: int = Field(300, ge=20, description="matched lines are cut to this length")

@@ -1,0 +1,45 @@
+"""A root folder with a few files, a sibling folder outside it, and a Reach over the root."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import reach_files.plugin
+
+from reach_core import Reach
+
+SECRET = "TOP-SECRET outside the root"
+
+
+def make_reach(tmp_path: Path, settings: dict[str, Any] | None = None) -> Reach:
+    config: dict[str, Any] = {"reach": {"data_dir": str(tmp_path / "data")}}
+    if settings is not None:
+        config["plugins"] = {"reach-files": settings}
+    return Reach(config, plugins=[("reach-files", reach_files.plugin)], strict=True)
+
+
+@dataclass
+class Box:
+    reach: Reach
+    root: Path
+    outside: Path
+
+    async def call(self, tool: str, **args: Any) -> Any:
+        return await self.reach.invoke(tool, args)
+
+
+@pytest.fixture
+def box(tmp_path: Path) -> Box:
+    root = tmp_path / "data_root"
+    outside = tmp_path / "data_root_evil"  # a sibling whose name starts with the root's name
+    (root / "notes").mkdir(parents=True)
+    (root / "notes" / "todo.md").write_text("- buy tea\n- call Ada\n", encoding="utf-8")
+    (root / "notes" / "北京.txt").write_text("天气晴朗\nsunny\n", encoding="utf-8")
+    (root / "readme.txt").write_text("hello\n", encoding="utf-8")
+    outside.mkdir()
+    (outside / "secret.txt").write_text(SECRET, encoding="utf-8")
+    reach = make_reach(tmp_path, {"roots": [str(root)], "max_read_bytes": 1000, "max_list_entries": 50})
+    return Box(reach, root, outside)
