@@ -25,6 +25,7 @@ class Impl:
     plugin: str
     function: Any
     argnames: tuple[str, ...]
+    is_async: bool = False
 
 
 class HookCaller:
@@ -53,7 +54,8 @@ class HookCaller:
                 rank = {n: i for i, n in enumerate(explicit)}
                 found.sort(key=lambda t: (rank.get(t[1], len(rank)), t[0], t[1]))
             self.impls[hook] = tuple(
-                Impl(plugin=name, function=impl.function, argnames=tuple(impl.argnames)) for _, name, impl in found
+                Impl(plugin=name, function=impl.function, argnames=tuple(impl.argnames),
+                     is_async=inspect.iscoroutinefunction(impl.function)) for _, name, impl in found
             )
 
     def order(self, hook: str) -> list[str]:
@@ -61,8 +63,8 @@ class HookCaller:
 
     @staticmethod
     async def _call(impl: Impl, kwargs: dict[str, Any]) -> Any:
-        res = impl.function(**{a: kwargs[a] for a in impl.argnames})
-        if inspect.isawaitable(res):
+        res = impl.function(*[kwargs[a] for a in impl.argnames])
+        if impl.is_async or (res is not None and inspect.isawaitable(res)):
             res = await res
         return res
 

@@ -188,8 +188,8 @@ async def invoke(
         reach._log.info(
             "reach.tool_call", trace_id=ctx.trace_id, run_id=run_id, call_id=call.id, agent=ctx.agent,
             tool=call.name, status="ok" if result.ok else result.error.code if result.error else "error",
-            attempts=result.meta.get("attempts", 0), elapsed_ms=round(result.elapsed_ms, 3),
-            result_size=len(result.to_json()) if reach._log_sizes else None,
+            attempts=result.meta.get("attempts", 0), elapsed_ms=result.elapsed_ms,
+            result_size=len(result.to_json()),
         )
     if raise_errors and not result.ok:
         raise ToolCallError(result)

@@ -42,12 +42,13 @@ def matches(pattern: str, tool: Tool) -> bool:
 class Policy:
     """The compiled policy of one agent."""
 
-    __slots__ = ("name", "config", "_cache")
+    __slots__ = ("name", "config", "_cache", "_confirm")
 
     def __init__(self, name: str, config: AgentConfig) -> None:
         self.name = name
         self.config = config
         self._cache: dict[int, bool] = {}
+        self._confirm: dict[int, bool] = {}
 
     def allows(self, tool: Tool) -> bool:
         key = id(tool)
@@ -63,10 +64,12 @@ class Policy:
     def needs_confirmation(self, tool: Tool) -> bool:
         """True when the tool's tier is above what this agent runs unattended,
         or an approval mode other than ``never`` is configured for it."""
-        mode = self.approval_mode(tool)
-        if mode is not None:
-            return mode != "never"
-        return _RANK[tool.risk] > _RANK[self.config.auto_tier]
+        hit = self._confirm.get(id(tool))
+        if hit is None:
+            mode = self.approval_mode(tool)
+            hit = mode != "never" if mode is not None else _RANK[tool.risk] > _RANK[self.config.auto_tier]
+            self._confirm[id(tool)] = hit
+        return hit
 
     def approval_mode(self, tool: Tool) -> str | None:
         approval = self.config.approval

@@ -17,6 +17,7 @@ from .config import Config, load_config, resolve_secrets
 from .connector import Connector
 from .errors import ConfigError, ConnectorError, PluginError
 from .hookcall import HookCaller
+from .pipeline import invoke as _invoke
 from .plugins import PluginInfo, load_plugins, new_manager
 from .policy import Policy
 from .result import ToolResult
@@ -76,9 +77,9 @@ class Reach:
         self._guards: Any = None
         import structlog
 
-        self._log = structlog.get_logger("reach")
+        # bound once: structlog's lazy proxy would re-resolve the config on every call
+        self._log = structlog.get_logger("reach").bind()
         self._log_calls = cfg.reach.log_calls
-        self._log_sizes = True
         self._setup()
 
     # ------------------------------------------------------------ set-up
@@ -358,9 +359,7 @@ class Reach:
         raise_errors: bool = False,
     ) -> ToolResult:
         """Run one tool call through the pipeline. Never raises unless ``raise_errors``."""
-        from .pipeline import invoke
-
-        return await invoke(self, call, arguments, agent=agent, run_id=run_id, idempotency_key=idempotency_key,
+        return await _invoke(self, call, arguments, agent=agent, run_id=run_id, idempotency_key=idempotency_key,
                             query=query, parent_run_id=parent_run_id, raise_errors=raise_errors)
 
     async def invoke_many(

@@ -69,9 +69,12 @@ def to_jsonable(obj: Any) -> Any:
     return str(obj)
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def dumps(obj: Any) -> str:
     """Compact JSON that keeps non-ASCII text as is (escaped CJK costs several times the tokens)."""
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    return _ENCODER.encode(obj)
 
 
 @dataclass(slots=True)
@@ -105,6 +108,7 @@ class ToolResult:
     elapsed_ms: float = 0.0
     trace_id: str = ""
     meta: dict[str, Any] = field(default_factory=dict)
+    _json: str | None = field(default=None, repr=False, compare=False)
 
     def model_payload(self) -> Any:
         """What the model sees: the content, or ``{"error": {...}}``."""
@@ -114,9 +118,14 @@ class ToolResult:
         return {"error": self.error.to_dict()}
 
     def to_json(self) -> str:
-        """Compact JSON of :meth:`model_payload`."""
-        payload = self.model_payload()
-        return payload if isinstance(payload, str) else dumps(payload)
+        """Compact JSON of :meth:`model_payload` (a string result is sent as is).
+
+        Computed once and kept: a result is final when the pipeline returns it.
+        """
+        if self._json is None:
+            payload = self.model_payload()
+            self._json = payload if isinstance(payload, str) else dumps(payload)
+        return self._json
 
     def to_message(self) -> dict[str, Any]:
         """An OpenAI ``tool`` message for this result."""

@@ -145,8 +145,25 @@ class CompiledSchema:
         if self._py is None:
             self._py = jsonschema.Draft202012Validator(self.schema, format_checker=_FORMAT_CHECKER)
         errors = sorted(self._py.iter_errors(args), key=lambda e: (len(e.path), str(e.path)))
-        msgs = [self._message(e) for e in errors[:3]] or ["the arguments do not match the tool's schema"]
+        msgs = [self._message(e) for e in errors[:3]] or self._rs_messages(args)
         return "; ".join(msgs) + ". Send the call again with corrected arguments."
+
+    def _rs_messages(self, args: dict[str, Any]) -> list[str]:
+        """Messages from jsonschema-rs, for what python-jsonschema cannot check here
+        (some formats need optional packages there)."""
+        out = []
+        for e in list(self._rs.iter_errors(args))[:3]:
+            field = ".".join(str(p) for p in e.instance_path) or "arguments"
+            kind = e.kind
+            if getattr(kind, "name", "") == "Format":
+                fmt = getattr(kind, "format", "")
+                hint, example = FORMAT_HINTS.get(fmt, (f"a valid {fmt}", None))
+                sent = _short(e.instance) if hasattr(e, "instance") else None
+                out.append(f"`{field}` must be {hint}" + (f", e.g. {example}" if example else "")
+                           + (f"; you sent {sent}" if sent else ""))
+            else:
+                out.append(f"`{field}`: {e.message}")
+        return out or ["the arguments do not match the tool's schema"]
 
     def _message(self, e: jsonschema.ValidationError) -> str:
         field = ".".join(str(p) for p in e.absolute_path) or "arguments"

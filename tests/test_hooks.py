@@ -20,7 +20,7 @@ class Plugin:
 
 
 def _reach(tmp_path, *plugins, config=None):
-    from conftest import GetWeather, add
+    from reach_test_support import GetWeather, add
 
     reach = make_reach(*plugins, config=config, data_dir=tmp_path / "d")
     reach.register(add)

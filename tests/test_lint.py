@@ -14,7 +14,7 @@ def _rules(tmp_path, obj):
 
 
 def test_good_tool_passes(tmp_path):
-    from conftest import GetWeather
+    from reach_test_support import GetWeather
 
     assert _rules(tmp_path, GetWeather()) == set()
 

@@ -173,7 +173,7 @@ async def test_oversized_and_deep_arguments(tmp_path, reach):
 
 async def test_caps_configurable(tmp_path):
     reach = _make(tmp_path, config={"reach": {"max_argument_bytes": 20, "retry_backoff": 0.001}})
-    from conftest import add
+    from reach_test_support import add
 
     reach.register(add)
     res = await reach.invoke("add", json.dumps({"a": 1, "b": 2, "c": "x" * 30}))
@@ -296,7 +296,7 @@ async def test_dangerous_runs_when_agent_allows(tmp_path):
 
 
 async def test_denied_by_agent_policy_everywhere(tmp_path):
-    from conftest import GetWeather, add
+    from reach_test_support import GetWeather, add
 
     reach = _make(tmp_path, add, GetWeather(), config={"agents": {"kid": {"deny": ["get_*"]}}})
     assert [t["function"]["name"] for t in reach.tools(agent="kid")] == ["add"]
@@ -308,7 +308,7 @@ async def test_denied_by_agent_policy_everywhere(tmp_path):
 
 
 async def test_allow_list_by_tag(tmp_path):
-    from conftest import GetWeather, add
+    from reach_test_support import GetWeather, add
 
     reach = _make(tmp_path, add, GetWeather(), config={"agents": {"calc": {"allow": ["tag:computation"]}}})
     assert [t["function"]["name"] for t in reach.tools(agent="calc")] == ["add"]

@@ -1,0 +1,169 @@
+"""reach's invoke path against a bare baseline and peer frameworks, in one run.
+
+Baseline: ``json.loads`` of the arguments + a direct ``await add(a, b)`` +
+``json.dumps`` of the result. reach's path: decode, pre-validate hook, compiled
+schema validation, policy, one pre-invoke and one post-invoke hook from a
+plugin, the deadline machinery, a ``ToolResult`` and its JSON message.
+Peers do the same trivial work through their own tool-call path.
+
+Run: ``nox -s bench -- bench/bench_core.py`` or ``python bench/bench_core.py``.
+Prints medians of several rounds and ratios to the baseline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+import structlog
+
+structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
+
+from reach_core import connector, hookimpl  # noqa: E402
+from reach_core.testing import make_reach  # noqa: E402
+
+N = int(os.environ.get("BENCH_N", "20000"))
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "7"))
+ARGS = '{"a": 1, "b": 2}'
+
+
+async def add_impl(a: int, b: int) -> int:
+    return a + b
+
+
+async def time_loop(fn) -> float:
+    """Seconds per call (median over rounds)."""
+    per = []
+    for _ in range(ROUNDS):
+        t0 = time.perf_counter()
+        for _ in range(N):
+            await fn()
+        per.append((time.perf_counter() - t0) / N)
+    return statistics.median(per)
+
+
+async def baseline() -> None:
+    args = json.loads(ARGS)
+    res = await add_impl(**args)
+    json.dumps(res)
+
+
+class HookPlugin:
+    REACH_PLUGIN_NAME = "bench-hooks"
+
+    @hookimpl
+    def reach_pre_invoke(self, call, tool, ctx):
+        return None
+
+    @hookimpl
+    def reach_post_invoke(self, call, tool, result, ctx):
+        return None
+
+
+def make_reach_bench():
+    @connector(risk="read")
+    async def add(a: int, b: int) -> int:
+        """Add two integers. Use when asked for a sum."""
+        return a + b
+
+    reach = make_reach(HookPlugin(), config={"reach": {"log_calls": True}}, data_dir="/tmp/reach-bench")
+    reach.register(add)
+    return reach
+
+
+async def peers() -> dict[str, float]:
+    out: dict[str, float] = {}
+    try:
+        from agents import FunctionTool, function_tool
+        from agents.tool_context import ToolContext
+
+        @function_tool
+        async def add(a: int, b: int) -> int:
+            """Add two integers."""
+            return a + b
+
+        assert isinstance(add, FunctionTool)
+        tctx = ToolContext(context=None, tool_name="add", tool_call_id="c1", tool_arguments=ARGS)
+
+        async def oa() -> None:
+            json.dumps(await add.on_invoke_tool(tctx, ARGS))
+
+        out["openai-agents FunctionTool.on_invoke_tool"] = await time_loop(oa)
+    except Exception as exc:  # noqa: BLE001 - a missing peer is reported, not fatal
+        print(f"  (openai-agents not measured: {type(exc).__name__}: {exc})")
+    try:
+        from langchain_core.tools import tool as lc_tool
+
+        @lc_tool
+        async def add_lc(a: int, b: int) -> int:
+            """Add two integers."""
+            return a + b
+
+        async def lc() -> None:
+            json.dumps(await add_lc.ainvoke(json.loads(ARGS)))
+
+        out["langchain-core ainvoke"] = await time_loop(lc)
+    except Exception as exc:  # noqa: BLE001
+        print(f"  (langchain-core not measured: {type(exc).__name__}: {exc})")
+    try:
+        from mcp.server.fastmcp import FastMCP
+
+        mcp = FastMCP("bench")
+
+        @mcp.tool()
+        async def add_mcp(a: int, b: int) -> int:
+            """Add two integers."""
+            return a + b
+
+        async def mc() -> None:
+            await mcp.call_tool("add_mcp", json.loads(ARGS))
+
+        out["mcp FastMCP.call_tool"] = await time_loop(mc)
+    except Exception as exc:  # noqa: BLE001
+        print(f"  (mcp not measured: {type(exc).__name__}: {exc})")
+    return out
+
+
+def cli_times() -> dict[str, float]:
+    res = {}
+    for args in (["--version"], ["plugins"]):
+        runs = []
+        for _ in range(5):
+            t0 = time.perf_counter()
+            subprocess.run([sys.executable, "-m", "reach_core.cli", *args], capture_output=True, check=False)
+            runs.append(time.perf_counter() - t0)
+        res["reach " + " ".join(args)] = statistics.median(runs)
+    return res
+
+
+async def main() -> None:
+    reach = make_reach_bench()
+    await reach.invoke("add", ARGS)
+    base = await time_loop(baseline)
+
+    async def full() -> None:
+        res = await reach.invoke({"id": "c1", "name": "add", "arguments": ARGS})
+        res.to_message()
+
+    r = await time_loop(full)
+    print(f"calls per round: {N}, rounds: {ROUNDS} (medians)")
+    print(f"baseline (json.loads + await + json.dumps): {base * 1e6:.2f} µs/call")
+    print(f"reach full invoke path:                      {r * 1e6:.2f} µs/call  = {r / base:.2f}x baseline "
+          f"(target <= 2.0x)")
+    for name, t in (await peers()).items():
+        print(f"{name:44s} {t * 1e6:.2f} µs/call  = {t / base:.2f}x baseline")
+    import importlib_metadata
+
+    n_plugins = len(list(importlib_metadata.entry_points(group="reach")))
+    for name, t in cli_times().items():
+        print(f"{name:44s} {t * 1000:.0f} ms wall with {n_plugins} plugins installed (target < 300 ms)")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
