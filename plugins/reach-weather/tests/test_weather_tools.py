@@ -136,3 +136,24 @@ async def test_unknown_unit_is_invalid_arguments(weather_reach):
     assert not result.ok
     assert result.error.code == "invalid_arguments"
     assert "unit" in result.error.message
+
+
+async def test_aclose_releases_the_http_clients(weather_reach):
+    await weather_reach.invoke("get_weather", {"city": "上海"})
+    connector = weather_reach.get("get_weather")
+    client = connector.api._client
+    assert client is not None and not client.is_closed
+    await weather_reach.aclose()
+    assert client.is_closed
+
+
+def test_a_connector_survives_a_new_event_loop_per_call(demo):
+    """Sync wrappers run each call in a fresh loop; the client must follow."""
+    import asyncio
+
+    from reach_weather import GetWeather
+
+    connector = GetWeather(demo.settings())
+    first = asyncio.run(connector.execute({"city": "广州"}))
+    second = asyncio.run(connector.execute({"city": "广州"}))
+    assert first["condition"] == second["condition"] == "小雨"
