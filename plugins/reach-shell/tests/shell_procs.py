@@ -15,7 +15,7 @@ def process_alive(pid: int) -> bool:
     """True while `pid` runs; a zombie (killed, not yet reaped by init) counts as gone."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
+    except (FileNotFoundError, ProcessLookupError):  # gone between lookup and read
         return False
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
