@@ -7,7 +7,14 @@ checked by an SSRF guard and connected to the exact address that was checked.
 from .build import build_connectors
 from .client import ServiceClient
 from .connectors import HttpGet, HttpRequest
-from .guard import AddressGuard, HostRefused, Resolver, StaticResolver, SystemResolver, refusal_reason
+from .guard import (
+    AddressGuard,
+    HostRefused,
+    Resolver,
+    StaticResolver,
+    SystemResolver,
+    refusal_reason,
+)
 from .openapi.connector import OpenAPIOperation
 from .settings import EnvSecret, HttpSettings, ServiceSettings
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx
+
 from reach_core import BusinessError, InvalidArguments, RetryableError
 
 from .guard import AddressGuard, HostRefused
@@ -158,7 +159,7 @@ class ServiceClient:
                 headers=p.headers,
                 json_body=p.json_body,
                 has_body=p.has_body,
-                timeout=s.timeout,
+                request_timeout=s.timeout,
                 verify=s.verify,
                 max_redirects=s.max_redirects,
                 max_bytes=s.max_response_bytes,
@@ -263,7 +264,7 @@ async def exchange(
     headers: dict[str, str],
     json_body: Any = None,
     has_body: bool = False,
-    timeout: float,
+    request_timeout: float,
     verify: bool | str = True,
     max_redirects: int = 5,
     max_bytes: int = 2_000_000,
@@ -279,7 +280,7 @@ async def exchange(
     pins: dict[str, str] = {}
     send_body = has_body
     headers = dict(headers)
-    extensions = {"timeout": httpx.Timeout(timeout).as_dict()}
+    extensions = {"timeout": httpx.Timeout(request_timeout).as_dict()}
     # The transport is driven directly (not through AsyncClient.send) so no
     # redirect, cookie or proxy logic of httpx runs behind the guard's back.
     async with PinnedTransport(pins, verify=verify) as transport:

@@ -30,7 +30,7 @@ class _PinnedBackend(httpcore.AsyncNetworkBackend):
         self,
         host: str,
         port: int,
-        timeout: float | None = None,
+        timeout: float | None = None,  # noqa: ASYNC109 - httpcore's backend interface
         local_address: str | None = None,
         socket_options: typing.Iterable[typing.Any] | None = None,
     ) -> httpcore.AsyncNetworkStream:

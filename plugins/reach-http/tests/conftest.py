@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 from http_testserver import Server
-from reach_core.testing import make_reach
-
 from reach_http import StaticResolver, build_connectors
+
+from reach_core.testing import make_reach
 
 
 @pytest.fixture

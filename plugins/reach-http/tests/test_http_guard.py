@@ -10,8 +10,7 @@ import ipaddress
 
 import pytest
 from http_testserver import Server, local
-
-from reach_http import AddressGuard, build_connectors, HostRefused, StaticResolver, refusal_reason
+from reach_http import AddressGuard, HostRefused, StaticResolver, build_connectors, refusal_reason
 from reach_http.guard import parse_host
 
 REFUSED = {

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 from http_testserver import Server
-from reach_core import ConfigError
-
 from reach_http import StaticResolver, build_connectors
 from reach_http.openapi import SchemaBuilder, build_operations, load_document, server_url, tool_name
+
+from reach_core import ConfigError
 
 DATA = Path(__file__).parent / "data"
 PETSTORE3 = DATA / "petstore3" / "openapi.json"
@@ -42,7 +42,9 @@ def test_petstore3_operations_become_tools_with_risk_from_the_method() -> None:
     assert table["updatePet"] == ("PUT", "write", True)
     assert table["deletePet"] == ("DELETE", "dangerous", True)
     assert table["deleteOrder"] == ("DELETE", "dangerous", True)
-    assert specs["getPetById"].description == "Find pet by ID. Returns a single pet (GET /pet/{petId})"
+    assert specs["getPetById"].description == (
+        "Find pet by ID. Returns a single pet. Use when the user asks to find pet by ID (GET /pet/{petId})"
+    )
 
 
 def test_petstore3_schemas_are_inlined_and_cleaned() -> None:
@@ -52,11 +54,11 @@ def test_petstore3_schemas_are_inlined_and_cleaned() -> None:
     assert get["properties"]["petId"] == {"type": "integer", "format": "int64", "description": "ID of pet to return"}
     body = specs["addPet"].input_schema["properties"]["body"]
     assert body["required"] == ["name", "photoUrls"]
-    assert body["properties"]["category"]["properties"]["name"] == {"type": "string"}
+    assert body["properties"]["category"]["properties"]["name"] == {"type": "string", "examples": ["Dogs"]}
     assert body["properties"]["status"]["enum"] == ["available", "pending", "sold"]
     assert specs["addPet"].input_schema["required"] == ["body"]
     everything = _keys([s.input_schema for s in specs.values()])
-    assert not everything & {"$ref", "xml", "example", "x-swagger-router-model"}
+    assert not everything & {"$ref", "xml", "example", "x-swagger-router-model"}  # example -> examples
     # the declared header parameter of deletePet is an optional argument
     assert set(specs["deletePet"].input_schema["properties"]) == {"api_key", "petId"}
 

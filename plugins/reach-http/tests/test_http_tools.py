@@ -7,7 +7,6 @@ import socket
 
 import pytest
 from http_testserver import Server, local
-
 from reach_http import build_connectors
 
 

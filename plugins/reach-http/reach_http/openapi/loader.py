@@ -53,7 +53,8 @@ def parse_document(text: str, source: str) -> dict[str, Any]:
 
 
 async def fetch_document(
-    url: str, *, guard: AddressGuard, allow_private: bool = False, timeout: float = 10.0, verify: bool | str = True
+    url: str, *, guard: AddressGuard, allow_private: bool = False, request_timeout: float = 10.0,
+    verify: bool | str = True,
 ) -> LoadedDocument:
     """GET ``url`` through the guard and parse it."""
     target = httpx.URL(url)
@@ -63,7 +64,7 @@ async def fetch_document(
         method="GET",
         url=target,
         headers={"Accept": "application/json, application/yaml;q=0.9, */*;q=0.5", "User-Agent": "reach-http"},
-        timeout=timeout,
+        request_timeout=request_timeout,
         verify=verify,
         max_bytes=MAX_DOCUMENT_BYTES,
         private_origin=origin if allow_private else None,
@@ -106,7 +107,8 @@ def load_document(
     if source.lower().startswith(("http://", "https://")):
         return _run_in_thread(
             fetch_document(
-                source, guard=guard or AddressGuard(), allow_private=allow_private, timeout=timeout, verify=verify
+                source, guard=guard or AddressGuard(), allow_private=allow_private, request_timeout=timeout,
+                verify=verify,
             )
         )
     path = Path(source).expanduser()

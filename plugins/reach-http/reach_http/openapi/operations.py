@@ -103,6 +103,9 @@ def _describe(op: dict[str, Any], method: str, path: str) -> str:
     if detail and detail != summary:
         text = f"{summary}. {detail}" if summary and not summary.endswith(".") else f"{summary} {detail}".strip()
     text = text or f"Call {method} {path}."
+    if summary:
+        task = summary.rstrip(".")
+        text = f"{text.rstrip('.')}. Use when the user asks to {task[0].lower()}{task[1:]}"
     text = f"{text} ({method} {path})"
     return text if len(text) <= MAX_DESCRIPTION else text[: MAX_DESCRIPTION - 1] + "…"
 
@@ -150,6 +153,10 @@ def _operation(
         text = str(param.get("description") or "").strip()
         if param.get("deprecated"):
             text = (text + " (deprecated)").strip()
+        if "example" in param and "examples" not in prop:
+            prop["examples"] = [param["example"]]
+        if not text and "description" not in prop:
+            text = f"the {pname} {location} parameter"
         if text and "description" not in prop:
             prop["description"] = text
         properties[key] = prop
@@ -172,8 +179,8 @@ def _operation(
         else:
             body_key = "body" if "body" not in properties else "request_body"
             prop = builder.build(media.get("schema") or {})
-            text = str(body.get("description") or "").strip()
-            if text and "description" not in prop:
+            text = str(body.get("description") or "").strip() or "The JSON request body."
+            if "description" not in prop:
                 prop["description"] = text
             properties[body_key] = prop
             if body.get("required"):

@@ -116,6 +116,8 @@ class SchemaBuilder:
                 continue
             else:
                 out[key] = copy.deepcopy(value)
+        if "example" in node and "examples" not in out:
+            out["examples"] = [copy.deepcopy(node["example"])]
         if dropped and isinstance(out.get("required"), list):
             out["required"] = [r for r in out["required"] if r not in dropped]
             if not out["required"]:
