@@ -21,31 +21,62 @@ The exception tree is documented in ``reach_core.errors``; hooks in
 
 from __future__ import annotations
 
-from .calls import TaggedParser, ToolCall
-from .config import Config
-from .connector import Connector, connector
-from .context import CallContext
-from .errors import (
-    BusinessError,
-    ConfigError,
-    ConnectorError,
-    Denied,
-    InvalidArguments,
-    NeedsConfirmation,
-    NotFound,
-    PluginError,
-    RateLimited,
-    ReachError,
-    RetryableError,
-    ToolCallError,
-    ToolFailure,
-)
-from .hookspecs import hookimpl, hookspec
-from .reach import Reach
-from .result import ToolError, ToolResult, to_jsonable
-from .tool import Tool
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+# The public names, and the module each lives in. Imported on first access
+# (PEP 562) so that ``reach --version`` and plugin modules that only need
+# ``hookimpl`` do not pay for pydantic, jsonschema and friends.
+_EXPORTS = {
+    "BusinessError": "errors", "ConfigError": "errors", "ConnectorError": "errors", "Denied": "errors",
+    "InvalidArguments": "errors", "NeedsConfirmation": "errors", "NotFound": "errors", "PluginError": "errors",
+    "RateLimited": "errors", "ReachError": "errors", "RetryableError": "errors", "ToolCallError": "errors",
+    "ToolFailure": "errors",
+    "CallContext": "context", "Config": "config", "Connector": "connectors", "connector": "connectors",
+    "TaggedParser": "calls", "ToolCall": "calls", "hookimpl": "hookspecs", "hookspec": "hookspecs",
+    "Reach": "reach", "ToolError": "result", "ToolResult": "result", "to_jsonable": "result", "Tool": "tool",
+}
+
+if TYPE_CHECKING:
+    from .calls import TaggedParser, ToolCall
+    from .config import Config
+    from .connectors import Connector, connector
+    from .context import CallContext
+    from .errors import (
+        BusinessError,
+        ConfigError,
+        ConnectorError,
+        Denied,
+        InvalidArguments,
+        NeedsConfirmation,
+        NotFound,
+        PluginError,
+        RateLimited,
+        ReachError,
+        RetryableError,
+        ToolCallError,
+        ToolFailure,
+    )
+    from .hookspecs import hookimpl, hookspec
+    from .reach import Reach
+    from .result import ToolError, ToolResult, to_jsonable
+    from .tool import Tool
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'reach_core' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])
 
 __all__ = [
     "BusinessError",

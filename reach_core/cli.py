@@ -7,7 +7,6 @@ are only collected when a name the core does not know is asked for (or for
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import sys
@@ -198,6 +197,8 @@ def tools_lint_cmd(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 def call_cmd(ctx: click.Context, name: str, args: str, agent: str | None, as_json: bool) -> None:
     """Call one tool through the whole pipeline and print the result."""
+    import asyncio
+
     reach = _reach(ctx)
 
     async def go() -> Any:

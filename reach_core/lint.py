@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .connector import Connector
+from .connectors import Connector
 from .tool import Tool
 
 __all__ = ["Problem", "lint_tool"]

@@ -20,7 +20,7 @@ import traceback
 from typing import TYPE_CHECKING, Any
 
 from .calls import ToolCall, decode_arguments, to_call
-from .connector import NO_FALLBACK
+from .connectors import NO_FALLBACK
 from .context import CallContext
 from .errors import Denied, ToolCallError, ToolFailure
 from .execute import run_connector

@@ -17,7 +17,7 @@ from __future__ import annotations
 import fnmatch
 from typing import TYPE_CHECKING
 
-from .connector import RISKS
+from .connectors import RISKS
 
 if TYPE_CHECKING:
     from .config import AgentConfig

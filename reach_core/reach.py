@@ -14,7 +14,7 @@ from pydantic import BaseModel, ValidationError
 
 from .calls import TaggedParser, to_call
 from .config import Config, load_config, resolve_secrets
-from .connector import Connector
+from .connectors import Connector
 from .errors import ConfigError, ConnectorError, PluginError
 from .hookcall import HookCaller
 from .pipeline import invoke as _invoke

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .connector import NO_FALLBACK, RISKS, Connector, FunctionConnector
+from .connectors import NO_FALLBACK, RISKS, Connector, FunctionConnector
 from .errors import ConnectorError
 from .schema import CompiledSchema, normalize_schema, strict_schema
 
