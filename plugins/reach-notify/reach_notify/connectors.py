@@ -52,7 +52,7 @@ class SendWebhook(_Notifier):
             "Use when the user asks to notify, tell or alert a team or channel. Sent once, never retried: do not call again for the same message. "
             f"Channels: {channels}."
         )
-        self.input_schema = {
+        self.input_schema = {  # type: ignore[misc]  # per-instance: enums come from settings
             "type": "object",
             "properties": {
                 "channel": {
@@ -116,7 +116,7 @@ class SendEmail(_Notifier):
             f"({describe_rules(settings.allow_recipients)}). Sent once, never retried: "
             "do not call again for the same message."
         )
-        self.input_schema = {
+        self.input_schema = {  # type: ignore[misc]  # per-instance: enums come from settings
             "type": "object",
             "properties": {
                 "to": {
@@ -150,8 +150,8 @@ class SendEmail(_Notifier):
     async def execute(self, params: dict[str, Any], ctx: Any = None) -> dict[str, Any]:
         try:
             to = parse_recipients(params.get("to"), limit=self.settings.max_recipients)
-        except RecipientRefused as refused:
-            raise InvalidArguments(refused.field, refused.expected, refused.example) from None
+        except RecipientRefused as bad:
+            raise InvalidArguments(bad.field, bad.expected, bad.example) from None
         outside = outside_allow_list(to, self.settings.allow_recipients)
         if outside:
             raise Denied(

@@ -86,11 +86,11 @@ def _send_blocking(target: SmtpTarget, message: EmailMessage, to: list[str]) -> 
             "problem: tell the user instead of retrying."
         ) from None
     except smtplib.SMTPRecipientsRefused as error:
-        refused = ", ".join(
+        listing = ", ".join(
             f"{addr} ({_reply(code, text)})" for addr, (code, text) in error.recipients.items()
         )
         raise BusinessError(
-            f"the mail server refused every recipient: {refused}; nothing was sent."
+            f"the mail server refused every recipient: {listing}; nothing was sent."
         ) from None
     except smtplib.SMTPSenderRefused as error:
         raise BusinessError(

@@ -42,7 +42,7 @@ class RunCommand(Connector):
         )
         self.timeout = slowest + _CORE_DEADLINE_MARGIN
         self.description = _describe(settings)
-        self.input_schema = _schema(settings)
+        self.input_schema = _schema(settings)  # type: ignore[misc]  # enum from settings
 
     async def execute(self, params: dict[str, Any], ctx: Any = None) -> dict[str, Any]:
         command = params.get("command")

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import reach_shell.plugin as shell_plugin
+from shell_procs import wait_gone
 
 from reach_core.testing import ConnectorConformance, make_reach
 
@@ -63,3 +66,19 @@ async def test_through_the_pipeline_results_and_refusals_reach_the_model(tmp_pat
 def test_no_commands_no_tool(tmp_path: Path) -> None:
     reach = make_reach(("reach-shell", shell_plugin), config={}, data_dir=tmp_path / "d")
     assert reach.tools() == []
+
+
+async def test_a_shorter_core_deadline_still_ends_in_our_kill_not_a_bare_timeout(
+    tmp_path: Path,
+) -> None:
+    config = shell_config(tmp_path, auto_tier="dangerous")
+    config["plugins"]["reach-shell"]["commands"]["python"] = {"path": sys.executable}
+    config["plugins"]["reach-shell"]["timeout"] = 30
+    config["connectors"] = {"run_command": {"timeout": 1.5}}
+    reach = make_reach(("reach-shell", shell_plugin), config=config, data_dir=tmp_path / "d")
+    code = "import subprocess, time\nprint(subprocess.Popen(['sleep', '60']).pid, flush=True)\ntime.sleep(60)"
+    started = time.monotonic()
+    result = await reach.invoke("run_command", {"command": "python", "args": ["-c", code]})
+    assert time.monotonic() - started < 3
+    assert result.ok and result.content["timed_out"] is True
+    assert wait_gone(int(result.content["stdout"].split()[0]))
