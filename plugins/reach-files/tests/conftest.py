@@ -32,6 +32,17 @@ class Box:
 
 
 @pytest.fixture
+def files_reach() -> Any:
+    """``files_reach(tmp_path, settings=None)``: a Reach holding only reach-files."""
+    return make_reach
+
+
+@pytest.fixture
+def secret() -> str:
+    return SECRET
+
+
+@pytest.fixture
 def box(tmp_path: Path) -> Box:
     root = tmp_path / "data_root"
     outside = tmp_path / "data_root_evil"  # a sibling whose name starts with the root's name

@@ -123,6 +123,12 @@ def postgresql_backend(tmp_path: Path) -> Iterator[Backend]:
         owner_exec(f"DROP TABLE IF EXISTS {table}")
 
 
+@pytest.fixture
+def sql_reach() -> Callable[..., Reach]:
+    """``sql_reach(data_dir, settings=None)``: a Reach holding only reach-sql."""
+    return make_reach
+
+
 @pytest.fixture(params=["sqlite", "postgresql"])
 def backend(request: pytest.FixtureRequest) -> Backend:
     return request.getfixturevalue(f"{request.param}_backend")

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from .conftest import make_reach
-
 
 async def test_update_with_where_changes_one_row(backend) -> None:
     t = backend.table
@@ -69,8 +67,8 @@ async def test_admin_tool_runs_ddl_when_the_agent_allows_dangerous(tmp_path) -> 
     assert [t["name"] for t in schema.content["tables"]] == ["notes"]
 
 
-async def test_admin_tool_absent_by_default(tmp_path) -> None:
-    reach = make_reach(tmp_path)
+async def test_admin_tool_absent_by_default(tmp_path, sql_reach) -> None:
+    reach = sql_reach(tmp_path)
     names = [t["function"]["name"] for t in reach.tools()]
     assert names == ["sql_schema", "sql_query", "sql_execute"] or sorted(names) == [
         "sql_execute",

@@ -6,8 +6,6 @@ import json
 
 import pytest
 
-from .conftest import make_reach
-
 
 async def test_rows_and_columns(backend) -> None:
     r = await backend.reach.invoke("sql_query", {"sql": f"SELECT id, owner FROM {backend.table} ORDER BY id"})
@@ -44,8 +42,8 @@ async def test_limit_above_the_maximum_is_an_argument_error(backend) -> None:
     assert not r.ok and r.error.code == "invalid_arguments"
 
 
-async def test_counting_hidden_rows_stops_at_the_cap(tmp_path) -> None:
-    reach = make_reach(tmp_path, {"count_more_rows_up_to": 2000})
+async def test_counting_hidden_rows_stops_at_the_cap(tmp_path, sql_reach) -> None:
+    reach = sql_reach(tmp_path, {"count_more_rows_up_to": 2000})
     sql = "WITH RECURSIVE s(g) AS (SELECT 1 UNION ALL SELECT g + 1 FROM s WHERE g < 100000) SELECT g FROM s"
     r = await reach.invoke("sql_query", {"sql": sql, "limit": 5})
     assert r.ok, r.error
@@ -114,8 +112,8 @@ async def test_errors_tell_the_model_what_was_wrong(backend, sql, params, expect
     assert expected in r.error.message
 
 
-async def test_default_database_is_a_file_in_the_data_dir(tmp_path) -> None:
-    reach = make_reach(tmp_path)
+async def test_default_database_is_a_file_in_the_data_dir(tmp_path, sql_reach) -> None:
+    reach = sql_reach(tmp_path)
     r = await reach.invoke("sql_query", {"sql": "SELECT 1 AS one"})
     assert r.ok and r.content["rows"] == [[1]]
     assert (tmp_path / "reach-sql.sqlite3").exists()

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from .conftest import SECRET, Box
 
-
-def _escape_paths(box: Box) -> dict[str, str]:
+def _escape_paths(box: Any) -> dict[str, str]:
     return {
         "dotdot": "../data_root_evil/secret.txt",
         "dotdot_inside_then_out": "notes/../../data_root_evil/secret.txt",
@@ -28,22 +27,22 @@ def _escape_paths(box: Box) -> dict[str, str]:
     ["dotdot", "dotdot_inside_then_out", "dotdot_that_stays_inside", "absolute_outside", "absolute_system",
      "sibling_prefix", "nul_byte", "nul_byte_only"],
 )
-async def test_lexical_escapes_are_refused_by_every_tool(box: Box, case: str) -> None:
+async def test_lexical_escapes_are_refused_by_every_tool(box: Any, case: str, secret: str) -> None:
     path = _escape_paths(box)[case]
     for tool, args in [
         ("read_file", {"path": path}),
         ("list_dir", {"path": path}),
-        ("search_files", {"path": path, "text": "SECRET"}),
+        ("search_files", {"path": path, "text": "TOP-SECRET"}),
         ("write_file", {"path": path, "content": "pwned", "mode": "overwrite"}),
     ]:
         r = await box.call(tool, **args)
         assert not r.ok, f"{tool} accepted {path!r}: {r.content}"
         assert r.error.code == "invalid_arguments", (tool, r.error)
-        assert SECRET not in r.error.message
-    assert (box.outside / "secret.txt").read_text() == SECRET
+        assert secret not in r.error.message
+    assert (box.outside / "secret.txt").read_text() == secret
 
 
-async def test_symlink_to_an_outside_file_is_refused(box: Box) -> None:
+async def test_symlink_to_an_outside_file_is_refused(box: Any, secret: str) -> None:
     (box.root / "link.txt").symlink_to(box.outside / "secret.txt")
     r = await box.call("read_file", path="link.txt")
     assert not r.ok and r.error.code == "invalid_arguments"
@@ -52,32 +51,32 @@ async def test_symlink_to_an_outside_file_is_refused(box: Box) -> None:
     assert not r.ok
     r = await box.call("write_file", path="link.txt", content="pwned", mode="append")
     assert not r.ok
-    assert (box.outside / "secret.txt").read_text() == SECRET
+    assert (box.outside / "secret.txt").read_text() == secret
 
 
-async def test_symlinked_folder_pointing_outside_is_refused(box: Box) -> None:
+async def test_symlinked_folder_pointing_outside_is_refused(box: Any) -> None:
     (box.root / "shared").symlink_to(box.outside, target_is_directory=True)
     for tool, args in [
         ("read_file", {"path": "shared/secret.txt"}),
         ("list_dir", {"path": "shared"}),
         ("write_file", {"path": "shared/new.txt", "content": "pwned"}),
-        ("search_files", {"path": "shared", "text": "SECRET"}),
+        ("search_files", {"path": "shared", "text": "TOP-SECRET"}),
     ]:
         r = await box.call(tool, **args)
         assert not r.ok and r.error.code == "invalid_arguments", (tool, r)
     assert not (box.outside / "new.txt").exists()
 
 
-async def test_search_does_not_follow_symlinks_out(box: Box) -> None:
+async def test_search_does_not_follow_symlinks_out(box: Any) -> None:
     (box.root / "shared").symlink_to(box.outside, target_is_directory=True)
     (box.root / "alias.txt").symlink_to(box.outside / "secret.txt")
-    r = await box.call("search_files", text="SECRET")
+    r = await box.call("search_files", text="TOP-SECRET")
     assert r.ok and r.content["matches"] == []
     r = await box.call("search_files", pattern="*secret*")
     assert r.ok and r.content["files"] == []
 
 
-async def test_symlink_inside_the_root_is_fine(box: Box) -> None:
+async def test_symlink_inside_the_root_is_fine(box: Any) -> None:
     (box.root / "current.md").symlink_to(box.root / "notes" / "todo.md")
     r = await box.call("read_file", path="current.md")
     assert r.ok and "buy tea" in r.content["content"]
@@ -86,7 +85,7 @@ async def test_symlink_inside_the_root_is_fine(box: Box) -> None:
 
 
 @pytest.mark.parametrize("tool", ["read_file", "write_file", "list_dir"])
-async def test_symlink_swapped_in_after_the_check_is_not_followed(box: Box, tool: str) -> None:
+async def test_symlink_swapped_in_after_the_check_is_not_followed(box: Any, tool: str, secret: str) -> None:
     """The race: the path is checked while it is a real folder, then replaced by a symlink."""
     jail = box.reach.get(tool).jail
     checked = jail.locate
@@ -112,11 +111,11 @@ async def test_symlink_swapped_in_after_the_check_is_not_followed(box: Box, tool
         jail.locate = checked  # type: ignore[method-assign]
     assert not r.ok, r.content
     assert r.error.code == "invalid_arguments" and "symlink" in r.error.message
-    assert (box.outside / "secret.txt").read_text() == SECRET
+    assert (box.outside / "secret.txt").read_text() == secret
     assert sorted(p.name for p in box.outside.iterdir()) == ["secret.txt"]
 
 
-async def test_final_component_swapped_for_a_symlink_is_not_followed(box: Box) -> None:
+async def test_final_component_swapped_for_a_symlink_is_not_followed(box: Any) -> None:
     jail = box.reach.get("read_file").jail
     checked = jail.locate
 
@@ -135,26 +134,24 @@ async def test_final_component_swapped_for_a_symlink_is_not_followed(box: Box) -
     assert not r.ok and "symlink" in r.error.message
 
 
-async def test_absolute_paths_inside_a_root_work(box: Box, tmp_path: Path) -> None:
+async def test_absolute_paths_inside_a_root_work(box: Any, tmp_path: Path) -> None:
     r = await box.call("read_file", path=str(box.root / "readme.txt"))
     assert r.ok and r.content["content"] == "hello\n" and r.content["path"] == "readme.txt"
 
 
-async def test_second_root_is_reachable_by_absolute_path(tmp_path: Path) -> None:
-    from .conftest import make_reach
-
+async def test_second_root_is_reachable_by_absolute_path(tmp_path: Path, files_reach: Any) -> None:
     a, b = tmp_path / "a", tmp_path / "b"
     a.mkdir()
     b.mkdir()
     (b / "x.txt").write_text("from b")
-    reach = make_reach(tmp_path, {"roots": [str(a), str(b)]})
+    reach = files_reach(tmp_path, {"roots": [str(a), str(b)]})
     r = await reach.invoke("read_file", {"path": str(b / "x.txt")})
     assert r.ok and r.content["content"] == "from b"
     r = await reach.invoke("read_file", {"path": "x.txt"})  # relative paths start at the first root
     assert not r.ok and r.error.code == "not_found"
 
 
-async def test_fifo_is_refused_without_hanging(box: Box) -> None:
+async def test_fifo_is_refused_without_hanging(box: Any) -> None:
     os.mkfifo(box.root / "pipe")
     r = await box.call("read_file", path="pipe")
     assert not r.ok and "not a regular file" in r.error.message
