@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any
 
-from reach_core import Connector
+from reach_core import Connector, RetryableError
 
 from .openmeteo import OpenMeteo
 from .places import Place, normalise, query_language, resolve_city
@@ -116,8 +116,6 @@ class GetWeather(_WeatherConnector):
         )
         current = data.get("current")
         if not isinstance(current, dict):
-            from reach_core import RetryableError
-
             raise RetryableError("the weather forecast service sent no current conditions")
         code = current.get("weather_code")
         answer: dict[str, Any] = {
@@ -185,8 +183,6 @@ class GetForecast(_WeatherConnector):
         )
         daily = data.get("daily")
         if not isinstance(daily, dict) or not isinstance(daily.get("time"), list):
-            from reach_core import RetryableError
-
             raise RetryableError("the weather forecast service sent no daily forecast")
         symbol = _UNITS[unit]
 
