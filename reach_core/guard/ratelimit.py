@@ -27,6 +27,19 @@ _STRATEGIES = {
 Rule = tuple[Sequence[RateLimitItem], tuple[str, ...], str]
 
 
+def _redis_client() -> str:
+    """Which Redis client limits should use: coredis if installed, else redis-py."""
+    import importlib.util
+
+    if importlib.util.find_spec("coredis") is not None:
+        return "coredis"
+    if importlib.util.find_spec("redis") is not None:
+        return "redispy"
+    from ..errors import ConfigError
+
+    raise ConfigError('[limits] storage is redis://: install a client with `pip install "redis>=5"`')
+
+
 class RateLimiter:
     """Checks and consumes several limits at once; all-or-nothing in memory mode."""
 
@@ -60,7 +73,10 @@ class RateLimiter:
             from limits.storage import storage_from_string
 
             uri = self.uri if self.uri.startswith("async+") else f"async+{self.uri}"
-            self._async = getattr(strategies, _STRATEGIES[self.strategy_name])(storage_from_string(uri))
+            options: dict[str, Any] = {}
+            if "redis" in uri.split("://", 1)[0]:
+                options["implementation"] = _redis_client()
+            self._async = getattr(strategies, _STRATEGIES[self.strategy_name])(storage_from_string(uri, **options))
         return self._async
 
     def hit_sync(self, rules: Sequence[Rule]) -> tuple[float, str] | None:
