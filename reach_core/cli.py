@@ -189,6 +189,35 @@ def tools_lint_cmd(ctx: click.Context, as_json: bool) -> None:
         sys.exit(1)
 
 
+@tools_cmd.command("pin")
+@click.argument("names", nargs=-1)
+@click.option("--check", is_flag=True, help="Only report tools whose definition changed since pinned (exit 1 if any).")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def tools_pin_cmd(ctx: click.Context, names: tuple[str, ...], check: bool, as_json: bool) -> None:
+    """Record a hash of each tool's name, description and schema; changed tools are blocked until re-pinned."""
+    reach = _reach(ctx)
+    if check:
+        changed = {t.name: t.blocked for t in reach.all_tools() if t.blocked}
+        if as_json:
+            _echo_json(changed)
+        else:
+            for name, why in changed.items():
+                click.echo(f"{name}: {why}")
+            if not changed:
+                click.echo("all pinned tools match their pins")
+        sys.exit(1 if changed else 0)
+    unknown = [n for n in names if n not in {t.name for t in reach.all_tools()}]
+    if unknown:
+        raise click.ClickException(f"no such tool: {', '.join(unknown)}")
+    pins = reach.pin_tools(list(names) or None)
+    chosen = {n: pins[n] for n in (names or pins)}
+    if as_json:
+        _echo_json({"pins": chosen, "file": str(reach.pins.path)})
+    else:
+        click.echo(f"pinned {len(chosen)} tool(s) in {reach.pins.path}")
+
+
 @cli.command("call")
 @click.argument("name")
 @click.option("--args", "args", default="{}", help="Arguments as a JSON object.")

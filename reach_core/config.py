@@ -51,6 +51,7 @@ class ReachSection(_Section):
     log_calls: bool = True
     system_hint: str | None = None
     store: str | None = None
+    pins: Path | None = None
 
 
 class PluginsSection(_Section):

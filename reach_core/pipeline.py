@@ -117,7 +117,8 @@ async def invoke(
         policy = reach._policy(agent)
         if not policy.allows(tool):
             raise Denied(
-                f"the tool {tool.name!r} is not available to this agent; do not call it again.",
+                (f"{tool.blocked}; do not call it again." if tool.blocked else
+                 f"the tool {tool.name!r} is not available to this agent; do not call it again."),
                 fix=policy.denial_fix(tool),
             )
         if not tool.idempotent:

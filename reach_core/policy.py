@@ -55,7 +55,7 @@ class Policy:
         hit = self._cache.get(key)
         if hit is None:
             cfg = self.config
-            hit = (cfg.allow is None or any(matches(p, tool) for p in cfg.allow)) and not any(
+            hit = tool.blocked is None and (cfg.allow is None or any(matches(p, tool) for p in cfg.allow)) and not any(
                 matches(p, tool) for p in cfg.deny
             ) and _RANK[tool.risk] <= _RANK[cfg.max_tier]
             self._cache[key] = hit
@@ -83,6 +83,8 @@ class Policy:
         return None
 
     def denial_fix(self, tool: Tool) -> str:
+        if tool.blocked:
+            return f"review the change, then run `reach tools pin {tool.name}`"
         return (
             f"add {tool.name!r} to [agents.{self.name}] allow (and remove it from deny)"
             if not self.allows(tool)

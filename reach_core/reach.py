@@ -19,6 +19,7 @@ from .errors import ConfigError, ConnectorError, PluginError
 from .hookcall import HookCaller
 from .pipeline import invoke as _invoke
 from .plugins import PluginInfo, load_plugins, new_manager
+from .pins import PinStore
 from .policy import Policy
 from .result import ToolResult
 from .tool import Tool
@@ -75,6 +76,7 @@ class Reach:
         self._start_lock: asyncio.Lock | None = None
         self._store: Any = None
         self._guards: Any = None
+        self._pins: PinStore | None = None
         import structlog
 
         # bound once: structlog's lazy proxy would re-resolve the config on every call
@@ -189,7 +191,27 @@ class Reach:
                     "reach.tool_conflict", tool=name, plugins=self.conflicts[name],
                     fix=f'set [connectors.{name}] provider = "<plugin>"',
                 )
+        pins = self.pins
+        for tool in self._tools.values():
+            tool.blocked = pins.check(tool)
+            if tool.blocked:
+                self._log.warning("reach.tool_pin_mismatch", tool=tool.name, reason=tool.blocked)
         self._policies.clear()
+
+    @property
+    def pins(self) -> PinStore:
+        """The pin file (``[reach] pins``, default ``<data_dir>/pins.json``)."""
+        if self._pins is None:
+            self._pins = PinStore(self.config.reach.pins or self.data_dir / "pins.json")
+        return self._pins
+
+    def pin_tools(self, names: Sequence[str] | None = None) -> dict[str, str]:
+        """Pin the current definitions (all tools, or ``names``) and unblock them."""
+        tools = [t for n, cands in self._candidates.items() for t in cands
+                 if (names is None or n in names) and n in self._tools]
+        pins = self.pins.pin(tools)
+        self._resolve_conflicts()
+        return pins
 
     async def start(self) -> None:
         """Run ``reach_startup`` hooks and guard-rail recovery (called lazily by the first invoke)."""

@@ -53,6 +53,7 @@ class Tool:
     risk_note: str | None = None
     settings: Any = None
     max_calls_per_run: int | None = None
+    blocked: str | None = None
     _decl: dict[str, Any] | None = field(default=None, repr=False)
     _decl_strict: dict[str, Any] | None = field(default=None, repr=False)
 
