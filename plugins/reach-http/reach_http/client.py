@@ -169,7 +169,7 @@ class ServiceClient:
             raise BusinessError(f"refused to call service {self.name!r} on {shown}: {exc}; do not retry") from None
         except TooManyRedirects as exc:
             raise BusinessError(f"service {self.name!r}: {exc} on {shown}; the request was not completed") from None
-        except httpx.ConnectError as exc:
+        except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
             raise RetryableError(
                 f"could not connect to service {self.name!r} ({_short(exc)}); nothing was sent"
             ) from None
@@ -177,7 +177,7 @@ class ServiceClient:
             raise self._unfinished(safe, shown, f"no complete answer within {s.timeout:g} s") from None
         except httpx.TransportError as exc:
             raise self._unfinished(safe, shown, f"the connection failed ({_short(exc)})") from None
-        return self._result(raw, shown)
+        return self._result(raw, shown, p.method)
 
     def _unfinished(self, safe: bool, shown: str, what: str) -> Exception:
         if safe:
@@ -188,7 +188,9 @@ class ServiceClient:
             code="outcome_unknown",
         )
 
-    def _result(self, raw: RawResponse, shown: str) -> dict[str, Any]:
+    def _result(self, raw: RawResponse, shown: str, sent_method: str) -> dict[str, Any]:
+        """Shape a success; classify a failure by the method first sent (a POST that
+        was redirected to a GET has still been processed)."""
         status, headers, body = raw.status, raw.headers, raw.body
         if status < 400:
             return shape_response(
@@ -196,7 +198,7 @@ class ServiceClient:
                 max_chars=self.settings.max_body_chars, cut_on_wire=raw.cut,
             )
         message = error_message(body, headers, raw.reason or "error")
-        safe = raw.method in SAFE_METHODS
+        safe = sent_method in SAFE_METHODS
         retry_after = retry_after_seconds(headers.get("retry-after"))
         if status == 429:
             if safe:
@@ -301,7 +303,7 @@ async def exchange(
             finally:
                 await response.aclose()
             location = response.headers.get("location")
-            if response.status_code in REDIRECTS and location:
+            if response.status_code in REDIRECTS and location and max_redirects > 0:
                 if hop == max_redirects:
                     raise TooManyRedirects(f"more than {max_redirects} redirects")
                 try:

@@ -121,6 +121,7 @@ class ServiceSettings(BaseModel):
     verify: bool | str = True
     """TLS verification: true, false, or a CA bundle path."""
     max_redirects: int = Field(5, ge=0, le=20)
+    """0 hands redirects to the model as they are (status and location) instead of following them."""
     max_body_chars: int = Field(4000, ge=200)
     """Longer bodies are trimmed (lists cut, long strings shortened) with a marker."""
     max_response_bytes: int = Field(2_000_000, ge=1024)

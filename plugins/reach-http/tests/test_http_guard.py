@@ -7,6 +7,7 @@ ever checked (through an injected resolver), never connected to.
 from __future__ import annotations
 
 import ipaddress
+import json
 
 import pytest
 from http_testserver import Server, local
@@ -196,3 +197,51 @@ async def test_redirects_are_bounded(server: Server, make) -> None:
     result = await reach.invoke("http_get", {"service": "svc", "path": "/loop"})
     assert not result.ok and "more than 3 redirects" in result.error.message
     assert server.state.count("GET", "/loop") == 4
+
+
+async def test_redirect_methods_follow_http_rules(server: Server, make) -> None:
+    reach = make({"services": {"svc": local(server)}})
+    for code, method, body in ((307, "POST", {"a": 1}), (308, "POST", {"a": 1}), (303, "GET", ""), (302, "GET", "")):
+        result = await reach.invoke("http_request", {"service": "svc", "method": "POST", "path": "/redirect",
+                                                     "query": {"to": "/echo/next", "code": code}, "json": {"a": 1}})
+        assert result.ok, result.error
+        assert (result.content["body"]["method"], result.content["body"]["body"]) == (method, body), code
+
+
+class _AllowAll(AddressGuard):
+    """A guard that approves every hop: isolates the redirect logic between two local servers."""
+
+    async def check(self, scheme: str, host: str, port: int, *, allow_private: bool):  # type: ignore[override]
+        return ipaddress.ip_address("127.0.0.1")
+
+
+async def test_credentials_are_not_forwarded_to_another_origin() -> None:
+    import httpx
+    from reach_http.client import exchange
+
+    first, second = Server(), Server()
+    try:
+        target = f"http://localhost:{second.port}/echo/elsewhere"
+        raw = await exchange(
+            _AllowAll(), method="GET",
+            url=httpx.URL(f"http://127.0.0.1:{first.port}/redirect", params={"to": target}),
+            headers={"Authorization": "Bearer secret", "Cookie": "s=1", "X-Plain": "kept"},
+            request_timeout=5,
+        )
+        echoed = json.loads(raw.body)
+        assert echoed["path"] == "/echo/elsewhere"
+        assert echoed["authorization"] is None and "Cookie" not in echoed["headers"]
+        assert echoed["headers"]["X-Plain"] == "kept"
+        assert first.state.requests[0]["headers"]["Authorization"] == "Bearer secret"
+    finally:
+        first.stop()
+        second.stop()
+
+
+async def test_max_redirects_zero_returns_the_redirect_itself(server: Server, make) -> None:
+    reach = make({"services": {"svc": local(server, max_redirects=0)}})
+    result = await reach.invoke("http_get", {"service": "svc", "path": "/redirect",
+                                             "query": {"to": "http://169.254.169.254/"}})
+    assert result.ok and result.content["status"] == 302
+    assert result.content["headers"]["location"] == "http://169.254.169.254/"
+    assert server.state.count("GET", "/redirect") == 1
