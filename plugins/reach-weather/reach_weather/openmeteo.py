@@ -45,12 +45,18 @@ class OpenMeteo:
         if self._client is None or self._loop is not loop or self._client.is_closed:
             self._client = httpx.AsyncClient(
                 timeout=httpx.Timeout(self.settings.request_timeout),
-                verify=_tls_context(),
+                # Plain-http base URLs (the local demo service) never use TLS, as
+                # redirects are off: skip loading the CA bundle for them.
+                verify=_tls_context() if self._uses_tls() else False,
                 headers={"User-Agent": "reach-weather/0.1 (+https://github.com/reach)"},
                 follow_redirects=False,
             )
             self._loop = loop
         return self._client
+
+    def _uses_tls(self) -> bool:
+        urls = (self.settings.geocoding_url, self.settings.forecast_url)
+        return any(url.startswith("https://") for url in urls)
 
     async def aclose(self) -> None:
         """Close the HTTP client if this loop owns it."""
