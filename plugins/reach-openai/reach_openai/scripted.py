@@ -399,6 +399,10 @@ def _handler(owner: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
         server_version = "reach-scripted/1"
+        # Headers and body leave in one segment: with keep-alive, Nagle plus delayed ACKs
+        # would otherwise add ~40 ms to every request.
+        disable_nagle_algorithm = True
+        wbufsize = -1
 
         def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
             pass
