@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -115,17 +116,20 @@ def test_fail_next_injects_busy_answers(http, demo):
     assert http.get(f"{demo.url}/weather/北京").status_code == 200
 
 
-def test_cli_serve_demo_serves_the_article_route(http, dead_url):
+def test_reach_weather_serve_demo_command(http, dead_url, tmp_path):
+    """`reach weather serve-demo --port N` through the root CLI and the plugin hook."""
     port = int(dead_url.rsplit(":", 1)[1])
     code = (
-        "import sys; from reach_weather.cli import weather; "
-        "sys.argv = ['weather', 'serve-demo', '--port', sys.argv[1]]; weather()"
+        "import sys; from reach_core.cli import main; "
+        "sys.argv = ['reach', 'weather', 'serve-demo', '--port', sys.argv[1]]; main()"
     )
     proc = subprocess.Popen(
         [sys.executable, "-c", code, str(port)],
         stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
+        stderr=subprocess.DEVNULL,
         text=True,
+        cwd=tmp_path,
+        env={**os.environ, "REACH_PLUGINS": "reach-weather"},  # other installed plugins stay unimported
     )
     try:
         banner = proc.stdout.readline()
