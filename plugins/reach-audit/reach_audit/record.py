@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from .chain import canonical_json
 from .redact import Redactor
 
 RECORD_VERSION = 1
@@ -61,33 +62,65 @@ class Row:
     hash: str | None = None  # set when the row is chained
 
 
+_SECOND: list[Any] = [None, ""]
+
+
 def iso(ts: float) -> str:
-    """UTC ISO-8601 with microseconds, the one timestamp format of the log."""
-    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+    """UTC ISO-8601 with microseconds (``2026-05-01T08:00:00.123456Z``), the log's one format.
+
+    The seconds part is cached: records arrive many per second.
+    """
+    whole = int(ts)
+    micros = round((ts - whole) * 1e6)
+    if micros >= 1_000_000:
+        whole, micros = whole + 1, micros - 1_000_000
+    if _SECOND[0] != whole:
+        _SECOND[1] = datetime.fromtimestamp(whole, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+        _SECOND[0] = whole
+    return f"{_SECOND[1]}.{micros:06d}Z"
 
 
-def _jsonable(value: Any) -> Any:
-    try:
-        from reach_core.result import to_jsonable  # the core's one serialisation rule
-    except ImportError:  # pragma: no cover - core always present in practice
-        return json.loads(json.dumps(value, default=str))
-    return to_jsonable(value)
+def _rough_size(value: Any, budget: int) -> int:
+    """A cheap upper-ish estimate of the JSON length of ``value``; stops past ``budget``."""
+    if isinstance(value, str):
+        return len(value) + 2
+    if isinstance(value, dict):
+        size = 2
+        for k, v in value.items():
+            size += len(str(k)) + 4 + _rough_size(v, budget - size)
+            if size > budget:
+                return size
+        return size
+    if isinstance(value, list):
+        size = 2
+        for v in value:
+            size += 1 + _rough_size(v, budget - size)
+            if size > budget:
+                return size
+        return size
+    return 24
 
 
 def summarise(value: Any, redactor: Redactor, cap: int) -> Any:
     """Redact, then cap the size: small values stay as they are, large ones become a preview."""
     if isinstance(value, str | bytes | bytearray):
         text = value.decode("utf-8", "replace") if isinstance(value, bytes | bytearray) else value
-        try:
-            parsed = json.loads(text)
-        except ValueError:
-            parsed = None
+        parsed = None
+        if text[:1] in ("{", "["):
+            try:
+                parsed = json.loads(text)
+            except ValueError:
+                parsed = None
         value = parsed if isinstance(parsed, dict | list) else text
     try:
-        clean = redactor.value(_jsonable(value))
+        clean = redactor.value(value)  # also turns anything unusual into text
     except Exception as exc:  # a summary must never cost the record
         clean = f"[unserialisable {type(exc).__name__}]"
-    text = json.dumps(clean, separators=(",", ":"), ensure_ascii=False, default=str)
+    if _rough_size(clean, cap // 2) <= cap // 2:
+        return clean  # clearly small: no need to serialise it just to measure
+    text = canonical_json(clean) if isinstance(clean, dict) else json.dumps(
+        clean, separators=(",", ":"), ensure_ascii=False, default=str
+    )
     if len(text) <= cap:
         return clean
     return {"truncated": True, "chars": len(text), "preview": text[:cap]}
@@ -242,8 +275,6 @@ def build_step(c: Captured, redactor: Redactor, cap: int) -> dict[str, Any]:
 
 def build_row(c: Captured, redactor: Redactor, cap: int) -> Row:
     """Build, serialise and index one record; never raises (a broken record is still recorded)."""
-    from .chain import canonical_json
-
     try:
         record = (build_step if c.kind == "step" else build_call)(c, redactor, cap)
     except Exception as exc:

@@ -69,16 +69,20 @@ class Redactor:
 
     def __init__(self, extra_keys: Iterable[str] = (), extra_patterns: Iterable[str] = ()) -> None:
         self._extra_exact = frozenset(_normalise(k) for k in extra_keys)
-        self._patterns = [re.compile(p) for p in (*BUILTIN_PATTERNS, *extra_patterns)]
+        sources = (*BUILTIN_PATTERNS, *extra_patterns)
+        self._patterns = [re.compile(p) for p in sources]
+        # One combined search first: most strings hold no secret, and one scan of
+        # an alternation is far cheaper than a sub() per pattern.
+        self._any = re.compile("|".join(_scoped(p) for p in sources))
         self._key_cache: dict[str, bool] = {}
 
     def is_secret_key(self, key: Any) -> bool:
         """True when a value stored under ``key`` must never be written down."""
-        if not isinstance(key, str):
-            return False
         cached = self._key_cache.get(key)
         if cached is not None:
             return cached
+        if not isinstance(key, str):
+            return False
         norm = _normalise(key)
         secret = (
             norm in SECRET_KEYS_EXACT
@@ -95,6 +99,8 @@ class Redactor:
 
     def text(self, value: str) -> str:
         """Mask every pattern match in ``value`` (only the named group ``secret`` when present)."""
+        if not self._any.search(value):
+            return value
         for pattern in self._patterns:
             if "secret" in pattern.groupindex:
                 value = pattern.sub(_mask_group, value)
@@ -104,12 +110,23 @@ class Redactor:
 
     def value(self, data: Any, _depth: int = 0) -> Any:
         """Return a redacted copy of JSON-like ``data`` (dicts, lists, strings, scalars)."""
-        if isinstance(data, str):
+        kind = type(data)
+        if kind is str:
             return self.text(data)
-        if data is None or isinstance(data, bool | int | float):
+        if data is None or kind is int or kind is float or kind is bool:
             return data
         if _depth >= _MAX_DEPTH:
             return "[TOO DEEP]"
+        if kind is dict:
+            secret = self.is_secret_key
+            return {
+                (k if type(k) is str else str(k)): (MASK if secret(k) else self.value(v, _depth + 1))
+                for k, v in data.items()
+            }
+        if isinstance(data, str):
+            return self.text(data)
+        if isinstance(data, bool | int | float):
+            return data
         if isinstance(data, Mapping):
             return {
                 str(k): (MASK if self.is_secret_key(k) else self.value(v, _depth + 1))
@@ -124,6 +141,18 @@ class Redactor:
     def structlog_processor(self, _logger: Any, _method: str, event_dict: dict) -> dict:
         """A structlog processor: add it to any logger chain to redact its events too."""
         return self.value(event_dict)
+
+
+_GLOBAL_FLAGS = re.compile(r"^\(\?([aiLmsux]+)\)")
+
+
+def _scoped(pattern: str) -> str:
+    """Make a pattern safe inside an alternation: global flags become scoped, groups unnamed."""
+    pattern = pattern.replace("(?P<secret>", "(?:")
+    match = _GLOBAL_FLAGS.match(pattern)
+    if match:
+        return f"(?{match.group(1)}:{pattern[match.end():]})"
+    return f"(?:{pattern})"
 
 
 def _mask_group(match: re.Match[str]) -> str:

@@ -1,0 +1,195 @@
+"""Benchmark of reach-audit: what auditing costs on the invoke path, how many
+records per second it sustains, and how much disk 100,000 records take.
+
+    python bench/bench_audit.py [--calls 20000] [--records 100000] [--quick]
+
+Figures:
+  baseline        json.loads + direct await of a trivial ``add`` + json.dumps (per call)
+  invoke, audit off / on   the full ``reach.invoke`` path (sequential), per call;
+                  "on" includes the background writer's work (flush at the end is timed)
+  audit overhead  (on - off) / baseline; the target is at most +0.2x
+  sustained       records/s with 1,000 concurrent calls at a time, until all are durable
+  disk            bytes per record and MB per 100,000 records (after a WAL checkpoint)
+
+Wall and CPU time (all threads of the process) are both shown: the machine may be shared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "plugins" / "reach-audit"))
+
+import reach_audit  # noqa: E402
+import reach_audit.plugin as audit_plugin  # noqa: E402
+
+from reach_core import Reach, connector  # noqa: E402
+
+ARGS = '{"a": 1, "b": 2}'
+
+
+@connector(risk="read")
+async def add(a: int, b: int) -> int:
+    """Add two integers.
+
+    Args:
+        a: first addend
+        b: second addend
+    """
+    return a + b
+
+
+async def _add(a: int, b: int) -> int:
+    return a + b
+
+
+def make(data_dir: Path, audit: bool) -> Reach:
+    cfg = {
+        "reach": {"data_dir": str(data_dir), "log_calls": False},
+        "plugins": {"reach-audit": {"log": "off", "otel": False}},
+    }
+    reach = Reach(cfg, plugins=[audit_plugin] if audit else [])
+    reach.register(add)
+    return reach
+
+
+class Clock:
+    """Wall and process CPU time of a block."""
+
+    def __enter__(self) -> Clock:
+        self.w0, self.c0 = time.perf_counter(), time.process_time()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.wall = time.perf_counter() - self.w0
+        self.cpu = time.process_time() - self.c0
+
+
+async def baseline(n: int) -> tuple[float, float]:
+    with Clock() as c:
+        for _ in range(n):
+            args = json.loads(ARGS)
+            json.dumps(await _add(**args))
+    return c.wall / n * 1e6, c.cpu / n * 1e6
+
+
+async def invoke_path(data_dir: Path, audit: bool, n: int) -> tuple[float, float]:
+    reach = make(data_dir, audit)
+    for i in range(500):  # warm up: store open, schema, caches
+        await reach.invoke({"id": f"w{i}", "name": "add", "arguments": ARGS})
+    await reach_audit.flush(reach)
+    with Clock() as c:
+        for i in range(n):
+            await reach.invoke({"id": f"c{i}", "name": "add", "arguments": ARGS})
+        await reach_audit.flush(reach)  # the writer's work belongs to the cost
+    await reach.aclose()
+    return c.wall / n * 1e6, c.cpu / n * 1e6
+
+
+async def hot_path(data_dir: Path, n: int) -> tuple[float, float, float]:
+    """Split the cost: the invoke path with the writer held back, then the deferred write.
+
+    Returns (hot path us/call wall, hot path us/call cpu, deferred writing us/record cpu).
+    """
+    reach = make(data_dir, True)
+    for i in range(500):
+        await reach.invoke({"id": f"w{i}", "name": "add", "arguments": ARGS})
+    await reach_audit.flush(reach)
+    writer = reach_audit.get_audit(reach).writer
+    writer.interval, writer.batch_size = 3600.0, 10**9  # measurement only: no write during the loop
+    with Clock() as c:
+        for i in range(n):
+            await reach.invoke({"id": f"c{i}", "name": "add", "arguments": ARGS})
+    with Clock() as f:
+        writer.batch_size = 1000
+        await reach_audit.flush(reach)
+    await reach.aclose()
+    return c.wall / n * 1e6, c.cpu / n * 1e6, f.cpu / n * 1e6
+
+
+async def sustained(data_dir: Path, total: int, width: int = 1000) -> tuple[float, float]:
+    reach = make(data_dir, True)
+    await reach.invoke({"id": "warm", "name": "add", "arguments": ARGS})
+    await reach_audit.flush(reach)
+    done = 0
+    with Clock() as c:
+        while done < total:
+            await asyncio.gather(
+                *(reach.invoke({"id": f"s{done + i}", "name": "add", "arguments": ARGS}) for i in range(width))
+            )
+            done += width
+        await reach_audit.flush(reach)
+    await reach.aclose()
+    return done / c.wall, done / c.cpu
+
+
+def db_size(data_dir: Path) -> int:
+    db = data_dir / "reach.db"
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    return sum(p.stat().st_size for p in data_dir.iterdir() if p.name.startswith("reach.db"))
+
+
+async def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--calls", type=int, default=20_000, help="sequential calls per invoke-path run")
+    ap.add_argument("--records", type=int, default=100_000, help="records for the sustained/disk figures")
+    ap.add_argument("--repeat", type=int, default=3, help="runs per figure (median is shown)")
+    ap.add_argument("--quick", action="store_true", help="small numbers, for a smoke run")
+    opts = ap.parse_args()
+    if opts.quick:
+        opts.calls, opts.records, opts.repeat = 2_000, 5_000, 1
+    tmp = Path(tempfile.mkdtemp(prefix="bench-audit-"))
+    try:
+        base = [await baseline(opts.calls) for _ in range(opts.repeat)]
+        off, on, hot = [], [], []
+        for r in range(opts.repeat):
+            off.append(await invoke_path(tmp / f"off{r}", False, opts.calls))
+            on.append(await invoke_path(tmp / f"on{r}", True, opts.calls))
+            hot.append(await hot_path(tmp / f"hot{r}", opts.calls))
+        med = lambda xs, k: statistics.median(x[k] for x in xs)  # noqa: E731
+        b_w, b_c = med(base, 0), med(base, 1)
+        off_w, off_c = med(off, 0), med(off, 1)
+        on_w, on_c = med(on, 0), med(on, 1)
+        print(f"reach-audit benchmark ({opts.calls} sequential calls x {opts.repeat}, median; python {sys.version.split()[0]}, {os.cpu_count()} cpus)")
+        print(f"  baseline (json.loads + await add + json.dumps): {b_w:8.2f} us wall  {b_c:8.2f} us cpu")
+        print(f"  invoke, audit off:                              {off_w:8.2f} us wall  {off_c:8.2f} us cpu")
+        print(f"  invoke, audit on (incl. background writing):    {on_w:8.2f} us wall  {on_c:8.2f} us cpu")
+        print(f"  audit overhead: +{on_w - off_w:.2f} us = +{(on_w - off_w) / b_w:.2f}x baseline (wall), "
+              f"+{(on_c - off_c) / b_c:.2f}x (cpu); target <= +0.2x")
+        h_w, h_c, h_write = med(hot, 0), med(hot, 1), med(hot, 2)
+        print(f"  hot path only (the hook; writing deferred):     {h_w:8.2f} us wall  {h_c:8.2f} us cpu"
+              f"  -> +{(h_w - off_w) / b_w:.2f}x baseline (wall), +{(h_c - off_c) / b_c:.2f}x (cpu)")
+        print(f"  deferred writing (build, redact, hash, insert, commit): {h_write:.2f} us cpu per record")
+        print(f"  invoke overhead of the core alone: +{(off_w - b_w) / b_w:.1f}x baseline (wall)")
+
+        rec_w, rec_c = await sustained(tmp / "sustained", opts.records)
+        size = db_size(tmp / "sustained")
+        fresh = tmp / "empty"
+        reach = make(fresh, True)
+        await reach.invoke({"id": "one", "name": "add", "arguments": ARGS})
+        await reach.aclose()
+        empty = db_size(fresh)
+        per = (size - empty) / (opts.records + 1)
+        print(f"  sustained, 1,000 concurrent calls: {rec_w:,.0f} records/s wall ({rec_c:,.0f}/s per cpu-second), "
+              f"{opts.records:,} records durable")
+        print(f"  disk: {per:,.0f} bytes/record = {per * 100_000 / 1e6:.1f} MB per 100,000 records")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
