@@ -11,6 +11,7 @@ from .connectors import HttpGet, HttpRequest
 from .guard import AddressGuard, Resolver
 from .openapi import OpenAPIError, build_operations, load_document, server_url
 from .openapi.connector import OpenAPIOperation
+from .openapi.operations import OperationSpec
 from .settings import HttpSettings
 
 __all__ = ["build_connectors"]
@@ -28,7 +29,7 @@ def build_connectors(settings: HttpSettings | dict[str, Any] | None, *, resolver
     taken = {"http_get", "http_request"}
     for name, service in settings.services.items():
         base = service.base_url
-        specs = []
+        specs: list[OperationSpec] = []
         if service.openapi:
             try:
                 loaded = load_document(

@@ -155,7 +155,7 @@ class ServiceClient:
             raw = await exchange(
                 self.guard,
                 method=p.method,
-                url=p.url.copy_merge_params(p.query) if p.query else p.url,
+                url=p.url.copy_merge_params(httpx.QueryParams(tuple(p.query))) if p.query else p.url,
                 headers=p.headers,
                 json_body=p.json_body,
                 has_body=p.has_body,

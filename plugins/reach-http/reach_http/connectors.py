@@ -79,7 +79,7 @@ class HttpGet(_Generic):
             "(status, key headers, body). Use when the user asks for information one of these "
             "services holds:\n" + _service_lines(clients)
         )
-        self.input_schema = {
+        self.input_schema = {  # type: ignore[misc]
             "type": "object",
             "properties": {
                 "service": {"type": "string", "enum": sorted(clients), "description": "Which service to call."},
@@ -112,7 +112,7 @@ class HttpRequest(_Generic):
             "return its JSON answer. Use GET via http_get for reads; use this to submit, update or "
             "remove something the user asked for. Services:\n" + _service_lines(clients)
         )
-        self.input_schema = {
+        self.input_schema = {  # type: ignore[misc]
             "type": "object",
             "properties": {
                 "service": {"type": "string", "enum": sorted(clients), "description": "Which service to call."},

@@ -234,5 +234,8 @@ def build_operations(
                 result = _operation(builder, str(path), method, item, op, taken, prefix)
             except OpenAPIError as exc:
                 result = Skipped(method.upper(), str(path), str(exc))
-            (skipped if isinstance(result, Skipped) else specs).append(result)
+            if isinstance(result, Skipped):
+                skipped.append(result)
+            else:
+                specs.append(result)
     return specs, skipped
