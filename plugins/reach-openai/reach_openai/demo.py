@@ -58,7 +58,7 @@ def _error_text(value: Any) -> str:
 def _run_answer(lang: str) -> Callable[[ScriptContext], str]:
     def answer(ctx: ScriptContext) -> str:
         w = _weather(ctx)
-        note = ctx.results.get("append_note")
+        note: Any = ctx.results.get("append_note")
         saved = isinstance(note, dict) and note.get("saved")
         if lang == "zh":
             if w is None:

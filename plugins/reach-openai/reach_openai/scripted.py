@@ -219,7 +219,7 @@ class ScriptedModelServer:
     @property
     def url(self) -> str:
         host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return f"http://{host!s}:{port}/v1"
 
     def start(self) -> ScriptedModelServer:
         if self._thread is None:

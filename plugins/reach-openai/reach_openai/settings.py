@@ -22,31 +22,34 @@ class OpenAISettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     api_key: SecretStr | None = Field(
-        None, description='API key; default OPENAI_API_KEY. In reach.toml write { env = "VAR" }.'
+        default=None,
+        description='API key; default OPENAI_API_KEY. In reach.toml write { env = "VAR" }.',
     )
     base_url: str | None = Field(
-        None,
+        default=None,
         description="Chat Completions base URL ending in /v1; default OPENAI_BASE_URL, "
         "else https://api.openai.com/v1.",
     )
-    model: str = Field("gpt-4o-mini", description="Model name as the endpoint knows it.")
-    timeout: float = Field(60.0, gt=0, le=3600, description="Seconds to wait for one model call.")
+    model: str = Field(default="gpt-4o-mini", description="Model name as the endpoint knows it.")
+    timeout: float = Field(
+        default=60.0, gt=0, le=3600, description="Seconds to wait for one model call."
+    )
     max_retries: int = Field(
-        2,
+        default=2,
         ge=0,
         le=10,
         description="SDK retries on connection errors, 408/409/429/5xx (with backoff).",
     )
     mode: Literal["native", "tagged"] = Field(
-        "native",
+        default="native",
         description="native: the endpoint's tool calling; tagged: tools described in the system "
         "prompt and calls parsed from <tool_call> tags, for models without tool calling.",
     )
     temperature: float | None = Field(
-        None, ge=0, le=2, description="Sampling temperature; default: the model's."
+        default=None, ge=0, le=2, description="Sampling temperature; default: the model's."
     )
     parallel_tool_calls: bool | None = Field(
-        None,
+        default=None,
         description="Ask for (or forbid) several tool calls per message; default: the endpoint's.",
     )
 

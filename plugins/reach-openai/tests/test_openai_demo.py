@@ -138,3 +138,19 @@ max_retries = 0
     out = CliRunner().invoke(cli, ["--config", str(config), "run", "hello"])
     assert out.exit_code == 1
     assert "http://127.0.0.1:9/v1" in out.output and "Traceback" not in out.output
+
+
+async def test_demo_with_base_url_uses_that_model_instead(tmp_path):
+    # any OpenAI-compatible endpoint: here a second scripted server stands in for Ollama/vLLM
+    from reach_openai.demo import script_for
+    from reach_openai.scripted import ScriptedModelServer
+
+    with ScriptedModelServer(script_for("run", "en"), model="served-model") as server:
+        report = await run_demo(
+            "run", "en", base_url=server.url, model="llama3.1", data_dir=tmp_path
+        )
+        assert server.requests and server.requests[0]["model"] == "llama3.1"
+    assert not report.scripted
+    assert report.model == "llama3.1" and report.model_url == server.url
+    assert report.result.outcome == "answered"
+    assert "21 °C" in report.result.text
