@@ -24,7 +24,7 @@ import httpx
 
 from reach_core import BusinessError, InvalidArguments, RetryableError
 
-from .guard import AddressGuard, HostRefused
+from .guard import AddressGuard, HostRefused, HostUnresolved
 from .settings import MissingSecret, ServiceSettings, reveal
 from .shaping import error_message, shape_response
 from .transport import PinnedTransport
@@ -165,6 +165,8 @@ class ServiceClient:
                 max_bytes=s.max_response_bytes,
                 private_origin=_origin(self.base_url) if s.allow_private else None,
             )
+        except HostUnresolved as exc:
+            raise RetryableError(f"service {self.name!r} on {shown}: {exc}; nothing was sent") from None
         except HostRefused as exc:
             raise BusinessError(f"refused to call service {self.name!r} on {shown}: {exc}; do not retry") from None
         except TooManyRedirects as exc:

@@ -29,6 +29,7 @@ from typing import Protocol
 __all__ = [
     "AddressGuard",
     "HostRefused",
+    "HostUnresolved",
     "IPAddress",
     "Resolver",
     "StaticResolver",
@@ -56,6 +57,10 @@ _HOSTNAME = re.compile(r"^[a-z0-9_]([a-z0-9_-]{0,62})(\.[a-z0-9_]([a-z0-9_-]{0,6
 
 class HostRefused(Exception):
     """This hop must not be contacted; the message says why, for a model and a person."""
+
+
+class HostUnresolved(HostRefused):
+    """The name did not resolve (possibly a passing DNS failure): nothing was contacted."""
 
 
 def refusal_reason(address: IPAddress) -> str | None:
@@ -171,9 +176,9 @@ class AddressGuard:
             try:
                 addresses = await self.resolver.resolve(host.rstrip("."), port)
             except (OSError, UnicodeError) as exc:
-                raise HostRefused(f"the host {host!r} could not be resolved ({exc})") from None
+                raise HostUnresolved(f"the host {host!r} could not be resolved ({exc})") from None
             if not addresses:
-                raise HostRefused(f"the host {host!r} has no address")
+                raise HostUnresolved(f"the host {host!r} has no address")
         for address in addresses:
             reason = refusal_reason(address)
             if reason is None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 import ssl
 import threading
 import time
@@ -163,8 +164,10 @@ class Handler(BaseHTTPRequestHandler):
 class Server(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, ssl_context: ssl.SSLContext | None = None) -> None:
-        super().__init__(("127.0.0.1", 0), Handler)
+    def __init__(self, ssl_context: ssl.SSLContext | None = None, host: str = "127.0.0.1") -> None:
+        if ":" in host:
+            self.address_family = socket.AF_INET6
+        super().__init__((host, 0), Handler)
         self.state = State()
         if ssl_context is not None:
             self.socket = ssl_context.wrap_socket(self.socket, server_side=True)

@@ -245,3 +245,21 @@ async def test_max_redirects_zero_returns_the_redirect_itself(server: Server, ma
     assert result.ok and result.content["status"] == 302
     assert result.content["headers"]["location"] == "http://169.254.169.254/"
     assert server.state.count("GET", "/redirect") == 1
+
+
+async def test_ipv6_literal_service_is_pinned_and_checked(make) -> None:
+    try:
+        v6 = Server(host="::1")
+    except OSError as exc:  # pragma: no cover - a machine without IPv6 loopback
+        pytest.skip(f"no IPv6 loopback here: {exc}")
+    try:
+        allowed = make({"services": {"svc": {"base_url": f"http://[::1]:{v6.port}", "allow_private": True}}})
+        result = await allowed.invoke("http_get", {"service": "svc", "path": "/echo"})
+        assert result.ok, result.error
+        assert result.content["body"]["host"] == f"[::1]:{v6.port}"
+        refused = make({"services": {"svc": {"base_url": f"http://[::1]:{v6.port}"}}})
+        denied = await refused.invoke("http_get", {"service": "svc", "path": "/echo"})
+        assert not denied.ok and "loopback" in denied.error.message
+        assert len(v6.state.requests) == 1
+    finally:
+        v6.stop()

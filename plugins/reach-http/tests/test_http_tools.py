@@ -201,3 +201,11 @@ async def test_response_size_is_capped_on_the_wire(server: Server, make) -> None
     reach = make({"services": {"svc": local(server, max_response_bytes=4096)}})
     result = await reach.invoke("http_get", {"service": "svc", "path": "/big", "query": {"n": 2000}})
     assert result.ok and result.content["truncated"] is True
+
+
+async def test_a_name_that_does_not_resolve_is_retryable_and_sends_nothing(make) -> None:
+    reach = make({"services": {"svc": {"base_url": "https://nowhere.invalid"}}},
+                 config={"connectors": {"http_get": {"retries": 0}}})
+    result = await reach.invoke("http_get", {"service": "svc", "path": "/x"})
+    assert not result.ok and result.error.code == "upstream_unavailable"
+    assert "could not be resolved" in result.error.message and "nothing was sent" in result.error.message
