@@ -12,6 +12,7 @@ import os
 import secrets
 import sqlite3
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -57,9 +58,9 @@ def _postgres_urls() -> tuple[str, str]:
     return url, read_url
 
 
-@pytest.fixture
-def sqlite_backend(tmp_path: Path) -> Iterator[Backend]:
-    path = tmp_path / "shop.sqlite3"
+@contextmanager
+def _sqlite(tmp: Path) -> Iterator[Backend]:
+    path = tmp / "shop.sqlite3"
     table = "accounts"
     with sqlite3.connect(path) as con:
         con.execute(f"CREATE TABLE {table} (id INTEGER PRIMARY KEY, owner TEXT NOT NULL, balance TEXT)")
@@ -79,16 +80,15 @@ def sqlite_backend(tmp_path: Path) -> Iterator[Backend]:
         finally:
             con.close()
 
-    reach = make_reach(tmp_path / "data", {"url": f"sqlite:///{path}", "admin_tool": True, "statement_timeout": 1})
-    yield Backend("sqlite", reach, table, snapshot, owner_exec)
-    for conn in reach.connectors():
-        db = getattr(conn, "db", None)
-        if db is not None:
-            db.dispose()
+    reach = make_reach(tmp / "data", {"url": f"sqlite:///{path}", "admin_tool": True, "statement_timeout": 1})
+    try:
+        yield Backend("sqlite", reach, table, snapshot, owner_exec)
+    finally:
+        _dispose(reach)
 
 
-@pytest.fixture
-def postgresql_backend(tmp_path: Path) -> Iterator[Backend]:
+@contextmanager
+def _postgresql(tmp: Path) -> Iterator[Backend]:
     url, read_url = _postgres_urls()
     import psycopg
 
@@ -110,17 +110,39 @@ def postgresql_backend(tmp_path: Path) -> Iterator[Backend]:
         )
         return tables, owner_exec(f"SELECT * FROM {table} ORDER BY id")
 
-    reach = make_reach(
-        tmp_path / "data", {"url": url, "read_url": read_url, "admin_tool": True, "statement_timeout": 1}
-    )
+    reach = make_reach(tmp / "data", {"url": url, "read_url": read_url, "admin_tool": True, "statement_timeout": 1})
     try:
         yield Backend("postgresql", reach, table, snapshot, owner_exec)
     finally:
-        for conn in reach.connectors():
-            db = getattr(conn, "db", None)
-            if db is not None:
-                db.dispose()
+        _dispose(reach)
         owner_exec(f"DROP TABLE IF EXISTS {table}")
+
+
+def _dispose(reach: Reach) -> None:
+    for conn in reach.connectors():
+        db = getattr(conn, "db", None)
+        if db is not None:
+            db.dispose()
+
+
+@pytest.fixture
+def sqlite_backend(tmp_path: Path) -> Iterator[Backend]:
+    with _sqlite(tmp_path) as b:
+        yield b
+
+
+@pytest.fixture
+def postgresql_backend(tmp_path: Path) -> Iterator[Backend]:
+    with _postgresql(tmp_path) as b:
+        yield b
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def shared_backend(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Backend]:
+    """One backend for a whole module, for tests that assert nothing changes (the attacks)."""
+    factory = _sqlite if request.param == "sqlite" else _postgresql
+    with factory(tmp_path_factory.mktemp(f"shared-{request.param}")) as b:
+        yield b
 
 
 @pytest.fixture

@@ -46,7 +46,8 @@ ATTACKS = {
 
 
 @pytest.mark.parametrize("attack", sorted(ATTACKS))
-async def test_attack_changes_nothing(backend, tmp_path: Path, attack: str) -> None:
+async def test_attack_changes_nothing(shared_backend, tmp_path: Path, attack: str) -> None:
+    backend = shared_backend
     before = backend.snapshot()
     sql = ATTACKS[attack].format(t=backend.table, tmp=tmp_path)
     result = await backend.reach.invoke("sql_query", {"sql": sql})
