@@ -283,6 +283,21 @@ def _not_in_run(call: dict[str, Any], allowed: list[str]) -> ToolResult:
     )
 
 
+def _cut_off(call: dict[str, Any], deadline: float) -> ToolResult:
+    """The result for a call cancelled by the run's deadline."""
+    fn = call["function"]
+    return ToolResult(
+        call_id=call["id"],
+        name=fn["name"],
+        ok=False,
+        error=ToolError(
+            "outcome_unknown",
+            f"the run's deadline ({deadline:g} s) passed while `{fn['name']}` was running; it may or "
+            "may not have taken effect. Check before calling it again.",
+        ),
+    )
+
+
 async def _maybe_await(value: Any) -> Any:
     if inspect.isawaitable(value):
         return await value
@@ -372,6 +387,12 @@ async def run_agent(
             elapsed_ms=(time.perf_counter() - started) * 1000,
         )
 
+    async def stop(step: RunStep, outcome: Outcome, text: str, error: str) -> RunResult:
+        """End the run early: the unfinished step is recorded and observers hear of it."""
+        steps.append(step)
+        await _notify(reach, step, ctx, on_step)
+        return finish(outcome, text, error)
+
     def remaining() -> float | None:
         return None if ends_at is None else ends_at - loop.time()
 
@@ -413,22 +434,22 @@ async def run_agent(
                 response: ModelResponse = await model.complete(request)
         except TimeoutError:
             step.model_ms = (time.perf_counter() - t0) * 1000
-            steps.append(step)
-            return finish(
+            return await stop(
+                step,
                 "deadline",
                 "",
                 f"the run's deadline of {deadline:g} s passed while waiting for the model ({label}) in step {index}",
             )
         except ModelError as exc:
             step.model_ms = (time.perf_counter() - t0) * 1000
-            steps.append(step)
-            return finish("model_error", "", str(exc))
+            return await stop(step, "model_error", "", str(exc))
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # an adapter bug must not become a traceback for the user
             log.exception("adapter %s failed in run %s", label, run_id)
-            steps.append(step)
-            return finish(
+            step.model_ms = (time.perf_counter() - t0) * 1000
+            return await stop(
+                step,
                 "model_error",
                 "",
                 f"the model adapter ({label}) failed: {type(exc).__name__}: {exc}",
@@ -471,13 +492,18 @@ async def run_agent(
                         else []
                     )
             except TimeoutError:
+                # Keep the transcript well formed (every tool call answered) so the caller
+                # can continue the conversation; what the cut-off calls did is unknown.
                 step.tools_ms = (time.perf_counter() - t1) * 1000
-                steps.append(step)
-                return finish(
+                step.results = [_cut_off(c, deadline or 0.0) for c in calls]
+                results.extend(step.results)
+                messages.extend(r.to_message() for r in step.results)
+                return await stop(
+                    step,
                     "deadline",
                     response.text or "",
                     f"the run's deadline of {deadline:g} s passed while tools were running in step "
-                    f"{index}; calls still running when it passed have an unknown outcome",
+                    f"{index}; the calls still running then have an unknown outcome",
                 )
             step.tools_ms = (time.perf_counter() - t1) * 1000
             by_call = {id(c): r for c, r in zip(runnable, ran, strict=True)}

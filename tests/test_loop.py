@@ -411,3 +411,32 @@ async def test_no_adapter_installed_says_what_to_install(reach):
 def test_run_sync_for_scripts(reach):
     result = reach.run_sync("hi", adapter=ScriptAdapter(answer("hello")))
     assert result.text == "hello"
+
+
+async def test_deadline_during_tools_keeps_the_transcript_well_formed(tmp_path):
+    r = Reach({"reach": {"data_dir": str(tmp_path)}}, plugins=[])
+
+    @connector(risk="read")
+    async def slow_lookup(q: str) -> str:
+        """Look something up slowly.
+
+        Args:
+            q: what
+        """
+        await asyncio.sleep(3)
+        return q
+
+    r.register(slow_lookup)
+    observed = []
+    t0 = time.perf_counter()
+    result = await r.run(
+        "x",
+        adapter=ScriptAdapter(calls(("slow_lookup", {"q": "a"}))),
+        deadline=0.3,
+        on_step=observed.append,
+    )
+    assert time.perf_counter() - t0 < 2
+    assert result.outcome == "deadline" and "tools were running" in result.error
+    assert result.messages[-1]["role"] == "tool"
+    assert result.results[0].error.code == "outcome_unknown"
+    assert [s.index for s in observed] == [1], "observers hear of the cut-off step too"
