@@ -9,6 +9,7 @@ model is told not to resend blindly.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import smtplib
 import ssl
@@ -64,17 +65,19 @@ async def send(target: SmtpTarget, message: EmailMessage, to: list[str]) -> dict
 def _send_blocking(target: SmtpTarget, message: EmailMessage, to: list[str]) -> dict[str, str]:
     handed_over = False
     try:
-        context = ssl.create_default_context(cafile=target.ca_file)
         smtp: smtplib.SMTP
         if target.implicit_tls:
             smtp = smtplib.SMTP_SSL(
-                target.host, target.port, timeout=target.timeout, context=context
+                target.host,
+                target.port,
+                timeout=target.timeout,
+                context=tls_context(target.ca_file),
             )
         else:
             smtp = smtplib.SMTP(target.host, target.port, timeout=target.timeout)
         with smtp:
             if target.starttls:
-                smtp.starttls(context=context)
+                smtp.starttls(context=tls_context(target.ca_file))
             if target.username:
                 smtp.login(target.username, target.password or "")
             handed_over = True
@@ -113,6 +116,12 @@ def _send_blocking(target: SmtpTarget, message: EmailMessage, to: list[str]) -> 
             f"the mail server at {target.host}:{target.port} could not be reached "
             f"({type(error).__name__}); nothing was sent. Try again later."
         ) from error
+
+
+@functools.cache
+def tls_context(ca_file: str | None) -> ssl.SSLContext:
+    """Verifying context, built once: loading the CA store costs tens of milliseconds."""
+    return ssl.create_default_context(cafile=ca_file)
 
 
 def _reply(code: int, text: bytes | str) -> str:

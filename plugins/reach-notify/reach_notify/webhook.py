@@ -7,6 +7,8 @@ message to a host nobody configured.
 
 from __future__ import annotations
 
+import functools
+import ssl
 from dataclasses import dataclass
 
 import httpx
@@ -41,7 +43,10 @@ async def post(
     where = f"the `{target.channel}` webhook"
     try:
         async with httpx.AsyncClient(
-            timeout=target.timeout, follow_redirects=False, transport=transport
+            timeout=target.timeout,
+            follow_redirects=False,
+            transport=transport,
+            verify=_tls_context(),
         ) as client:
             response = await client.post(
                 target.url, json={target.text_field: text}, headers=headers
@@ -74,6 +79,12 @@ async def post(
         + (f": {excerpt}" if excerpt else "")
         + ". Do not resend it unchanged."
     )
+
+
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    """Built once: a fresh client would otherwise reload the CA store on every message."""
+    return ssl.create_default_context()
 
 
 def _retry_after(response: httpx.Response) -> float | None:
