@@ -73,6 +73,11 @@ class Audit:
                 tool,
                 result,
                 otel_ctx=self.spans.current() if self.spans is not None else None,
+                confirm=(
+                    (bool(ctx.approved), ctx.confirm_reason)
+                    if getattr(ctx, "needs_confirmation", False)
+                    else None
+                ),
             )
         )
         if self.sync:
@@ -96,6 +101,22 @@ class Audit:
                 None,
                 step=step,
                 model=getattr(ctx, "adapter", None) or None,
+            )
+        )
+
+    def on_confirmation(self, event: Any, ctx: Any) -> None:
+        """Capture a confirmation request or decision (``ctx`` is None outside a call)."""
+        self.writer.enqueue(
+            Captured(
+                "confirmation",
+                time.time(),
+                getattr(ctx, "trace_id", None),
+                getattr(ctx, "run_id", None),
+                getattr(ctx, "parent_run_id", None),
+                getattr(ctx, "agent", None),
+                None,
+                step=dict(event) if isinstance(event, dict) else event,
+                call_id_hint=getattr(ctx, "call_id", None),
             )
         )
 
@@ -145,6 +166,16 @@ def attach(reach: Any, settings: AuditSettings | None = None) -> Audit | None:
 def get_audit(reach: Any) -> Audit | None:
     """The audit of ``reach``, or ``None`` when reach-audit is not active on it."""
     return _AUDITS.get(reach)
+
+
+def only_audit() -> Audit | None:
+    """The one active audit of this process, if there is exactly one.
+
+    ``reach_confirmation`` events decided outside a call (``ctx`` is None) do not
+    say which Reach they belong to; in a CLI process there is only one.
+    """
+    active = [a for a in list(_AUDITS.values()) if a is not None]
+    return active[0] if len(active) == 1 else None
 
 
 def detach(reach: Any) -> Audit | None:

@@ -53,6 +53,11 @@ def _line(entry: Entry) -> str:
             f"step={r.get('step')} offered={len(r.get('offered') or [])} "
             f"called={','.join(r.get('called') or []) or '-'} tokens={tok.get('total', 0)}"
         )
+    if r.get("kind") == "confirmation":
+        return (
+            f"{r.get('ts', '')}  #{entry.seq:<6} confirm {r.get('status', '?'):<10} {r.get('tool')!s:<24} "
+            f"agent={r.get('agent')} id={r.get('confirmation_id')} by={r.get('by') or '-'}"
+        )
     elapsed = r.get("elapsed_ms")
     ms = f"{elapsed:.1f}ms" if isinstance(elapsed, int | float) else "-"
     return (
@@ -71,7 +76,7 @@ def audit_group() -> None:
 @click.option("-f", "--follow", is_flag=True, help="keep printing new records as they arrive")
 @click.option("--agent", default=None, help="only this agent")
 @click.option("--tool", default=None, help="only this tool")
-@click.option("--kind", type=click.Choice(["call", "step"]), default=None, help="only calls or only steps")
+@click.option("--kind", type=click.Choice(["call", "step", "confirmation"]), default=None, help="only this kind of record")
 @click.option("--json", "as_json", is_flag=True, help="one JSON record per line")
 @click.option("--interval", default=0.5, show_default=True, hidden=True)
 @click.pass_context

@@ -10,7 +10,7 @@ from typing import Any
 
 from reach_core import hookimpl
 
-from .audit import attach, detach, get_audit
+from .audit import attach, detach, get_audit, only_audit
 from .settings import AuditSettings
 
 # Audit runs after shaping (50), so it records what the model actually received.
@@ -56,6 +56,14 @@ def reach_run_step(step: Any, ctx: Any) -> None:
     audit = get_audit(ctx.reach)
     if audit is not None:
         audit.on_step(step, ctx)
+
+
+@hookimpl
+def reach_confirmation(event: Any, ctx: Any) -> None:
+    reach = getattr(ctx, "reach", None)
+    audit = get_audit(reach) if reach is not None else only_audit()
+    if audit is not None:
+        audit.on_confirmation(event, ctx)
 
 
 @hookimpl

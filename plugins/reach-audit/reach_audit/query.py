@@ -7,6 +7,7 @@ directly, the async API runs them in a worker thread.
 from __future__ import annotations
 
 import json
+import weakref
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -19,9 +20,16 @@ from .storage import COLUMNS, COMPONENT, MIGRATIONS, TABLE
 CHUNK = 2000
 
 
+_READY: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
 def ensure_schema_sync(store: Any) -> None:
-    """Create the table if this database never saw an audit record."""
+    """Create the table if this database never saw an audit record (once per store object:
+    a migration check takes the write lock, which ``tail --follow`` must not do every poll)."""
+    if store in _READY:
+        return
     store.migrate_sync(COMPONENT, MIGRATIONS)
+    _READY.add(store)
 
 
 @dataclass

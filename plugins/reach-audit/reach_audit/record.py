@@ -30,7 +30,7 @@ CONFIRMATION_META_KEYS = (
 class Captured:
     """What the hook grabs on the hot path: references and a few ctx fields."""
 
-    kind: str  # "call" | "step"
+    kind: str  # "call" | "step" | "confirmation"
     ts: float  # time.time() when the hook ran
     trace_id: str | None
     run_id: str | None
@@ -40,9 +40,11 @@ class Captured:
     call: Any = None
     tool: Any = None
     result: Any = None
-    step: Any = None
+    step: Any = None  # a RunStep, or the event dict of a confirmation
     model: str | None = None  # the adapter label of a step
     otel_ctx: Any = None  # the caller's OpenTelemetry context, when spans are on
+    confirm: tuple[bool, str | None] | None = None  # (approved, reason) when a person had to decide
+    call_id_hint: str | None = None  # ctx.call_id of a confirmation event
 
 
 @dataclass(slots=True)
@@ -197,6 +199,11 @@ def build_call(c: Captured, redactor: Redactor, cap: int) -> dict[str, Any]:
         if retry_after is not None:
             record["error"]["retry_after"] = retry_after
     confirmation = {k: meta[k] for k in CONFIRMATION_META_KEYS if meta.get(k) is not None}
+    if c.confirm is not None:
+        confirmation["required"] = True
+        confirmation["approved"] = c.confirm[0]
+        if c.confirm[1]:
+            confirmation["reason"] = c.confirm[1]
     if confirmation:
         record["confirmation"] = summarise(confirmation, redactor, cap)
     for key in ("error_code", "receipt", "shaped", "exception", "fix", "retries"):
@@ -273,10 +280,34 @@ def build_step(c: Captured, redactor: Redactor, cap: int) -> dict[str, Any]:
     return {k: v for k, v in record.items() if v is not None}
 
 
+def build_confirmation(c: Captured, redactor: Redactor, cap: int) -> dict[str, Any]:
+    """The audit record of a confirmation event: requested, approved, rejected, expired, executed."""
+    event = c.step or {}
+    record: dict[str, Any] = {
+        "v": RECORD_VERSION,
+        "kind": "confirmation",
+        "ts": iso(c.ts),
+        "trace_id": c.trace_id,
+        "run_id": c.run_id or _get(event, "run_id"),
+        "call_id": _get(event, "call_id") or c.call_id_hint,
+        "agent": _get(event, "agent") or c.agent or "default",
+        "tool": _get(event, "tool"),
+        "status": _get(event, "kind"),
+        "confirmation_id": _get(event, "confirmation_id"),
+        "summary": summarise(_get(event, "summary"), redactor, cap),
+        "by": _get(event, "by"),
+        "reason": summarise(_get(event, "reason"), redactor, cap),
+    }
+    return {k: v for k, v in record.items() if v is not None}
+
+
+_BUILDERS = {"call": build_call, "step": build_step, "confirmation": build_confirmation}
+
+
 def build_row(c: Captured, redactor: Redactor, cap: int) -> Row:
     """Build, serialise and index one record; never raises (a broken record is still recorded)."""
     try:
-        record = (build_step if c.kind == "step" else build_call)(c, redactor, cap)
+        record = _BUILDERS[c.kind](c, redactor, cap)
     except Exception as exc:
         record = {
             "v": RECORD_VERSION,

@@ -121,7 +121,7 @@ async def make_reach(data_dir: Path) -> AsyncIterator[Callable[..., Reach]]:
     """``make_reach(**audit_settings)``: a Reach with reach-audit and the test tools."""
     made: list[Reach] = []
 
-    def make(config: dict[str, Any] | None = None, **settings: Any) -> Reach:
+    def make(config: dict[str, Any] | None = None, plugins: tuple = (), **settings: Any) -> Reach:
         settings.setdefault("log", "off")
         cfg: dict[str, Any] = {
             "reach": {"data_dir": str(data_dir)},
@@ -129,7 +129,7 @@ async def make_reach(data_dir: Path) -> AsyncIterator[Callable[..., Reach]]:
         }
         for key, value in (config or {}).items():
             cfg.setdefault(key, {}).update(value)
-        reach = Reach(cfg, plugins=[audit_plugin])
+        reach = Reach(cfg, plugins=[audit_plugin, *plugins])
         register_all(reach)
         made.append(reach)
         return reach

@@ -7,6 +7,8 @@ import json
 import pytest
 import reach_audit
 
+from reach_core import hookimpl
+
 
 @pytest.fixture
 def records(db_rows):
@@ -112,3 +114,42 @@ async def test_concurrent_calls_keep_one_linear_chain(make_reach, records, db_ro
     report = await reach_audit.verify(reach)
     assert report.ok and report.checked == 300
     assert {json.loads(r[1])["call_id"] for r in db_rows()} == {f"c{i}" for i in range(300)}
+
+
+class Approver:
+    """A stand-in confirmer: approves dangerous calls and reports the decision like reach-confirm."""
+
+    REACH_PLUGIN_NAME = "test-approver"
+    REACH_HOOK_PRIORITY = {"reach_pre_invoke": 50}
+
+    @hookimpl
+    async def reach_pre_invoke(self, call, tool, ctx):
+        if ctx.needs_confirmation:
+            ctx.approved = True
+            ctx.confirm_reason = "approved by alice"
+            event = {"kind": "approved", "confirmation_id": "cf-1", "tool": tool.name, "agent": ctx.agent,
+                     "summary": f"wipe {call.arguments['path']} (token=abc123secret)", "by": "alice",
+                     "reason": "routine"}
+            await ctx.reach.notify("reach_confirmation", event=event, ctx=ctx)
+
+
+async def test_confirmation_decisions_are_recorded(make_reach, records):
+    reach = make_reach(plugins=(Approver(),))
+    result = await reach.invoke({"id": "w1", "name": "wipe", "arguments": {"path": "/tmp/x"}}, agent="ops")
+    assert result.ok
+    await reach_audit.flush(reach)
+    decision, call = records()
+    assert decision["kind"] == "confirmation" and decision["status"] == "approved"
+    assert (decision["confirmation_id"], decision["by"], decision["call_id"]) == ("cf-1", "alice", "w1")
+    assert "abc123secret" not in decision["summary"]
+    assert call["kind"] == "call" and call["status"] == "ok"
+    assert call["confirmation"] == {"required": True, "approved": True, "reason": "approved by alice"}
+
+
+async def test_a_denied_confirmation_is_recorded_as_required_not_approved(make_reach, records):
+    reach = make_reach()  # no confirmer installed: dangerous calls are denied
+    await reach.invoke("wipe", {"path": "/"})
+    await reach_audit.flush(reach)
+    (rec,) = records()
+    assert rec["status"] == "denied"
+    assert rec["confirmation"]["required"] is True and rec["confirmation"]["approved"] is False
