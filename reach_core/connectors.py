@@ -65,10 +65,10 @@ class Connector:
 
     name: str = ""
     description: str = ""
-    input_schema: ClassVar[dict[str, Any] | None] = None
+    input_schema: dict[str, Any] | None = None
     Args: ClassVar[type[BaseModel] | None] = None
     Output: ClassVar[type[BaseModel] | None] = None
-    output_schema: ClassVar[dict[str, Any] | None] = None
+    output_schema: dict[str, Any] | None = None
     tags: tuple[str, ...] | list[str] = ()
     keywords: tuple[str, ...] | list[str] = ()
     risk: Risk = "write"
@@ -197,15 +197,15 @@ class FunctionConnector(Connector):
         self.ArgsModel = create_model(f"{fn.__name__}_args", **fields)  # type: ignore[call-overload]
         self.name = attrs.pop("name", None) or fn.__name__
         self.description = attrs.pop("description", None) or summary
-        self.input_schema = _model_schema(self.ArgsModel)  # type: ignore[misc]
+        self.input_schema = _model_schema(self.ArgsModel)
         ret = hints.get("return")
         if ret is not None and ret is not type(None):
             try:
                 out = TypeAdapter(ret).json_schema()
                 out.pop("title", None)
-                self.output_schema = out  # type: ignore[misc]
+                self.output_schema = out
             except Exception:  # noqa: BLE001 - an unschematisable return type just has no output schema
-                self.output_schema = None  # type: ignore[misc]
+                self.output_schema = None
         for key, value in attrs.items():
             if not hasattr(Connector, key):
                 raise ConnectorError(f"@connector got an unknown option {key!r}")

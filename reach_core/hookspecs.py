@@ -150,6 +150,18 @@ def reach_tool_progress(event: Any, ctx: Any) -> Any:
     """Observer: a running tool reported progress (``ctx.report_progress``)."""
 
 
+@hookspec
+def reach_confirmation(event: Any, ctx: Any) -> Any:
+    """Observer: a confirmation was requested or decided.
+
+    ``event`` is a dict with ``kind`` (``requested``, ``approved``, ``rejected``,
+    ``expired``, ``executed``), ``confirmation_id``, ``tool``, ``agent``,
+    ``summary`` and, for decisions, ``by`` and ``reason``. Chat front-ends present
+    requests from here; audit records every decision. ``ctx`` may be ``None``
+    for decisions taken outside a call (the CLI).
+    """
+
+
 RUNTIME_HOOKS = (
     "reach_pre_validate",
     "reach_pre_invoke",
@@ -157,4 +169,5 @@ RUNTIME_HOOKS = (
     "reach_format_error",
     "reach_run_step",
     "reach_tool_progress",
+    "reach_confirmation",
 )

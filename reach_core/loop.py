@@ -84,6 +84,7 @@ class RunStep:
     model_ms: float = 0.0
     tools_ms: float = 0.0
     feedback: list[str] = field(default_factory=list)
+    error: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -97,6 +98,7 @@ class RunStep:
             "model_ms": round(self.model_ms, 3),
             "tools_ms": round(self.tools_ms, 3),
             "feedback": list(self.feedback),
+            "error": self.error,
         }
 
 
@@ -389,6 +391,7 @@ async def run_agent(
 
     async def stop(step: RunStep, outcome: Outcome, text: str, error: str) -> RunResult:
         """End the run early: the unfinished step is recorded and observers hear of it."""
+        step.error = error
         steps.append(step)
         await _notify(reach, step, ctx, on_step)
         return finish(outcome, text, error)

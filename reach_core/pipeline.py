@@ -35,7 +35,8 @@ __all__ = ["invoke"]
 _PREFIX = os.urandom(4).hex()
 _counter = itertools.count(1)
 _PLAIN = (str, int, float, bool, type(None))
-_FALLBACK_CODES = frozenset({"timeout", "upstream_unavailable", "rate_limited", "execution_failed"})
+# a fallback stands in for an unavailable service, never for an answer the service gave on purpose
+_FALLBACK_CODES = frozenset({"timeout", "upstream_unavailable", "rate_limited"})
 
 
 def new_trace_id() -> str:

@@ -17,9 +17,9 @@ from .config import Config, load_config, resolve_secrets
 from .connectors import Connector
 from .errors import ConfigError, ConnectorError, PluginError
 from .hookcall import HookCaller
+from .pins import PinStore
 from .pipeline import invoke as _invoke
 from .plugins import PluginInfo, load_plugins, new_manager
-from .pins import PinStore
 from .policy import Policy
 from .result import ToolResult
 from .tool import Tool

@@ -440,3 +440,4 @@ async def test_deadline_during_tools_keeps_the_transcript_well_formed(tmp_path):
     assert result.messages[-1]["role"] == "tool"
     assert result.results[0].error.code == "outcome_unknown"
     assert [s.index for s in observed] == [1], "observers hear of the cut-off step too"
+    assert observed[0].error == result.error

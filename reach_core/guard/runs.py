@@ -15,17 +15,14 @@ from typing import Any
 
 __all__ = ["RunState", "Runs", "call_key"]
 
-_FLAT = (str, int, float, bool, type(None))
-
-
 def call_key(args: dict[str, Any]) -> Any:
     """A hashable, order-independent key of the arguments; cheap for flat dicts."""
+    key = tuple(sorted(args.items()))
     try:
-        if all(type(v) in _FLAT for v in args.values()):
-            return tuple(sorted(args.items()))
-    except TypeError:
-        pass
-    return json.dumps(args, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+        hash(key)
+    except TypeError:  # nested lists/dicts: fall back to canonical JSON
+        return json.dumps(args, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    return key
 
 
 @dataclass(slots=True)

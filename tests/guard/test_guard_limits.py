@@ -186,17 +186,62 @@ async def test_max_concurrency_per_plugin(make_reach):
 
 
 async def test_invoke_many_limit_weights_and_sequential(make_reach):
-    light, ls = counting("get_light", delay=0.02)
-    heavy, hs = counting("get_heavy", delay=0.02, weight=5)
-    r = make_reach(light, heavy)
+    units = {"now": 0, "peak": 0}
+    log: list[tuple[str, int]] = []
+
+    def tool(name, weight=1, sequential=False):
+        class T(Connector):
+            description = "tracks units in flight"
+            input_schema = {"type": "object", "properties": {"x": {"type": "integer"}}}
+
+            async def execute(self, params):
+                units["now"] += weight
+                units["peak"] = max(units["peak"], units["now"])
+                log.append((name, units["now"]))
+                try:
+                    await asyncio.sleep(0.02)
+                finally:
+                    units["now"] -= weight
+                return params.get("x")
+
+        t = T()
+        t.name, t.risk, t.weight, t.sequential = name, "read", weight, sequential
+        return t
+
+    r = make_reach(tool("get_light"), tool("get_heavy", weight=3), tool("get_alone", sequential=True))
     calls = [{"id": f"l{i}", "name": "get_light", "arguments": {"x": i}} for i in range(12)]
     results = await r.invoke_many(calls)
-    assert [x.content["x"] for x in results] == list(range(12))
-    assert ls["peak"] == 5
-    mixed = [{"id": "h", "name": "get_heavy", "arguments": {}}] + calls[:4]
-    ls["peak"] = 0
-    await r.invoke_many(mixed)
-    assert hs["peak"] == 1
+    assert [x.content for x in results] == list(range(12))
+    assert units["peak"] == 5
+    units["peak"] = 0
+    mixed = [{"id": f"m{i}", "name": "get_heavy" if i % 2 else "get_light", "arguments": {"x": i}} for i in range(10)]
+    results = await r.invoke_many(mixed)
+    assert [x.content for x in results] == list(range(10))
+    assert units["peak"] <= 5
+    log.clear()
+    seq = [{"id": "a", "name": "get_light", "arguments": {"x": 0}},
+           {"id": "b", "name": "get_light", "arguments": {"x": 1}},
+           {"id": "c", "name": "get_alone", "arguments": {"x": 2}},
+           {"id": "d", "name": "get_light", "arguments": {"x": 3}}]
+    results = await r.invoke_many(seq)
+    assert [x.content for x in results] == [0, 1, 2, 3]
+    names = [n for n, _ in log]
+    assert names.index("get_alone") == 2  # after every earlier call, before every later one
+    assert ("get_alone", 1) in log  # and alone
+
+
+async def test_a_hanging_call_holds_nobody_else(make_reach):
+    fast, fs = counting("get_fast", delay=0.01)
+    hang, _ = counting("get_hang", delay=5, timeout=0.3, max_retries=0)
+    r = make_reach(fast, hang)
+    calls = [{"id": "h", "name": "get_hang", "arguments": {}}] + [
+        {"id": f"f{i}", "name": "get_fast", "arguments": {"x": i}} for i in range(20)]
+    t0 = asyncio.get_running_loop().time()
+    results = await r.invoke_many(calls)
+    took = asyncio.get_running_loop().time() - t0
+    assert results[0].error.code == "timeout"
+    assert all(x.ok for x in results[1:]) and fs["runs"] == 20
+    assert took < 0.6
 
 
 async def test_cancelling_invoke_many_cancels_in_flight_calls(make_reach):

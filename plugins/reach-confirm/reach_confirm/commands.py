@@ -1,0 +1,108 @@
+"""``reach confirm list | show | approve | reject``."""
+
+from __future__ import annotations
+
+import asyncio
+import getpass
+import json
+import time
+from typing import Any
+
+import click
+
+from .queue import ConfirmationError
+
+
+def _queue(ctx: click.Context) -> Any:
+    from reach_core.cli import _reach
+
+    from .plugin import queue_for
+
+    return queue_for(_reach(ctx))
+
+
+def _run(ctx: click.Context, coro_fn: Any) -> Any:
+    q = _queue(ctx)
+
+    async def go() -> Any:
+        try:
+            return await coro_fn(q)
+        finally:
+            await q.reach.aclose()
+
+    try:
+        return asyncio.run(go())
+    except ConfirmationError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+def _when(ts: float | None) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(ts)) + " UTC" if ts else "-"
+
+
+@click.group("confirm")
+def confirm_group() -> None:
+    """Decide on actions that wait for a person's approval."""
+
+
+@confirm_group.command("list")
+@click.option("--all", "show_all", is_flag=True, help="Include decided and expired requests.")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def list_cmd(ctx: click.Context, show_all: bool, as_json: bool) -> None:
+    """Pending requests (oldest first)."""
+    items = _run(ctx, lambda q: q.list(None if show_all else "pending"))
+    if as_json:
+        click.echo(json.dumps([c.to_dict() for c in items], ensure_ascii=False, indent=2))
+        return
+    if not items:
+        click.echo("no pending confirmations")
+    for c in items:
+        click.echo(f"{c.id}  [{c.status}]  agent={c.agent}  {c.summary}  (expires {_when(c.expires_at)})")
+
+
+@confirm_group.command("show")
+@click.argument("cid")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def show_cmd(ctx: click.Context, cid: str, as_json: bool) -> None:
+    """Everything about one request, including the exact arguments that would run."""
+    c = _run(ctx, lambda q: q.get(cid))
+    if as_json:
+        click.echo(json.dumps(c.to_dict(), ensure_ascii=False, indent=2))
+        return
+    click.echo(f"{c.id}  [{c.status}]\n  tool: {c.tool}\n  agent: {c.agent}\n  summary: {c.summary}")
+    click.echo("  arguments: " + json.dumps(c.arguments, ensure_ascii=False))
+    click.echo(f"  requested: {_when(c.created_at)}  expires: {_when(c.expires_at)}")
+    if c.decided_by:
+        click.echo(f"  decided by {c.decided_by} at {_when(c.decided_at)}" + (f": {c.reason}" if c.reason else ""))
+
+
+@confirm_group.command("approve")
+@click.argument("cid")
+@click.option("--as", "by", default=None, help="Who approves (default: person:<login>).")
+@click.option("--reason", default=None)
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def approve_cmd(ctx: click.Context, cid: str, by: str | None, reason: str | None, as_json: bool) -> None:
+    """Approve a request: its exact call runs now, once."""
+    who = by or f"person:{getpass.getuser()}"
+    result = _run(ctx, lambda q: q.approve(cid, by=who, reason=reason))
+    if as_json:
+        click.echo(json.dumps(result.to_dict(), ensure_ascii=False, indent=2))
+    else:
+        click.echo(f"approved {cid}; the call ran: " + ("ok" if result.ok else f"{result.error.code}: {result.error.message}"))
+        if result.ok:
+            click.echo(result.to_json())
+
+
+@confirm_group.command("reject")
+@click.argument("cid")
+@click.option("--as", "by", default=None)
+@click.option("--reason", default=None)
+@click.pass_context
+def reject_cmd(ctx: click.Context, cid: str, by: str | None, reason: str | None) -> None:
+    """Reject a request; the action never runs."""
+    who = by or f"person:{getpass.getuser()}"
+    _run(ctx, lambda q: q.reject(cid, by=who, reason=reason))
+    click.echo(f"rejected {cid}")

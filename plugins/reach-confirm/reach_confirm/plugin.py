@@ -1,0 +1,75 @@
+"""Hook implementations of reach-confirm."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reach_core import NeedsConfirmation, hookimpl
+
+from .queue import APPROVING, Confirmations, fingerprint
+from .settings import ConfirmSettings
+
+REACH_HOOK_PRIORITY = {"reach_pre_invoke": 50}
+
+_QUEUES: dict[int, Confirmations] = {}
+
+
+def queue_for(reach: Any) -> Confirmations:
+    """The confirmation queue of ``reach`` (one per Reach instance)."""
+    q = _QUEUES.get(id(reach))
+    if q is None or q.reach is not reach:
+        settings = reach.plugin_settings("reach-confirm") or ConfirmSettings()
+        q = _QUEUES[id(reach)] = Confirmations(reach, settings)
+    return q
+
+
+@hookimpl
+def reach_plugin_settings() -> type[ConfirmSettings]:
+    return ConfirmSettings
+
+
+@hookimpl
+def reach_register_confirmers(register: Any) -> None:
+    register("queue", Confirmations)
+
+
+@hookimpl
+async def reach_pre_invoke(call: Any, tool: Any, ctx: Any) -> None:
+    if not ctx.needs_confirmation:
+        return
+    reach = ctx.reach
+    chosen = reach.config.strategies.confirmer
+    if chosen not in (None, "queue"):
+        return  # another confirmer was chosen in [strategies]
+    q = queue_for(reach)
+    args = call.arguments if isinstance(call.arguments, dict) else {}
+    approving = APPROVING.get()
+    if approving is not None:
+        c = await q.get(approving)
+        if c.status == "approved" and c.fingerprint == fingerprint(tool.name, args) and c.agent == ctx.agent:
+            ctx.approved = True
+            ctx.state["confirmation_id"] = c.id
+            return
+    mode = reach._policy(ctx.agent).approval_mode(tool) or q.settings.default_mode
+    earlier = await q.already_approved(tool, args, ctx, mode)
+    if earlier is not None:
+        ctx.approved = True
+        ctx.state["confirmation_id"] = earlier
+        return
+    c = await q.request(tool, args, ctx, mode)
+    raise NeedsConfirmation(c.summary, confirmation_id=c.id)
+
+
+@hookimpl
+def reach_post_invoke(call: Any, tool: Any, result: Any, ctx: Any) -> None:
+    cid = ctx.state.get("confirmation_id") if ctx.state else None
+    if cid and "confirmation_id" not in result.meta:
+        result.meta["confirmation_id"] = cid
+        result.meta["approved"] = True
+
+
+@hookimpl
+def reach_register_commands(cli: Any) -> None:
+    from .commands import confirm_group
+
+    cli.add_command(confirm_group)

@@ -1,0 +1,275 @@
+"""Pending confirmations in the state store, and the decisions on them.
+
+Guarantees, each enforced by a single SQL statement so that concurrent
+approvers (two terminals, two processes) cannot both win:
+
+* approval binds the exact arguments: the stored call is what runs, and its
+  fingerprint (tool + canonical JSON of the arguments) is checked again when it
+  runs; a model that changes the arguments gets a new request;
+* approving runs the call exactly once: ``pending -> approved`` is one UPDATE
+  whose row count decides the winner, and the call carries the idempotency key
+  ``confirm:<id>`` so the operation ledger returns a receipt on any repeat;
+* an expired request cannot be approved; the agent that asked cannot approve
+  its own request; an unknown (forged) id is refused.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import hashlib
+import json
+import secrets
+import time
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from reach_core import ToolCall, ToolResult
+
+__all__ = ["APPROVING", "Confirmation", "ConfirmationError", "Confirmations", "fingerprint"]
+
+#: Set while an approved confirmation's call runs, so the pre-invoke hook lets it through.
+APPROVING: contextvars.ContextVar[str | None] = contextvars.ContextVar("reach_confirm_approving", default=None)
+
+MIGRATIONS = [
+    """
+    CREATE TABLE IF NOT EXISTS confirmations (
+        id TEXT PRIMARY KEY,
+        tool TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        run_id TEXT,
+        fingerprint TEXT NOT NULL,
+        arguments TEXT NOT NULL,
+        summary TEXT NOT NULL,
+        mode TEXT NOT NULL,
+        status TEXT NOT NULL,
+        created_at REAL NOT NULL,
+        expires_at REAL NOT NULL,
+        decided_by TEXT,
+        decided_at REAL,
+        reason TEXT,
+        result TEXT
+    );
+    CREATE INDEX IF NOT EXISTS confirmations_lookup ON confirmations (agent, fingerprint, status);
+    CREATE INDEX IF NOT EXISTS confirmations_status ON confirmations (status, created_at)
+    """,
+]
+
+_COLUMNS = ("id", "tool", "agent", "run_id", "fingerprint", "arguments", "summary", "mode", "status",
+            "created_at", "expires_at", "decided_by", "decided_at", "reason", "result")
+
+
+class ConfirmationError(Exception):
+    """A decision could not be taken: unknown id, expired, already decided, self-approval."""
+
+
+@dataclass
+class Confirmation:
+    id: str
+    tool: str
+    agent: str
+    run_id: str | None
+    fingerprint: str
+    arguments: dict[str, Any]
+    summary: str
+    mode: str
+    status: str  # pending | approved | rejected | expired | executed
+    created_at: float
+    expires_at: float
+    decided_by: str | None = None
+    decided_at: float | None = None
+    reason: str | None = None
+    result: dict[str, Any] | None = None
+
+    @classmethod
+    def from_row(cls, row: tuple[Any, ...]) -> Confirmation:
+        data = dict(zip(_COLUMNS, row, strict=True))
+        data["arguments"] = json.loads(data["arguments"])
+        data["result"] = json.loads(data["result"]) if data["result"] else None
+        return cls(**data)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def fingerprint(tool: str, arguments: dict[str, Any]) -> str:
+    canon = json.dumps([tool, arguments], sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canon.encode()).hexdigest()
+
+
+def summarize(tool: Any, arguments: dict[str, Any], limit: int) -> str:
+    """One line a person can decide on: the connector's own ``summarize`` or name + arguments."""
+    custom = getattr(tool.connector, "summarize", None)
+    if callable(custom):
+        text = str(custom(arguments))
+    else:
+        parts = []
+        for key, value in arguments.items():
+            shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+            parts.append(f"{key}={shown}")
+        text = f"{tool.name}: " + ", ".join(parts) if parts else tool.name
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class Confirmations:
+    """The confirmation queue of one ``Reach`` (registered as confirmer ``queue``)."""
+
+    name = "queue"
+
+    def __init__(self, reach: Any, settings: Any) -> None:
+        self.reach = reach
+        self.settings = settings
+        self._ready = False
+
+    async def _store(self) -> Any:
+        store = self.reach.store
+        if not self._ready:
+            await store.migrate("reach-confirm", MIGRATIONS)
+            self._ready = True
+        return store
+
+    async def _notify(self, kind: str, c: Confirmation, ctx: Any = None, **extra: Any) -> None:
+        event = {"kind": kind, "confirmation_id": c.id, "tool": c.tool, "agent": c.agent, "run_id": c.run_id,
+                 "summary": c.summary, **extra}
+        await self.reach.notify("reach_confirmation", event=event, ctx=ctx)
+
+    # ------------------------------------------------------------ requests
+    async def request(self, tool: Any, arguments: dict[str, Any], ctx: Any, mode: str) -> Confirmation:
+        """A pending request for this exact call (reused if the same one is already pending)."""
+        store = await self._store()
+        fp = fingerprint(tool.name, arguments)
+        now = time.time()
+        row = await store.fetchone(
+            f"SELECT {', '.join(_COLUMNS)} FROM confirmations WHERE agent = ? AND fingerprint = ? "
+            "AND status = 'pending' AND expires_at > ? ORDER BY created_at DESC LIMIT 1",
+            (ctx.agent, fp, now),
+        )
+        if row is not None:
+            return Confirmation.from_row(row)
+        c = Confirmation(
+            id="cf_" + secrets.token_urlsafe(12), tool=tool.name, agent=ctx.agent, run_id=ctx.run_id,
+            fingerprint=fp, arguments=arguments, summary=summarize(tool, arguments, self.settings.summary_chars),
+            mode=mode, status="pending", created_at=now, expires_at=now + self.settings.ttl_seconds,
+        )
+        await store.execute(
+            f"INSERT INTO confirmations ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})",
+            (c.id, c.tool, c.agent, c.run_id, c.fingerprint, json.dumps(arguments, ensure_ascii=False), c.summary,
+             c.mode, c.status, c.created_at, c.expires_at, None, None, None, None),
+        )
+        await self._notify("requested", c, ctx)
+        return c
+
+    async def already_approved(self, tool: Any, arguments: dict[str, Any], ctx: Any, mode: str) -> str | None:
+        """For modes ``once`` (same arguments) and ``run`` (same run): an earlier approval that covers this call."""
+        store = await self._store()
+        if mode == "once":
+            row = await store.fetchone(
+                "SELECT id FROM confirmations WHERE agent = ? AND fingerprint = ? AND status = 'executed' LIMIT 1",
+                (ctx.agent, fingerprint(tool.name, arguments)),
+            )
+        elif mode == "run" and ctx.run_id:
+            row = await store.fetchone(
+                "SELECT id FROM confirmations WHERE agent = ? AND tool = ? AND run_id = ? AND status = 'executed' "
+                "LIMIT 1",
+                (ctx.agent, tool.name, ctx.run_id),
+            )
+        else:
+            row = None
+        return row[0] if row else None
+
+    # ------------------------------------------------------------ reading
+    async def get(self, cid: str) -> Confirmation:
+        store = await self._store()
+        row = await store.fetchone(f"SELECT {', '.join(_COLUMNS)} FROM confirmations WHERE id = ?", (cid,))
+        if row is None:
+            raise ConfirmationError(f"no confirmation request {cid!r}")
+        return Confirmation.from_row(row)
+
+    async def list(self, status: str | None = "pending") -> list[Confirmation]:
+        store = await self._store()
+        await self._expire()
+        if status is None:
+            rows = await store.fetchall(f"SELECT {', '.join(_COLUMNS)} FROM confirmations ORDER BY created_at")
+        else:
+            rows = await store.fetchall(
+                f"SELECT {', '.join(_COLUMNS)} FROM confirmations WHERE status = ? ORDER BY created_at", (status,))
+        return [Confirmation.from_row(r) for r in rows]
+
+    async def _expire(self) -> None:
+        store = await self._store()
+        now = time.time()
+        rows = await store.fetchall(
+            f"SELECT {', '.join(_COLUMNS)} FROM confirmations WHERE status = 'pending' AND expires_at <= ?", (now,))
+        if rows:
+            await store.execute("UPDATE confirmations SET status = 'expired' WHERE status = 'pending' "
+                                "AND expires_at <= ?", (now,))
+            for r in rows:
+                await self._notify("expired", Confirmation.from_row(r))
+
+    # ------------------------------------------------------------ decisions
+    async def approve(self, cid: str, *, by: str, reason: str | None = None) -> ToolResult:
+        """Approve and run the stored call exactly once; returns its result.
+
+        Raises ``ConfirmationError`` for an unknown, expired, decided or self-approved request.
+        """
+        c = await self.get(cid)
+        if by == c.agent:
+            raise ConfirmationError(f"{by!r} asked for this action and cannot approve its own request")
+        store = await self._store()
+        now = time.time()
+        won = await store.execute(
+            "UPDATE confirmations SET status = 'approved', decided_by = ?, decided_at = ?, reason = ? "
+            "WHERE id = ? AND status = 'pending' AND expires_at > ? AND agent <> ?",
+            (by, now, reason, cid, now, by),
+        )
+        if won != 1:
+            c = await self.get(cid)
+            if c.status == "pending" and c.expires_at <= now:
+                await self._expire()
+                raise ConfirmationError(f"request {cid} expired at {time.strftime('%H:%M:%S', time.gmtime(c.expires_at))} UTC; "
+                                        "the model must ask again")
+            raise ConfirmationError(f"request {cid} is already {c.status}" +
+                                    (f" by {c.decided_by}" if c.decided_by else "") + "; it runs only once")
+        c.status, c.decided_by = "approved", by
+        await self._notify("approved", c, by=by, reason=reason)
+        token = APPROVING.set(cid)
+        try:
+            result = await self.reach.invoke(
+                ToolCall(name=c.tool, arguments=c.arguments, id=f"confirm-{cid}", idempotency_key=f"confirm:{cid}"),
+                agent=c.agent, run_id=c.run_id,
+            )
+        finally:
+            APPROVING.reset(token)
+        await store.execute(
+            "UPDATE confirmations SET status = 'executed', result = ? WHERE id = ?",
+            (json.dumps(result.to_dict(), ensure_ascii=False, default=str), cid),
+        )
+        await self._notify("executed", c, by=by, ok=result.ok)
+        return result
+
+    async def reject(self, cid: str, *, by: str, reason: str | None = None) -> Confirmation:
+        c = await self.get(cid)
+        if by == c.agent:
+            raise ConfirmationError(f"{by!r} asked for this action and cannot decide on its own request")
+        store = await self._store()
+        won = await store.execute(
+            "UPDATE confirmations SET status = 'rejected', decided_by = ?, decided_at = ?, reason = ? "
+            "WHERE id = ? AND status = 'pending'",
+            (by, time.time(), reason, cid),
+        )
+        if won != 1:
+            raise ConfirmationError(f"request {cid} is already {(await self.get(cid)).status}")
+        c = await self.get(cid)
+        await self._notify("rejected", c, by=by, reason=reason)
+        return c
+
+    async def wait(self, cid: str, *, timeout: float, poll: float = 0.2) -> Confirmation:
+        """Wait for a decision (any process may take it); returns the request as it stands then."""
+        import asyncio
+
+        deadline = time.monotonic() + timeout
+        while True:
+            c = await self.get(cid)
+            if c.status not in ("pending", "approved") or time.monotonic() >= deadline:
+                return c
+            await asyncio.sleep(poll)
