@@ -104,7 +104,9 @@ class Trace:
                 self._line(f"    ← {_short(result.model_payload())}", style)
         for note in step.feedback:
             self._line(f"parser         {note}", "yellow")
-        if not step.tool_calls and not step.feedback:
+        if step.error:
+            self._line(f"stopped        {step.error}", "red")
+        elif not step.tool_calls and not step.feedback:
             self._line("model answers without tool calls", "dim")
 
     def result(self, result: RunResult) -> None:
