@@ -2,8 +2,10 @@
 
 Only services named here can be called: the model picks a service by name and a
 path below its base URL, never a free URL. Secrets are written as
-``{ env = "VAR" }`` and read from the environment when a request is sent, so a
-rotated token needs no restart and never sits in the config file.
+``{ env = "VAR" }`` so they never sit in the config file. From ``reach.toml``
+the core substitutes them when settings load; an :class:`EnvSecret` that reaches
+this plugin (settings built in Python) is read when each request is sent, so a
+rotated token needs no restart.
 """
 
 from __future__ import annotations

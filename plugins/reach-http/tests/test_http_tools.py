@@ -209,3 +209,20 @@ async def test_a_name_that_does_not_resolve_is_retryable_and_sends_nothing(make)
     result = await reach.invoke("http_get", {"service": "svc", "path": "/x"})
     assert not result.ok and result.error.code == "upstream_unavailable"
     assert "could not be resolved" in result.error.message and "nothing was sent" in result.error.message
+
+
+async def test_env_secrets_in_reach_config_reach_the_server(server: Server, tmp_path, monkeypatch) -> None:
+    """Through the real plugin and config: the core reads ``{ env = ... }`` when settings load."""
+    import reach_http.plugin
+
+    from reach_core.testing import make_reach
+
+    monkeypatch.setenv("REACH_HTTP_CFG_TOKEN", "from-env")
+    service = {**local(server), "auth": {"type": "bearer", "token": {"env": "REACH_HTTP_CFG_TOKEN"}}}
+    reach = make_reach(("reach-http", reach_http.plugin), config={
+        "reach": {"data_dir": str(tmp_path / "d")},
+        "plugins": {"reach-http": {"services": {"svc": service}}},
+    })
+    result = await reach.invoke("http_get", {"service": "svc", "path": "/echo"})
+    assert result.ok and result.content["body"]["authorization"] == "Bearer from-env"
+    await reach.aclose()
