@@ -54,15 +54,29 @@ def _plugin_venv(session: nox.Session, plugin: Path) -> str:
 def tests(session: nox.Session) -> None:
     """Core tests, then every plugin's tests in its own venv. Pass plugin names to run only those."""
     wanted = set(session.posargs)
+    failed: list[str] = []
+
+    def step(name: str, fn) -> None:  # run every suite, report all failures at the end
+        try:
+            fn()
+        except nox.command.CommandFailed:
+            failed.append(name)
+
     if not wanted or "core" in wanted:
         session.install("-e", ".[test]", *[x for f in FIXTURES for x in ("-e", f)])
-        session.run(*PYTEST, "tests")
+        step("core", lambda: session.run(*PYTEST, "tests"))
     for plugin in PLUGINS:
         if wanted and plugin.name not in wanted:
             continue
         session.log(f"=== {plugin.name}: own venv with reach-core only ===")
-        py = _plugin_venv(session, plugin)
-        session.run(py, "-m", *PYTEST, str(plugin / "tests"), external=True)
+
+        def run_plugin(plugin: Path = plugin) -> None:
+            py = _plugin_venv(session, plugin)
+            session.run(py, "-m", *PYTEST, str(plugin / "tests"), external=True)
+
+        step(plugin.name, run_plugin)
+    if failed:
+        session.error(f"test suites failed: {', '.join(failed)}")
 
 
 @nox.session
