@@ -196,6 +196,8 @@ class Database:
                         yield conn
                     finally:
                         conn.rollback()
+                        if self.dialect == "postgresql":
+                            _release_session_state(conn)
 
     # -- operations ----------------------------------------------------------
 
@@ -310,13 +312,30 @@ def _type_name(sa_type: Any) -> str:
 # -- connection-level helpers ------------------------------------------------
 
 
+def _release_session_state(conn: Connection) -> None:
+    """Session-level advisory locks survive a rollback and would stay with the pooled
+    connection; a read may not leave anything behind. A connection that cannot do
+    this is dropped from the pool instead."""
+    try:
+        conn.exec_driver_sql("SELECT pg_advisory_unlock_all()")
+        conn.rollback()
+    except Exception:  # noqa: BLE001 - the original error, if any, is the one to report
+        conn.invalidate()
+
+
 def _prepare_everything(dbapi_conn: Any, _record: Any) -> None:
     """Make psycopg prepare each statement: the server refuses to prepare two commands at once."""
     dbapi_conn.prepare_threshold = 0
 
 
+# Largest string or blob a read may build (randomblob(1e9) would allocate 1 GB).
+READ_MAX_VALUE_BYTES = 16 * 1024 * 1024
+
+
 def _install_read_authorizer(dbapi_conn: Any, _record: Any) -> None:
     dbapi_conn.set_authorizer(read_only_authorizer)
+    dbapi_conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, READ_MAX_VALUE_BYTES)
+    dbapi_conn.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
 
 
 def _sqlite_raw(conn: Connection) -> sqlite3.Connection | None:

@@ -83,6 +83,17 @@ async def test_set_config_does_not_outlive_its_call(postgresql_backend, setting:
     assert b.snapshot() == before
 
 
+async def test_advisory_locks_do_not_outlive_the_call(postgresql_backend) -> None:
+    r = await postgresql_backend.reach.invoke("sql_query", {"sql": "SELECT pg_advisory_lock(424242)"})
+    assert r.ok, r.error
+    assert postgresql_backend.owner_exec("SELECT pg_try_advisory_lock(424242)") == [(True,)]
+
+
+async def test_sqlite_huge_values_are_refused(sqlite_backend) -> None:
+    r = await sqlite_backend.reach.invoke("sql_query", {"sql": "SELECT length(randomblob(500000000))"})
+    assert not r.ok and "too big" in r.error.message
+
+
 async def test_read_role_itself_cannot_write(postgresql_backend) -> None:
     """The read URL's role is refused by the server even outside reach's transaction handling."""
     import os
