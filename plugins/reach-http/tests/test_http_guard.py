@@ -263,3 +263,24 @@ async def test_ipv6_literal_service_is_pinned_and_checked(make) -> None:
         assert len(v6.state.requests) == 1
     finally:
         v6.stop()
+
+
+async def test_the_system_resolver_is_checked_too(server: Server, make) -> None:
+    """``localhost`` resolves (from /etc/hosts, no network) to loopback: refused without allow_private."""
+    from reach_http import SystemResolver
+
+    assert refusal_reason((await SystemResolver().resolve("localhost", 80))[0]) == "a loopback address"
+    reach = make({"services": {"svc": {"base_url": f"http://localhost:{server.port}"}}}, resolver=SystemResolver())
+    result = await reach.invoke("http_get", {"service": "svc", "path": "/echo"})
+    assert not result.ok and "loopback" in result.error.message
+    assert server.state.requests == []
+
+
+async def test_the_transport_fails_closed_for_a_host_without_a_pin(server: Server) -> None:
+    import httpx
+    from reach_http.transport import PinnedTransport
+
+    async with PinnedTransport({}) as transport:
+        with pytest.raises(httpx.ConnectError, match="was not checked"):
+            await transport.handle_async_request(httpx.Request("GET", f"http://127.0.0.1:{server.port}/echo"))
+    assert server.state.requests == []
