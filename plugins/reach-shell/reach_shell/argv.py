@@ -53,6 +53,7 @@ def check_argv(
         )
     checked: list[str] = []
     total = 0
+    seen_plain = False
     for index, arg in enumerate(args):
         field = f"args[{index}]"
         if not isinstance(arg, str):
@@ -74,7 +75,12 @@ def check_argv(
             )
         if _is_option(arg):
             _check_option(command, field, arg, rule)
+        elif not seen_plain:
+            seen_plain = True
+            _check_subcommand(command, field, arg, rule)
         checked.append(arg)
+    if not seen_plain and rule.subcommands:
+        raise ArgvRefused("args", f"a subcommand of `{command}`", ", ".join(rule.subcommands))
     return checked
 
 
@@ -142,6 +148,15 @@ def _check_option(command: str, field: str, arg: str, rule: CommandRule) -> None
             field,
             f"one of the options allowed for `{command}`; `{_option_name(arg)}` is not one",
             _allowed_hint(rule),
+        )
+
+
+def _check_subcommand(command: str, field: str, arg: str, rule: CommandRule) -> None:
+    if rule.subcommands is not None and arg not in rule.subcommands:
+        raise ArgvRefused(
+            field,
+            f"one of the subcommands allowed for `{command}`; `{arg}` is not one",
+            ", ".join(rule.subcommands) or "(none allowed)",
         )
 
 

@@ -158,6 +158,8 @@ def _describe(settings: ShellSettings) -> str:
         line = f"- {name}"
         if rule.description:
             line += f": {rule.description}"
+        if rule.subcommands is not None:
+            line += f" (subcommands: {', '.join(rule.subcommands) or 'none'})"
         if rule.allow_options is not None:
             line += f" (options: {', '.join(rule.allow_options) or 'none'})"
         lines.append(line)

@@ -36,6 +36,10 @@ class CommandRule(BaseModel):
     forbid_options: list[str] = Field(
         default_factory=list, description="Option patterns that are always refused."
     )
+    subcommands: list[str] | None = Field(
+        default=None,
+        description="When set, the first plain argument must be one of these (git: log, diff).",
+    )
     max_args: int = Field(default=32, ge=0, le=4096)
     timeout: float | None = Field(
         default=None, gt=0, description="Seconds before the process group is killed."

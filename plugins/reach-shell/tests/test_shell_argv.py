@@ -87,3 +87,13 @@ def test_huge_argument_and_huge_total_are_refused() -> None:
 def test_nul_bytes_and_non_strings_are_refused(arg: object) -> None:
     with pytest.raises(ArgvRefused):
         check(SORT, arg)
+
+
+def test_subcommands_limit_the_first_plain_argument() -> None:
+    git = CommandRule(subcommands=["log", "diff"], allow_options=["--oneline", "-n*"])
+    assert check(git, "log", "--oneline", "-n5") == ["log", "--oneline", "-n5"]
+    assert check(git, "--oneline", "diff", "HEAD") == ["--oneline", "diff", "HEAD"]
+    for args in (["push", "origin"], ["-n1", "commit"], []):
+        with pytest.raises(ArgvRefused) as refused:
+            check(git, *args)
+        assert "log, diff" in refused.value.example
