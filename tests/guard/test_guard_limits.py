@@ -261,7 +261,10 @@ async def test_cancelling_invoke_many_cancels_in_flight_calls(make_reach):
     r = make_reach(get_slowly)
     task = asyncio.create_task(r.invoke_many([{"id": str(i), "name": "get_slowly", "arguments": {"i": i}}
                                               for i in range(3)]))
-    await asyncio.sleep(0.1)
+    for _ in range(500):  # until all three are in flight (slow machines)
+        if len(started) == 3:
+            break
+        await asyncio.sleep(0.01)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
