@@ -157,7 +157,7 @@ class CompiledSchema:
             kind = e.kind
             if getattr(kind, "name", "") == "Format":
                 fmt = getattr(kind, "format", "")
-                hint, example = FORMAT_HINTS.get(fmt, (f"a valid {fmt}", None))
+                hint, example = FORMAT_HINTS.get(fmt, (f"a valid {fmt}", ""))
                 sent = _short(e.instance) if hasattr(e, "instance") else None
                 out.append(f"`{field}` must be {hint}" + (f", e.g. {example}" if example else "")
                            + (f"; you sent {sent}" if sent else ""))
@@ -188,12 +188,13 @@ class CompiledSchema:
             return f"`{field}` must be {_short(val)}{sent}"
         if kw == "type":
             expected = " or ".join(val) if isinstance(val, list) else val
-            example = {"integer": "5", "number": "2.5", "boolean": "true", "string": '"text"', "array": "[...]", "object": "{...}"}
-            ex = example.get(expected if isinstance(expected, str) else "", "")
+            examples = {"integer": "5", "number": "2.5", "boolean": "true", "string": '"text"', "array": "[...]",
+                        "object": "{...}"}
+            ex = examples.get(expected if isinstance(expected, str) else "", "")
             return f"`{field}` must be {'an' if str(expected)[0] in 'aeiou' else 'a'} {expected}" + (f", e.g. {ex}" if ex else "") + sent
         if kw == "format":
-            hint, example = FORMAT_HINTS.get(val, (f"a valid {val}", None))
-            return f"`{field}` must be {hint}" + (f", e.g. {example}" if example else "") + sent
+            hint, fmt_example = FORMAT_HINTS.get(val, (f"a valid {val}", ""))
+            return f"`{field}` must be {hint}" + (f", e.g. {fmt_example}" if fmt_example else "") + sent
         if kw in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
             words = {"minimum": "at least", "maximum": "at most", "exclusiveMinimum": "greater than", "exclusiveMaximum": "less than"}
             return f"`{field}` must be {words[kw]} {val}{sent}"
