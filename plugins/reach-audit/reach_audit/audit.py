@@ -6,6 +6,7 @@ it); the hooks look it up through ``ctx.reach``.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 import weakref
@@ -22,6 +23,10 @@ from .writer import AuditWriter
 log = logging.getLogger("reach_audit")
 
 _AUDITS: weakref.WeakKeyDictionary[Any, Audit | None] = weakref.WeakKeyDictionary()
+# The audit is also set as an attribute of its Reach: one attribute read on the
+# hot path instead of a weak-map lookup (which builds a weakref every time).
+ATTR = "_reach_audit"
+_MISSING = object()
 
 
 class Audit:
@@ -59,27 +64,9 @@ class Audit:
 
     # -- hooks (hot path) ---------------------------------------------------
     def on_call(self, call: Any, tool: Any, result: Any, ctx: Any) -> Any:
-        """Capture one finished invocation; returns an awaitable in sync mode."""
-        self.writer.enqueue(
-            Captured(
-                "call",
-                time.time(),
-                getattr(ctx, "trace_id", None),
-                getattr(ctx, "run_id", None),
-                getattr(ctx, "parent_run_id", None),
-                getattr(ctx, "agent", None),
-                getattr(ctx, "idempotency_key", None),
-                call,
-                tool,
-                result,
-                otel_ctx=self.spans.current() if self.spans is not None else None,
-                confirm=(
-                    (bool(ctx.approved), ctx.confirm_reason)
-                    if getattr(ctx, "needs_confirmation", False)
-                    else None
-                ),
-            )
-        )
+        """Capture one finished invocation: a tuple and an append (returns an awaitable in sync mode)."""
+        spans = self.spans
+        self.writer.enqueue((time.time(), call, tool, result, ctx, spans.current() if spans else None))
         if self.sync:
             return self._flush_keep()
         return None
@@ -157,15 +144,24 @@ def attach(reach: Any, settings: AuditSettings | None = None) -> Audit | None:
     settings = settings or AuditSettings()
     if not settings.enabled:
         _AUDITS[reach] = None  # remembered, so a later attach() does not switch it on
+        with contextlib.suppress(AttributeError):
+            setattr(reach, ATTR, None)
         return None
     audit = Audit(reach, settings)
     _AUDITS[reach] = audit
+    try:
+        setattr(reach, ATTR, audit)
+    except AttributeError:  # a Reach with __slots__: the weak map alone serves
+        pass
     return audit
 
 
 def get_audit(reach: Any) -> Audit | None:
     """The audit of ``reach``, or ``None`` when reach-audit is not active on it."""
-    return _AUDITS.get(reach)
+    audit = getattr(reach, ATTR, _MISSING)
+    if audit is _MISSING:
+        return _AUDITS.get(reach)
+    return audit  # type: ignore[return-value]
 
 
 def only_audit() -> Audit | None:
@@ -179,4 +175,6 @@ def only_audit() -> Audit | None:
 
 
 def detach(reach: Any) -> Audit | None:
+    with contextlib.suppress(AttributeError):
+        delattr(reach, ATTR)
     return _AUDITS.pop(reach, None)

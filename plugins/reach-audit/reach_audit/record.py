@@ -47,6 +47,32 @@ class Captured:
     call_id_hint: str | None = None  # ctx.call_id of a confirmation event
 
 
+def captured_call(raw: tuple[Any, ...]) -> Captured:
+    """Expand what the call hook enqueued, ``(ts, call, tool, result, ctx, otel_ctx)``.
+
+    The hook stores the ``CallContext`` itself (one per call, final once
+    ``reach_post_invoke`` runs) and its fields are read here, off the hot path.
+    """
+    ts, call, tool, result, ctx, otel_ctx = raw
+    confirm = None
+    if getattr(ctx, "needs_confirmation", False):
+        confirm = (bool(getattr(ctx, "approved", False)), getattr(ctx, "confirm_reason", None))
+    return Captured(
+        "call",
+        ts,
+        getattr(ctx, "trace_id", None),
+        getattr(ctx, "run_id", None),
+        getattr(ctx, "parent_run_id", None),
+        getattr(ctx, "agent", None),
+        getattr(ctx, "idempotency_key", None),
+        call,
+        tool,
+        result,
+        otel_ctx=otel_ctx,
+        confirm=confirm,
+    )
+
+
 @dataclass(slots=True)
 class Row:
     """A built record ready for the chain: the canonical JSON plus indexed columns."""

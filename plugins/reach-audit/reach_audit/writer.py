@@ -16,8 +16,9 @@ import contextlib
 import functools
 import logging
 from collections.abc import Callable
+from typing import Any
 
-from .record import Captured, Row, build_row
+from .record import Captured, Row, build_row, captured_call
 from .redact import Redactor
 from .storage import COMPONENT, MIGRATIONS, Store, append_rows
 
@@ -45,7 +46,7 @@ class AuditWriter:
         self.interval = interval
         self.batch_size = batch_size
         self.on_written = on_written
-        self._pending: list[Captured] = []
+        self._pending: list[Captured | tuple[Any, ...]] = []  # tuples: raw call captures
         self._enqueued = 0  # records ever enqueued
         self._written = 0  # records ever committed (a prefix of the enqueued ones)
         self._waiters: list[tuple[int, asyncio.Future[None]]] = []
@@ -58,20 +59,24 @@ class AuditWriter:
         self.last_error: BaseException | None = None
 
     # -- hot path -----------------------------------------------------------
-    def enqueue(self, item: Captured) -> None:
-        """Cheap: one append; the first item of a quiet period wakes the writer."""
-        self._pending.append(item)
+    def enqueue(self, item: Captured | tuple[Any, ...]) -> None:
+        """Cheap: an append; only the first item of a quiet period (or a full batch) wakes the writer."""
+        pending = self._pending
+        pending.append(item)
         self._enqueued += 1
+        n = len(pending)
+        if n == 1 or n >= self.batch_size:
+            self._kick(full=n >= self.batch_size)
+
+    def _kick(self, *, full: bool) -> None:
         if self._task is None or self._task.done() or self._loop is not _running_loop():
             if _running_loop() is None:
                 return  # no loop yet: the next flush() (or enqueue inside a loop) writes it
             self._start()
-        if len(self._pending) == 1 or len(self._pending) >= self.batch_size:
-            assert self._wake is not None
-            self._wake.set()
-            if len(self._pending) >= self.batch_size:
-                assert self._now is not None
-                self._now.set()
+        assert self._wake is not None and self._now is not None
+        self._wake.set()
+        if full:
+            self._now.set()
 
     async def flush(self) -> None:
         """Return once every record enqueued before this call is durable on disk."""
@@ -126,7 +131,7 @@ class AuditWriter:
     async def _write_pending(self) -> None:
         while self._pending:
             batch = self._pending[: self.batch_size]
-            rows = await self._build(batch)
+            items, rows = await self._build(batch)
             if not self._schema_ready:
                 await self.store.migrate(COMPONENT, MIGRATIONS)
                 self._schema_ready = True
@@ -137,25 +142,26 @@ class AuditWriter:
             self._resolve_waiters()
             if self.on_written is not None:
                 try:
-                    await asyncio.to_thread(self.on_written, batch, rows)
+                    await asyncio.to_thread(self.on_written, items, rows)
                 except Exception as exc:  # logging must never lose a record
                     log.warning("reach-audit: emitting audit events failed: %r", exc)
 
-    async def _build(self, batch: list[Captured]) -> list[Row]:
+    async def _build(self, batch: list[Any]) -> tuple[list[Captured], list[Row]]:
         """Build rows on the loop in slices, yielding between them.
 
         A worker thread looks cheaper but is not: it competes for the GIL, and
         the event loop then waits up to the switch interval (5 ms) for it.
         """
+        items = [i if isinstance(i, Captured) else captured_call(i) for i in batch]
         rows: list[Row] = []
-        for start in range(0, len(batch), BUILD_SLICE):
+        for start in range(0, len(items), BUILD_SLICE):
             if start:
                 await asyncio.sleep(0)
             rows.extend(
                 build_row(item, self.redactor, self.summary_chars)
-                for item in batch[start : start + BUILD_SLICE]
+                for item in items[start : start + BUILD_SLICE]
             )
-        return rows
+        return items, rows
 
     def _resolve_waiters(self) -> None:
         still = []
@@ -197,8 +203,4 @@ class AuditWriter:
         self._task = None
 
 
-def _running_loop() -> asyncio.AbstractEventLoop | None:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None
+_running_loop = asyncio._get_running_loop  # the running loop or None, without raising
