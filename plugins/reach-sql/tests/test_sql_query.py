@@ -133,3 +133,19 @@ async def test_unreachable_postgres_is_retryable(tmp_path) -> None:
     r = await reach.invoke("sql_query", {"sql": "SELECT 1"})
     assert not r.ok and r.error.code == "upstream_unavailable"
     assert r.meta["attempts"] == 2  # a read is idempotent, so the core retried it
+
+
+@pytest.mark.parametrize(
+    ("sql", "expected"),
+    [
+        ("SELECT 1 AS one;", [[1]]),  # models often end with a semicolon
+        ("SELECT 1 AS one; -- done\n", [[1]]),
+        ("SELECT '50%' AS pct", [["50%"]]),  # percent signs survive pyformat drivers
+        ("SELECT '10:30' AS t", [["10:30"]]),  # a colon inside a string is not a placeholder
+        ("SELECT CAST('5' AS integer) AS n", [[5]]),
+    ],
+)
+async def test_everyday_sql_shapes(backend, sql: str, expected: list) -> None:
+    r = await backend.reach.invoke("sql_query", {"sql": sql})
+    assert r.ok, r.error
+    assert r.content["rows"] == expected
