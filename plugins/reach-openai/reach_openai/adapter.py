@@ -122,7 +122,7 @@ class OpenAIAdapter:
             ModelToolCall(
                 id=str(tc.id or ""),
                 name=str(tc.function.name or ""),
-                arguments=tc.function.arguments if tc.function.arguments is not None else "{}",
+                arguments=_raw_arguments(tc.function),
             )
             for tc in (message.tool_calls or [])
             if getattr(tc, "function", None) is not None
@@ -166,6 +166,18 @@ class OpenAIAdapter:
             model=model,
             feedback=[f"Your tool call could not be read: {e}" for e in errors],
         )
+
+
+def _raw_arguments(function: Any) -> str:
+    """The arguments as JSON text; a few servers send an object instead of a string."""
+    raw = getattr(function, "arguments", None)
+    if raw is None:
+        return "{}"
+    if isinstance(raw, str):
+        return raw
+    from reach_core.result import dumps
+
+    return dumps(raw)
 
 
 def _running_loop() -> Any:
