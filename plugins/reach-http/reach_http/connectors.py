@@ -135,7 +135,9 @@ class HttpRequest(_Generic):
             raise InvalidArguments(
                 "method", f"one of {client.settings.methods} for service {client.name!r}", "GET"
             )
-        has_body = "json" in params and method not in SAFE_METHODS
+        if params.get("json") is not None and method in SAFE_METHODS:
+            raise InvalidArguments("json", f"left out for {method} (only POST, PUT, PATCH and DELETE send a body)")
+        has_body = params.get("json") is not None
         return await client.send(
             method,
             params["path"],

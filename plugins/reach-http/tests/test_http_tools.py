@@ -158,6 +158,8 @@ async def test_unknown_service_and_disallowed_method(server: Server, make) -> No
     assert not unknown.ok and unknown.error.code == "invalid_arguments"
     delete = await reach.invoke("http_request", {"service": "svc", "method": "DELETE", "path": "/echo"})
     assert not delete.ok and delete.error.code == "invalid_arguments"
+    get_body = await reach.invoke("http_request", {"service": "svc", "method": "GET", "path": "/echo", "json": {}})
+    assert not get_body.ok and "`json`" in get_body.error.message
     assert server.state.requests == []
 
 
