@@ -131,6 +131,9 @@ def _rough_size(value: Any, budget: int) -> int:
 
 def summarise(value: Any, redactor: Redactor, cap: int) -> Any:
     """Redact, then cap the size: small values stay as they are, large ones become a preview."""
+    kind = type(value)
+    if value is None or kind is int or kind is float or kind is bool:
+        return value
     if isinstance(value, str | bytes | bytearray):
         text = value.decode("utf-8", "replace") if isinstance(value, bytes | bytearray) else value
         parsed = None
@@ -186,45 +189,73 @@ def _name_of(call: Any, tool: Any, result: Any) -> str | None:
     return getattr(call, "name", None)
 
 
+_EXTRA_META_KEYS = frozenset(("error_code", "receipt", "shaped", "exception", "fix", "retries"))
+_CONFIRMATION_KEYS = frozenset(CONFIRMATION_META_KEYS)
+
+
 def build_call(c: Captured, redactor: Redactor, cap: int) -> dict[str, Any]:
-    """The audit record of one invocation (success, error, denial, confirmation, fallback)."""
+    """The audit record of one invocation (success, error, denial, confirmation, fallback).
+
+    Written for the writer's throughput: plain attribute reads on the core's
+    ToolResult and Tool, and only fields that are set end up in the record.
+    """
     result, tool, call = c.result, c.tool, c.call
     meta = getattr(result, "meta", None) or {}
     error = getattr(result, "error", None)
-    ok = bool(getattr(result, "ok", error is None))
+    ok = error is None and getattr(result, "ok", True)
     elapsed = getattr(result, "elapsed_ms", None)
-    started = c.ts - (elapsed or 0) / 1000.0
-    record: dict[str, Any] = {
-        "v": RECORD_VERSION,
-        "kind": "call",
-        "ts": iso(c.ts),
-        "started": iso(started),
-        "trace_id": c.trace_id or getattr(result, "trace_id", None),
-        "run_id": c.run_id,
-        "parent_run_id": c.parent_run_id,
-        "call_id": _call_id_of(call, result),
-        "agent": c.agent or "default",
-        "tool": _name_of(call, tool, result),
-        "plugin": getattr(tool, "plugin", None),
-        "risk": getattr(tool, "risk", None),
-        "status": "ok" if ok else getattr(error, "code", "error"),
-        "elapsed_ms": round(float(elapsed), 3) if elapsed is not None else None,
-        "attempts": meta.get("attempts"),
-        "fallback": meta.get("fallback") or None,
-        "idempotency_key": c.idempotency_key,
-        "args": summarise(_arguments_of(call), redactor, cap),
-    }
+    record: dict[str, Any] = {"v": RECORD_VERSION, "kind": "call", "ts": iso(c.ts)}
+    if elapsed is not None:
+        record["started"] = iso(c.ts - elapsed / 1000.0)
+        record["elapsed_ms"] = round(elapsed, 3)
+    trace_id = c.trace_id or getattr(result, "trace_id", None)
+    if trace_id:
+        record["trace_id"] = trace_id
+    if c.run_id is not None:
+        record["run_id"] = c.run_id
+    if c.parent_run_id is not None:
+        record["parent_run_id"] = c.parent_run_id
+    call_id = _call_id_of(call, result)
+    if call_id is not None:
+        record["call_id"] = call_id
+    record["agent"] = c.agent or "default"
+    record["tool"] = _name_of(call, tool, result)
+    if tool is not None:
+        record["plugin"] = getattr(tool, "plugin", None)
+        record["risk"] = getattr(tool, "risk", None)
+    record["status"] = "ok" if ok else getattr(error, "code", "error")
+    attempts = meta.get("attempts")
+    if attempts is not None:
+        record["attempts"] = attempts
+    if meta.get("fallback"):
+        record["fallback"] = True
+    if c.idempotency_key is not None:
+        record["idempotency_key"] = c.idempotency_key
+    args = _arguments_of(call)
+    if args is not None:
+        record["args"] = summarise(args, redactor, cap)
     if ok:
-        record["result"] = summarise(getattr(result, "content", None), redactor, cap)
+        content = getattr(result, "content", None)
+        if content is not None:
+            record["result"] = summarise(content, redactor, cap)
     else:
-        record["error"] = {
+        err: dict[str, Any] = {
             "code": getattr(error, "code", None),
             "message": summarise(getattr(error, "message", None), redactor, cap),
         }
         retry_after = getattr(error, "retry_after", None)
         if retry_after is not None:
-            record["error"]["retry_after"] = retry_after
-    confirmation = {k: meta[k] for k in CONFIRMATION_META_KEYS if meta.get(k) is not None}
+            err["retry_after"] = retry_after
+        record["error"] = err
+    confirmation: dict[str, Any] = {}
+    if len(meta) > 1 or (meta and attempts is None):  # more than the usual {"attempts": n}
+        for key, value in meta.items():
+            if value is None:
+                continue
+            if key in _CONFIRMATION_KEYS:
+                confirmation[key] = value
+            elif key in _EXTRA_META_KEYS:
+                record[key] = summarise(value, redactor, cap)
     if c.confirm is not None:
         confirmation["required"] = True
         confirmation["approved"] = c.confirm[0]
@@ -232,10 +263,7 @@ def build_call(c: Captured, redactor: Redactor, cap: int) -> dict[str, Any]:
             confirmation["reason"] = c.confirm[1]
     if confirmation:
         record["confirmation"] = summarise(confirmation, redactor, cap)
-    for key in ("error_code", "receipt", "shaped", "exception", "fix", "retries"):
-        if meta.get(key) is not None:
-            record[key] = summarise(meta[key], redactor, cap)
-    return {k: v for k, v in record.items() if v is not None}
+    return record
 
 
 def _get(obj: Any, name: str, default: Any = None) -> Any:
