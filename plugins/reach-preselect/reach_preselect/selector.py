@@ -1,0 +1,182 @@
+"""`HybridSelector`: the object reach calls through `[strategies] selector`.
+
+It adapts reach's `Tool` objects to the engine's `ToolDoc`s, keeps one index for every
+registered tool (each agent's allow-list becomes a mask, so agents share the index and
+its embeddings), and reads its settings and the data directory lazily from the first
+call's context: registering the selector loads nothing.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .engine import EngineOptions, SelectionEngine, ToolDoc
+from .settings import PreselectSettings
+from .text import clauses
+
+PLUGIN_NAME = "reach-preselect"
+
+
+class HybridSelector:
+    """BM25 + embeddings + tags, fused; see `reach_preselect.engine`."""
+
+    def __init__(self, settings: PreselectSettings | None = None, *, embedder: Any = None) -> None:
+        self._settings = settings
+        self._embedder_override = embedder
+        self._engine: SelectionEngine | None = None
+        self._lock = threading.Lock()
+        self._docs_by_tool: dict[int, tuple[Any, ToolDoc]] = {}
+        self._signature: tuple[int, ...] = ()
+        self._universe_ids: frozenset[int] = frozenset()
+        self._masks: dict[tuple[int, ...], Any] = {}
+
+    # ---------------------------------------------------------------- setup
+    def _resolve_settings(self, ctx: Any) -> PreselectSettings:
+        if self._settings is None:
+            reach = getattr(ctx, "reach", None)
+            found = reach.plugin_settings(PLUGIN_NAME) if reach is not None else None
+            self._settings = found if isinstance(found, PreselectSettings) else PreselectSettings()
+        return self._settings
+
+    def _cache_dir(self, settings: PreselectSettings, ctx: Any) -> Path | None:
+        if settings.cache_dir is not None:
+            return Path(settings.cache_dir)
+        data_dir = getattr(getattr(ctx, "reach", None), "data_dir", None)
+        return Path(data_dir) / "preselect" if data_dir is not None else None
+
+    def _make_embedder(self, settings: PreselectSettings) -> Any:
+        if self._embedder_override is not None:
+            return self._embedder_override
+        if settings.embedder == "none" or not settings.weights.get("embedding", 0.0):
+            return None
+        if settings.embedder == "openai":
+            from .embedders import OpenAIEmbedder
+
+            return OpenAIEmbedder(
+                settings.openai_model,
+                base_url=settings.openai_base_url,
+                api_key=settings.openai_api_key,
+                dimensions=settings.openai_dimensions,
+                timeout=settings.openai_timeout,
+            )
+        from .embedders import WordLlamaEmbedder
+
+        return WordLlamaEmbedder()
+
+    def engine(self, ctx: Any = None) -> SelectionEngine:
+        """The engine, created on first use with the settings known by then."""
+        with self._lock:
+            if self._engine is None:
+                settings = self._resolve_settings(ctx)
+                embedder = self._make_embedder(settings)
+                cache = None
+                cache_dir = self._cache_dir(settings, ctx)
+                if embedder is not None and cache_dir is not None:
+                    from .cache import EmbeddingCache
+
+                    cache = EmbeddingCache(cache_dir, embedder.model_id)
+                options = EngineOptions(
+                    weights=dict(settings.weights),
+                    split_clauses=settings.split_clauses,
+                    duplicate_similarity=settings.duplicate_similarity,
+                    duplicate_overlap=settings.duplicate_overlap,
+                )
+                self._engine = SelectionEngine(embedder, cache, options)
+            return self._engine
+
+    # ---------------------------------------------------------------- index
+    def _doc(self, tool: Any, settings: PreselectSettings) -> ToolDoc:
+        cached = self._docs_by_tool.get(id(tool))
+        if cached is not None and cached[0] is tool:
+            return cached[1]
+        name = tool.name
+        doc = ToolDoc(
+            name=name,
+            description=getattr(tool, "description", "") or "",
+            parameters=getattr(tool, "schema", None) or {},
+            tags=tuple(getattr(tool, "tags", ()) or ()) + tuple(settings.tags.get(name, ())),
+            keywords=tuple(getattr(tool, "keywords", ()) or ())
+            + tuple(settings.keywords.get(name, ())),
+        )
+        self._docs_by_tool[id(tool)] = (tool, doc)
+        return doc
+
+    def _sync(self, tools: Sequence[Any], ctx: Any) -> SelectionEngine:
+        """Index every tool reach knows (not just this agent's) so agents share it.
+
+        The tool set is compared by object identity (`tuple(map(id, ...))` runs in C):
+        reach builds a new `Tool` whenever a tool is (re)registered, so an unchanged
+        identity tuple means an unchanged tool set and costs ~20 µs at 2,000 tools.
+        """
+        engine = self.engine(ctx)
+        reach = getattr(ctx, "reach", None)
+        universe = list(reach.all_tools()) if hasattr(reach, "all_tools") else list(tools)
+        signature = tuple(map(id, universe))
+        if signature != self._signature:
+            settings = self._resolve_settings(ctx)
+            docs = [self._doc(t, settings) for t in universe]
+            live = set(signature)
+            self._docs_by_tool = {k: v for k, v in self._docs_by_tool.items() if k in live}
+            engine.set_tools(docs)
+            self._signature = signature
+            self._universe_ids = frozenset(signature)
+            self._masks.clear()
+        return engine
+
+    def _allowed(self, tools: Sequence[Any]) -> Any:
+        """This agent's tools as the engine's candidate mask (None: every tool).
+
+        Masks are remembered per tool set (agents repeat), so the per-call cost stays
+        one identity tuple.
+        """
+        key = tuple(map(id, tools))
+        if len(key) == len(self._signature) and key == self._signature:
+            return None
+        mask = self._masks.get(key)
+        if mask is None:
+            if len(self._masks) > 64:
+                self._masks.clear()
+            mask = self._masks[key] = self.engine().mask_for([t.name for t in tools])
+        return mask
+
+    # ---------------------------------------------------------------- strategy API
+    def select(self, query: str, tools: Sequence[Any], ctx: Any, limit: int) -> list[str]:
+        """Names of the best `limit` tools among `tools` for `query`, best first."""
+        if not tools or limit <= 0:
+            return []
+        settings = self._resolve_settings(ctx)
+        engine = self._sync(tools, ctx)
+        k = self._k(query, limit, settings)
+        pinned: list[str] = []
+        if settings.pinned:
+            names = {t.name for t in tools}
+            pinned = [n for n in settings.pinned if n in names]
+        ranked = engine.rank(query, allowed=self._allowed(tools), limit=k)
+        return (pinned + [n for n in ranked if n not in pinned])[: max(k, len(pinned))]
+
+    @staticmethod
+    def _k(query: str, limit: int, settings: PreselectSettings) -> int:
+        if not settings.adaptive_k:
+            return limit
+        extra = len(clauses(query)) - 1 if settings.split_clauses else 0
+        return min(limit, settings.base_k + max(extra, 0))
+
+    def explain(self, query: str, tools: Sequence[Any], ctx: Any, limit: int) -> list[dict[str, Any]]:
+        """One flat row per selected tool: fused score and each signal's share."""
+        if not tools:
+            return []
+        engine = self._sync(tools, ctx)
+        rows = engine.explain(query, allowed=self._allowed(tools), limit=limit)
+        flat: list[dict[str, Any]] = []
+        for row in rows:
+            out: dict[str, Any] = {"rank": row["rank"], "name": row["name"], "score": row["score"]}
+            for signal, parts in row["signals"].items():
+                out[signal] = parts["normalised"]
+            out["bm25_raw"] = row["signals"]["bm25"]["raw"]
+            out["cosine"] = row["signals"]["embedding"]["raw"]
+            out["tag_hits"] = row["signals"]["tags"]["raw"]
+            flat.append(out)
+        return flat

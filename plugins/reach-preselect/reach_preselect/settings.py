@@ -1,0 +1,53 @@
+"""`[plugins.reach-preselect]` settings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+
+class PreselectSettings(BaseModel):
+    """How tools are ranked for a question.
+
+    Everything has a default that works with zero config: hybrid ranking with the
+    wordllama model shipped in its wheel, embeddings cached under
+    `<data_dir>/preselect/`.
+    """
+
+    model_config = {"extra": "forbid"}
+
+    #: which text embedder gives the `embedding` signal: the static model inside the
+    #: `wordllama` wheel (offline), any OpenAI-compatible endpoint, or none.
+    embedder: Literal["wordllama", "openai", "none"] = "wordllama"
+    openai_model: str = "text-embedding-3-small"
+    openai_base_url: str | None = None
+    openai_api_key: str | None = None  # prefer { env = "OPENAI_API_KEY" }
+    openai_dimensions: int | None = None
+    openai_timeout: float = 10.0
+    #: where tool embeddings are cached; default `<reach data_dir>/preselect`.
+    cache_dir: Path | None = None
+    #: weight of each signal in the fused score (0 switches a signal off).
+    weights: dict[str, float] = Field(
+        default_factory=lambda: {"bm25": 1.0, "embedding": 1.0, "tags": 0.5}
+    )
+    #: rank each clause of a multi-part question on its own as well.
+    split_clauses: bool = True
+    #: near-copies (embedding cosine and term overlap at least this) yield to
+    #: distinct tools in the top k.
+    duplicate_similarity: float = Field(0.97, ge=0.0, le=1.0)
+    duplicate_overlap: float = Field(0.87, ge=0.0, le=1.0)
+    #: send fewer tools for one-intent questions: `base_k` plus one per extra
+    #: clause, capped by the caller's `limit`. Off: always `limit`.
+    adaptive_k: bool = False
+    base_k: int = Field(5, ge=1)
+    #: always ranked first (when the agent may use them).
+    pinned: list[str] = Field(default_factory=list)
+    #: extra tags / keywords per tool name, on top of the connector's own and
+    #: `[connectors.NAME] tags/keywords`. Keywords may be phrases in any language.
+    tags: dict[str, list[str]] = Field(default_factory=dict)
+    keywords: dict[str, list[str]] = Field(default_factory=dict)
+    #: register the built-in `find_tools` tool.
+    find_tools: bool = True
+    find_tools_limit: int = Field(5, ge=1, le=20)
