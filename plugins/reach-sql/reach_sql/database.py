@@ -28,7 +28,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
@@ -71,7 +71,6 @@ class Rows:
     more_rows: int = 0
     more_rows_capped: bool = False  # True when counting stopped at the cap
     rowcount: int | None = None  # rows changed, for writes
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def _first_line(exc: BaseException) -> str:
@@ -103,18 +102,24 @@ class Database:
         count_cap: int = 10_000,
         create_missing: bool = False,
     ) -> None:
-        from sqlalchemy.engine import make_url
-
-        self.url = make_url(url)
-        self.read_url = make_url(read_url) if read_url else None
-        self.dialect = self.url.get_backend_name()
+        self.url = url
+        self.read_url = read_url
+        # "postgresql+psycopg://..." -> "postgresql", without importing SQLAlchemy yet
+        self.dialect = url.split(":", 1)[0].split("+", 1)[0].lower()
+        if self.dialect == "postgres":
+            self.dialect = "postgresql"
         self.count_cap = count_cap
         self.create_missing = create_missing
         self._lock = threading.Lock()
         self._write: Engine | None = None
         self._read: Engine | None = None
-        if self.dialect == "sqlite":
-            self.path = sqlite_file(self.read_url or self.url)
+
+    @property
+    def path(self) -> Path:
+        """The SQLite file reads open (from ``read_url`` when given)."""
+        from sqlalchemy.engine import make_url
+
+        return sqlite_file(make_url(self.read_url or self.url))
 
     # -- engines ---------------------------------------------------------
 
@@ -142,14 +147,15 @@ class Database:
         from sqlalchemy import URL, create_engine, event
 
         if self.dialect == "sqlite":
-            if not self.path.exists() and self.create_missing:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                sqlite3.connect(self.path).close()
-            if not self.path.exists():
-                raise SqlFailed(f"the database file {self.path} does not exist yet")
+            path = self.path
+            if not path.exists() and self.create_missing:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                sqlite3.connect(path).close()
+            if not path.exists():
+                raise SqlFailed(f"the database file {path} does not exist yet")
             ro = URL.create(
                 "sqlite+pysqlite",
-                database=f"file:{quote(str(self.path))}",
+                database=f"file:{quote(str(path))}",
                 query={"mode": "ro", "uri": "true"},
             )
             engine = create_engine(ro)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 
 class SqlSettings(BaseModel):
@@ -24,3 +24,13 @@ class SqlSettings(BaseModel):
     count_more_rows_up_to: int = Field(10_000, ge=0, description="stop counting hidden rows here")
     statement_timeout: float = Field(10.0, gt=0, description="seconds one statement may run")
     admin_tool: bool = Field(False, description="register sql_admin (risk dangerous) for DDL and unbounded changes")
+
+    @field_validator("url", "read_url")
+    @classmethod
+    def _file_not_memory(cls, value: str | None) -> str | None:
+        """An in-memory SQLite database has no second, read-only connection to the same data."""
+        if value and value.lower().startswith("sqlite") and (
+            value.rstrip("/").endswith(":") or ":memory:" in value or value.rstrip().endswith("sqlite://")
+        ):
+            raise ValueError("reach-sql needs a SQLite file, e.g. sqlite:////srv/app/shop.sqlite3; in-memory is not supported")
+        return value

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 
 async def test_describes_columns_keys_and_row_counts(backend) -> None:
     r = await backend.reach.invoke("sql_schema", {"table": backend.table})
@@ -30,3 +32,10 @@ async def test_lists_tables_and_foreign_keys(sqlite_backend) -> None:
 async def test_unknown_table_names_the_known_ones(sqlite_backend) -> None:
     r = await sqlite_backend.reach.invoke("sql_schema", {"table": "acounts"})
     assert not r.ok and "accounts" in r.error.message
+
+
+def test_in_memory_sqlite_is_a_config_error(tmp_path, sql_reach) -> None:
+    from reach_core import ConfigError
+
+    with pytest.raises(ConfigError, match="SQLite file"):
+        sql_reach(tmp_path, {"url": "sqlite://"})
