@@ -155,7 +155,7 @@ class CompiledSchema:
         for e in list(self._rs.iter_errors(args))[:3]:
             field = ".".join(str(p) for p in e.instance_path) or "arguments"
             kind = e.kind
-            if getattr(kind, "name", "") == "Format":
+            if str(getattr(kind, "name", "")).lower() == "format":
                 fmt = getattr(kind, "format", "")
                 hint, example = FORMAT_HINTS.get(fmt, (f"a valid {fmt}", ""))
                 sent = _short(e.instance) if hasattr(e, "instance") else None
