@@ -57,7 +57,7 @@ __all__ = [
 
 log = logging.getLogger("reach.loop")
 
-#: The hint used for ``system_hint=True`` or ``[reach] system_hint = true``.
+#: The hint used for ``system_hint=True``; ``[reach] system_hint = "..."`` sets a default text.
 DEFAULT_SYSTEM_HINT = (
     "When a question needs current or external data, or an action in the world, "
     "call a tool instead of guessing. Answer in the user's language."
