@@ -200,7 +200,7 @@ async def test_tagged_mode_for_models_without_tool_calling(scripted, make_reach)
             Answer("北京 {get_weather[temperature]}, 2+2={add}"),
         ]
     )
-    result = await make_reach(server.url, mode="tagged").run("北京天气？2+2？")
+    result = await make_reach(server.url, mode="tagged").run("北京天气？2+2？", tool_choice="get_weather")
     assert result.outcome == "answered", result.error
     assert result.text == "北京 21 °C, 2+2=4"
     first, second = server.requests
