@@ -8,7 +8,7 @@ exceeds the call's deadline, and turns the outcome into model-ready JSON.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, Literal
 
 from reach_core import BusinessError, Connector, RetryableError
 
@@ -128,7 +128,7 @@ class SqlQuery(_SqlConnector):
 
 class SqlExecute(_SqlConnector):
     name = "sql_execute"
-    risk = "write"
+    risk: Literal["read", "write", "dangerous"] = "write"  # sql_admin below is "dangerous"
 
     def __init__(self, db: Database, settings: SqlSettings) -> None:
         super().__init__(db, settings)

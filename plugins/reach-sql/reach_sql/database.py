@@ -73,9 +73,9 @@ class Rows:
     rowcount: int | None = None  # rows changed, for writes
 
 
-def _first_line(exc: BaseException) -> str:
-    msg = str(exc).strip().splitlines()
-    return msg[0] if msg else type(exc).__name__
+def _first_line(exc: BaseException | None) -> str:
+    msg = str(exc or "").strip().splitlines()
+    return msg[0] if msg else type(exc).__name__ if exc else "database error"
 
 
 def sqlite_file(url: URL) -> Path:

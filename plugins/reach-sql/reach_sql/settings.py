@@ -16,14 +16,14 @@ class SqlSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    url: str | None = Field(None, description="SQLAlchemy URL, e.g. postgresql+psycopg://app@db/shop")
-    read_url: str | None = Field(None, description="URL of a SELECT-only account for sql_query/sql_schema")
-    default_limit: int = Field(50, ge=1, description="rows returned when the call gives no limit")
-    max_rows: int = Field(500, ge=1, description="the largest limit a call may ask for")
-    max_cell_chars: int = Field(500, ge=16, description="longer text values are cut with a marker")
-    count_more_rows_up_to: int = Field(10_000, ge=0, description="stop counting hidden rows here")
-    statement_timeout: float = Field(10.0, gt=0, description="seconds one statement may run")
-    admin_tool: bool = Field(False, description="register sql_admin (risk dangerous) for DDL and unbounded changes")
+    url: str | None = Field(default=None, description="SQLAlchemy URL, e.g. postgresql+psycopg://app@db/shop")
+    read_url: str | None = Field(default=None, description="URL of a SELECT-only account for sql_query/sql_schema")
+    default_limit: int = Field(default=50, ge=1, description="rows returned when the call gives no limit")
+    max_rows: int = Field(default=500, ge=1, description="the largest limit a call may ask for")
+    max_cell_chars: int = Field(default=500, ge=16, description="longer text values are cut with a marker")
+    count_more_rows_up_to: int = Field(default=10_000, ge=0, description="stop counting hidden rows here")
+    statement_timeout: float = Field(default=10.0, gt=0, description="seconds one statement may run")
+    admin_tool: bool = Field(default=False, description="register sql_admin (risk dangerous) for DDL and unbounded changes")
 
     @field_validator("url", "read_url")
     @classmethod
