@@ -161,7 +161,9 @@ class Database:
             engine = create_engine(ro)
             event.listen(engine, "connect", _install_read_authorizer)
             return engine
-        engine = create_engine(self.read_url or self.url, pool_pre_ping=True)
+        # No pre-ping: a dropped connection fails the read as upstream_unavailable, the pool
+        # discards it, and the core retries (reads are idempotent). Saves a round trip per call.
+        engine = create_engine(self.read_url or self.url)
         if self.dialect == "postgresql":
             event.listen(engine, "connect", _prepare_everything)
         return engine
@@ -195,8 +197,10 @@ class Database:
             with _translate(timeout, read=True):
                 if self.dialect == "postgresql":
                     conn.exec_driver_sql("SET TRANSACTION READ ONLY")
-                    conn.exec_driver_sql(f"SET LOCAL statement_timeout = {max(1, int(timeout * 1000))}")
-                    conn.exec_driver_sql("SELECT 1")  # the snapshot: no READ WRITE from here on
+                    # A query, so it also takes the snapshot: no READ WRITE from here on.
+                    conn.exec_driver_sql(
+                        f"SELECT set_config('statement_timeout', '{max(1, int(timeout * 1000))}', true)"
+                    )
                 with _sqlite_deadline(conn, timeout):
                     try:
                         yield conn
