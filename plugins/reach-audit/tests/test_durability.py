@@ -17,12 +17,16 @@ from reach_audit.storage import LocalStore
 SCRIPT = Path(__file__).parent / "scripts" / "audit_stream.py"
 
 
-def _run_and_kill(data_dir: Path, mode: str, want: int) -> set[str]:
+def _start(data_dir: Path, mode: str, tag: str = "k") -> subprocess.Popen:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-    proc = subprocess.Popen(
-        [sys.executable, str(SCRIPT), str(data_dir), mode],
+    return subprocess.Popen(
+        [sys.executable, str(SCRIPT), str(data_dir), mode, tag],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
     )
+
+
+def _run_and_kill(data_dir: Path, mode: str, want: int, proc: subprocess.Popen | None = None) -> set[str]:
+    proc = proc or _start(data_dir, mode)
     acked: set[str] = set()
     deadline = time.monotonic() + 40
     try:
@@ -63,6 +67,16 @@ def _check(data_dir: Path, acked: set[str]) -> int:
 @pytest.mark.parametrize("mode", ["batched", "sync"])
 def test_kill_9_loses_nothing_acknowledged(tmp_path, mode):
     data_dir = tmp_path / "data"
-    acked = _run_and_kill(data_dir, mode, want=600)
+    acked = _run_and_kill(data_dir, mode, want=300)
     checked = _check(data_dir, acked)
     assert checked >= len(acked)
+
+
+def test_two_processes_share_one_linear_chain(tmp_path):
+    """A CLI next to a server: both append to one log; the chain stays linear."""
+    data_dir = tmp_path / "data"
+    first = _start(data_dir, "batched", "p")
+    second = _start(data_dir, "batched", "q")
+    acked = _run_and_kill(data_dir, "batched", 150, first) | _run_and_kill(data_dir, "batched", 150, second)
+    checked = _check(data_dir, acked)
+    assert checked >= 300 and any(a.startswith("p") for a in acked) and any(a.startswith("q") for a in acked)

@@ -153,3 +153,34 @@ async def test_a_denied_confirmation_is_recorded_as_required_not_approved(make_r
     (rec,) = records()
     assert rec["status"] == "denied"
     assert rec["confirmation"]["required"] is True and rec["confirmation"]["approved"] is False
+
+
+async def test_sync_durability_means_on_disk_when_invoke_returns(make_reach, db_rows):
+    reach = make_reach(durability="sync")
+    for i in range(5):
+        await reach.invoke({"id": f"s{i}", "name": "add", "arguments": {"a": i, "b": 0}})
+        assert [json.loads(r[1])["call_id"] for r in db_rows()][-1] == f"s{i}"  # no flush() needed
+
+
+async def test_a_failed_write_keeps_the_records_and_flush_says_so(make_reach, records):
+    reach = make_reach()
+    await reach.invoke({"id": "before", "name": "add", "arguments": {"a": 1, "b": 1}})
+    await reach_audit.flush(reach)
+    audit = reach_audit.get_audit(reach)
+    real = audit.writer.store.transaction
+    failures = []
+
+    async def failing_once(fn):
+        if not failures:
+            failures.append(1)
+            raise OSError("disk full")
+        return await real(fn)
+
+    audit.writer.store = type("FlakyStore", (), {"transaction": staticmethod(failing_once),
+                                                 "migrate": audit.store.migrate})()
+    await reach.invoke({"id": "during", "name": "add", "arguments": {"a": 2, "b": 2}})
+    with pytest.raises(RuntimeError, match="disk full"):
+        await reach_audit.flush(reach)  # not acknowledged: the caller learns it
+    await reach_audit.flush(reach)  # the writer retried; now it is durable
+    assert [r["call_id"] for r in records()] == ["before", "during"]
+    assert (await reach_audit.verify(reach)).ok

@@ -86,3 +86,15 @@ async def test_a_secret_never_reaches_disk(make_reach, data_dir, tmp_path):
     assert logged[0]["event"] == "audit.call"
     report = await reach_audit.verify(reach)
     assert report.ok
+
+
+async def test_events_go_through_the_applications_structlog(make_reach):
+    from structlog.testing import capture_logs
+
+    reach = make_reach(log="structlog")
+    with capture_logs() as logs:
+        await reach.invoke("login", {"user": "ann", "password": SECRETS[0]})
+        await reach.aclose()  # waits for the events that follow the commit
+    (event,) = [e for e in logs if e["event"] == "audit.call"]
+    assert event["tool"] == "login" and event["status"] == "ok" and event["hash"]
+    assert event["args"]["password"] == MASK and SECRETS[0] not in json.dumps(event)

@@ -1,6 +1,6 @@
 """Invoke tools forever and print what is acknowledged; the crash test kills it with SIGKILL.
 
-usage: audit_stream.py DATA_DIR batched|sync
+usage: audit_stream.py DATA_DIR batched|sync [TAG]
 
 batched: every 7 calls, ``await reach_audit.flush(reach)``, then print the ids
          of the calls made before it ("acknowledged = flushed").
@@ -29,7 +29,7 @@ def add(a: int, b: int) -> int:
     return a + b
 
 
-async def main(data_dir: str, mode: str) -> None:
+async def main(data_dir: str, mode: str, tag: str) -> None:
     reach = Reach(
         {"reach": {"data_dir": data_dir, "log_calls": False},
          "plugins": {"reach-audit": {"durability": mode, "log": "off"}}},
@@ -40,7 +40,7 @@ async def main(data_dir: str, mode: str) -> None:
     i = 0
     while True:
         i += 1
-        batch = [{"id": f"k{i}-{j}", "name": "add", "arguments": {"a": i, "b": j}} for j in range(3)]
+        batch = [{"id": f"{tag}{i}-{j}", "name": "add", "arguments": {"a": i, "b": j}} for j in range(3)]
         await reach.invoke_many(batch)
         ids = [c["id"] for c in batch]
         if mode == "sync":
@@ -54,4 +54,4 @@ async def main(data_dir: str, mode: str) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1], sys.argv[2]))
+    asyncio.run(main(sys.argv[1], sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else "k"))
