@@ -36,9 +36,12 @@ _EXPORTS = {
     "CallContext": "context", "Config": "config", "Connector": "connectors", "connector": "connectors",
     "TaggedParser": "calls", "ToolCall": "calls", "hookimpl": "hookspecs", "hookspec": "hookspecs",
     "Reach": "reach", "ToolError": "result", "ToolResult": "result", "to_jsonable": "result", "Tool": "tool",
+    "RunResult": "loop", "RunStep": "loop", "Adapter": "adapter", "ModelError": "adapter",
+    "ModelRequest": "adapter", "ModelResponse": "adapter", "ModelToolCall": "adapter", "Usage": "adapter",
 }
 
 if TYPE_CHECKING:
+    from .adapter import Adapter, ModelError, ModelRequest, ModelResponse, ModelToolCall, Usage
     from .calls import TaggedParser, ToolCall
     from .config import Config
     from .connectors import Connector, connector
@@ -59,6 +62,7 @@ if TYPE_CHECKING:
         ToolFailure,
     )
     from .hookspecs import hookimpl, hookspec
+    from .loop import RunResult, RunStep
     from .reach import Reach
     from .result import ToolError, ToolResult, to_jsonable
     from .tool import Tool
@@ -79,6 +83,7 @@ def __dir__() -> list[str]:
     return sorted([*globals(), *_EXPORTS])
 
 __all__ = [
+    "Adapter",
     "BusinessError",
     "CallContext",
     "Config",
@@ -87,6 +92,10 @@ __all__ = [
     "ConnectorError",
     "Denied",
     "InvalidArguments",
+    "ModelError",
+    "ModelRequest",
+    "ModelResponse",
+    "ModelToolCall",
     "NeedsConfirmation",
     "NotFound",
     "PluginError",
@@ -94,6 +103,8 @@ __all__ = [
     "Reach",
     "ReachError",
     "RetryableError",
+    "RunResult",
+    "RunStep",
     "TaggedParser",
     "Tool",
     "ToolCall",
@@ -101,6 +112,7 @@ __all__ = [
     "ToolError",
     "ToolFailure",
     "ToolResult",
+    "Usage",
     "__version__",
     "connector",
     "hookimpl",

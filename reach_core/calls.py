@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from .errors import ToolFailure
@@ -32,7 +32,7 @@ class ToolCall:
     arguments: str | dict[str, Any] | None = None
     id: str = ""
     idempotency_key: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         if not self.id:
@@ -41,6 +41,12 @@ class ToolCall:
 
 def to_call(call: Any, arguments: Any = None) -> ToolCall:
     """Normalise any accepted call shape into a :class:`ToolCall`."""
+    kind = type(call)
+    if kind is dict:
+        name = call.get("name")
+        if name is not None and "function" not in call:  # the common flat shape, fast
+            return ToolCall(str(name), arguments if arguments is not None else call.get("arguments", call.get("args")),
+                            str(call.get("id") or ""), call.get("idempotency_key"))
     if isinstance(call, ToolCall):
         if arguments is not None:
             call.arguments = arguments
@@ -97,7 +103,9 @@ def decode_arguments(raw: Any, *, max_bytes: int = 1_000_000, max_depth: int = 3
                 f"arguments are {len(raw)} characters; the limit is {max_bytes}. Send less data.",
                 code="invalid_arguments",
             )
-        if raw.count("[") + raw.count("{") > max_depth and not _quick_depth_ok(raw, max_depth):
+        if len(raw) > max_depth and raw.count("[") + raw.count("{") > max_depth and not _quick_depth_ok(
+            raw, max_depth
+        ):
             raise ToolFailure(
                 f"arguments are nested deeper than {max_depth} levels; flatten them.",
                 code="invalid_arguments",

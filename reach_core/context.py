@@ -25,11 +25,20 @@ class CallContext:
     policy and by a confirmer's ``reach_pre_invoke``.
     """
 
-    __slots__ = (
-        "reach", "tool", "agent", "run_id", "call_id", "trace_id", "idempotency_key",
-        "deadline", "attempt", "query", "parent_run_id", "state", "needs_confirmation",
-        "approved", "confirm_reason", "arguments", "_log", "progress_sink",
-    )
+    # Plain attributes with class-level defaults: a context is built for every
+    # call, so only the per-call facts are assigned here.
+    deadline: float | None = None
+    attempt: int = 0
+    idempotency_key: str | None = None
+    query: str | None = None
+    parent_run_id: str | None = None
+    needs_confirmation: bool = False
+    approved: bool = False
+    confirm_reason: str | None = None
+    arguments: dict[str, Any] | None = None
+    progress_sink: Any = None
+    _log: Any = None
+    _state: dict[str, Any] | None = None
 
     def __init__(
         self,
@@ -50,18 +59,19 @@ class CallContext:
         self.run_id = run_id
         self.call_id = call_id
         self.trace_id = trace_id
-        self.idempotency_key = idempotency_key
-        self.deadline: float | None = None
-        self.attempt = 0
-        self.query = query
-        self.parent_run_id = parent_run_id
-        self.state: dict[str, Any] = {}
-        self.needs_confirmation = False
-        self.approved = False
-        self.confirm_reason: str | None = None
-        self.arguments: dict[str, Any] | None = None
-        self._log: Any = None
-        self.progress_sink: Any = None
+        if idempotency_key is not None:
+            self.idempotency_key = idempotency_key
+        if query is not None:
+            self.query = query
+        if parent_run_id is not None:
+            self.parent_run_id = parent_run_id
+
+    @property
+    def state(self) -> dict[str, Any]:
+        """A scratch dict hooks may share within one call (created on first use)."""
+        if self._state is None:
+            self._state = {}
+        return self._state
 
     @property
     def settings(self) -> Any:

@@ -26,6 +26,8 @@ class Impl:
     function: Any
     argnames: tuple[str, ...]
     is_async: bool = False
+    positions: tuple[int, ...] = ()
+    full: bool = False
 
 
 class HookCaller:
@@ -53,9 +55,13 @@ class HookCaller:
                     raise ConfigError(f"[hooks] {hook} names {unknown}, which implement no {hook}")
                 rank = {n: i for i, n in enumerate(explicit)}
                 found.sort(key=lambda t: (rank.get(t[1], len(rank)), t[0], t[1]))
+            spec_args = tuple(getattr(pm.hook, hook).spec.argnames)
             self.impls[hook] = tuple(
                 Impl(plugin=name, function=impl.function, argnames=tuple(impl.argnames),
-                     is_async=inspect.iscoroutinefunction(impl.function)) for _, name, impl in found
+                     is_async=inspect.iscoroutinefunction(impl.function),
+                     positions=tuple(spec_args.index(a) for a in impl.argnames),
+                     full=tuple(impl.argnames) == spec_args)
+                for _, name, impl in found
             )
 
     def order(self, hook: str) -> list[str]:
@@ -64,6 +70,14 @@ class HookCaller:
     @staticmethod
     async def _call(impl: Impl, kwargs: dict[str, Any]) -> Any:
         res = impl.function(*[kwargs[a] for a in impl.argnames])
+        if impl.is_async or (res is not None and inspect.isawaitable(res)):
+            res = await res
+        return res
+
+    @staticmethod
+    async def call_positional(impl: Impl, args: tuple[Any, ...]) -> Any:
+        """Call with the hook's arguments in spec order (the hot path: no dict)."""
+        res = impl.function(*args) if impl.full else impl.function(*[args[i] for i in impl.positions])
         if impl.is_async or (res is not None and inspect.isawaitable(res)):
             res = await res
         return res

@@ -106,10 +106,11 @@ async def invoke(
             raise _unknown_tool(reach, call, agent)
         cfg = reach.config.reach
         args = decode_arguments(call.arguments, max_bytes=cfg.max_argument_bytes, max_depth=cfg.max_argument_depth)
-        if hooks.impls["reach_pre_validate"]:
-            for impl in hooks.impls["reach_pre_validate"]:
+        impls = hooks.impls["reach_pre_validate"]
+        if impls:
+            for impl in impls:
                 call.arguments = args
-                new = await hooks._call(impl, {"call": call, "tool": tool, "ctx": ctx})
+                new = await hooks.call_positional(impl, (call, tool, ctx))
                 if new is not None:
                     args = new
         args = tool.compiled.prepare(args)
@@ -127,8 +128,11 @@ async def invoke(
                 f"{run_id}:{call.id}" if run_id else None
             )
         ctx.needs_confirmation = policy.needs_confirmation(tool)
-        if hooks.impls["reach_pre_invoke"]:
-            await hooks.all("reach_pre_invoke", call=call, tool=tool, ctx=ctx)
+        impls = hooks.impls["reach_pre_invoke"]
+        if impls:
+            hook_args = (call, tool, ctx)
+            for impl in impls:
+                await hooks.call_positional(impl, hook_args)
         if ctx.needs_confirmation and not ctx.approved:
             fix = (
                 f"install a confirmer plugin (pip install reach-confirm) or allow {tool.risk} tools to run "
@@ -176,10 +180,11 @@ async def invoke(
         ctx.log.error("reach.pipeline_error", error=repr(exc), traceback=traceback.format_exc())
         result = await _failed(reach, call, tool, ctx, ToolFailure(
             f"{call.name}: internal error in reach; do not resend the same arguments.", code="execution_failed"))
-    if hooks.impls["reach_post_invoke"]:
-        for impl in hooks.impls["reach_post_invoke"]:
+    impls = hooks.impls["reach_post_invoke"]
+    if impls:
+        for impl in impls:
             try:
-                new = await hooks._call(impl, {"call": call, "tool": tool, "result": result, "ctx": ctx})
+                new = await hooks.call_positional(impl, (call, tool, result, ctx))
             except Exception as exc:  # noqa: BLE001
                 ctx.log.error("reach.post_invoke_error", plugin=impl.plugin, error=repr(exc))
                 continue
