@@ -397,8 +397,13 @@ class Guards:
     async def startup(self) -> int:
         """Turn ``running`` ledger rows into ``unknown``; let connectors reconcile them.
 
-        Returns how many rows were marked ``unknown`` now.
+        Returns how many rows were marked ``unknown`` now. Without a database file
+        there is nothing to recover, and none is created (a read-only user of reach
+        gets no ``.reach/`` directory until something needs state).
         """
+        store = self.reach.store
+        if not store.path.exists():
+            return 0
         marked = await self.ledger.recover()
         for tool_name, key in await self.ledger.unknown_rows():
             await self._reconcile(tool_name, key)

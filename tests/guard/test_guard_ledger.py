@@ -106,7 +106,9 @@ CHILD = textwrap.dedent(
         input_schema = {"type": "object", "properties": {"amount": {"type": "integer"}}}
 
         def execute(self, params, ctx):
-            marker.write_text(ctx.idempotency_key)   # the side effect has begun
+            tmp = marker.with_suffix(".tmp")         # the side effect has begun
+            tmp.write_text(ctx.idempotency_key)
+            tmp.rename(marker)                       # atomic: the parent never reads it half-written
             time.sleep(60)                           # ... and the process dies here
             return {"paid": params["amount"]}
 
