@@ -94,25 +94,31 @@ async def test_sqlite_huge_values_are_refused(sqlite_backend) -> None:
     assert not r.ok and "too big" in r.error.message
 
 
-async def test_read_role_itself_cannot_write(postgresql_backend) -> None:
-    """The read URL's role is refused by the server even outside reach's transaction handling."""
+def test_read_role_itself_cannot_write(postgresql_backend) -> None:
+    """The read URL's role is refused by the server itself, outside reach's transaction handling."""
     import os
+    import secrets
 
     import psycopg
 
     dsn = os.environ["REACH_TEST_POSTGRES_READ_URL"].replace("postgresql+psycopg://", "postgresql://")
     b = postgresql_backend
+    marker = f"/tmp/reach-sql-pwned-{secrets.token_hex(4)}"
     before = b.snapshot()
     with psycopg.connect(dsn, autocommit=True) as con:
+        con.execute("SET default_transaction_read_only = off")  # allowed: it is the role's own setting
         for sql in (
-            "SET default_transaction_read_only = off",
             f"INSERT INTO {b.table} VALUES (9, 'eve', 1)",
+            f"DELETE FROM {b.table}",
+            f"COPY {b.table} TO PROGRAM 'touch {marker}'",
+            f"COPY {b.table} TO '{marker}'",
+            "CREATE TEMP TABLE scratch (x int)",
+            "CREATE TABLE accounts_evil (x int)",
         ):
-            try:
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
                 con.execute(sql)
-            except psycopg.Error:
-                pass
     assert b.snapshot() == before
+    assert not os.path.exists(marker)
 
 
 @pytest.mark.parametrize(
