@@ -1,0 +1,164 @@
+"""JSON results cut by structure, never by bytes: keys and types stay, sizes shrink.
+
+A byte cut leaves invalid JSON and drops whatever came last; a structural cut
+keeps every key the model may need to reason about, the first items of long
+arrays, head and tail of long strings (or, with a question, the passages that
+match it) and collapses only what is nested too deep. Every cut is recorded
+(:class:`Cut`) with the path that ``read_result`` takes to get it back.
+
+The shaper walks only what it keeps, so shaping a 10,000-row result costs about
+as much as the rows it shows. A ladder of ever tighter :class:`Limits` is
+searched for the loosest one that fits the budget.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .paths import join_index, join_key
+from .text_shape import TextShaper, cut_string
+
+__all__ = ["LADDER", "Cut", "JsonShaper", "Limits", "project"]
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """How much of each thing to keep at one rung of the ladder."""
+
+    items: int  # first items of an array
+    chars: int  # characters of a string
+    depth: int  # nesting levels before collapsing
+    keys: int   # keys of one object
+
+
+LADDER: tuple[Limits, ...] = (
+    Limits(50, 2000, 12, 200),
+    Limits(25, 1000, 10, 100),
+    Limits(12, 500, 8, 60),
+    Limits(8, 300, 6, 40),
+    Limits(5, 160, 5, 25),
+    Limits(3, 100, 4, 15),
+    Limits(2, 60, 3, 10),
+    Limits(1, 40, 2, 6),
+)
+
+
+@dataclass(slots=True)
+class Cut:
+    """One thing left out: ``items``/``keys`` shown of total, ``chars`` kept of total, or ``collapsed``."""
+
+    path: str
+    kind: str
+    shown: int
+    total: int
+
+    def describe(self) -> str:
+        where = self.path or "the result"
+        if self.kind == "items":
+            return f"{where}: {self.shown} of {self.total:,} items shown"
+        if self.kind == "keys":
+            return f"{where}: {self.shown} of {self.total:,} keys shown"
+        if self.kind == "chars":
+            return f"{where}: {self.shown:,} of {self.total:,} chars shown"
+        return f"{where}: nested too deep, collapsed ({self.total:,} {'items' if self.shown else 'keys'})"
+
+    def read_call(self, handle: str) -> str:
+        """A ``read_result`` call that fetches (the next part of) what was cut."""
+        if self.kind == "items":
+            return f'read_result(handle="{handle}", path="{self.path}[{self.shown}:{self.shown + 20}]")'
+        if self.kind == "chars":
+            return f'read_result(handle="{handle}", path="{self.path}", offset=0, limit=100)'
+        return f'read_result(handle="{handle}", path="{self.path}")'
+
+
+class JsonShaper:
+    """Shapes one value at a given rung; remembers per-string text shapers across rungs."""
+
+    def __init__(self, query: str | None = None, base_path: str = "") -> None:
+        self.query = query
+        self.base_path = base_path
+        self._texts: dict[int, TextShaper] = {}
+
+    def shape(self, value: Any, limits: Limits) -> tuple[Any, list[Cut]]:
+        cuts: list[Cut] = []
+        return self._walk(value, self.base_path, 0, limits, cuts), cuts
+
+    def _walk(self, value: Any, path: str, depth: int, lim: Limits, cuts: list[Cut]) -> Any:
+        if isinstance(value, str):
+            return self._string(value, path, lim, cuts)
+        if isinstance(value, dict):
+            if not value:
+                return value
+            if depth >= lim.depth:
+                keys = list(value)
+                cuts.append(Cut(path, "collapsed", 0, len(keys)))
+                more = ", …" if len(keys) > 4 else ""
+                return f"{{…{len(keys)} keys: {', '.join(map(str, keys[:4]))}{more}}}"
+            out: dict[str, Any] = {}
+            for i, (k, v) in enumerate(value.items()):
+                if i >= lim.keys:
+                    cuts.append(Cut(path, "keys", lim.keys, len(value)))
+                    break
+                out[k] = self._walk(v, join_key(path, k), depth + 1, lim, cuts)
+            return out
+        if isinstance(value, list):
+            if not value:
+                return value
+            if depth >= lim.depth:
+                cuts.append(Cut(path, "collapsed", 1, len(value)))
+                return f"[…{len(value)} items]"
+            keep = value[: lim.items]
+            if len(value) > lim.items:
+                cuts.append(Cut(path, "items", lim.items, len(value)))
+            return [self._walk(v, join_index(path, i), depth + 1, lim, cuts) for i, v in enumerate(keep)]
+        return value
+
+    def _string(self, value: str, path: str, lim: Limits, cuts: list[Cut]) -> str:
+        if len(value) <= lim.chars:
+            return value
+        if self.query and "\n" in value:
+            shaper = self._texts.get(id(value))
+            if shaper is None:
+                shaper = self._texts[id(value)] = TextShaper(value, self.query)
+            if shaper.passages:
+                text, _ = shaper.render(lim.chars)
+                cuts.append(Cut(path, "chars", len(text), len(value)))
+                return text
+        text = cut_string(value, lim.chars)
+        cuts.append(Cut(path, "chars", lim.chars, len(value)))
+        return text
+
+
+def _field_tree(fields: list[str]) -> dict[str, Any]:
+    tree: dict[str, Any] = {}
+    for field in fields:
+        node = tree
+        for part in field.replace("[]", "").split("."):
+            if part:
+                node = node.setdefault(part, {})
+    return tree
+
+
+def _project(value: Any, tree: dict[str, Any]) -> Any:
+    if not tree:
+        return value
+    if isinstance(value, dict):
+        return {k: _project(v, tree[k]) for k, v in value.items() if k in tree}
+    if isinstance(value, list):
+        return [_project(v, tree) for v in value]
+    return value
+
+
+def project(value: Any, fields: list[str]) -> tuple[Any, bool]:
+    """Keep only ``fields`` (dotted paths; arrays are entered item by item).
+
+    Returns the projection and whether it left anything out. A projection that
+    matches nothing keeps the value whole: a misspelt field must not blank a result.
+    """
+    if not fields or not isinstance(value, (dict, list)):
+        return value, False
+    projected = _project(value, _field_tree(fields))
+    if projected in ({}, []) or projected == value:
+        return value, False
+    return projected, True

@@ -1,0 +1,131 @@
+"""Hook implementations of reach-shape (entry point ``reach-shape``).
+
+Shaping runs as a ``reach_post_invoke`` step at priority 50, before audit (90),
+so audit records what the model actually saw (``meta["shaped"]`` names the
+handle of the full result). State (settings, counter, handle store) is kept per
+``Reach`` instance, never in module globals shared between instances.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+from weakref import WeakKeyDictionary
+
+from reach_core import ToolResult, hookimpl
+
+from .reader import ReadResult
+from .settings import ShapeSettings
+from .shaper import Shaped, Shaper
+from .tokens import warm_up
+
+# The name config and logs use when this module is registered directly (tests, embedding).
+REACH_PLUGIN_NAME = "reach-shape"
+# Shaping before audit (90): audit records what the model saw.
+REACH_HOOK_PRIORITY = {"reach_post_invoke": 50}
+
+#: Results larger than this (characters) are shaped in a worker thread, off the event loop.
+THREAD_THRESHOLD = 256 * 1024
+
+_SHAPERS: WeakKeyDictionary[Any, Shaper] = WeakKeyDictionary()
+
+
+def shaper_for(reach: Any) -> Shaper:
+    """The ``Shaper`` of one ``Reach`` (made from its ``[plugins.reach-shape]`` settings on first use)."""
+    shaper = _SHAPERS.get(reach)
+    if shaper is None:
+        settings = reach.plugin_settings(REACH_PLUGIN_NAME) or ShapeSettings()
+        shaper = _SHAPERS[reach] = Shaper(settings)
+    return shaper
+
+
+@hookimpl
+def reach_plugin_settings() -> type[ShapeSettings]:
+    return ShapeSettings
+
+
+@hookimpl
+def reach_register_tools(register: Any, settings: ShapeSettings | None, reach: Any) -> None:
+    _SHAPERS[reach] = Shaper(settings or ShapeSettings())
+    register(ReadResult(shaper_for))
+
+
+@hookimpl
+def reach_startup(reach: Any) -> None:
+    if shaper_for(reach).settings.tokenizer != "estimate":
+        warm_up()
+
+
+@hookimpl
+def reach_post_invoke(call: Any, tool: Any, result: ToolResult, ctx: Any) -> Any:
+    """Shape a successful result that is over its tool's budget (or has fields configured).
+
+    Returns ``None`` (keep the result) on the fast path; a large result is shaped
+    in a thread and an awaitable is returned, which the core awaits.
+    """
+    if not result.ok or tool is None:
+        return None
+    if tool.name == ReadResult.name and tool.plugin == REACH_PLUGIN_NAME:
+        return None  # read_result enforces its own budget on exactly the slice asked for
+    shaper = _SHAPERS.get(ctx.reach) or shaper_for(ctx.reach)
+    needed, budget, rule = shaper.needs_shaping(result, tool.name)
+    if not needed:
+        return None
+    agent, run_id, query = ctx.agent, ctx.run_id, ctx.query
+    kept: list[str | None] = []
+
+    def keep(view: Any) -> str | None:
+        kept.append(shaper.store.put(view, agent=agent, run_id=run_id, tool=tool.name, size=len(result.to_json())))
+        return kept[-1]
+
+    over = not shaper.fits(result.to_json(), budget) if rule is not None and rule.fields else True
+    if len(result.to_json()) <= THREAD_THRESHOLD:
+        shaped = shaper.shape(result.content, budget=budget, rule=rule, query=query, handle=keep, over=over)
+        return _replace(result, shaped, budget, shaper)
+    return _shape_in_thread(shaper, result, budget, rule, query, agent, run_id, tool.name, over)
+
+
+async def _shape_in_thread(shaper: Shaper, result: ToolResult, budget: int, rule: Any, query: str | None,
+                           agent: str, run_id: str | None, tool: str, over: bool) -> ToolResult | None:
+    # the handle store is not thread-safe: the thread only names the handle, the loop stores the view
+    size = len(result.to_json())
+    handle = shaper.store.new_handle() if shaper.store.fits(size) else None
+    views: list[Any] = []
+
+    def keep(view: Any) -> str | None:
+        views.append(view)
+        return handle
+
+    shaped = await asyncio.to_thread(shaper.shape, result.content, budget=budget, rule=rule, query=query,
+                                     handle=keep, over=over)
+    if shaped is None:
+        return None
+    if views and handle:
+        shaper.store.put(views[0], agent=agent, run_id=run_id, tool=tool, size=size, handle=handle)
+    return _replace(result, shaped, budget, shaper)
+
+
+def _replace(result: ToolResult, shaped: Shaped | None, budget: int, shaper: Shaper) -> ToolResult | None:
+    if shaped is None:
+        return None
+    meta = dict(result.meta)
+    meta["shaped"] = {
+        "handle": shaped.handle_note or None,
+        "budget": budget,
+        "tokens": shaped.tokens,
+        "chars_before": len(result.to_json()),
+        "tokenizer": shaper.counter.name,
+        **shaped.facts,
+    }
+    return ToolResult(result.call_id, result.name, True, shaped.content, None, result.elapsed_ms,
+                      result.trace_id, meta)
+
+
+@hookimpl
+def reach_run_step(step: Any, ctx: Any) -> None:
+    """A step without tool calls (the answer) or with an error ends the run: its handles go."""
+    if step.tool_calls and not step.error:
+        return
+    shaper = _SHAPERS.get(ctx.reach)
+    if shaper is not None and step.run_id:
+        shaper.store.end_run(step.run_id)

