@@ -89,8 +89,10 @@ async def test_a_secret_never_reaches_disk(make_reach, data_dir, tmp_path):
 
 
 async def test_events_go_through_the_applications_structlog(make_reach):
+    import structlog
     from structlog.testing import capture_logs
 
+    structlog.reset_defaults()  # the `reach` CLI tests configure a WARNING filter process-wide
     reach = make_reach(log="structlog")
     with capture_logs() as logs:
         await reach.invoke("login", {"user": "ann", "password": SECRETS[0]})
