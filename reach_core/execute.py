@@ -283,16 +283,16 @@ async def run_connector(tool: Tool, params: Any, ctx: CallContext) -> tuple[Any,
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            failure = _classify(exc, tool)
-            if failure is None:
+            mapped = _classify(exc, tool)
+            if mapped is None:
                 raise
-            failure.details["attempts"] = attempt
-            failure.details["exception"] = type(exc).__name__
-            if not (failure.retryable and tool.idempotent and attempt <= tool.max_retries):
-                raise failure from exc
-            delay = backoff_delay(attempt, *_base(ctx), retry_after=failure.retry_after)
+            mapped.details["attempts"] = attempt
+            mapped.details["exception"] = type(exc).__name__
+            if not (mapped.retryable and tool.idempotent and attempt <= tool.max_retries):
+                raise mapped from exc
+            delay = backoff_delay(attempt, *_base(ctx), retry_after=mapped.retry_after)
             if loop.time() + delay >= deadline:
-                raise failure from exc
+                raise mapped from exc
             await asyncio.sleep(delay)
 
 

@@ -44,6 +44,8 @@ __all__ = ["Guards", "GuardDefaults", "LimitsConfig", "ConnectorGuard", "AgentGu
 
 _STATE_KEY = "reach.guard"
 #: failures that say nothing about the arguments (time-based or a person's decision)
+#: failures of a started non-idempotent call that mean the action did not happen
+_TRANSIENT_NOT_DONE = frozenset({"upstream_unavailable", "rate_limited"})
 _NOT_ARGUMENT_FAILURES = frozenset({"rate_limited", "budget_exceeded", "needs_confirmation", "outcome_unknown"})
 
 
@@ -265,10 +267,10 @@ class Guards:
             pending = _Pending(budget_keys=keys)
 
         # 4. count the call in its run (no await between the checks above and this)
-        if run is not None:
+        if run is not None and ckey is not None:
             run.calls += 1
             run.per_tool[tool.name] = run.per_tool.get(tool.name, 0) + 1
-            run.identical[ckey] = run.identical.get(ckey, 0) + 1  # type: ignore[index]
+            run.identical[ckey] = run.identical.get(ckey, 0) + 1
             if pending is None:
                 pending = _Pending()
             pending.run, pending.ckey, pending.counted = run, ckey, True
@@ -361,6 +363,11 @@ class Guards:
             self._undo(pending)
             if pending.ledger_key:
                 await self.ledger.release(tool.name, pending.ledger_key)
+        elif pending is not None and pending.ledger_key and result.error is not None \
+                and result.error.code in _TRANSIENT_NOT_DONE:
+            # the service refused before acting (503, 429, connection refused): the key may
+            # be used again once it recovers, instead of replaying a stale failure forever
+            await self.ledger.release(tool.name, pending.ledger_key)
         elif pending is not None and pending.ledger_key:
             code = result.error.code if result.error else None
             state = "done" if result.ok else ("unknown" if code in ("outcome_unknown", "timeout") else "failed")

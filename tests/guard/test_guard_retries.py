@@ -189,3 +189,21 @@ async def test_sync_tools_time_out_and_keep_their_slot(make_reach):
     await asyncio.sleep(0.8)  # the thread ends, the slot comes back
     third = await r.invoke("sleep_capped", {})
     assert len(hung_ran) == 2 and third.error.code == "timeout"
+
+
+async def test_refused_connection_means_a_write_did_not_happen(make_reach):
+    import socket
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    r = make_reach(
+        HttpTool("post_nowhere", f"http://127.0.0.1:{port}", risk="write"),
+        HttpTool("get_nowhere", f"http://127.0.0.1:{port}", max_retries=2),
+    )
+    res = await r.invoke("post_nowhere", {"path": "/write"}, idempotency_key="nowhere-1")
+    assert res.error.code == "upstream_unavailable" and res.meta["attempts"] == 1
+    res = await r.invoke("get_nowhere", {"path": "/ok"})
+    assert res.error.code == "upstream_unavailable" and res.meta["attempts"] == 3
+    # the write never happened, so its key is free again: the same key runs once the service is back
+    assert await r.store.fetchone("SELECT state FROM reach_ledger WHERE idem_key = 'nowhere-1'") is None
