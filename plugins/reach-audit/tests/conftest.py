@@ -20,6 +20,31 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The packaging test (~30 s: wheels, a venv, installs) runs when asked for:
+    ``-m packaging`` (alone) or ``REACH_TEST_PACKAGING=1`` (with the rest)."""
+    import os
+
+    if config.getoption("markexpr") or os.environ.get("REACH_TEST_PACKAGING") == "1":
+        return
+    slow = [i for i in items if i.get_closest_marker("packaging")]
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = [i for i in items if not i.get_closest_marker("packaging")]
+        config.stash[_DESELECTED] = len(slow)
+
+
+_DESELECTED = pytest.StashKey[int]()
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # noqa: ANN001
+    n = config.stash.get(_DESELECTED, 0)
+    if n:
+        terminalreporter.write_line(
+            f"reach-audit: {n} packaging test not run; run it with -m packaging (or REACH_TEST_PACKAGING=1)"
+        )
+
+
 @connector(risk="read")
 def add(a: int, b: int) -> int:
     """Add two integers. Use for arithmetic.

@@ -3,8 +3,8 @@ reach-weather and reach-audit, install only those (and their declared
 dependencies from the registry) into an empty venv, call the weather tool against
 the local demo service, and find that call in ``reach audit tail --json``.
 
-Slow-ish (builds and installs, ~30 s): runs with the others; ``-m packaging`` selects it
-alone, ``-m "not packaging"`` leaves it out.
+Slow-ish (builds and installs, ~30 s): run it with ``-m packaging``, or with the
+rest of the suite with ``REACH_TEST_PACKAGING=1``.
 """
 
 from __future__ import annotations
