@@ -8,7 +8,7 @@ Process-wide caps per connector and per plugin are the guard rails' job.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .calls import ToolCall, to_call
@@ -55,14 +55,16 @@ class WeightedLimiter:
 
 
 async def run_turn(reach: Reach, calls: Sequence[Any], *, agent: str | None, run_id: str | None,
-                   query: str | None, parent_run_id: str | None, limit: int) -> list[ToolResult]:
+                   query: str | None, parent_run_id: str | None, limit: int,
+                   allowed: Collection[str] | None = None, deadline: float | None = None) -> list[ToolResult]:
     norm: list[ToolCall] = []
     for c in calls:
         try:
             norm.append(to_call(c))
         except TypeError:
             norm.append(ToolCall(name=str(c)))
-    kw: dict[str, Any] = {"agent": agent, "run_id": run_id, "query": query, "parent_run_id": parent_run_id}
+    kw: dict[str, Any] = {"agent": agent, "run_id": run_id, "query": query, "parent_run_id": parent_run_id,
+                          "allowed": allowed, "deadline": deadline}
     if len(norm) == 1:
         return [await reach.invoke(norm[0], **kw)]
     limiter = WeightedLimiter(limit)

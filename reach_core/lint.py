@@ -54,7 +54,8 @@ def lint_tool(tool: Tool) -> list[Problem]:
     out: list[Problem] = []
     words = re.split(r"[_\-]|(?<=[a-z])(?=[A-Z])", tool.name)
     words = [w.lower() for w in words if w]
-    if len(words) < 2 or words[0] not in VERBS:
+    # verb_noun, or a namespace then the verb (sql_query, http_get): the action must be in the name
+    if len(words) < 2 or not (words[0] in VERBS or words[1] in VERBS):
         out.append(Problem("verb_noun", f"name {tool.name!r} should read verb_noun (e.g. get_weather, send_email)"))
     desc = tool.description or ""
     if len(desc) < 20:

@@ -68,6 +68,9 @@ MAX_OFFERED_TOOLS = 64
 
 Outcome = Literal["answered", "max_steps", "deadline", "model_error"]
 
+#: Time the pipeline gets past a run's deadline to report cut-off calls itself.
+_DEADLINE_GRACE = 0.25
+
 
 @dataclass(slots=True)
 class RunStep:
@@ -270,21 +273,6 @@ def _adapter_label(adapter: Any) -> str:
     return str(getattr(adapter, "name", type(adapter).__name__))
 
 
-def _not_in_run(call: dict[str, Any], allowed: list[str]) -> ToolResult:
-    """The result for a call to a tool this run does not allow (``tools=[...]``)."""
-    fn = call["function"]
-    return ToolResult(
-        call_id=call["id"],
-        name=fn["name"],
-        ok=False,
-        error=ToolError(
-            "unknown_tool",
-            f"tool `{fn['name']}` is not available in this conversation; "
-            f"use one of: {', '.join(allowed) or '(none)'}.",
-        ),
-    )
-
-
 def _cut_off(call: dict[str, Any], deadline: float) -> ToolResult:
     """The result for a call cancelled by the run's deadline."""
     fn = call["function"]
@@ -483,16 +471,16 @@ async def run_agent(
 
         # -- the tools, all at once ------------------------------------------------
         if calls:
-            runnable = [c for c in calls if allowed is None or c["function"]["name"] in allowed]
+            # Every call goes through the pipeline (so audit sees it): calls outside
+            # `tools=[...]` come back as unknown_tool, and the run's deadline caps each
+            # call's own deadline (a write cut off becomes outcome_unknown there).
+            runnable = calls
             t1 = time.perf_counter()
             try:
-                async with asyncio.timeout(remaining()):
-                    ran = (
-                        await reach.invoke_many(
-                            runnable, agent=agent, run_id=run_id, query=query or None
-                        )
-                        if runnable
-                        else []
+                async with asyncio.timeout(None if ends_at is None else remaining() + _DEADLINE_GRACE):
+                    ran = await reach.invoke_many(
+                        runnable, agent=agent, run_id=run_id, query=query or None,
+                        allowed=allowed, deadline=ends_at,
                     )
             except TimeoutError:
                 # Keep the transcript well formed (every tool call answered) so the caller
@@ -509,11 +497,17 @@ async def run_agent(
                     f"{index}; the calls still running then have an unknown outcome",
                 )
             step.tools_ms = (time.perf_counter() - t1) * 1000
-            by_call = {id(c): r for c, r in zip(runnable, ran, strict=True)}
-            ordered = [by_call.get(id(c)) or _not_in_run(c, allowed or []) for c in calls]
-            step.results = ordered
-            results.extend(ordered)
-            messages.extend(r.to_message() for r in ordered)
+            step.results = list(ran)
+            results.extend(ran)
+            messages.extend(r.to_message() for r in ran)
+            if ends_at is not None and loop.time() >= ends_at:
+                return await stop(
+                    step,
+                    "deadline",
+                    response.text or "",
+                    f"the run's deadline of {deadline:g} s passed while tools were running in step "
+                    f"{index}; calls cut off report timeout (reads) or outcome_unknown (writes)",
+                )
         if response.feedback:
             messages.append({"role": "user", "content": "\n".join(response.feedback)})
         steps.append(step)

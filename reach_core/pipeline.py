@@ -12,11 +12,13 @@ implemented by any plugin cost nothing: their step is skipped.
 
 from __future__ import annotations
 
+import asyncio
 import difflib
 import itertools
 import os
 import time
 import traceback
+from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
 from .calls import ToolCall, decode_arguments, to_call
@@ -81,6 +83,8 @@ async def invoke(
     query: str | None = None,
     parent_run_id: str | None = None,
     raise_errors: bool = False,
+    allowed: Collection[str] | None = None,
+    deadline: float | None = None,
 ) -> ToolResult:
     t0 = time.perf_counter()
     if not reach._started:
@@ -104,6 +108,12 @@ async def invoke(
             raise failure
         if tool is None:
             raise _unknown_tool(reach, call, agent)
+        if allowed is not None and tool.name not in allowed:
+            raise ToolFailure(
+                f"tool `{tool.name}` is not available in this conversation; use one of: "
+                f"{', '.join(sorted(allowed)) or '(none)'}.",
+                code="unknown_tool",
+            )
         cfg = reach.config.reach
         args = decode_arguments(call.arguments, max_bytes=cfg.max_argument_bytes, max_depth=cfg.max_argument_depth)
         impls = hooks.impls["reach_pre_validate"]
@@ -149,6 +159,8 @@ async def invoke(
             result = await guards.before(tool, args, ctx)
         if result is None:
             params = tool.args_model.model_validate(args) if tool.args_model is not None else args
+            if deadline is not None:  # a run's deadline shortens the tool's own
+                ctx.deadline = min(deadline, asyncio.get_running_loop().time() + tool.timeout)
             try:
                 content, meta = await run_connector(tool, params, ctx)
             except ToolFailure as exc:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -379,10 +379,17 @@ class Reach:
         query: str | None = None,
         parent_run_id: str | None = None,
         raise_errors: bool = False,
+        allowed: Collection[str] | None = None,
+        deadline: float | None = None,
     ) -> ToolResult:
-        """Run one tool call through the pipeline. Never raises unless ``raise_errors``."""
+        """Run one tool call through the pipeline. Never raises unless ``raise_errors``.
+
+        ``allowed`` restricts this call to those tool names (a run's ``tools=[...]``);
+        ``deadline`` (event-loop time) caps the call's own deadline (a run's deadline).
+        """
         return await _invoke(self, call, arguments, agent=agent, run_id=run_id, idempotency_key=idempotency_key,
-                            query=query, parent_run_id=parent_run_id, raise_errors=raise_errors)
+                             query=query, parent_run_id=parent_run_id, raise_errors=raise_errors,
+                             allowed=allowed, deadline=deadline)
 
     async def invoke_many(
         self,
@@ -393,12 +400,15 @@ class Reach:
         query: str | None = None,
         parent_run_id: str | None = None,
         concurrency: int | None = None,
+        allowed: Collection[str] | None = None,
+        deadline: float | None = None,
     ) -> list[ToolResult]:
         """Run one model turn's calls concurrently (limit per turn, default 5), results in order."""
         from .concurrency import run_turn
 
         return await run_turn(self, calls, agent=agent, run_id=run_id, query=query, parent_run_id=parent_run_id,
-                              limit=concurrency or self.config.reach.concurrency)
+                              limit=concurrency or self.config.reach.concurrency, allowed=allowed,
+                              deadline=deadline)
 
     async def run(self, messages_or_text: Any, **kwargs: Any) -> Any:
         """The agent loop: model ▸ tools ▸ model … (see ``reach_core.loop``)."""
