@@ -30,6 +30,35 @@ def _normalise(matrix: np.ndarray) -> np.ndarray:
     return matrix / norms
 
 
+_models: dict[tuple[str, int], Any] = {}
+_models_lock = threading.Lock()
+
+
+def _load_wordllama(config: str, dim: int) -> Any:
+    """Load (once per process) the wordllama model from its own wheel, offline.
+
+    Shared across `Reach` instances like any read-only weights; ~35 MB.
+    """
+    with _models_lock:
+        model = _models.get((config, dim))
+        if model is None:
+            import logging
+
+            root = logging.getLogger()
+            handlers, level = list(root.handlers), root.level
+            import wordllama  # its __init__ calls logging.basicConfig; undo that below
+            from wordllama import WordLlama
+
+            root.handlers[:] = handlers
+            root.setLevel(level)
+            package_dir = os.path.dirname(wordllama.__file__)
+            model = WordLlama.load(
+                config=config, dim=dim, cache_dir=package_dir, disable_download=True
+            )
+            _models[(config, dim)] = model
+        return model
+
+
 class WordLlamaEmbedder:
     """The 256-d static embeddings shipped inside the `wordllama` wheel.
 
@@ -52,22 +81,7 @@ class WordLlamaEmbedder:
     def _load(self) -> Any:
         with self._lock:
             if self._model is None:
-                import logging
-
-                root = logging.getLogger()
-                handlers, level = list(root.handlers), root.level
-                import wordllama  # its __init__ calls logging.basicConfig; undo that below
-                from wordllama import WordLlama
-
-                root.handlers[:] = handlers
-                root.setLevel(level)
-                package_dir = os.path.dirname(wordllama.__file__)
-                self._model = WordLlama.load(
-                    config=self.config,
-                    dim=self.dim,
-                    cache_dir=package_dir,
-                    disable_download=True,
-                )
+                self._model = _load_wordllama(self.config, self.dim)
         return self._model
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:

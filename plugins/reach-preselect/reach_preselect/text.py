@@ -124,7 +124,7 @@ _CLAUSE_SPLIT = re.compile(
 )
 
 
-def clauses(question: str, *, min_terms: int = 3) -> list[str]:
+def clauses(question: str, *, min_terms: int = 2) -> list[str]:
     """Split a question that asks for several things into its parts.
 
     A question like "Find X, then book Y. Also tell me Z" needs one tool per part;
