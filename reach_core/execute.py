@@ -32,6 +32,7 @@ from collections.abc import Coroutine, Generator
 from typing import TYPE_CHECKING, Any
 
 from .errors import BusinessError, RateLimited, RetryableError, ToolFailure
+from .guard.threads import DaemonPool
 
 if TYPE_CHECKING:
     from .context import CallContext
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
 __all__ = ["backoff_delay", "run_connector"]
 
 _RETRY_STATUS = frozenset({429, 502, 503, 504})
-_fallback_pool: concurrent.futures.ThreadPoolExecutor | None = None
+_fallback_pool: DaemonPool | None = None
 
 
 class _Resume:
@@ -161,13 +162,13 @@ async def _acquire_all(slots: list[tuple[WeightedLimit, int]], deadline: float, 
         raise
 
 
-def _pool(ctx: CallContext) -> concurrent.futures.Executor:
+def _pool(ctx: CallContext) -> DaemonPool:
     guards = getattr(ctx.reach, "_guards", None)
     if guards is not None:
         return guards.thread_pool()
     global _fallback_pool  # only without guard rails (never in practice)
     if _fallback_pool is None:
-        _fallback_pool = concurrent.futures.ThreadPoolExecutor(max_workers=16, thread_name_prefix="reach-sync")
+        _fallback_pool = DaemonPool(16)
     return _fallback_pool
 
 

@@ -183,9 +183,9 @@ class Guards:
     def thread_pool(self) -> Any:
         """The bounded pool sync connectors run in (``[reach] thread_pool`` workers)."""
         if self._pool is None:
-            from concurrent.futures import ThreadPoolExecutor
+            from .threads import DaemonPool
 
-            self._pool = ThreadPoolExecutor(max_workers=self.defaults.thread_pool, thread_name_prefix="reach-sync")
+            self._pool = DaemonPool(self.defaults.thread_pool)
         return self._pool
 
     # ------------------------------------------------------------------ seam
@@ -442,6 +442,6 @@ class Guards:
 
     async def aclose(self) -> None:
         if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool.shutdown()
             self._pool = None
 
