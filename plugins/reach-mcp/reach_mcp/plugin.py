@@ -1,0 +1,77 @@
+"""Hook implementations of reach-mcp."""
+
+from __future__ import annotations
+
+import fnmatch
+import weakref
+from typing import Any
+
+import structlog
+
+from reach_core import ConnectorError, hookimpl
+
+from .settings import McpSettings, ServerConfig
+
+_log = structlog.get_logger("reach.mcp")
+_LINKS: weakref.WeakKeyDictionary[Any, list[Any]] = weakref.WeakKeyDictionary()
+
+
+def links_of(reach: Any) -> list[Any]:
+    """The MCP server links of one ``Reach`` (empty when none is configured)."""
+    return _LINKS.get(reach, [])
+
+
+def _selected(remote: str, cfg: ServerConfig) -> bool:
+    if cfg.tools is not None and not any(fnmatch.fnmatchcase(remote, p) for p in cfg.tools):
+        return False
+    return not any(fnmatch.fnmatchcase(remote, p) for p in cfg.exclude)
+
+
+@hookimpl
+def reach_plugin_settings() -> type[McpSettings]:
+    return McpSettings
+
+
+@hookimpl
+def reach_register_tools(register: Any, settings: McpSettings | None, reach: Any) -> None:
+    if settings is None or not settings.servers:
+        return
+    from .connector import McpTool
+    from .link import ServerLink, describe_error, discover
+
+    links = [ServerLink(name, cfg, reach) for name, cfg in settings.servers.items() if cfg.enabled]
+    _LINKS[reach] = links
+    results = discover(links)
+    for link in links:
+        listed = results[link.name]
+        if isinstance(listed, BaseException):
+            target = link.config.command or link.config.url
+            _log.warning(
+                "reach.mcp_server_unavailable", server=link.name, transport=link.config.transport, target=target,
+                error=describe_error(listed),
+                fix=f"check [plugins.reach-mcp.servers.{link.name}]; its tools are missing until the next start",
+            )
+            continue
+        for definition in listed:
+            if not _selected(definition.name, link.config):
+                continue
+            conn = McpTool(link, definition)
+            try:
+                register(conn)
+            except ConnectorError as exc:
+                _log.warning("reach.mcp_tool_skipped", server=link.name, tool=definition.name, error=str(exc))
+                continue
+            link.connectors[definition.name] = conn
+
+
+@hookimpl
+async def reach_shutdown(reach: Any) -> None:
+    for link in links_of(reach):
+        await link.aclose()
+
+
+@hookimpl
+def reach_register_commands(cli: Any) -> None:
+    from .commands import add_commands
+
+    add_commands(cli)

@@ -1,0 +1,72 @@
+"""What an MCP ``CallToolResult`` becomes in reach.
+
+* ``isError`` -> ``BusinessError`` carrying the server's own text (the model can
+  read why, and reach never retries it);
+* ``structuredContent`` is preferred: it is the typed answer the server's output
+  schema describes;
+* otherwise the content blocks: one text block is returned as a string (JSON text
+  is decoded, so it is not double-encoded on the way to the model); several
+  blocks become a compact list; binary data is described, never dumped.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import mcp_types as types
+
+from reach_core import BusinessError
+
+__all__ = ["content_of", "error_text"]
+
+_MAX_ERROR = 2000
+
+
+def _block(block: Any) -> Any:
+    kind = getattr(block, "type", None)
+    if kind == "text":
+        return {"type": "text", "text": block.text}
+    if kind in ("image", "audio"):
+        data = getattr(block, "data", "") or ""
+        return {"type": kind, "mime_type": getattr(block, "mime_type", None), "base64_chars": len(data)}
+    if kind == "resource_link":
+        return {"type": "resource_link", "uri": str(block.uri), "name": getattr(block, "name", None)}
+    if kind == "resource":
+        res = block.resource
+        out: dict[str, Any] = {"type": "resource", "uri": str(res.uri)}
+        if getattr(res, "text", None) is not None:
+            out["text"] = res.text
+        else:
+            out["base64_chars"] = len(getattr(res, "blob", "") or "")
+        return out
+    dump = getattr(block, "model_dump", None)
+    return dump(mode="json", exclude_none=True) if callable(dump) else str(block)
+
+
+def error_text(result: types.CallToolResult) -> str:
+    """The server's explanation of a failed call, as plain text."""
+    parts = [b.text for b in result.content if getattr(b, "type", None) == "text" and b.text]
+    text = "\n".join(parts).strip() or "the tool reported an error without a message"
+    return text[:_MAX_ERROR]
+
+
+def content_of(result: types.CallToolResult, *, server: str, tool: str) -> Any:
+    """The reach content of a successful result; raises ``BusinessError`` for ``isError``."""
+    if result.is_error:
+        raise BusinessError(f"{tool} (MCP server {server!r}) failed: {error_text(result)}")
+    if result.structured_content is not None:
+        return result.structured_content
+    blocks = result.content
+    if len(blocks) == 1 and getattr(blocks[0], "type", None) == "text":
+        text = blocks[0].text
+        stripped = text.lstrip()
+        if stripped[:1] in ("{", "["):
+            try:
+                return json.loads(text)
+            except ValueError:
+                pass
+        return text
+    if not blocks:
+        return None
+    return [_block(b) for b in blocks]

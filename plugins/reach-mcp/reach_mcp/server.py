@@ -1,0 +1,179 @@
+"""reach's tools served over MCP, with the official SDK's low-level ``Server``.
+
+The low-level server (not ``MCPServer``) because reach, not the SDK, owns the
+tool list and the call path: ``tools/list`` is ``reach.select(agent=...)`` for
+the caller's agent, and ``tools/call`` is ``reach.invoke(..., agent=...)``, so
+policy is checked again on every call, whatever the client sends.
+
+Over HTTP the server is stateless streamable HTTP (no session held between
+requests), so several instances can run behind a load balancer. Who the caller
+is comes from a bearer token: ``[plugins.reach-mcp.server] tokens`` maps each
+token to a reach agent; an unknown token is refused with 401 before MCP is
+spoken at all.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+from typing import Any
+
+import mcp_types as types
+from mcp.server.lowlevel import Server
+
+from reach_core import ToolResult
+
+from .annotations import annotations_for
+from .settings import ServeSettings
+
+__all__ = ["TokenGate", "build_server", "http_app", "to_call_result", "to_mcp_tool"]
+
+AGENT_STATE_KEY = "reach_agent"
+
+
+def to_mcp_tool(tool: Any, *, output_schemas: bool = True) -> types.Tool:
+    """A reach ``Tool`` as an MCP tool definition: schema, tier as annotations, output schema."""
+    out = tool.output_schema if output_schemas else None
+    if not (isinstance(out, dict) and out.get("type") == "object"):
+        out = None
+    return types.Tool(
+        name=tool.name,
+        description=tool.description,
+        input_schema=tool.schema,
+        output_schema=out,
+        annotations=annotations_for(tool.risk, tool.idempotent, open_world=True if "open_world" in tool.tags else None),
+    )
+
+
+def _error_payload(result: ToolResult) -> dict[str, Any]:
+    assert result.error is not None
+    err: dict[str, Any] = result.error.to_dict()
+    cid = result.meta.get("confirmation_id")
+    if cid:
+        err["confirmation_id"] = cid
+    fix = result.meta.get("fix")
+    if fix:
+        err["fix"] = fix
+    return {"error": err}
+
+
+def to_call_result(result: ToolResult, *, structured: bool) -> types.CallToolResult:
+    """A reach ``ToolResult`` as an MCP ``CallToolResult``.
+
+    Failures (``denied``, ``needs_confirmation`` with its confirmation id, ...)
+    are tool errors (``isError``), not protocol errors, so the model reads them.
+    """
+    if not result.ok:
+        payload = _error_payload(result)
+        text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+        return types.CallToolResult(content=[types.TextContent(type="text", text=text)], structured_content=payload,
+                                    is_error=True)
+    content = result.content
+    sc = content if structured and isinstance(content, dict) else None
+    return types.CallToolResult(content=[types.TextContent(type="text", text=result.to_json())],
+                                structured_content=sc, is_error=False)
+
+
+def _agent_of(ctx: Any, fixed: str | None) -> str | None:
+    if fixed is not None:
+        return fixed
+    request = getattr(ctx, "request", None)
+    scope = getattr(request, "scope", None)
+    if isinstance(scope, dict):
+        state = scope.get("state") or {}
+        return state.get(AGENT_STATE_KEY)
+    return None
+
+
+def build_server(reach: Any, settings: ServeSettings, *, agent: str | None = None) -> Server[Any]:
+    """The MCP server for ``reach``; ``agent`` fixes the agent (stdio), else it comes from the HTTP request."""
+    async def on_list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        who = _agent_of(ctx, agent)
+        tools = [to_mcp_tool(t, output_schemas=settings.output_schemas) for t in reach.select(agent=who)]
+        return types.ListToolsResult(tools=tools)
+
+    async def on_call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        who = _agent_of(ctx, agent)
+        call_id = f"mcp-{ctx.request_id}" if ctx.request_id is not None else "mcp"
+        result = await reach.invoke({"id": call_id, "name": params.name, "arguments": params.arguments or {}},
+                                    agent=who)
+        tool = reach._tools.get(params.name)
+        structured = bool(settings.output_schemas and tool is not None and tool.output_schema)
+        return to_call_result(result, structured=structured or isinstance(result.content, dict))
+
+    return Server(settings.name, version=_version(), on_list_tools=on_list_tools, on_call_tool=on_call_tool)
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("reach-mcp")
+    except Exception:  # noqa: BLE001
+        return "0"
+
+
+class TokenGate:
+    """ASGI gate in front of the MCP endpoint: bearer token -> reach agent, or 401.
+
+    Tokens are compared in constant time. Without any configured token every
+    request runs as ``anonymous_agent`` (or ``default``); with tokens, a request
+    without one runs as ``anonymous_agent`` only when that is set.
+    """
+
+    def __init__(self, app: Any, settings: ServeSettings) -> None:
+        self.app = app
+        self.tokens = [(t.encode(), a) for t, a in settings.token_agents().items()]
+        self.anonymous = settings.anonymous_agent
+
+    def agent_for(self, header: str | None) -> tuple[bool, str | None]:
+        if header:
+            scheme, _, token = header.partition(" ")
+            if scheme.lower() != "bearer" or not token:
+                return False, None
+            found = None
+            given = token.strip().encode()
+            for known, agent in self.tokens:
+                if hmac.compare_digest(known, given):
+                    found = agent
+            return (found is not None), found
+        if self.tokens and self.anonymous is None:
+            return False, None
+        return True, self.anonymous
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        header = None
+        for key, value in scope.get("headers") or ():
+            if key == b"authorization":
+                header = value.decode("latin-1")
+                break
+        ok, agent = self.agent_for(header)
+        if not ok:
+            body = b'{"error":"unauthorized: send Authorization: Bearer <token> with a token configured in [plugins.reach-mcp.server]"}'
+            await send({"type": "http.response.start", "status": 401,
+                        "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")]})
+            await send({"type": "http.response.body", "body": body})
+            return
+        scope.setdefault("state", {})[AGENT_STATE_KEY] = agent
+        await self.app(scope, receive, send)
+
+
+def http_app(reach: Any, settings: ServeSettings, *, host: str = "127.0.0.1") -> Any:
+    """The ASGI app: stateless streamable HTTP behind the token gate.
+
+    DNS-rebinding protection is on for loopback hosts (the SDK's default) and for
+    any ``allowed_hosts`` configured; a public bind behind a proxy relies on tokens.
+    """
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    server = build_server(reach, settings)
+    security = None
+    if settings.allowed_hosts:
+        security = TransportSecuritySettings(enable_dns_rebinding_protection=True,
+                                             allowed_hosts=list(settings.allowed_hosts))
+    app = server.streamable_http_app(streamable_http_path=settings.path, stateless_http=True, json_response=True,
+                                     host=host, transport_security=security)
+    return TokenGate(app, settings)
