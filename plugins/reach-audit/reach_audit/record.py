@@ -205,7 +205,7 @@ def build_call(c: Captured, redactor: Redactor, cap: int) -> dict[str, Any]:
     ok = error is None and getattr(result, "ok", True)
     elapsed = getattr(result, "elapsed_ms", None)
     record: dict[str, Any] = {"v": RECORD_VERSION, "kind": "call", "ts": iso(c.ts)}
-    if elapsed is not None:
+    if elapsed:  # 0.0 means "not measured yet" (see the docs on durability = "sync")
         record["started"] = iso(c.ts - elapsed / 1000.0)
         record["elapsed_ms"] = round(elapsed, 3)
     trace_id = c.trace_id or getattr(result, "trace_id", None)
