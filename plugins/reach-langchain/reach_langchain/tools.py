@@ -1,0 +1,109 @@
+"""LangChain ``BaseTool``s whose every call is a ``reach.invoke``.
+
+Why a ``BaseTool`` subclass rather than ``StructuredTool.from_function``: the
+tool's ``args_schema`` is reach's JSON Schema itself (LangChain sends it to the
+model unchanged and does not validate against it), so validation happens once,
+in reach, with reach's model-friendly messages; and the tool sees LangChain's
+tool-call id, which becomes the reach call id (audit, idempotency keys).
+
+Failures (``denied``, ``needs_confirmation``, ``invalid_arguments`` ...) are
+raised as ``ToolException`` with ``handle_tool_error=True``: LangChain turns
+them into a ``ToolMessage`` with ``status="error"`` whose content is reach's
+error JSON (``{"error": {"code": ..., "message": ...}}``), so the agent goes on
+and the model reads what to do.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextvars
+from typing import Any
+
+from langchain_core.tools import BaseTool, ToolException
+from pydantic import ConfigDict, Field
+
+from reach_core import Reach, ToolResult
+
+__all__ = ["ReachTool", "as_langchain_tools"]
+
+# LangChain hands the tool-call id to ``arun``/``run`` but not to ``_arun``/``_run``;
+# it travels between them in this variable (one value per task/thread, never shared).
+_CALL_ID: contextvars.ContextVar[str | None] = contextvars.ContextVar("reach_langchain_call_id", default=None)
+
+
+class ReachTool(BaseTool):
+    """One reach tool as a LangChain tool. Build them with :func:`as_langchain_tools`."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    reach: Any = Field(exclude=True)
+    """The ``Reach`` that runs the calls."""
+    agent: str | None = None
+    """The reach agent whose policy applies (``None``: the default agent)."""
+    query: str | None = None
+    """The user's question, handed to reach's hooks as ``ctx.query``."""
+    handle_tool_error: Any = True
+    response_format: Any = "content_and_artifact"
+
+    async def arun(self, tool_input: Any, *args: Any, tool_call_id: str | None = None, **kwargs: Any) -> Any:
+        token = _CALL_ID.set(tool_call_id)
+        try:
+            return await super().arun(tool_input, *args, tool_call_id=tool_call_id, **kwargs)
+        finally:
+            _CALL_ID.reset(token)
+
+    def run(self, tool_input: Any, *args: Any, tool_call_id: str | None = None, **kwargs: Any) -> Any:
+        token = _CALL_ID.set(tool_call_id)
+        try:
+            return super().run(tool_input, *args, tool_call_id=tool_call_id, **kwargs)
+        finally:
+            _CALL_ID.reset(token)
+
+    async def _arun(self, /, **arguments: Any) -> tuple[str, ToolResult]:
+        call = {"id": _CALL_ID.get() or "", "name": self.name, "arguments": arguments}
+        result: ToolResult = await self.reach.invoke(call, agent=self.agent, query=self.query)
+        if not result.ok:
+            raise ToolException(result.to_json())
+        return result.to_json(), result
+
+    def _run(self, /, **arguments: Any) -> tuple[str, ToolResult]:
+        """Synchronous LangChain paths (``tool.invoke``): the async call on a private loop.
+
+        A fresh thread keeps this usable from inside a running event loop too; the
+        async path (``ainvoke``, LangGraph's async nodes) is the one to prefer.
+        """
+        ctx = contextvars.copy_context()
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            return pool.submit(ctx.run, asyncio.run, self._arun(**arguments)).result()
+
+
+def as_langchain_tools(
+    reach: Reach,
+    agent: str | None = None,
+    *,
+    query: str | None = None,
+    limit: int | None = None,
+    names: list[str] | None = None,
+) -> list[BaseTool]:
+    """The tools ``agent`` may use, as LangChain tools.
+
+    ``query``/``limit`` go to reach's selection (the installed selector ranks the
+    tools for the question; pinned tools always come along); ``names`` narrows to
+    those tools. The policy is applied again at every call, so a tool that became
+    forbidden after this list was made is still refused.
+    """
+    tools = reach.select(agent=agent, query=query, limit=limit, names=names)
+    return [
+        ReachTool(
+            name=t.name,
+            description=t.description,
+            args_schema=t.declaration()["function"]["parameters"],
+            reach=reach,
+            agent=agent,
+            query=query,
+            tags=["reach", *t.tags],
+            metadata={"reach_plugin": t.plugin, "risk": t.risk},
+        )
+        for t in tools
+    ]
