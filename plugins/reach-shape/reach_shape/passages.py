@@ -12,7 +12,6 @@ from __future__ import annotations
 import bisect
 import math
 import re
-from collections import Counter
 from dataclasses import dataclass
 
 __all__ = ["Passage", "best_passages", "line_of", "query_terms", "split_units"]
@@ -131,7 +130,7 @@ class _SpanUnits:
         self.spans = spans
         self.starts = [s for s, _ in spans]
         self.count = len(spans)
-        self.avg = max(1.0, sum(e - s for s, e in spans) / max(1, len(spans)))
+        self.avg = max(1.0, (spans[-1][1] - spans[0][0]) / len(spans)) if spans else 1.0
 
     def unit(self, pos: int) -> tuple[int, int] | None:
         i = bisect.bisect_right(self.starts, pos) - 1
@@ -171,20 +170,29 @@ def best_passages(text: str, query: str | None, *, units: list[tuple[int, int]] 
     low = text.lower()
     if len(low) != len(text):  # a few characters change length when lowered: positions would drift
         low = None
-    tf: dict[tuple[int, int], Counter[str]] = {}
-    df: Counter[str] = Counter()
-    for term in terms:
+    n = finder.count
+    # rarest terms first; a term in most passages says little and costs the most: skip it
+    # once a rarer term has matched
+    freq = {t: (low.count(t) if low is not None else 0) for t in terms}
+    tf: dict[tuple[int, int], dict[str, int]] = {}
+    df: dict[str, int] = {}
+    for term in sorted(terms, key=lambda t: freq[t]):
+        if df and any(df.values()) and freq[term] > n / 2:
+            continue
         hit_units: set[tuple[int, int]] = set()
         for pos in _matches(text, low, term):
             span = finder.unit(pos)
             if span is None:
                 continue
-            tf.setdefault(span, Counter())[term] += 1
+            counts = tf.get(span)
+            if counts is None:
+                counts = tf[span] = {}
+            counts[term] = counts.get(term, 0) + 1
             hit_units.add(span)
         df[term] = len(hit_units)
-    n, avg = finder.count, finder.avg
+    avg = finder.avg
     k1, b = 1.2, 0.75
-    idf = {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in terms if df[t]}
+    idf = {t: math.log(1 + (n - d + 0.5) / (d + 0.5)) for t, d in df.items() if d}
     scored: list[Passage] = []
     for (s, e), counts in tf.items():
         norm = k1 * (1 - b + b * (e - s) / avg)

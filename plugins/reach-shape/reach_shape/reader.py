@@ -16,7 +16,8 @@ from reach_core.result import dumps
 
 from .json_shape import LADDER, JsonShaper
 from .passages import best_passages, line_of
-from .paths import PathError, join_index, join_key, resolve
+from .paths import PathError, join_index, resolve
+from .search import json_matches
 from .shaper import summarize_cuts
 from .text_shape import cut_string
 
@@ -27,8 +28,6 @@ __all__ = ["ReadResult", "read"]
 
 DEFAULT_MATCHES = 5
 MAX_LIMIT = 1000
-_RECORD_CHARS = 1200
-_MAX_RECORDS = 200_000
 
 
 class ReadResult(Connector):
@@ -133,6 +132,10 @@ def read(content: Any, *, handle: str, path: str | None, offset: int | None, lim
     if isinstance(value, str):
         return _text_page(value, offset or 0, limit, head, budget, count)
     if isinstance(value, list):
+        if offset is None and limit is None:
+            answer = {**head, "value": value}
+            if count(dumps(answer)) <= budget:
+                return answer
         return _list_page(value, base, offset or 0, limit, head, budget, count)
     if isinstance(value, dict) and (offset is not None or limit is not None):
         return _keys_page(value, offset or 0, limit, head, budget, count)
@@ -240,36 +243,13 @@ def _text_matches(text: str, query: str, limit: int, head: dict[str, Any], budge
     return _fit(len(found), build, budget, count)[1]
 
 
-def _records(value: Any, path: str, out: list[tuple[str, Any, str]]) -> None:
-    text = dumps(value)
-    if len(out) >= _MAX_RECORDS:
-        return
-    if not isinstance(value, (dict, list)) or not value or len(text) <= _RECORD_CHARS:
-        out.append((path, value, text))
-        return
-    if isinstance(value, dict):
-        for k, v in value.items():
-            _records(v, join_key(path, k), out)
-    else:
-        for i, v in enumerate(value):
-            _records(v, join_index(path, i), out)
-
-
 def _json_matches(value: Any, base: str, query: str, limit: int, head: dict[str, Any], budget: int,
                   count: Callable[[str], int]) -> Any:
-    records: list[tuple[str, Any, str]] = []
-    _records(value, base, records)
-    spans, pos = [], 0
-    for _, _, text in records:
-        spans.append((pos, pos + len(text)))
-        pos += len(text) + 1
-    joined = "\n".join(r[2] for r in records)
-    hits = best_passages(joined, query, units=spans, limit=limit)
-    index = {s: i for i, (s, _) in enumerate(spans)}
-    found = [{"path": records[index[p.start]][0], "value": records[index[p.start]][1]} for p in hits]
+    pairs, searched = json_matches(value, query, base=base, limit=limit)
+    found = [{"path": p, "value": v} for p, v in pairs]
 
     def build(k: int) -> dict[str, Any]:
-        answer = {**head, "query": query, "matches": found[:k], "searched": len(records)}
+        answer = {**head, "query": query, "matches": found[:k], "searched": searched}
         if not found:
             answer["note"] = "nothing matches; try other words, or page with path and offset/limit"
         return answer

@@ -18,6 +18,7 @@ from reach_core.result import dumps
 
 from .htmltext import html_to_text, looks_like_html
 from .json_shape import LADDER, Cut, JsonShaper, project
+from .search import json_matches
 from .settings import ShapeSettings, ToolShape
 from .store import ResultStore
 from .text_shape import TextShaper
@@ -133,11 +134,19 @@ class Shaper:
         h = handle(content)
         facts: dict[str, Any] = {"kind": "json"}
 
+        matches: list[str] | None = None
+
         def wrap(value: Any, cuts: list[Cut]) -> Any:
+            nonlocal matches
             note: dict[str, Any] = {}
             if cuts:
                 note["note"] = f"result cut to fit {budget:,} tokens"
                 note["cut"] = summarize_cuts(cuts)
+                if query and h:
+                    if matches is None:
+                        matches = [p for p, _ in json_matches(content, query, limit=3)[0]]
+                    if matches:
+                        note["best_matches_for_question"] = matches
             if narrowed:
                 note["fields"] = f"only the fields {', '.join(fields)} are shown"
             if h:
