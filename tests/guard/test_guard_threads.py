@@ -13,7 +13,7 @@ from reach_core.guard.threads import DaemonPool
 
 
 def test_pool_is_bounded_and_skips_jobs_whose_caller_gave_up():
-    pool = DaemonPool(2)
+    pool = DaemonPool(2, name="bound-check")
     gate = threading.Event()
     ran: list[int] = []
 
@@ -27,7 +27,7 @@ def test_pool_is_bounded_and_skips_jobs_whose_caller_gave_up():
     futures = [pool.submit(job(i)) for i in range(4)]
     time.sleep(0.2)
     assert sorted(ran) == [0, 1]  # two workers, two jobs queued
-    assert sum(t.name.startswith("reach-sync") for t in threading.enumerate()) <= 2
+    assert sum(t.name.startswith("bound-check") for t in threading.enumerate()) <= 2
     assert futures[3].cancel()  # its caller timed out while it was queued
     gate.set()
     assert [f.result(5) for f in futures[:3]] == [0, 1, 2]
