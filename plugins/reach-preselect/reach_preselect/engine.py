@@ -23,6 +23,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -44,7 +45,7 @@ class ToolDoc:
     tags: tuple[str, ...] = ()
     keywords: tuple[str, ...] = ()
 
-    @property
+    @cached_property
     def key(self) -> str:
         """Hash of everything that feeds the index: changes when the tool's text does."""
         return content_hash(

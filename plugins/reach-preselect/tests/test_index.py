@@ -1,0 +1,59 @@
+"""Incremental index updates and the on-disk embedding cache."""
+
+from __future__ import annotations
+
+from conftest import DeclaredTool, build, names
+
+
+def embed_calls(reach) -> int:
+    return reach.provider("selector").engine().embedder.calls
+
+
+def test_registering_a_tool_updates_the_index_and_embeds_only_it(reach):
+    reach.tools(query="weather in Paris", limit=3)
+    first = embed_calls(reach)
+    assert first >= 16  # every tool text once, plus the question
+    reach.register(DeclaredTool("track_parcel", "Track a parcel shipment by its tracking number.",
+                                {"tracking_number": "Carrier tracking number"}, ("shipping",)))
+    top = names(reach.tools(query="where is my package? tracking number 1Z999", limit=2))
+    assert top[0] == "track_parcel"
+    # one new tool text + one question embedded; the 16 others came from memory
+    assert embed_calls(reach) - first == 2
+
+
+def test_unchanged_tool_set_is_not_rebuilt(reach):
+    reach.tools(query="weather", limit=3)
+    engine = reach.provider("selector").engine()
+    builds = engine.builds
+    for q in ("send an email", "book a hotel", "what time is it"):
+        reach.tools(query=q, limit=3)
+    assert engine.builds == builds
+
+
+def test_restart_reuses_cached_embeddings(tmp_path):
+    first = build(tmp_path)
+    first.tools(query="weather in Paris", limit=3)
+    assert list((tmp_path / "preselect").glob("embeddings-*.npz"))
+    restarted = build(tmp_path)  # same data_dir, new process state
+    assert names(restarted.tools(query="weather in Paris", limit=1)) == ["get_weather"]
+    assert embed_calls(restarted) == 1  # only the question; no tool text re-embedded
+
+
+def test_changed_description_is_embedded_again(tmp_path):
+    build(tmp_path).tools(query="x", limit=1)
+    reach = build(tmp_path)
+    old = reach.get("create_note")
+    # a new tool with a changed text under a fresh Reach: only it is re-embedded
+    changed = build(tmp_path, connectors={"create_note": {"description": "Write a diary entry."}})
+    changed.tools(query="write in my diary", limit=1)
+    assert embed_calls(changed) == 2
+    assert old.name == "create_note"
+
+
+def test_damaged_cache_costs_a_re_embedding_not_a_failure(tmp_path):
+    build(tmp_path).tools(query="x", limit=1)
+    for f in (tmp_path / "preselect").glob("embeddings-*.npz"):
+        f.write_bytes(b"not a zip file")
+    reach = build(tmp_path)
+    assert names(reach.tools(query="weather in Paris", limit=1)) == ["get_weather"]
+    assert embed_calls(reach) == 17 + 1  # 16 tools + find_tools, and the question
