@@ -34,7 +34,9 @@ class Limits:
 
 LADDER: tuple[Limits, ...] = (
     Limits(50, 2000, 12, 200),
+    Limits(35, 1400, 11, 140),
     Limits(25, 1000, 10, 100),
+    Limits(18, 700, 9, 80),
     Limits(12, 500, 8, 60),
     Limits(8, 300, 6, 40),
     Limits(5, 160, 5, 25),

@@ -130,6 +130,10 @@ def read(content: Any, *, handle: str, path: str | None, offset: int | None, lim
         if isinstance(value, (dict, list)):
             return _json_matches(value, base, query, limit or DEFAULT_MATCHES, head, budget, count)
     if isinstance(value, str):
+        if offset is None and limit is None and "\n" not in value:
+            answer = {**head, "value": value}
+            if count(dumps(answer)) <= budget:
+                return answer
         return _text_page(value, offset or 0, limit, head, budget, count)
     if isinstance(value, list):
         if offset is None and limit is None:
@@ -169,6 +173,8 @@ def _text_page(text: str, offset: int, limit: int | None, head: dict[str, Any], 
         answer = {**head, "offset": offset, "lines": k, "total_lines": total, "text": "\n".join(chosen[:k])}
         if k < want or offset + k < total:
             answer["next_offset"] = offset + k
+        if 0 < k < want:
+            answer["truncated"] = f"{want - k} of the requested lines did not fit {budget:,} tokens"
         return answer
 
     k, answer = _fit(want, build, budget, count, upper=_char_cap([len(x) for x in chosen], budget))
@@ -180,8 +186,6 @@ def _text_page(text: str, offset: int, limit: int | None, head: dict[str, Any], 
             answer["text"] = cut_string(line, len(answer["text"]) // 2)
         if offset + 1 < total:
             answer["next_offset"] = offset + 1
-    elif k < want:
-        answer["truncated"] = f"{want - k} of the requested lines did not fit {budget:,} tokens"
     return answer
 
 
@@ -197,6 +201,8 @@ def _list_page(items: list[Any], base: str, offset: int, limit: int | None, head
         answer = {**head, "offset": offset, "count": k, "total": total, "items": chosen[:k]}
         if offset + k < total:
             answer["next"] = f"{base}[{offset + k}:{offset + k + max(k, 1)}]"
+        if 0 < k < want:
+            answer["truncated"] = f"{want - k} of the requested items did not fit {budget:,} tokens"
         return answer
 
     upper = _char_cap([len(dumps(x)) for x in chosen[:2000]], budget) if want > 50 else None
@@ -207,8 +213,6 @@ def _list_page(items: list[Any], base: str, offset: int, limit: int | None, head
                   "cut": inner.get("cut", [])}
         if offset + 1 < total:
             answer["next"] = f"{base}[{offset + 1}:{offset + 2}]"
-    elif k < want:
-        answer["truncated"] = f"{want - k} of the requested items did not fit {budget:,} tokens"
     return answer
 
 

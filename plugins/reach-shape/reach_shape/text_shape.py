@@ -14,6 +14,7 @@ from .passages import best_passages, line_of
 __all__ = ["TextShaper", "cut_string"]
 
 MAX_PASSAGE = 600
+MIN_RELATIVE_SCORE = 0.4
 
 
 def cut_string(text: str, max_chars: int) -> str:
@@ -32,7 +33,9 @@ class TextShaper:
 
     def __init__(self, text: str, query: str | None = None) -> None:
         self.text = text
-        self.passages = best_passages(text, query) if query else []
+        found = best_passages(text, query) if query else []
+        # weak matches (one common word) would crowd out head and tail: keep the strong ones
+        self.passages = [p for p in found if p.score >= found[0].score * MIN_RELATIVE_SCORE] if found else []
         self._lines: int | None = None
 
     @property

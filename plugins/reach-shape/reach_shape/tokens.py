@@ -6,7 +6,7 @@ takes about half a second, so the encoding is loaded once per process, lazily
 (or in the background from ``warm_up``), and a cheap estimate stands in when it
 is not installed.
 
-Two facts make the hot path cheap: a BPE token is at least one UTF-8 byte, so a
+One fact makes the hot path cheap: a BPE token is at least one UTF-8 byte, so a
 text whose byte length is within the budget fits for sure, without counting
 (:func:`surely_fits`).
 """
@@ -14,6 +14,7 @@ text whose byte length is within the budget fits for sure, without counting
 from __future__ import annotations
 
 import math
+import re
 import threading
 from collections.abc import Callable
 from typing import Any, Literal
@@ -23,6 +24,10 @@ __all__ = ["TokenCounter", "estimate_tokens", "surely_fits"]
 _lock = threading.Lock()
 _encoding: Any = None
 _loaded = False
+
+# cl100k's pre-tokenizer, in the syntax of Python's re (letters are [^\W\d_])
+_PIECE = re.compile(r"""'(?:[sdmt]|ll|ve|re)|[^\r\n\w]?[^\W\d_]+|\d{1,3}| ?[^\s\w]+[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s|_+""")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 Tokenizer = Literal["auto", "cl100k", "estimate"]
 
@@ -51,17 +56,18 @@ def warm_up() -> None:
 
 
 def estimate_tokens(text: str) -> int:
-    """About four ASCII characters per token, one per CJK (or other non-ASCII) character.
+    """An estimate close to cl100k without its tables: count the pieces its pre-tokenizer makes.
 
-    JSON is denser than prose (quotes, digits, braces), so ASCII is counted at
-    3.5 characters per token to err on the side of fitting the budget.
+    cl100k first splits text into words (with their leading space), runs of at most
+    three digits, punctuation runs and whitespace, and most pieces are then a
+    single token; so counting pieces is within a few percent on English, JSON, logs
+    and HTML. CJK characters are mostly one or two tokens each and are counted at
+    1.3. A 5% margin errs on the side of fitting the budget.
     """
-    n = len(text)
-    if text.isascii():
-        return math.ceil(n / 3.5)
-    extra = len(text.encode("utf-8")) - n
-    wide = min(n, extra // 2 + (extra % 2))  # a CJK character is 3 bytes: 2 extra
-    return math.ceil((n - wide) / 3.5) + wide
+    pieces = len(_PIECE.findall(text))
+    if not text.isascii():
+        pieces += math.ceil(len(_CJK.findall(text)) * 1.3)
+    return math.ceil(pieces * 1.05)
 
 
 def surely_fits(text: str, budget: int) -> bool:
