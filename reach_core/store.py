@@ -378,9 +378,10 @@ class Store:
         return self._submit(self._migrate(component, migrations)).result()
 
     @classmethod
-    def for_reach(cls, reach: Any) -> Store:
-        """The store a ``Reach`` uses: ``[reach] store`` (a file path or ``sqlite:///path``),
-        else ``data_dir/reach.db``."""
+    def for_reach(cls, reach: Any) -> Any:
+        """The store a ``Reach`` uses: ``[reach] store`` (a file path, ``sqlite:///path``
+        or ``postgresql://...`` for :class:`reach_core.store_pg.PgStore`), else
+        ``data_dir/reach.db``."""
         from .errors import ConfigError
 
         uri = getattr(getattr(reach.config, "reach", None), "store", None)
@@ -388,10 +389,21 @@ class Store:
             return cls(Path(reach.data_dir) / "reach.db")
         if uri.startswith("sqlite:///"):
             return cls(Path(uri[len("sqlite:///"):]))
+        from .store_pg import is_postgres_url
+
+        if is_postgres_url(uri):
+            import importlib.util
+
+            if importlib.util.find_spec("psycopg") is None:
+                raise ConfigError(
+                    "[reach] store is PostgreSQL but psycopg is not installed: pip install \"reach-core[postgres]\""
+                )
+            from .store_pg import PgStore
+
+            return PgStore(uri)
         if "://" in uri:
             raise ConfigError(
-                f"[reach] store = {uri!r}: only SQLite stores are built in (a path or sqlite:///path); "
-                "PostgreSQL support is planned"
+                f"[reach] store = {uri!r}: use a path, sqlite:///path or postgresql://user:pw@host/db"
             )
         return cls(Path(uri))
 

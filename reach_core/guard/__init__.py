@@ -409,12 +409,23 @@ class Guards:
         gets no ``.reach/`` directory until something needs state).
         """
         store = self.reach.store
-        if not store.path.exists():
+        if getattr(store, "shared", False):
+            marked = await self.ledger.recover(older_than=self.stale_before())
+        elif not store.path.exists():
             return 0
-        marked = await self.ledger.recover()
+        else:
+            marked = await self.ledger.recover()
         for tool_name, key in await self.ledger.unknown_rows():
             await self._reconcile(tool_name, key)
         return marked
+
+    def stale_before(self, margin: float = 10.0) -> float:
+        """Epoch seconds before which a ``running`` ledger row cannot belong to a live
+        call of any instance: every call ends (or is marked unknown) by its deadline."""
+        import time
+
+        longest = max((float(t.timeout or 0) for t in self.reach.all_tools()), default=0.0)
+        return time.time() - longest - margin
 
     async def _reconcile(self, tool_name: str, key: str) -> None:
         try:

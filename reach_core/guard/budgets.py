@@ -7,9 +7,11 @@ since the last one and commits within milliseconds), so a restart resumes from
 the stored count. A call reserves one unit before it runs
 and gives it back if it never ran (denied, rate limited, refused by a hook).
 
-Several processes sharing one database each keep their own in-memory count;
-for a budget shared across instances, put the counter in PostgreSQL (planned)
-or give each instance its share.
+Several processes sharing one SQLite file each keep their own in-memory count.
+On a store marked ``shared`` (PostgreSQL, used by several instances) the
+database decides instead: a reservation is one ``INSERT ... ON CONFLICT DO
+UPDATE ... WHERE used < limit`` per budget, all budgets of a call in one
+transaction (rows locked in a fixed order), so instances never over-spend.
 """
 
 from __future__ import annotations
@@ -38,6 +40,13 @@ BUDGET_MIGRATIONS = [
     """,
 ]
 
+_RESERVE_SHARED = (
+    "INSERT INTO reach_budget (scope, name, day, used) VALUES (?, ?, ?, 1) "
+    "ON CONFLICT (scope, name, day) DO UPDATE SET used = reach_budget.used + 1 "
+    "WHERE reach_budget.used < ? RETURNING used"
+)
+_RELEASE_SHARED = "UPDATE reach_budget SET used = used - 1 WHERE scope = ? AND name = ? AND day = ? AND used > 0"
+
 _UPSERT = (
     "INSERT INTO reach_budget (scope, name, day, used) VALUES (?, ?, ?, ?) "
     "ON CONFLICT (scope, name, day) DO UPDATE SET used = reach_budget.used + excluded.used"
@@ -51,6 +60,11 @@ class Exhausted(Exception):
         super().__init__(message)
         self.message = message
         self.retry_after = retry_after
+
+
+class _Full(Exception):
+    def __init__(self, scope: str, name: str, limit: int) -> None:
+        self.scope, self.name, self.limit = scope, name, limit
 
 
 class DailyBudgets:
@@ -68,6 +82,14 @@ class DailyBudgets:
         # changes waiting for the store thread: appended on the loop, drained by one job
         self._changes: deque[tuple[tuple[str, str, str], int]] = deque()
         self._flush_queued = False
+        self._shared: bool | None = None  # decided on first use: does the database count?
+
+    @property
+    def shared(self) -> bool:
+        """True when other processes spend the same budgets (the store says ``shared``)."""
+        if self._shared is None:
+            self._shared = bool(getattr(self.store, "shared", False))
+        return self._shared
 
     @property
     def store(self) -> Store:
@@ -127,7 +149,10 @@ class DailyBudgets:
 
     def try_reserve(self, wanted: list[tuple[str, str, int]]) -> list[tuple[str, str, str]] | None:
         """Reserve one call against each ``(scope, name, limit)``, all or none, without
-        awaiting; ``None`` when a count must first be loaded from the store."""
+        awaiting; ``None`` when a count must first be loaded from the store (or
+        the store is shared: then only the database may decide)."""
+        if self._shared is not False and self.shared:
+            return None
         day, resets_in = self.today()
         used = self._used
         keys = [(scope, name, day) for scope, name, _ in wanted]
@@ -154,6 +179,8 @@ class DailyBudgets:
         Returns the keys reserved (hand them to :meth:`release` if the call never
         runs). Raises :class:`Exhausted` naming the first budget that is used up.
         """
+        if self.shared:
+            return await self._reserve_shared(wanted)
         keys = self.try_reserve(wanted)
         while keys is None:
             day = self.today()[0]
@@ -163,8 +190,37 @@ class DailyBudgets:
             keys = self.try_reserve(wanted)  # no await between this check and the reservation
         return keys
 
+    async def _reserve_shared(self, wanted: list[tuple[str, str, int]]) -> list[tuple[str, str, str]]:
+        await self._ensure_schema()
+        day, resets_in = self.today()
+        ordered = sorted(wanted)  # one lock order for every process: no deadlock
+
+        def tx(conn):  # type: ignore[no-untyped-def]  # runs in a store thread
+            for scope, name, limit in ordered:
+                if limit < 1 or conn.execute(_RESERVE_SHARED, (scope, name, day, limit)).fetchone() is None:
+                    raise _Full(scope, name, limit)  # rolls back what this call reserved
+            return [(scope, name, day) for scope, name, _ in wanted]
+
+        try:
+            return await self.store.transaction(tx, exclusive=False)  # type: ignore[no-any-return]
+        except _Full as full:
+            raise self._exhausted(full.scope, full.name, full.limit, resets_in) from None
+
+    def _exhausted(self, scope: str, name: str, limit: int, resets_in: float) -> Exhausted:
+        hours, rest = divmod(int(resets_in), 3600)
+        who = f"agent `{name}`" if scope == "agent" else f"tool `{name}`"
+        return Exhausted(
+            f"the daily quota of {limit} calls for {who} is used up; it resets at 00:00 "
+            f"{self.tz_name} (in {hours} h {rest // 60} min). Tell the user; do not call it again today.",
+            resets_in,
+        )
+
     def release(self, keys: list[tuple[str, str, str]]) -> None:
         """Give back reservations of a call that never ran."""
+        if self._shared:
+            for key in keys:
+                self.store.defer(_RELEASE_SHARED, key)
+            return
         for key in keys:
             if key in self._used:
                 self._used[key] -= 1

@@ -116,11 +116,23 @@ class Ledger:
             "DELETE FROM reach_ledger WHERE tool = ? AND idem_key = ? AND state = 'running'", (tool, key)
         )
 
-    async def recover(self) -> int:
-        """At start-up: every ``running`` row belongs to a dead process; mark it ``unknown``."""
+    async def recover(self, older_than: float | None = None) -> int:
+        """At start-up: every ``running`` row belongs to a dead process; mark it ``unknown``.
+
+        On a store other instances share, only rows claimed before ``older_than``
+        (epoch s: now minus the longest call deadline) can be a dead process's;
+        younger ones may still be running elsewhere. Marking one too early is
+        safe anyway: ``unknown`` is never re-run, and the live call's outcome
+        overwrites it.
+        """
         await self.ensure_schema()
+        if older_than is None:
+            return await self.store.execute(
+                "UPDATE reach_ledger SET state = 'unknown', updated_at = ? WHERE state = 'running'", (time.time(),)
+            )
         return await self.store.execute(
-            "UPDATE reach_ledger SET state = 'unknown', updated_at = ? WHERE state = 'running'", (time.time(),)
+            "UPDATE reach_ledger SET state = 'unknown', updated_at = ? WHERE state = 'running' AND created_at < ?",
+            (time.time(), older_than),
         )
 
     async def unknown_rows(self) -> list[tuple[str, str]]:
