@@ -35,8 +35,8 @@ class ReadResult(Connector):
 
     name = "read_result"
     description = (
-        "Read more of a tool result that was cut to fit: a cut result carries a `_shaped` note "
-        "(or a `[reach-shape: ...]` line) with a handle. `path` picks part of a JSON result "
+        "Read more of a tool result that was cut to fit. Use when a result you got carries a `_shaped` "
+        "note (or starts with a `[reach-shape: ...]` line) and the part you need was cut. `path` picks part of a JSON result "
         "(`rows[20:40]`, `a.b.c`, `items[3].name`); `offset`/`limit` page through an array at that "
         "path (items) or a text (lines, counted from 0); `query` returns the passages or items that "
         "best match some words (an id, an error, a name). Handles last for the current run only."
