@@ -231,9 +231,17 @@ def call_cmd(ctx: click.Context, name: str, args: str, agent: str | None, as_jso
     reach = _reach(ctx)
 
     async def go() -> Any:
+        view = _ProgressView(sys.stderr)
+        result = None
         try:
-            return await reach.invoke({"id": "cli", "name": name, "arguments": args}, agent=agent)
+            async for event in reach.invoke_stream({"id": "cli", "name": name, "arguments": args}, agent=agent):
+                if isinstance(event, dict):
+                    view.show(event)
+                else:
+                    result = event
+            return result
         finally:
+            view.close()
             await reach.aclose()
 
     result = asyncio.run(go())
@@ -247,6 +255,44 @@ def call_cmd(ctx: click.Context, name: str, args: str, agent: str | None, as_jso
         click.echo(f"error [{result.error.code}]: {result.error.message}", err=True)
     if not result.ok:
         sys.exit(2)
+
+
+class _ProgressView:
+    """Progress of a long call on stderr: a bar redrawn in place on a terminal, lines otherwise."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self.tty = bool(getattr(stream, "isatty", lambda: False)())
+        self.items = 0
+        self.drawn = False
+
+    def show(self, event: dict[str, Any]) -> None:
+        if event.get("type") == "item":
+            self.items += 1
+            if not self.tty:
+                return
+            text = f"{self.items} item(s)"
+        else:
+            done, total, message = event.get("done"), event.get("total"), event.get("message")
+            if total:
+                frac = max(0.0, min(1.0, float(done or 0) / float(total)))
+                bar = "#" * int(frac * 20)
+                text = f"[{bar:<20}] {done:g}/{total:g}"
+            else:
+                text = f"{done:g}"
+            if message:
+                text += f" {message}"
+        if self.tty:
+            self.stream.write("\r\x1b[2K" + text[:200])
+            self.drawn = True
+        else:
+            self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.drawn:
+            self.stream.write("\n")
+            self.stream.flush()
 
 
 def main() -> None:

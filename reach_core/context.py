@@ -13,7 +13,7 @@ __all__ = ["CallContext", "ProgressEvent"]
 
 
 class ProgressEvent(dict):  # type: ignore[type-arg]
-    """``{"call_id", "tool", "done", "total", "message"}`` — a dict so it serialises as is."""
+    """``{"type": "progress", "call_id", "tool", "done", "total", "message"}`` — a dict so it serialises as is."""
 
 
 class CallContext:
@@ -91,11 +91,16 @@ class CallContext:
     async def report_progress(self, done: float, total: float | None = None, message: str | None = None) -> None:
         """Tell observers (``reach_tool_progress``, streams, MCP) how far the call is."""
         event = ProgressEvent(
-            call_id=self.call_id, tool=self.tool.name if self.tool else None,
+            type="progress", call_id=self.call_id, tool=self.tool.name if self.tool else None,
             done=done, total=total, message=message,
         )
-        if self.progress_sink is not None:
-            res = self.progress_sink(event)
+        sink = self.progress_sink
+        if sink is None:  # inside reach.invoke_stream? (see reach_core.streaming)
+            from .streaming import sink_for
+
+            sink = sink_for(self)
+        if sink is not None:
+            res = sink(event)
             if inspect.isawaitable(res):
                 await res
         await self.reach.notify("reach_tool_progress", event=event, ctx=self)

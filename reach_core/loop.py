@@ -42,6 +42,7 @@ from .adapter import (
     forced_tool_name,
     normalize_tool_choice,
 )
+from .delegate import run_scope
 from .errors import ConfigError
 from .result import ToolError, ToolResult, dumps
 
@@ -308,13 +309,15 @@ async def run_agent(
     system_hint: str | bool | None = None,
     run_id: str | None = None,
     on_step: Callable[[RunStep], Awaitable[Any] | Any] | None = None,
+    parent_run_id: str | None = None,
 ) -> RunResult:
     """Run the agent loop; see the module docstring. Returns a :class:`RunResult`.
 
     ``deadline`` is the run's wall-time budget in seconds. ``tools`` restricts the
     run to those tool names (calls to others get ``unknown_tool``). ``on_step`` is
     called after each step, like the ``reach_run_step`` hook, for code that holds
-    the run in hand (``reach run --trace``, the demo).
+    the run in hand (``reach run --trace``, the demo). ``parent_run_id`` marks a
+    delegated run (``reach_core.delegate``): its calls are audited with it.
     """
     if max_steps < 1:
         raise ValueError("max_steps must be at least 1")
@@ -478,10 +481,12 @@ async def run_agent(
             t1 = time.perf_counter()
             try:
                 async with asyncio.timeout(None if ends_at is None else remaining() + _DEADLINE_GRACE):
-                    ran = await reach.invoke_many(
-                        runnable, agent=agent, run_id=run_id, query=query or None,
-                        allowed=allowed, deadline=ends_at,
-                    )
+                    with run_scope(reach, run_id=run_id, agent=agent, parent_run_id=parent_run_id,
+                                   allowed=allowed, ends_at=ends_at, adapter=model, max_steps=max_steps):
+                        ran = await reach.invoke_many(
+                            runnable, agent=agent, run_id=run_id, query=query or None,
+                            allowed=allowed, deadline=ends_at, parent_run_id=parent_run_id,
+                        )
             except TimeoutError:
                 # Keep the transcript well formed (every tool call answered) so the caller
                 # can continue the conversation; what the cut-off calls did is unknown.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import os
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import AsyncIterator, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,8 @@ from .pipeline import invoke as _invoke
 from .plugins import PluginInfo, load_plugins, new_manager
 from .policy import Policy
 from .result import ToolResult
+from .streaming import invoke_stream as _invoke_stream
+from .streaming import prepare_connector
 from .tool import Tool
 
 __all__ = ["Reach"]
@@ -77,6 +79,7 @@ class Reach:
         self._store: Any = None
         self._guards: Any = None
         self._pins: PinStore | None = None
+        self._delegation: Any = None
         import structlog
 
         # bound once: structlog's lazy proxy would re-resolve the config on every call
@@ -107,6 +110,12 @@ class Reach:
                 self._setup_plugin(info, disabled_hooks[info.name])
             except (ConnectorError, PluginError, TypeError, ValueError) as exc:
                 self._fail_plugin(info, exc)
+        from .delegate import CORE, Delegation
+
+        self._delegation = Delegation.from_config(self)
+        if self._delegation is not None:  # only agents that name delegates are offered `delegate`
+            self._add(self._delegation.connector, plugin=CORE)
+            self._pm.register(self._delegation.hooks, name="reach-core.delegation")
         self._resolve_conflicts()
         self._hooks = HookCaller(self._pm, order=cfg.hooks, disabled=disabled_hooks)
         try:
@@ -156,6 +165,7 @@ class Reach:
         bucket[name] = Provider(kind, name, plugin, obj)
 
     def _add(self, obj: Connector, *, plugin: str, settings: Any = None) -> Tool:
+        obj = prepare_connector(obj)  # a streaming connector gets an aggregating execute
         name = getattr(obj, "name", None)
         ccfg = self.config.connectors.get(name) if isinstance(name, str) else None
         overrides = ccfg.overrides() if ccfg else {}
@@ -285,7 +295,12 @@ class Reach:
         pol = self._policies.get(agent)
         if pol is None:
             name, acfg = self.config.agent(agent)
-            pol = self._policies[agent] = Policy(name, acfg)
+            if self._delegation is None:
+                pol = self._policies[agent] = Policy(name, acfg)
+            else:
+                from .delegate import DELEGATE, DelegatingPolicy
+
+                pol = self._policies[agent] = DelegatingPolicy(name, acfg, self._core_tool(DELEGATE))
         return pol
 
     def _allowed_tools(self, agent: str | None) -> list[Tool]:
@@ -340,7 +355,15 @@ class Reach:
     ) -> list[dict[str, Any]]:
         """OpenAI ``tools`` entries this agent may use; ranked by the selector when
         ``query`` is given and a selector is installed; pinned tools always included."""
-        return [t.declaration(strict=strict) for t in self.select(agent=agent, query=query, limit=limit, names=names)]
+        chosen = self.select(agent=agent, query=query, limit=limit, names=names)
+        if self._delegation is not None:
+            return [self._delegation.declaration(t, self._policy(agent), strict=strict)
+                    if t.connector is self._delegation.connector else t.declaration(strict=strict) for t in chosen]
+        return [t.declaration(strict=strict) for t in chosen]
+
+    def _core_tool(self, name: str) -> Tool | None:
+        tool = self._tools.get(name)
+        return tool if tool is not None and tool.plugin == "reach-core" else None
 
     def select(self, *, agent: str | None = None, query: str | None = None, limit: int | None = None,
                names: Sequence[str] | None = None) -> list[Tool]:
@@ -390,6 +413,15 @@ class Reach:
         return await _invoke(self, call, arguments, agent=agent, run_id=run_id, idempotency_key=idempotency_key,
                              query=query, parent_run_id=parent_run_id, raise_errors=raise_errors,
                              allowed=allowed, deadline=deadline)
+
+    def invoke_stream(self, call: Any, arguments: Any = None, **kwargs: Any) -> AsyncIterator[Any]:
+        """Run one call like ``invoke`` and yield its progress and partial items as they
+        happen (``StreamEvent`` dicts), then the final ``ToolResult``.
+
+        Takes ``invoke``'s keyword arguments. Stopping early (``break``, ``aclose()``)
+        cancels the call and closes the tool's stream. See ``reach_core.streaming``.
+        """
+        return _invoke_stream(self, call, arguments, **kwargs)
 
     async def invoke_many(
         self,
