@@ -68,6 +68,9 @@ class Store:
     (ms) lets several processes (a CLI next to a server) share one file.
     """
 
+    #: other processes do not spend this store's budgets (see ``store_pg.PgStore``)
+    shared = False
+
     def __init__(self, path: str | os.PathLike[str], *, busy_timeout_ms: int = 10_000) -> None:
         self.path = Path(path)
         self._busy_timeout_ms = busy_timeout_ms
@@ -290,10 +293,12 @@ class Store:
     async def fetchone(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
         return await self._await(self._one(sql, params))
 
-    async def transaction(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+    async def transaction(self, fn: Callable[[sqlite3.Connection], T], *, exclusive: bool = True) -> T:
         """Run ``fn(conn)`` in the store's thread inside BEGIN IMMEDIATE .. COMMIT.
 
         ``fn`` must be quick and must not touch the event loop; an exception rolls back.
+        ``exclusive`` matters to the PostgreSQL store only: SQLite transactions here
+        always take the write lock at BEGIN.
         """
         return await self._await(self._tx(fn))
 
@@ -325,7 +330,7 @@ class Store:
     def fetchone_sync(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
         return self._submit(self._one(sql, params)).result()
 
-    def transaction_sync(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+    def transaction_sync(self, fn: Callable[[sqlite3.Connection], T], *, exclusive: bool = True) -> T:
         return self._submit(self._tx(fn)).result()
 
     # ------------------------------------------------------------------ schema
