@@ -33,6 +33,10 @@ class Limits:
 
 
 LADDER: tuple[Limits, ...] = (
+    Limits(400, 8000, 16, 1000),
+    Limits(200, 4000, 14, 500),
+    Limits(100, 3000, 13, 300),
+    Limits(70, 2500, 12, 250),
     Limits(50, 2000, 12, 200),
     Limits(35, 1400, 11, 140),
     Limits(25, 1000, 10, 100),
