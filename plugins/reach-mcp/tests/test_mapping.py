@@ -1,0 +1,60 @@
+"""Names and annotations: what a model and reach's policy see of a remote tool."""
+
+from __future__ import annotations
+
+import mcp_types as types
+import pytest
+from reach_mcp import annotations_for, risk_from_annotations, tool_name
+from reach_mcp.settings import McpSettings
+
+from reach_core.tool import NAME_RE
+
+
+@pytest.mark.parametrize("remote", ["weather", "files.read", "a/b c", "x" * 90, "工具"])
+def test_names_are_always_legal_and_prefixed(remote: str) -> None:
+    name = tool_name("srv", remote)
+    assert NAME_RE.match(name), name
+    assert name.startswith("srv__")
+
+
+def test_sanitised_names_do_not_collide() -> None:
+    assert tool_name("s", "a.b") != tool_name("s", "a_b")
+    assert tool_name("s", "x" * 90) != tool_name("s", "x" * 91)
+    assert tool_name("s", "plain") == "s__plain"
+
+
+@pytest.mark.parametrize(
+    ("ann", "risk", "idem"),
+    [
+        (types.ToolAnnotations(read_only_hint=True), "read", True),
+        (types.ToolAnnotations(destructive_hint=True), "dangerous", None),
+        (types.ToolAnnotations(destructive_hint=False, idempotent_hint=True), "write", True),
+        (None, "write", None),
+    ],
+)
+def test_annotations_map_to_tiers(ann: types.ToolAnnotations | None, risk: str, idem: bool | None) -> None:
+    assert risk_from_annotations(ann) == (risk, idem)
+
+
+def test_min_risk_is_a_floor_for_untrusted_servers() -> None:
+    ro = types.ToolAnnotations(read_only_hint=True)
+    assert risk_from_annotations(ro, min_risk="write")[0] == "write"
+    assert risk_from_annotations(ro, min_risk="dangerous")[0] == "dangerous"
+    assert risk_from_annotations(None, default_risk="dangerous")[0] == "dangerous"
+
+
+def test_tiers_map_back_to_annotations() -> None:
+    assert annotations_for("read", True).read_only_hint is True
+    dangerous = annotations_for("dangerous", False)
+    assert (dangerous.read_only_hint, dangerous.destructive_hint) == (False, True)
+    write = annotations_for("write", True)
+    assert (write.destructive_hint, write.idempotent_hint) == (False, True)
+
+
+def test_settings_need_exactly_one_transport() -> None:
+    with pytest.raises(ValueError, match="exactly one"):
+        McpSettings.model_validate({"servers": {"x": {"command": "a", "url": "http://h/mcp"}}})
+    with pytest.raises(ValueError, match="exactly one"):
+        McpSettings.model_validate({"servers": {"x": {}}})
+    with pytest.raises(ValueError, match="server name"):
+        McpSettings.model_validate({"servers": {"bad name": {"command": "a"}}})

@@ -1,0 +1,161 @@
+"""reach as an MCP server: the official SDK's client against `reach serve mcp` (a real subprocess)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import httpx2
+import pytest
+from conftest import PY, free_port, start, stop
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from reach_mcp.server import build_server
+
+from reach_core import NeedsConfirmation, connector, hookimpl
+from reach_core.testing import make_reach
+
+SUPPORT = "tok-support-0123456789"
+OPS = "tok-ops-from-env-0123456789"
+
+CONFIG = """
+[reach]
+data_dir = "{data}"
+log_calls = false
+
+[plugins]
+load = ["reach-mcp"]
+
+[plugins.reach-mcp.servers.demo]
+url = "{demo}"
+
+[plugins.reach-mcp.server]
+tokens = {{ "{support}" = "support" }}
+clients = [{{ token = {{ env = "REACH_TEST_OPS_TOKEN" }}, agent = "ops" }}]
+
+[agents.support]
+allow = ["demo__weather", "demo__echo"]
+
+[agents.ops]
+deny = ["demo__rug_pull", "demo__crash"]
+max_tier = "write"
+"""
+
+
+@pytest.fixture(scope="module")
+def reach_server(demo_http: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """`reach serve mcp --http` in a subprocess, in front of the demo server; yields its URL."""
+    tmp = tmp_path_factory.mktemp("serve")
+    cfg = tmp / "reach.toml"
+    cfg.write_text(CONFIG.format(data=tmp / "data", demo=demo_http, support=SUPPORT))
+    port = free_port()
+    cmd = [PY, "-c", "from reach_core.cli import main; main()", "--config", str(cfg),
+           "serve", "mcp", "--http", f"127.0.0.1:{port}"]
+    proc = start(cmd, port, env={"REACH_TEST_OPS_TOKEN": OPS})
+    yield f"http://127.0.0.1:{port}/mcp"
+    stop(proc)
+
+
+def sdk_client(url: str, token: str | None) -> Client:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+
+    @asynccontextmanager
+    async def streams() -> Any:
+        async with httpx2.AsyncClient(headers=headers, timeout=30) as http:
+            async with streamable_http_client(url, http_client=http) as s:
+                yield s
+
+    return Client(streams(), cache=None)
+
+
+async def test_tools_are_filtered_and_checked_per_agent(reach_server: str) -> None:
+    async with sdk_client(reach_server, SUPPORT) as client:
+        listed = {t.name: t for t in (await client.list_tools()).tools}
+        assert set(listed) == {"demo__weather", "demo__echo"}
+        weather = listed["demo__weather"]
+        assert weather.annotations is not None and weather.annotations.read_only_hint is True
+        assert weather.output_schema is not None and "temp_c" in weather.output_schema["properties"]
+        res = await client.call_tool("demo__weather", {"city": "Zürich"})
+        assert not res.is_error
+        assert res.structured_content == {"city": "Zürich", "temp_c": 21.5}
+        # not offered, and refused when called anyway
+        res = await client.call_tool("demo__transfer", {"amount": 1})
+        assert res.is_error
+        assert res.structured_content["error"]["code"] == "denied"
+        # reach validates the arguments: the model reads what to fix
+        res = await client.call_tool("demo__weather", {})
+        assert res.is_error and res.structured_content["error"]["code"] == "invalid_arguments"
+
+    async with sdk_client(reach_server, OPS) as client:  # token from an { env = ... } secret
+        listed = {t.name: t for t in (await client.list_tools()).tools}
+        assert {"demo__weather", "demo__transfer", "demo__create_note"} <= set(listed)
+        assert "demo__delete_all_notes" not in listed and "demo__rug_pull" not in listed
+        note = listed["demo__create_note"].annotations
+        assert note is not None and (note.read_only_hint, note.destructive_hint, note.idempotent_hint) == (
+            False, False, True)
+        res = await client.call_tool("demo__transfer", {"amount": 500})
+        assert res.is_error and res.structured_content["error"]["code"] == "execution_failed"
+        assert "daily limit" in res.structured_content["error"]["message"]
+
+
+async def test_unknown_or_missing_token_is_refused(reach_server: str) -> None:
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    async with httpx.AsyncClient(timeout=10) as http:
+        r = await http.post(reach_server, json=body, headers=headers)
+        assert r.status_code == 401
+        r = await http.post(reach_server, json=body, headers={**headers, "Authorization": "Bearer wrong-token-123"})
+        assert r.status_code == 401
+
+
+async def test_reach_as_client_of_reach_serve(reach_for: Any, reach_server: str) -> None:
+    """reach -> reach serve mcp -> demo server; the bearer token comes from an { env } secret."""
+    os.environ["REACH_TEST_SUPPORT_AUTH"] = f"Bearer {SUPPORT}"
+    from reach_core.config import resolve_secrets
+
+    headers = resolve_secrets({"Authorization": {"env": "REACH_TEST_SUPPORT_AUTH"}}, where="test")
+    reach = reach_for({"front": {"url": reach_server, "headers": headers, "prefix": "f"}})
+    assert {t.name for t in reach.all_tools()} == {"f__demo__weather", "f__demo__echo"}
+    res = await reach.invoke("f__demo__echo", {"text": "через два сервера"})
+    assert (res.ok, res.content) == (True, "через два сервера")
+    await reach.aclose()
+
+
+class AskFirst:
+    """Stands in for a confirmer: every call that needs a person gets a confirmation id."""
+
+    @hookimpl
+    def reach_pre_invoke(self, call: Any, tool: Any, ctx: Any) -> None:
+        if ctx.needs_confirmation:
+            raise NeedsConfirmation(f"delete {call.arguments['path']}", confirmation_id="cf-42")
+
+
+async def test_needs_confirmation_comes_back_as_a_tool_error(tmp_path: Path) -> None:
+    @connector(risk="dangerous")
+    def delete_file(path: str) -> dict[str, str]:
+        """Delete a file. Use only when the user asks to delete it.
+
+        Args:
+            path: the file to delete
+        """
+        return {"deleted": path}
+
+    reach = make_reach(AskFirst(), data_dir=tmp_path)
+    reach.register(delete_file)
+    from reach_mcp.settings import ServeSettings
+
+    server = build_server(reach, ServeSettings(), agent=None)
+    async with Client(server, cache=None) as client:
+        tool = (await client.list_tools()).tools[0]
+        assert tool.annotations is not None and tool.annotations.destructive_hint is True
+        assert tool.output_schema is not None
+        res = await client.call_tool("delete_file", {"path": "/tmp/x"})
+        assert res.is_error
+        err = res.structured_content["error"]
+        assert err["code"] == "needs_confirmation" and err["confirmation_id"] == "cf-42"
+        assert "cf-42" in res.content[0].text
+    await reach.aclose()
