@@ -1,11 +1,12 @@
 """``Audit``: the per-Reach object that ties redaction, the writer, events and spans.
 
-One per ``Reach`` (kept in a weak map, so a dropped Reach takes its audit with
-it); the hooks look it up through ``ctx.reach``.
+One per ``Reach``, set as an attribute of it (and kept in a weak map, so a
+dropped Reach takes its audit with it); the hooks look it up through ``ctx.reach``.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import logging
 import time
@@ -162,6 +163,23 @@ def get_audit(reach: Any) -> Audit | None:
     if audit is _MISSING:
         return _AUDITS.get(reach)
     return audit  # type: ignore[return-value]
+
+
+def _flush_all_at_exit() -> None:
+    """Interpreter exit: write what scripts left pending (``asyncio.run`` without
+    ``aclose()``, ``reach.run_sync``). The core's store thread is a daemon and still
+    alive while atexit handlers run."""
+    for audit in list(_AUDITS.values()):
+        if audit is None or not audit.writer.pending:
+            continue
+        try:
+            audit.writer.flush_sync()
+        except Exception as exc:  # the store may already be closed
+            log.warning("reach-audit: %d audit records could not be written at exit: %r",
+                        audit.writer.pending, exc)
+
+
+atexit.register(_flush_all_at_exit)
 
 
 def only_audit() -> Audit | None:

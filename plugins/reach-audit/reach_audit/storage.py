@@ -190,6 +190,17 @@ def create_schema(conn: sqlite3.Connection) -> None:
 
 MIGRATIONS = (create_schema,)
 
+RETRY_WINDOW = 10_000  # rows another process may have appended since a lost acknowledgement
+
+
+def _landed(conn: sqlite3.Connection, rows: list[Row], head_seq: int) -> bool:
+    """Did a previous attempt at these exact rows commit? (Their hashes were set by it.)"""
+    found = conn.execute(
+        f"SELECT 1 FROM {TABLE} WHERE seq > ? AND hash = ? LIMIT 1",
+        (head_seq - len(rows) - RETRY_WINDOW, rows[-1].hash),
+    ).fetchone()
+    return found is not None
+
 
 def append_rows(conn: sqlite3.Connection, rows: Iterable[Row]) -> tuple[int, str]:
     """Chain and insert ``rows`` inside the caller's transaction.
@@ -198,8 +209,11 @@ def append_rows(conn: sqlite3.Connection, rows: Iterable[Row]) -> tuple[int, str
     the chain linear even with several processes writing to one database.
     Returns (number of rows, new head hash).
     """
-    head = conn.execute(f"SELECT hash FROM {TABLE} ORDER BY seq DESC LIMIT 1").fetchone()
-    prev = head[0] if head else GENESIS
+    rows = list(rows)
+    head = conn.execute(f"SELECT seq, hash FROM {TABLE} ORDER BY seq DESC LIMIT 1").fetchone()
+    if rows and rows[-1].hash is not None and head is not None and _landed(conn, rows, head[0]):
+        return 0, head[1]  # an earlier attempt committed them (its caller was cancelled)
+    prev = head[1] if head else GENESIS
     params = []
     for row in rows:
         prev = row.hash = link_hash(prev, row.canonical)

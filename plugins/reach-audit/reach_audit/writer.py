@@ -56,6 +56,9 @@ class AuditWriter:
         self._now: asyncio.Event | None = None
         self._schema_ready = False
         self._closed = False
+        # The batch being committed, kept across a failure or a cancelled loop, so the
+        # retry sends the same rows and append_rows can tell if they already landed.
+        self._inflight: tuple[list[Captured], list[Row]] | None = None
         self.last_error: BaseException | None = None
 
     # -- hot path -----------------------------------------------------------
@@ -130,21 +133,47 @@ class AuditWriter:
 
     async def _write_pending(self) -> None:
         while self._pending:
-            batch = self._pending[: self.batch_size]
-            items, rows = await self._build(batch)
+            if self._inflight is None:
+                batch = self._pending[: self.batch_size]
+                self._inflight = await self._build(batch)
+            items, rows = self._inflight
             if not self._schema_ready:
                 await self.store.migrate(COMPONENT, MIGRATIONS)
                 self._schema_ready = True
             await self.store.transaction(functools.partial(append_rows, rows=rows))
-            # Only now drop them from pending: a failed commit keeps them.
-            del self._pending[: len(batch)]
-            self._written += len(batch)
-            self._resolve_waiters()
+            self._committed(items, rows)
             if self.on_written is not None:
                 try:
                     await asyncio.to_thread(self.on_written, items, rows)
                 except Exception as exc:  # logging must never lose a record
                     log.warning("reach-audit: emitting audit events failed: %r", exc)
+
+    def _committed(self, items: list[Captured], rows: list[Row]) -> None:
+        """Only now drop the records from pending: a failed commit keeps them."""
+        self._inflight = None
+        del self._pending[: len(rows)]
+        self._written += len(rows)
+        self._resolve_waiters()
+
+    def flush_sync(self) -> int:
+        """Write what is pending without an event loop (at interpreter exit, after the
+        loop that ran the calls is gone). Returns the number of records written."""
+        if _running_loop() is not None:
+            raise RuntimeError("flush_sync() is for code without a running loop; use await flush()")
+        written = 0
+        while self._pending:
+            if self._inflight is None:
+                items = [i if isinstance(i, Captured) else captured_call(i) for i in self._pending[: self.batch_size]]
+                self._inflight = (items, [build_row(i, self.redactor, self.summary_chars) for i in items])
+            items, rows = self._inflight
+            self.store.migrate_sync(COMPONENT, MIGRATIONS)
+            self.store.transaction_sync(functools.partial(append_rows, rows=rows))
+            self._committed(items, rows)
+            written += len(rows)
+            if self.on_written is not None:
+                with contextlib.suppress(Exception):
+                    self.on_written(items, rows)
+        return written
 
     async def _build(self, batch: list[Any]) -> tuple[list[Captured], list[Row]]:
         """Build rows on the loop in slices, yielding between them.

@@ -80,3 +80,36 @@ def test_two_processes_share_one_linear_chain(tmp_path):
     acked = _run_and_kill(data_dir, "batched", 150, first) | _run_and_kill(data_dir, "batched", 150, second)
     checked = _check(data_dir, acked)
     assert checked >= 300 and any(a.startswith("p") for a in acked) and any(a.startswith("q") for a in acked)
+
+
+def test_a_script_that_never_closes_still_leaves_its_records(tmp_path):
+    data_dir = tmp_path / "data"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    subprocess.run([sys.executable, str(SCRIPT.parent / "forget_close.py"), str(data_dir), "40"],
+                   check=True, env=env, timeout=60)
+    conn = sqlite3.connect(data_dir / "reach.db")
+    ids = [row[0] for row in conn.execute("SELECT call_id FROM audit_log ORDER BY seq")]
+    conn.close()
+    assert sorted(ids) == sorted([f"f{i}" for i in range(40)] + [f"f{i}" for i in range(20)])
+    assert len(ids) == 60  # each record once, even though the first loop died mid-stream
+
+
+def test_a_batch_whose_commit_was_not_acknowledged_is_not_written_twice(tmp_path):
+    from reach_audit.record import Captured, build_row
+    from reach_audit.redact import Redactor
+    from reach_audit.storage import append_rows, create_schema
+
+    conn = sqlite3.connect(tmp_path / "x.db", isolation_level=None)
+    create_schema(conn)
+    rows = [build_row(Captured("step", 1.0 + i, None, "r", None, "a", None, step={"index": i}), Redactor(), 64)
+            for i in range(3)]
+    conn.execute("BEGIN")
+    append_rows(conn, rows)
+    conn.execute("ROLLBACK")  # the first attempt failed: nothing landed
+    conn.execute("BEGIN")
+    assert append_rows(conn, rows)[0] == 3
+    conn.execute("COMMIT")  # ... the second landed, but say its caller never heard back
+    conn.execute("BEGIN")
+    assert append_rows(conn, rows)[0] == 0  # the retry sees them and adds nothing
+    conn.execute("COMMIT")
+    assert conn.execute("SELECT COUNT(*) FROM audit_log").fetchone()[0] == 3
