@@ -167,8 +167,9 @@ def best_passages(text: str, query: str | None, *, units: list[tuple[int, int]] 
         finder: _LineUnits | _SpanUnits = _SpanUnits(paragraphs) if paragraphs else _LineUnits(text)
     else:
         finder = _SpanUnits(units)
-    low = text.lower()
-    if len(low) != len(text):  # a few characters change length when lowered: positions would drift
+    lowered = text.lower()
+    low: str | None = lowered
+    if len(lowered) != len(text):  # a few characters change length when lowered: positions would drift
         low = None
     n = finder.count
     # rarest terms first; a term in most passages says little and costs the most: skip it

@@ -63,7 +63,7 @@ class ReadResult(Connector):
     def __init__(self, shaper_of: Callable[[Any], Shaper]) -> None:
         self._shaper_of = shaper_of
 
-    async def execute(self, params: dict[str, Any], ctx: Any) -> Any:
+    async def execute(self, params: dict[str, Any], ctx: Any = None) -> Any:
         shaper = self._shaper_of(ctx.reach)
         handle = params["handle"]
         entry = shaper.store.get(handle, agent=ctx.agent, run_id=ctx.run_id)

@@ -23,7 +23,7 @@ class ToolShape(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     budget: int | None = Field(
-        None, ge=100, description="Tokens this tool's result may take; default: default_budget."
+        default=None, ge=100, description="Tokens this tool's result may take; default: default_budget."
     )
     fields: list[str] = Field(
         default_factory=list,
@@ -31,7 +31,7 @@ class ToolShape(BaseModel):
         "the rest stays reachable through read_result.",
     )
     mode: Mode = Field(
-        "auto",
+        default="auto",
         description='"json": shape by structure; "text": shape the result as text (JSON is rendered '
         'one item per line); "auto": text for strings, structure otherwise; "off": never shape.',
     )
@@ -42,23 +42,23 @@ class ShapeSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    default_budget: int = Field(2000, ge=100, description="Tokens a tool result may take by default.")
+    default_budget: int = Field(default=2000, ge=100, description="Tokens a tool result may take by default.")
     read_budget: int = Field(
-        4000, ge=200, description="Tokens one read_result answer may take (its own slices are never shaped)."
+        default=4000, ge=200, description="Tokens one read_result answer may take (its own slices are never shaped)."
     )
     tools: dict[str, ToolShape] = Field(default_factory=dict, description="Per-tool rules, by tool name.")
     run_ttl: float = Field(
-        3600.0, gt=0, description="Seconds a full result stays available within a run (the run's end drops it sooner)."
+        default=3600.0, gt=0, description="Seconds a full result stays available within a run (the run's end drops it sooner)."
     )
     bare_ttl: float = Field(
-        300.0, gt=0, description="Seconds a full result of a call without a run id stays available."
+        default=300.0, gt=0, description="Seconds a full result of a call without a run id stays available."
     )
-    max_entries: int = Field(512, ge=1, description="Full results kept at most (oldest dropped first).")
+    max_entries: int = Field(default=512, ge=1, description="Full results kept at most (oldest dropped first).")
     max_bytes: int = Field(
-        256 * 1024 * 1024, ge=1024, description="Serialized size of all kept full results at most."
+        default=256 * 1024 * 1024, ge=1024, description="Serialized size of all kept full results at most."
     )
     tokenizer: Tokenizer = Field(
-        "auto", description='"cl100k" (needs the tokens extra), "estimate", or "auto": cl100k when installed.'
+        default="auto", description='"cl100k" (needs the tokens extra), "estimate", or "auto": cl100k when installed.'
     )
 
     def for_tool(self, name: str) -> ToolShape | None:
