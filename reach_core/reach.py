@@ -246,6 +246,8 @@ class Reach:
             res = impl.function(reach=self)
             if inspect.isawaitable(res):
                 await res
+        if self._guards is not None:
+            await self._guards.aclose()
         if self._store is not None:
             await self._store.aclose()
             self._store = None
