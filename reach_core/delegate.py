@@ -190,7 +190,7 @@ class DelegateTool(Connector):
     def __init__(self, delegation: Delegation) -> None:
         self.delegation = delegation
 
-    async def execute(self, params: dict[str, Any], ctx: CallContext) -> Any:
+    async def execute(self, params: Any, ctx: Any = None) -> Any:
         return await self.delegation.delegate(str(params["task"]), str(params["agent"]), ctx)
 
 
