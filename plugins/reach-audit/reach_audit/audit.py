@@ -67,7 +67,13 @@ class Audit:
     def on_call(self, call: Any, tool: Any, result: Any, ctx: Any) -> Any:
         """Capture one finished invocation: a tuple and an append (returns an awaitable in sync mode)."""
         spans = self.spans
-        self.writer.enqueue((time.time(), call, tool, result, ctx, spans.current() if spans else None))
+        writer = self.writer
+        pending = writer._pending  # AuditWriter.enqueue, inlined: this runs on every call
+        pending.append((time.time(), call, tool, result, ctx, spans.current() if spans else None))
+        writer._enqueued += 1
+        n = len(pending)
+        if n == 1 or n >= writer.batch_size:
+            writer._kick(full=n >= writer.batch_size)
         if self.sync:
             return self._flush_keep()
         return None

@@ -10,7 +10,7 @@ from typing import Any
 
 from reach_core import hookimpl
 
-from .audit import attach, detach, get_audit, only_audit
+from .audit import ATTR, attach, detach, get_audit, only_audit
 from .settings import AuditSettings
 
 # Audit runs after shaping (50), so it records what the model actually received.
@@ -45,7 +45,8 @@ async def reach_shutdown(reach: Any) -> None:
 
 @hookimpl
 def reach_post_invoke(call: Any, tool: Any, result: Any, ctx: Any) -> Any:
-    audit = get_audit(ctx.reach)
+    # The hot path: an attribute read, then a tuple appended (see Audit.on_call).
+    audit = getattr(ctx.reach, ATTR, None) or get_audit(ctx.reach)
     if audit is None:
         return None
     return audit.on_call(call, tool, result, ctx)
