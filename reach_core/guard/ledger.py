@@ -105,7 +105,9 @@ class Ledger:
         """
         params = (state, json.dumps(result, ensure_ascii=False, default=str), time.time(), tool, key)
         sql = "UPDATE reach_ledger SET state = ?, result = ?, updated_at = ? WHERE tool = ? AND idem_key = ?"
-        if wait:
+        if wait or getattr(self.store, "shared", False):
+            # on a store other instances share, a repeat may reach another process at once:
+            # the outcome must be committed before the caller hears it
             await self.store.execute(sql, params)
         else:
             self.store.defer(sql, params)

@@ -1,0 +1,284 @@
+"""The ASGI app behind ``reach serve http``.
+
+Endpoints (JSON in, JSON out; ``Authorization: Bearer <token>`` names the agent):
+
+* ``POST /v1/invoke`` ``{name, arguments, id?, agent?, run_id?, idempotency_key?}``
+  → the ``ToolResult`` as a dict. A tool failure is a *result* (HTTP 200 with
+  ``ok: false`` and an error code), exactly what ``reach.invoke`` returns;
+  HTTP errors are only for the request itself (401, 403, 400, 413).
+* ``GET /v1/tools?query=&limit=`` → ``{"tools": [...]}`` (OpenAI ``tools`` entries).
+* ``GET /v1/confirmations?status=pending|all``, ``GET /v1/confirmations/{id}``,
+  ``POST /v1/confirmations/{id}/approve|reject`` ``{reason?}`` (operators only;
+  needs reach-confirm). Approving runs the stored call exactly once, whichever
+  instance receives it: the ``pending → approved`` UPDATE decides.
+* ``GET /v1/audit/tail?limit=&after=&agent=&tool=&kind=``, ``GET /v1/audit/verify``
+  (operators only; needs reach-audit).
+* ``GET /healthz`` (process alive), ``GET /readyz`` (the state store answers).
+
+Nothing lives in process memory between requests except caches, so any
+instance can take any request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import json
+import logging
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from .settings import ServeHttpSettings
+
+__all__ = ["build_app"]
+
+log = logging.getLogger("reach_serve")
+
+
+class HttpError(Exception):
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, message
+
+
+def _json(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    body = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
+    return Response(body, status_code=status, media_type="application/json", headers=headers)
+
+
+class Api:
+    """Request handlers bound to one ``Reach`` and its settings."""
+
+    def __init__(self, reach: Any, settings: ServeHttpSettings) -> None:
+        self.reach = reach
+        self.settings = settings
+        self._tokens = list(settings.token_agents().items())
+        self._operators = set(settings.operators)
+
+    # ------------------------------------------------------------ request helpers
+    def agent_of(self, request: Request) -> str:
+        header = request.headers.get("authorization", "")
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() == "bearer" and token:
+            agent = None
+            for known, who in self._tokens:  # compare every token: no timing hint
+                if hmac.compare_digest(known.encode(), token.strip().encode()):
+                    agent = who
+            if agent is not None:
+                return agent
+            raise HttpError(401, "unauthorized", "unknown bearer token")
+        if self.settings.anonymous_agent:
+            return self.settings.anonymous_agent
+        raise HttpError(401, "unauthorized",
+                        "send Authorization: Bearer <token> with a token configured in [plugins.reach-serve]")
+
+    def operator_of(self, request: Request) -> str:
+        agent = self.agent_of(request)
+        if agent not in self._operators:
+            raise HttpError(403, "forbidden",
+                            f"agent {agent!r} is not an operator; list it in [plugins.reach-serve] operators")
+        return agent
+
+    async def body(self, request: Request) -> dict[str, Any]:
+        size = request.headers.get("content-length")
+        if size is not None and size.isdigit() and int(size) > self.settings.max_body_bytes:
+            raise HttpError(413, "too_large", f"the body exceeds {self.settings.max_body_bytes} bytes")
+        raw = await request.body()
+        if len(raw) > self.settings.max_body_bytes:
+            raise HttpError(413, "too_large", f"the body exceeds {self.settings.max_body_bytes} bytes")
+        if not raw:
+            return {}
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            raise HttpError(400, "invalid_json", "the body must be a JSON object") from None
+        if not isinstance(data, dict):
+            raise HttpError(400, "invalid_json", "the body must be a JSON object")
+        return data
+
+    # ------------------------------------------------------------ endpoints
+    async def invoke(self, request: Request) -> Response:
+        agent = self.agent_of(request)
+        data = await self.body(request)
+        name = data.get("name")
+        if not isinstance(name, str) or not name:
+            raise HttpError(400, "invalid_request", '`name` (the tool name, a string) is required')
+        arguments = data.get("arguments", {})
+        if arguments is None:
+            arguments = {}
+        if not isinstance(arguments, (dict, str)):
+            raise HttpError(400, "invalid_request", "`arguments` must be an object or a JSON string")
+        claimed = data.get("agent")
+        if claimed is not None and claimed != agent:
+            raise HttpError(403, "forbidden", f"this token acts as agent {agent!r}, not {claimed!r}")
+        for field in ("id", "run_id", "idempotency_key"):
+            if data.get(field) is not None and not isinstance(data[field], str):
+                raise HttpError(400, "invalid_request", f"`{field}` must be a string")
+        call = {"id": data.get("id") or f"http_{uuid.uuid4().hex[:16]}", "name": name, "arguments": arguments}
+        result = await self.reach.invoke(call, agent=agent, run_id=data.get("run_id"),
+                                         idempotency_key=data.get("idempotency_key"))
+        return _json(result.to_dict())
+
+    async def tools(self, request: Request) -> Response:
+        agent = self.agent_of(request)
+        query = request.query_params.get("query") or None
+        limit = request.query_params.get("limit")
+        if limit is not None and not limit.isdigit():
+            raise HttpError(400, "invalid_request", "`limit` must be a positive integer")
+        tools = self.reach.tools(agent=agent, query=query, limit=int(limit) if limit else None)
+        return _json({"agent": agent, "tools": tools})
+
+    def _queue(self) -> Any:
+        try:
+            from reach_confirm.plugin import queue_for
+        except ImportError:
+            raise HttpError(404, "not_installed", "confirmations need the reach-confirm plugin") from None
+        return queue_for(self.reach)
+
+    async def confirmations(self, request: Request) -> Response:
+        self.operator_of(request)
+        status = request.query_params.get("status", "pending")
+        items = await self._queue().list(None if status == "all" else status)
+        return _json({"confirmations": [c.to_dict() for c in items]})
+
+    async def confirmation(self, request: Request) -> Response:
+        self.operator_of(request)
+        from reach_confirm.queue import ConfirmationError
+
+        try:
+            c = await self._queue().get(request.path_params["cid"])
+        except ConfirmationError as exc:
+            raise HttpError(404, "not_found", str(exc)) from None
+        return _json(c.to_dict())
+
+    async def decide(self, request: Request) -> Response:
+        by = self.operator_of(request)
+        from reach_confirm.queue import ConfirmationError
+
+        cid, action = request.path_params["cid"], request.path_params["action"]
+        data = await self.body(request)
+        reason = data.get("reason")
+        q = self._queue()
+        try:
+            if action == "approve":
+                result = await q.approve(cid, by=by, reason=reason)
+                return _json({"confirmation_id": cid, "status": "executed", "result": result.to_dict()})
+            if action == "reject":
+                c = await q.reject(cid, by=by, reason=reason)
+                return _json(c.to_dict())
+        except ConfirmationError as exc:
+            msg = str(exc)
+            status = 404 if msg.startswith("no confirmation") else 409
+            raise HttpError(status, "not_found" if status == 404 else "conflict", msg) from None
+        raise HttpError(404, "not_found", "use /approve or /reject")
+
+    def _audit(self) -> Any:
+        try:
+            import reach_audit
+        except ImportError:
+            raise HttpError(404, "not_installed", "the audit log needs the reach-audit plugin") from None
+        return reach_audit
+
+    async def audit_tail(self, request: Request) -> Response:
+        self.operator_of(request)
+        audit = self._audit()
+        from reach_audit.query import tail_sync
+
+        params = request.query_params
+        try:
+            limit = min(int(params.get("limit", "50")), 1000)
+            after = int(params["after"]) if params.get("after") else None
+        except ValueError:
+            raise HttpError(400, "invalid_request", "`limit` and `after` must be integers") from None
+        await audit.flush(self.reach)  # this instance's own records first
+        entries = await asyncio.to_thread(
+            tail_sync, self.reach.store, limit=limit, after=after,
+            agent=params.get("agent"), tool=params.get("tool"), kind=params.get("kind"),
+        )
+        return _json({"entries": [e.to_dict() for e in entries]})
+
+    async def audit_verify(self, request: Request) -> Response:
+        self.operator_of(request)
+        report = await self._audit().verify(self.reach)
+        return _json(report.to_dict(), status=200 if report.ok else 409)
+
+    async def healthz(self, request: Request) -> Response:
+        return _json({"ok": True})
+
+    async def readyz(self, request: Request) -> Response:
+        try:
+            await self.reach.store.fetchone("SELECT 1")
+        except Exception as exc:  # noqa: BLE001 - reported to the load balancer
+            return _json({"ok": False, "error": type(exc).__name__}, status=503)
+        return _json({"ok": True})
+
+
+async def _sweep(reach: Any, interval: float, margin: float) -> None:
+    """On a shared store: mark ``running`` ledger rows of dead instances ``unknown``
+    (never re-run), without waiting for some instance to restart."""
+    guards = getattr(reach, "_guards", None)
+    if guards is None or interval <= 0:
+        return
+    while True:
+        await asyncio.sleep(interval)
+        try:
+            marked = await guards.ledger.recover(older_than=guards.stale_before(margin))
+            if marked:
+                log.warning("reach-serve: %d interrupted call(s) marked unknown", marked)
+        except Exception as exc:  # noqa: BLE001 - retried next interval
+            log.warning("reach-serve: ledger sweep failed: %r", exc)
+
+
+def build_app(reach: Any, settings: ServeHttpSettings | None = None, *, manage: bool = True) -> Starlette:
+    """The app; with ``manage`` its lifespan starts ``reach`` and closes it (flushing audit)."""
+    settings = settings or reach.plugin_settings("reach-serve") or ServeHttpSettings()
+    api = Api(reach, settings)
+
+    def wrap(handler: Any) -> Any:
+        async def endpoint(request: Request) -> Response:
+            try:
+                return await handler(request)  # type: ignore[no-any-return]
+            except HttpError as exc:
+                headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+                return _json({"error": {"code": exc.code, "message": exc.message}}, exc.status, headers)
+
+        return endpoint
+
+    routes = [
+        Route("/v1/invoke", wrap(api.invoke), methods=["POST"]),
+        Route("/v1/tools", wrap(api.tools), methods=["GET"]),
+        Route("/v1/confirmations", wrap(api.confirmations), methods=["GET"]),
+        Route("/v1/confirmations/{cid}", wrap(api.confirmation), methods=["GET"]),
+        Route("/v1/confirmations/{cid}/{action}", wrap(api.decide), methods=["POST"]),
+        Route("/v1/audit/tail", wrap(api.audit_tail), methods=["GET"]),
+        Route("/v1/audit/verify", wrap(api.audit_verify), methods=["GET"]),
+        Route("/healthz", api.healthz, methods=["GET"]),
+        Route("/readyz", api.readyz, methods=["GET"]),
+    ]
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        if not manage:
+            yield
+            return
+        await reach.start()
+        task = None
+        if getattr(reach.store, "shared", False):
+            task = asyncio.create_task(_sweep(reach, settings.sweep_interval, settings.stale_margin), name="reach-serve-sweep")
+        try:
+            yield
+        finally:
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+            await reach.aclose()
+
+    return Starlette(routes=routes, lifespan=lifespan)

@@ -1,0 +1,57 @@
+"""Settings of ``[plugins.reach-serve]``.
+
+Example::
+
+    [plugins.reach-serve]
+    tokens = { "tok-support-0001" = "support" }          # bearer token -> agent
+    clients = [{ token = { env = "OPS_TOKEN" }, agent = "ops" }]
+    operators = ["ops"]        # agents that may decide confirmations and read the audit log
+    anonymous_agent = ""       # agent for requests without a token ("" = refuse them)
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["ClientEntry", "ServeHttpSettings"]
+
+
+class ClientEntry(BaseModel):
+    """A bearer token (usually ``{ env = "VAR" }``) and the reach agent it acts as."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    token: str = Field(min_length=8)
+    agent: str
+
+
+class ServeHttpSettings(BaseModel):
+    """Who may call, as which agent, and who may approve."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tokens: dict[str, str] = Field(default_factory=dict, description="bearer token -> agent")
+    clients: list[ClientEntry] = Field(default_factory=list)
+    operators: list[str] = Field(
+        default_factory=list,
+        description="agents allowed to list/approve/reject confirmations and read the audit log",
+    )
+    anonymous_agent: str | None = Field(
+        None, description="agent of requests without a token; unset refuses them (401)"
+    )
+    max_body_bytes: int = Field(1_000_000, ge=1024)
+    sweep_interval: float = Field(
+        15.0, ge=0,
+        description="on a shared store: how often (s) ledger rows of dead instances are marked unknown; 0 = only at start",
+    )
+
+    stale_margin: float = Field(
+        10.0, ge=0,
+        description="a running ledger row older than the longest tool timeout plus this many seconds belongs to a dead instance",
+    )
+
+    def token_agents(self) -> dict[str, str]:
+        """Every configured token mapped to its agent (``clients`` entries win on a clash)."""
+        out = {k: v for k, v in self.tokens.items()}
+        out.update({c.token: c.agent for c in self.clients})
+        return out
