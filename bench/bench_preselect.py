@@ -41,9 +41,14 @@ def rss_mb() -> float:
 
 
 def peak_rss_mb() -> float:
+    """This process's RSS high-water mark (VmHWM). Not ru_maxrss: Linux carries that
+    over from the parent across fork+exec, so a child would report the parent's peak."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
     import resource
 
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def load() -> tuple[list[dict[str, Any]], dict[str, str], list[dict[str, Any]]]:
@@ -131,7 +136,8 @@ def memory_probe(embedder: str) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         reach = build_reach(pool, tmp, {"embedder": embedder})
         before = rss_mb()
-        for q in queries[:200]:
+        zh = json.loads(ZH.read_text())["queries"]
+        for q in queries[:200] + zh[:20]:  # Chinese too: it loads the CC-CEDICT glossary
             selected_names(reach, q["question"], 20)
         print(json.dumps({"before": before, "peak": peak_rss_mb(), "after": rss_mb()}))
 
@@ -167,6 +173,20 @@ def main() -> None:
         del restarted
 
         # -- full pool ---------------------------------------------------------------
+        selector = reach.provider("selector")
+        inner: list[float] = []
+        inner_cpu: list[float] = []
+        select = selector.select
+
+        def timed_select(*a: Any, **kw: Any) -> list[str]:
+            t, c = time.perf_counter(), time.thread_time()
+            try:
+                return select(*a, **kw)
+            finally:
+                inner.append((time.perf_counter() - t) * 1000)
+                inner_cpu.append((time.thread_time() - c) * 1000)
+
+        selector.select = timed_select  # measure the selector's share of reach.tools
         rankings: list[list[str]] = []
         latencies: list[float] = []
         raw_top5: list[list[str]] = []
@@ -189,8 +209,15 @@ def main() -> None:
         print("  R@5 by category: " + "  ".join(f"{c}={sum(v) / len(v):.3f}" for c, v in per_cat.items()))
         print(f"  queries needing 2+ tools (parallel_multiple) R@5 = {multi_r5:.3f}")
         print(f"  top-5 slots taken by a second copy of a function (mean) = {crowded:.2f}")
+        selector_ms = inner[-len(queries):]
+        selector_cpu = inner_cpu[-len(queries):]
         print(f"  latency per query through reach.tools: p50 {pct(latencies, 50):.2f} ms  "
-              f"p95 {pct(latencies, 95):.2f} ms  (n={len(latencies)}, {len(pool)} tools)")
+              f"p95 {pct(latencies, 95):.2f} ms  (n={len(latencies)}, {len(pool)} tools; "
+              f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)")
+        print(f"    of which the selector: p50 {pct(selector_ms, 50):.2f} ms  p95 {pct(selector_ms, 95):.2f} ms; "
+              f"the rest is reach.tools itself (policy filter, declarations)")
+        print(f"    selector CPU time (insensitive to other load): p50 {pct(selector_cpu, 50):.2f} ms  "
+              f"p95 {pct(selector_cpu, 95):.2f} ms")
         print(f"  index build cold (first selection, empty cache) {cold_s:.2f} s; "
               f"after restart with disk cache {warm_s:.2f} s; registering {len(pool)} tools {register_s:.2f} s")
 

@@ -228,9 +228,8 @@ class SelectionEngine:
         tags = np.zeros((q, n), dtype=np.float32)
         for row, query in enumerate(queries):
             terms = tokenize(query)
-            ids = self._bm25.get_tokens_ids(terms) if self._bm25 is not None else []
-            if ids:
-                bm25[row] = self._bm25.get_scores_from_ids(ids)
+            if self._bm25 is not None:
+                self._bm25_scores(terms, bm25[row])
             if self._tagged:
                 query_terms, lowered = set(terms), query.lower()
                 for i in self._tagged:
@@ -245,6 +244,32 @@ class SelectionEngine:
         else:
             embedding = np.zeros((q, n), dtype=np.float32)
         return {"bm25": bm25, "embedding": embedding, "tags": tags}
+
+    def _bm25_scores(self, terms: Sequence[str], out: np.ndarray) -> None:
+        """BM25 of every tool for `terms`, written into `out`.
+
+        Reads bm25s's precomputed per-term score matrix (CSC: for each term, the tools
+        containing it and their scores) and sums with `np.bincount`, several times
+        faster than bm25s's own `np.add.at` at this size. Same numbers.
+        """
+        retriever = self._bm25
+        vocab = retriever.vocab_dict
+        ids = [vocab[t] for t in terms if t in vocab]
+        if not ids:
+            return
+        scores = retriever.scores
+        indptr, indices, data = scores["indptr"], scores["indices"], scores["data"]
+        if len(ids) == 1:
+            lo, hi = indptr[ids[0]], indptr[ids[0] + 1]
+            out[indices[lo:hi]] += data[lo:hi]
+        else:
+            rows = [np.arange(indptr[i], indptr[i + 1]) for i in ids]
+            take = np.concatenate(rows)
+            out += np.bincount(indices[take], weights=data[take], minlength=out.shape[0]).astype(
+                np.float32
+            )
+        if retriever.nonoccurrence_array is not None:
+            out += retriever.nonoccurrence_array[ids].sum()
 
     def _expand(self, query: str) -> str:
         """The question plus English glosses of its Chinese words, if it has any."""
