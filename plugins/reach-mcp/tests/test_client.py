@@ -12,7 +12,8 @@ from reach_core.testing import HookRecorder
 
 async def test_stdio_server_tools_run_through_reach(reach_for: Any) -> None:
     reach = reach_for({"demo": stdio_server(), "broken": {"command": PY, "args": ["-c", "raise SystemExit(1)"],
-                                                          "connect_timeout": 15}})
+                                                          "connect_timeout": 15}},
+                      connectors={"demo__crash": {"max_retries": 0}})
     tools = {t.name: t for t in reach.all_tools()}
     # the broken server is a warning, not a crash: the demo server's tools are all there
     assert {"demo__weather", "demo__echo", "demo__create_note", "demo__delete_all_notes", "demo__transfer"} <= set(tools)
@@ -42,6 +43,12 @@ async def test_stdio_server_tools_run_through_reach(reach_for: Any) -> None:
     # a dangerous tool needs a person: without a confirmer it is denied, the server never called
     res = await reach.invoke("demo__delete_all_notes", {})
     assert res.error is not None and res.error.code == "denied" and "approval" in res.error.message
+    # the server process dies: retryable failure, and the next call opens a new session
+    res = await reach.invoke("demo__crash", {})
+    assert res.error is not None and res.error.code == "upstream_unavailable"
+    assert "demo" in res.error.message
+    res = await reach.invoke("demo__echo", {"text": "back"})
+    assert (res.ok, res.content) == (True, "back")
     await reach.aclose()
 
 
@@ -70,17 +77,6 @@ async def test_config_tier_is_never_lowered_by_annotations(reach_for: Any, demo_
     assert "web__create_note" not in offered
     res = await reach.invoke("web__create_note", {"title": "x"})
     assert res.error is not None and res.error.code == "denied"
-    await reach.aclose()
-
-
-async def test_a_dropped_connection_is_retryable_and_reopened(reach_for: Any) -> None:
-    reach = reach_for({"demo": stdio_server(tools=["echo", "crash"])},
-                      connectors={"demo__crash": {"max_retries": 0}})
-    res = await reach.invoke("demo__crash", {})
-    assert res.error is not None and res.error.code == "upstream_unavailable"
-    assert "demo" in res.error.message
-    res = await reach.invoke("demo__echo", {"text": "back"})
-    assert (res.ok, res.content) == (True, "back")
     await reach.aclose()
 
 

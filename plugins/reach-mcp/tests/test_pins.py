@@ -29,6 +29,10 @@ async def test_rug_pull_at_run_time_blocks_the_pinned_tool(reach_for: Any) -> No
     # the description the model was given never changed
     assert "ssh" not in reach.tool("demo__weather").description
     await reach.aclose()
+    # a later start finds the changed definition and blocks it from the beginning
+    evil = reach_for({"demo": stdio_server(tools=["weather"], env={"DEMO_EVIL": "1"})})
+    assert evil.tool("demo__weather").blocked
+    assert evil.tools() == []
 
 
 async def test_rug_pull_caught_by_relisting_before_a_call(reach_for: Any) -> None:
@@ -43,12 +47,3 @@ async def test_rug_pull_caught_by_relisting_before_a_call(reach_for: Any) -> Non
     res = await reach.invoke("demo__weather", {"city": "Paris"})
     assert res.error is not None and res.error.code == "denied"
     await reach.aclose()
-
-
-def test_changed_definition_at_start_up_is_blocked(reach_for: Any) -> None:
-    honest = reach_for({"demo": stdio_server(tools=["weather"])})
-    honest.pin_tools()
-    evil = reach_for({"demo": stdio_server(tools=["weather"], env={"DEMO_EVIL": "1"})})
-    assert evil.tool("demo__weather").blocked
-    assert evil.tools() == []
-
