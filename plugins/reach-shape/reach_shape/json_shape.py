@@ -16,10 +16,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .htmltext import html_to_text, looks_like_html
 from .paths import join_index, join_key
 from .text_shape import TextShaper, cut_string
 
-__all__ = ["LADDER", "Cut", "JsonShaper", "Limits", "project"]
+__all__ = ["LADDER", "Cut", "JsonShaper", "Limits", "html_strings_as_text", "project"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +76,8 @@ class Cut:
             return f'read_result(handle="{handle}", path="{self.path}[{self.shown}:{self.shown + 20}]")'
         if self.kind == "chars":
             return f'read_result(handle="{handle}", path="{self.path}", offset=0, limit=100)'
+        if self.kind == "keys":
+            return f'read_result(handle="{handle}", path="{self.path}", offset={self.shown}, limit=50)'
         return f'read_result(handle="{handle}", path="{self.path}")'
 
 
@@ -123,14 +126,13 @@ class JsonShaper:
     def _string(self, value: str, path: str, lim: Limits, cuts: list[Cut]) -> str:
         if len(value) <= lim.chars:
             return value
-        if self.query and "\n" in value:
+        if "\n" in value:  # text (a file, a log, a page): whole lines, line offsets, matching passages
             shaper = self._texts.get(id(value))
             if shaper is None:
                 shaper = self._texts[id(value)] = TextShaper(value, self.query)
-            if shaper.passages:
-                text, _ = shaper.render(lim.chars)
-                cuts.append(Cut(path, "chars", len(text), len(value)))
-                return text
+            text, _ = shaper.render(lim.chars)
+            cuts.append(Cut(path, "chars", len(text), len(value)))
+            return text
         text = cut_string(value, lim.chars)
         cuts.append(Cut(path, "chars", lim.chars, len(value)))
         return text
@@ -168,3 +170,27 @@ def project(value: Any, fields: list[str]) -> tuple[Any, bool]:
     if projected in ({}, []) or projected == value:
         return value, False
     return projected, True
+
+
+def html_strings_as_text(value: Any, depth: int = 0) -> tuple[Any, list[str]]:
+    """Replace long HTML strings near the top (an HTTP ``body``) with their visible text.
+
+    Returns the new value and the paths converted; the stored full result holds the
+    text too, so offsets in the shaped result and in ``read_result`` agree.
+    """
+    converted: list[str] = []
+
+    def walk(v: Any, path: str, level: int) -> Any:
+        if isinstance(v, str):
+            if len(v) > 2000 and looks_like_html(v):
+                converted.append(path)
+                return html_to_text(v)
+            return v
+        if level >= 3:
+            return v
+        if isinstance(v, dict):
+            return {k: walk(x, join_key(path, k), level + 1) for k, x in v.items()}
+        return v
+
+    out = walk(value, "", depth)
+    return (out, converted) if converted else (value, [])

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 __all__ = ["ReadResult", "read"]
 
 DEFAULT_MATCHES = 5
+CONTEXT_LINES = 2
 MAX_LIMIT = 1000
 
 
@@ -233,10 +234,29 @@ def _keys_page(obj: dict[str, Any], offset: int, limit: int | None, head: dict[s
     return _fit(want, build, budget, count)[1]
 
 
+def _following_lines(text: str, end: int, n: int) -> str:
+    """Up to ``n`` lines after a match (a heading's paragraph, an error's stack trace)."""
+    if end >= len(text) or text[end] != "\n":
+        return ""
+    stop = end
+    for _ in range(n):
+        nxt = text.find("\n", stop + 1)
+        stop = len(text) if nxt == -1 else nxt
+        if stop >= len(text):
+            break
+    return cut_string(text[end + 1:stop], 600)
+
+
 def _text_matches(text: str, query: str, limit: int, head: dict[str, Any], budget: int,
                   count: Callable[[str], int]) -> Any:
     passages = best_passages(text, query, limit=limit)
-    found = [{"offset": line_of(text, p.start), "text": text[p.start:p.end]} for p in passages]
+    found = []
+    for p in passages:
+        match: dict[str, Any] = {"offset": line_of(text, p.start), "text": text[p.start:p.end]}
+        after = _following_lines(text, p.end, CONTEXT_LINES)
+        if after:
+            match["next_lines"] = after
+        found.append(match)
 
     def build(k: int) -> dict[str, Any]:
         answer = {**head, "query": query, "matches": found[:k], "total_lines": text.count("\n") + 1}

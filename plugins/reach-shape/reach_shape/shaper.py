@@ -17,7 +17,7 @@ from reach_core import ToolResult
 from reach_core.result import dumps
 
 from .htmltext import html_to_text, looks_like_html
-from .json_shape import LADDER, Cut, JsonShaper, project
+from .json_shape import LADDER, Cut, JsonShaper, html_strings_as_text, project
 from .search import json_matches
 from .settings import ShapeSettings, ToolShape
 from .store import ResultStore
@@ -131,8 +131,12 @@ class Shaper:
         projected, narrowed = project(content, fields)
         if not narrowed and not over:
             return None
-        h = handle(content)
         facts: dict[str, Any] = {"kind": "json"}
+        content, html_paths = html_strings_as_text(content)
+        if html_paths:
+            projected, _ = project(content, fields)
+            facts["html"] = html_paths
+        h = handle(content)
 
         matches: list[str] | None = None
 
@@ -149,6 +153,8 @@ class Shaper:
                         note["best_matches_for_question"] = matches
             if narrowed:
                 note["fields"] = f"only the fields {', '.join(fields)} are shown"
+            if html_paths:
+                note["html_as_text"] = html_paths
             if h:
                 note["handle"] = h
                 note["read_more"] = (cuts[0].read_call(h) if cuts else f'read_result(handle="{h}")') + (

@@ -56,7 +56,9 @@ async def test_log_without_question_keeps_head_and_tail(make, payloads):
     assert "showing head and tail" in result.content
     handle = result.meta["shaped"]["handle"]
     found = await reach.invoke("read_result", {"handle": handle, "query": "payment failed order 188231"}, run_id="r")
-    assert found.content["matches"][0] == {"offset": 9123, "text": payload.content.split("\n")[9123]}
+    lines = payload.content.split("\n")
+    assert found.content["matches"][0] == {"offset": 9123, "text": lines[9123],
+                                           "next_lines": "\n".join(lines[9124:9126])}
 
 
 async def test_html_page_is_read_as_text_and_the_answer_survives(make, payloads):
@@ -140,3 +142,35 @@ async def test_cjk_text_is_budgeted_in_real_tokens(make):
     result = await reach.invoke("fetch", {}, query="北京 跑步")
     assert tokens(result.content) <= 500
     assert "北京今天晴" in result.content
+
+
+async def test_http_result_with_an_html_body_is_shaped_as_text(make, payloads):
+    """reach-http answers {"status", "headers", "body"}: the page inside is read as text."""
+    page = payloads["html_page"]
+    wrapped = P.Payload("http", {"status": 200, "headers": {"content-type": "text/html"}, "body": page.content},
+                        page.question, page.answer)
+    reach, result = await shaped(make, wrapped)
+    content = result.content
+    assert content["status"] == 200 and content["headers"] == {"content-type": "text/html"}
+    assert "600 requests per minute" in content["body"] and "<h2>" not in content["body"]
+    assert content["_shaped"]["html_as_text"] == ["body"]
+    assert tokens(content) <= 2000
+    found = await reach.invoke("read_result", {"handle": content["_shaped"]["handle"], "path": "body",
+                                               "query": "rate limits"}, run_id="run-1")
+    best = found.content["matches"][0]
+    assert best["text"] == "Rate limits" and "600 requests per minute" in best["next_lines"]
+
+
+async def test_file_result_with_a_log_inside_keeps_the_error_line_and_line_offsets(make, payloads):
+    """reach-files answers {"path", "size", "content"}: the text inside is shaped by lines."""
+    log = payloads["big_log"]
+    wrapped = P.Payload("file", {"path": "logs/app.log", "size": len(log.content), "content": log.content},
+                        log.question, log.answer)
+    reach, result = await shaped(make, wrapped)
+    content = result.content
+    assert content["path"] == "logs/app.log"
+    assert "insufficient funds" in content["content"]
+    assert "lines omitted (offset " in content["content"]
+    page = await reach.invoke("read_result", {"handle": content["_shaped"]["handle"], "path": "content",
+                                              "offset": 9122, "limit": 3}, run_id="run-1")
+    assert page.content["text"] == "\n".join(log.content.split("\n")[9122:9125])
