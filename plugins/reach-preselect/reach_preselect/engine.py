@@ -33,6 +33,8 @@ from .embedders import Embedder
 from .text import clauses, content_hash, has_cjk, schema_text, split_identifier, tokenize
 
 SIGNALS = ("bm25", "embedding", "tags")
+#: positions filled by clause coverage at most; beyond it, plain fused order.
+MAX_COVER = 20
 
 
 @dataclass(frozen=True)
@@ -324,7 +326,7 @@ class SelectionEngine:
         return [int(i) for i in top[np.argsort(-total[top], kind="stable")]]
 
     def _ranked_indices(self, query: str, mask: np.ndarray | None, limit: int) -> list[int]:
-        depth = max(limit * 3, 30)
+        depth = max(min(limit, MAX_COVER) * 3, 30)
         parts = clauses(query) if self.options.split_clauses else [query]
         queries = [query] + (parts if len(parts) > 1 else [])
         totals = self.fused_scores(queries, mask)[0]
@@ -334,6 +336,9 @@ class SelectionEngine:
             order = self._weave(self._top(totals[0], depth), [self._top(t, depth) for t in totals[1:]])
         else:
             order = self._cover(totals, depth, limit)
+        if limit > len(order):  # asked for more than the head: the rest by fused score
+            seen = set(order)
+            order += [i for i in self._top(totals[0], limit) if i not in seen]
         return self._push_back_copies(order, limit)
 
     def _cover(self, totals: np.ndarray, depth: int, limit: int) -> list[int]:
@@ -359,7 +364,9 @@ class SelectionEngine:
         uncovered = np.ones(aspects.shape[0], dtype=np.float32)
         free = np.ones(pool.size, dtype=bool)
         chosen: list[int] = []
-        for _ in range(min(limit, pool.size)):
+        # Greedy for the head of the list only: a caller asking for every tool ranked
+        # (limit = all) gets the covered head, then the rest by whole-question score.
+        for _ in range(min(limit, pool.size, MAX_COVER)):
             gain = (1 - weight) * base + weight * (uncovered @ aspects) / aspects.shape[0]
             gain[~free] = -np.inf
             best = int(np.argmax(gain))

@@ -100,3 +100,10 @@ def test_agent_allow_list_applies_before_ranking(tmp_path):
     assert set(names(reach.tools(query="weather in Rome", agent="travel", limit=5))) == {
         "search_flights", "book_hotel"}
     assert "get_weather" in names(reach.tools(query="weather in Rome", limit=2))
+
+
+def test_ranking_every_tool_returns_every_allowed_tool_once(reach):
+    # reach.tools(query=...) without a limit asks the selector to rank all tools
+    ranked = names(reach.tools(query="Weather in Rome. Then book a hotel there."))
+    assert sorted(ranked) == sorted(t.name for t in reach.all_tools())
+    assert set(ranked[:3]) >= {"book_hotel"}
