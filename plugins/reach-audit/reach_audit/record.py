@@ -143,6 +143,13 @@ def summarise(value: Any, redactor: Redactor, cap: int) -> Any:
             except ValueError:
                 parsed = None
         value = parsed if isinstance(parsed, dict | list) else text
+    if type(value) is not str:
+        dumped = redactor.scan(value)
+        if dumped is not None:  # nothing to redact: measured by its dump, kept as is
+            if len(dumped) <= cap:
+                return value
+            text = dumped.decode("utf-8", "replace")
+            return {"truncated": True, "chars": len(text), "preview": text[:cap]}
     try:
         clean = redactor.value(value)  # also turns anything unusual into text
     except Exception as exc:  # a summary must never cost the record

@@ -12,6 +12,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import orjson
+
 MASK = "[REDACTED]"
 
 # A normalised key (lower case, only letters and digits) is secret when it
@@ -54,6 +56,9 @@ BUILTIN_PATTERNS: tuple[str, ...] = (
 )
 
 _MAX_DEPTH = 32
+# A JSON object key in a compact dump: a string followed by a colon. Strings inside
+# values can look like keys too; that only sends the value down the slow path.
+_JSON_KEY = re.compile(r'"([^"]*)":')  # dumps with a backslash never get here
 
 
 def _normalise(key: str) -> str:
@@ -75,6 +80,9 @@ class Redactor:
         # an alternation is far cheaper than a sub() per pattern.
         self._any = re.compile("|".join(_scoped(p) for p in sources))
         self._key_cache: dict[str, bool] = {}
+        # Scanning a whole dump equals scanning each string only for patterns that do
+        # not look at string boundaries; anchored extra patterns turn the fast path off.
+        self._fast = not any(re.search(r"\^|\$|\\A|\\Z|\(\?<[=!]", p) for p in extra_patterns)
 
     def is_secret_key(self, key: Any) -> bool:
         """True when a value stored under ``key`` must never be written down."""
@@ -96,6 +104,31 @@ class Redactor:
         if len(self._key_cache) < 4096:
             self._key_cache[key] = secret
         return secret
+
+    def scan(self, data: Any) -> bytes | None:
+        """The compact JSON of ``data`` when it holds nothing to redact, else ``None``.
+
+        The writer's fast path: one orjson dump and two C-level regex scans instead
+        of a Python walk. It may answer ``None`` for clean data (a string that merely
+        looks like a key, say); never the JSON of data that holds a secret, because
+        every key of the dump and every pattern is checked on it.
+        """
+        if not self._fast:
+            return None
+        try:
+            dumped = orjson.dumps(data)
+        except TypeError:  # not plain JSON data: let value() walk it
+            return None
+        if b"\\" in dumped:  # escapes (quotes, newlines) could hide a pattern from the scan
+            return None
+        text = dumped.decode("utf-8")  # str patterns: the same Unicode rules as value()
+        if self._any.search(text):
+            return None
+        secret = self.is_secret_key
+        for key in _JSON_KEY.findall(text):
+            if secret(key):
+                return None
+        return dumped
 
     def text(self, value: str) -> str:
         """Mask every pattern match in ``value`` (only the named group ``secret`` when present)."""
