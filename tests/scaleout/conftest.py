@@ -65,7 +65,8 @@ def pg_query(url: str, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any
 
     conninfo, schema = _split_url(url)
     with psycopg.connect(conninfo, autocommit=True, options=f"-c search_path={schema}") as conn:
-        return conn.execute(sql, params).fetchall()
+        cur = conn.execute(sql, params)
+        return cur.fetchall() if cur.description is not None else []
 
 
 def _free_port() -> int:
