@@ -11,6 +11,12 @@ raised as ``ToolException`` with ``handle_tool_error=True``: LangChain turns
 them into a ``ToolMessage`` with ``status="error"`` whose content is reach's
 error JSON (``{"error": {"code": ..., "message": ...}}``), so the agent goes on
 and the model reads what to do.
+
+Calls that reach's policy wants a person to approve follow reach's confirmer
+(``approval="reach"``, the default), or, with ``approval="interrupt"``, LangGraph's
+own human-in-the-loop: the tool calls ``langgraph.types.interrupt`` before the
+call reaches reach, and the graph resumes with the person's answer
+(``Command(resume={"type": "approve"})``; needs a checkpointer).
 """
 
 from __future__ import annotations
@@ -18,18 +24,46 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextvars
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.tools import BaseTool, ToolException
 from pydantic import ConfigDict, Field
 
 from reach_core import Reach, ToolResult
+from reach_core.result import dumps
+
+from .approval import approved_call, hook_loaded
 
 __all__ = ["ReachTool", "as_langchain_tools"]
 
 # LangChain hands the tool-call id to ``arun``/``run`` but not to ``_arun``/``_run``;
 # it travels between them in this variable (one value per task/thread, never shared).
 _CALL_ID: contextvars.ContextVar[str | None] = contextvars.ContextVar("reach_langchain_call_id", default=None)
+
+Approval = Literal["reach", "interrupt"]
+
+
+def _decision(answer: Any) -> tuple[bool, str | None]:
+    """``(approved, message)`` from a resume value: ``True``/``False``, ``{"type": "approve"}``,
+    ``{"type": "reject", "message": ...}``, or LangChain's HITL ``{"decisions": [...]}``."""
+    if isinstance(answer, dict) and isinstance(answer.get("decisions"), list) and answer["decisions"]:
+        answer = answer["decisions"][0]
+    if isinstance(answer, bool):
+        return answer, None
+    if isinstance(answer, dict):
+        return answer.get("type") in ("approve", "accept"), answer.get("message")
+    return False, None
+
+
+def _ask_person(tool: ReachTool, arguments: dict[str, Any], call_id: str) -> tuple[bool, str | None]:
+    from langgraph.types import interrupt
+
+    answer = interrupt({
+        "action": "approve_tool_call", "tool": tool.name, "arguments": arguments, "call_id": call_id,
+        "risk": (tool.metadata or {}).get("risk"), "description": tool.description,
+        "allowed_decisions": ["approve", "reject"],
+    })
+    return _decision(answer)
 
 
 class ReachTool(BaseTool):
@@ -43,6 +77,8 @@ class ReachTool(BaseTool):
     """The reach agent whose policy applies (``None``: the default agent)."""
     query: str | None = None
     """The user's question, handed to reach's hooks as ``ctx.query``."""
+    ask_person: bool = False
+    """Ask through a LangGraph interrupt before the call (``approval="interrupt"``)."""
     handle_tool_error: Any = True
     response_format: Any = "content_and_artifact"
 
@@ -61,8 +97,16 @@ class ReachTool(BaseTool):
             _CALL_ID.reset(token)
 
     async def _arun(self, /, **arguments: Any) -> tuple[str, ToolResult]:
-        call = {"id": _CALL_ID.get() or "", "name": self.name, "arguments": arguments}
-        result: ToolResult = await self.reach.invoke(call, agent=self.agent, query=self.query)
+        call_id = _CALL_ID.get() or ""
+        call = {"id": call_id, "name": self.name, "arguments": arguments}
+        if self.ask_person:
+            approved, message = _ask_person(self, arguments, call_id)
+            if not approved:
+                raise ToolException(_declined(self.name, message))
+            with approved_call(self.name, call_id):
+                result: ToolResult = await self.reach.invoke(call, agent=self.agent, query=self.query)
+        else:
+            result = await self.reach.invoke(call, agent=self.agent, query=self.query)
         if not result.ok:
             raise ToolException(result.to_json())
         return result.to_json(), result
@@ -78,6 +122,11 @@ class ReachTool(BaseTool):
             return pool.submit(ctx.run, asyncio.run, self._arun(**arguments)).result()
 
 
+def _declined(name: str, message: str | None) -> str:
+    text = f"a person declined this {name} call" + (f": {message}" if message else "")
+    return dumps({"error": {"code": "denied", "message": text + "; do not call it again."}})
+
+
 def as_langchain_tools(
     reach: Reach,
     agent: str | None = None,
@@ -85,6 +134,7 @@ def as_langchain_tools(
     query: str | None = None,
     limit: int | None = None,
     names: list[str] | None = None,
+    approval: Approval = "reach",
 ) -> list[BaseTool]:
     """The tools ``agent`` may use, as LangChain tools.
 
@@ -92,7 +142,25 @@ def as_langchain_tools(
     tools for the question; pinned tools always come along); ``names`` narrows to
     those tools. The policy is applied again at every call, so a tool that became
     forbidden after this list was made is still refused.
+
+    ``approval="interrupt"`` asks a person through LangGraph's ``interrupt`` for
+    calls the policy wants approved (the graph needs a checkpointer and the
+    plugin's hook must be loaded in ``reach``); ``"reach"`` leaves them to reach's
+    confirmer plugin, or denies them when there is none.
     """
+    if approval not in ("reach", "interrupt"):
+        raise ValueError("approval must be 'reach' (reach's confirmer) or 'interrupt' (a LangGraph interrupt)")
+    if approval == "interrupt" and not hook_loaded(reach):
+        raise ValueError(
+            "approval='interrupt' needs the reach-langchain plugin loaded in this Reach "
+            "(plugins='auto', or add reach_langchain.plugin to the plugin list)"
+        )
+    if approval == "interrupt":
+        try:
+            import langgraph.types  # noqa: F401
+        except ImportError:
+            raise ValueError("approval='interrupt' needs LangGraph: pip install langgraph") from None
+    policy = reach._policy(agent)
     tools = reach.select(agent=agent, query=query, limit=limit, names=names)
     return [
         ReachTool(
@@ -102,6 +170,7 @@ def as_langchain_tools(
             reach=reach,
             agent=agent,
             query=query,
+            ask_person=approval == "interrupt" and policy.needs_confirmation(t),
             tags=["reach", *t.tags],
             metadata={"reach_plugin": t.plugin, "risk": t.risk},
         )

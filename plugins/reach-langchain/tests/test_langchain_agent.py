@@ -100,3 +100,47 @@ async def test_sync_invoke_and_artifact(make_reach):
     )
     assert msg.status == "success" and msg.artifact.ok and msg.artifact.call_id == "c-sync"
     assert json.loads(msg.content)["city"] == "London"
+
+
+async def test_interrupt_approval_asks_a_person_before_reach_runs_the_call(make_reach, scripted):
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.types import Command
+
+    reach = make_reach()
+    server = scripted([
+        ToolCalls([Call("delete_city", {"city": "上海"}, id="call_del")]),
+        Answer(lambda ctx: f"tool said: {ctx.history[-1][1]}"),
+    ])
+    tools = as_langchain_tools(reach, approval="interrupt")
+    assert [t.name for t in tools if t.ask_person] == ["delete_city"]
+    agent = create_agent(chat_model(server.url), tools, checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t1"}}
+
+    first = await agent.ainvoke({"messages": [{"role": "user", "content": "delete Shanghai"}]}, config)
+    [pending] = first["__interrupt__"]
+    assert pending.value["tool"] == "delete_city" and pending.value["arguments"] == {"city": "上海"}
+    assert await audit_records(reach) == []  # nothing ran while waiting for a person
+
+    done = await agent.ainvoke(Command(resume={"type": "approve"}), config)
+    assert done["messages"][-1].content == "tool said: deleted 上海"
+    [record] = await audit_records(reach)
+    assert record["status"] == "ok" and record["call_id"] == "call_del"
+    assert record["confirmation"]["approved"] is True and "interrupt" in record["confirmation"]["reason"]
+
+
+async def test_interrupt_rejection_never_reaches_the_connector(make_reach, scripted):
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.types import Command
+
+    reach = make_reach()
+    server = scripted([
+        ToolCalls([Call("delete_city", {"city": "上海"}, id="call_del")]),
+        Answer(lambda ctx: ctx.history[-1][1]["error"]["message"]),
+    ])
+    agent = create_agent(chat_model(server.url), as_langchain_tools(reach, approval="interrupt"),
+                         checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t2"}}
+    await agent.ainvoke({"messages": [{"role": "user", "content": "delete Shanghai"}]}, config)
+    done = await agent.ainvoke(Command(resume={"type": "reject", "message": "not today"}), config)
+    assert done["messages"][-1].content.startswith("a person declined this delete_city call: not today")
+    assert await audit_records(reach) == []
