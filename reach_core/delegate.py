@@ -316,7 +316,19 @@ class Delegation:
         runs = getattr(getattr(reach, "_guards", None), "runs", None)
         if runs is not None and parent_run is not None:
             # the child's calls count against the parent run's limits (max_calls_per_run, ...)
-            runs._runs[child_run] = runs.get(parent_run)
+            alias = getattr(runs, "alias", None)
+            if alias is not None:
+                alias(child_run, parent_run)
+            else:
+                runs._runs[child_run] = runs.get(parent_run)
+        adapter = scope.adapter if scope is not None else None
+        if adapter is None:
+            from .loop import adapter_for
+
+            try:
+                adapter = adapter_for(reach, None)
+            except ConfigError as exc:
+                raise ToolFailure(f"delegation is not possible here: {exc}", code="execution_failed") from None
 
         async def on_step(step: Any) -> None:
             names = [c["function"]["name"] for c in step.tool_calls]
@@ -327,10 +339,12 @@ class Delegation:
                 if r.error is not None and r.error.code == "needs_confirmation":
                     raise _Halt(r)
 
-        token = streaming.detach()  # the child's own calls do not feed a stream of this call
+        if ctx.progress_sink is None:
+            streaming.sink_for(ctx)  # this call's stream gets the child's steps as progress ...
+        token = streaming.detach()  # ... while the child's own calls do not feed it
         try:
             result = await reach.run(
-                task, agent=target, adapter=scope.adapter if scope is not None else None,
+                task, agent=target, adapter=adapter,
                 max_steps=max_steps, deadline=left, tools=tools, run_id=child_run,
                 parent_run_id=parent_run, on_step=on_step,
             )

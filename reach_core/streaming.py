@@ -225,6 +225,7 @@ async def run_stream(obj: Any, params: Any, ctx: CallContext) -> Any:
                 if items:
                     exc.message = f"{exc.message} (the stream failed midway; {_delivered_note(items)})"
                     exc.args = (exc.message,)
+                    exc.retryable = False  # a re-run would deliver the same items twice
                 raise
             except (asyncio.CancelledError, GeneratorExit):
                 raise

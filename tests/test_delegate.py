@@ -346,3 +346,25 @@ async def test_the_child_shares_the_parents_deadline(tmp_path, ran, audit):
     delegated = result.steps[0].results[0]
     assert delegated.error is not None and delegated.error.code in ("timeout", "outcome_unknown")
     assert ran[0]["outcome"] == "cancelled"
+
+
+async def test_a_delegation_streams_the_childs_steps_as_progress(tmp_path, ran, audit):
+    model = Router({"Sub": [calls(("lookup", {"q": "x"})), answer("child answer")]})
+
+    class ModelPlugin:
+        REACH_PLUGIN_NAME = "test-model"
+
+        @hookimpl
+        def reach_register_adapters(self, register: Any) -> None:
+            register("router", model)
+
+    r = build(tmp_path, ran, audit, ModelPlugin())
+    events = [e async for e in r.invoke_stream(
+        {"id": "d1", "name": "delegate", "arguments": {"task": "Sub", "agent": "researcher"}}, agent="main")]
+    progress = [(e["done"], e["message"]) for e in events[:-1]]
+    assert progress == [(1, "researcher: lookup"), (2, "researcher: answered")]
+    assert events[-1].ok and events[-1].content == "child answer"
+    # without a model adapter, delegation says so instead of failing obscurely
+    bare = build(tmp_path, ran)
+    result = await bare.invoke("delegate", {"task": "Sub", "agent": "researcher"}, agent="main")
+    assert result.error is not None and "adapter" in result.error.message

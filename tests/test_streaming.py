@@ -360,3 +360,34 @@ def test_cli_call_shows_progress_on_stderr(tmp_path, monkeypatch):
     lines = [ln for ln in result.stderr.splitlines() if "/3" in ln]
     assert lines == ["[######              ] 1/3 step 1", "[#############       ] 2/3 step 2",
                      "[####################] 3/3 step 3"]
+
+
+async def test_a_stream_is_retried_only_before_its_first_item(tmp_path):
+    from reach_core import RetryableError
+
+    starts: list[str] = []
+
+    class Flaky(Connector):
+        name = "flaky"
+        description = "Fails the first time, at a given point."
+        risk = "read"
+        max_retries = 2
+
+        async def execute_stream(self, params, ctx):
+            starts.append(params["when"])
+            if len(starts) == 1 and params["when"] == "before":
+                raise RetryableError("not yet")
+            yield "a"
+            if params["when"] == "after":
+                raise RetryableError("broke after a")
+            yield "b"
+
+    r = make_reach(config={"reach": {"retry_backoff": 0.01}}, data_dir=tmp_path / "data")
+    r.register(Flaky())
+    before = await r.invoke("flaky", {"when": "before"})
+    assert before.ok and before.content == ["a", "b"] and len(starts) == 2
+    starts.clear()
+    after = await r.invoke("flaky", {"when": "after"})
+    assert after.error is not None and after.error.code == "upstream_unavailable"
+    assert len(starts) == 1, "a stream that delivered something is not re-run"
+    assert "1 item(s) had been delivered" in after.error.message
