@@ -94,6 +94,8 @@ def main() -> None:
     count = shaper.counter.count
     count("warm up")  # load the encoding before timing
     rows = [("small (under budget)", {"city": "北京", "temperature": "21 °C", "humidity": "45 %"}, None)]
+    api = shape_payloads.api_response()
+    rows.append(("medium (under budget)", {**api.content, "items": api.content["items"][:8]}, None))
     rows += [(p.name, p.content, p.question) for p in (make() for make in shape_payloads.ALL)]
 
     print(f"reach-shape: budget {args.budget} tokens, tokenizer {shaper.counter.name}, "

@@ -22,15 +22,36 @@ RECORD_CHARS = 1200
 MAX_RECORDS = 200_000
 
 
+def _small(value: Any, limit: int) -> bool:
+    """Whether ``value``'s JSON is about ``limit`` characters or less, without encoding it:
+    the walk stops as soon as it has seen more, so deep or huge values cost ``O(limit)``."""
+    total = 0
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            total += len(v) + 3
+        elif isinstance(v, dict):
+            total += 2
+            for k, x in v.items():
+                total += len(k) + 4
+                stack.append(x)
+        elif isinstance(v, list):
+            total += 2 + len(v)
+            stack.extend(v)
+        else:
+            total += 6
+        if total > limit:
+            return False
+    return True
+
+
 def _records(value: Any, path: str, out: list[tuple[str, Any, str]]) -> None:
     if len(out) >= MAX_RECORDS:
         return
-    big = isinstance(value, (dict, list)) and len(value) * 2 > RECORD_CHARS  # too many members to be small
-    if not big:
-        text = dumps(value)
-        if not isinstance(value, (dict, list)) or not value or len(text) <= RECORD_CHARS:
-            out.append((path, value, text))
-            return
+    if not isinstance(value, (dict, list)) or not value or _small(value, RECORD_CHARS):
+        out.append((path, value, dumps(value)))
+        return
     if isinstance(value, dict):
         for k, v in value.items():
             _records(v, join_key(path, k), out)
