@@ -97,9 +97,7 @@ def build_server(reach: Any, settings: ServeSettings, *, agent: str | None = Non
         call_id = f"mcp-{ctx.request_id}" if ctx.request_id is not None else "mcp"
         result = await reach.invoke({"id": call_id, "name": params.name, "arguments": params.arguments or {}},
                                     agent=who)
-        tool = reach._tools.get(params.name)
-        structured = bool(settings.output_schemas and tool is not None and tool.output_schema)
-        return to_call_result(result, structured=structured or isinstance(result.content, dict))
+        return to_call_result(result, structured=isinstance(result.content, dict))
 
     return Server(settings.name, version=_version(), on_list_tools=on_list_tools, on_call_tool=on_call_tool)
 

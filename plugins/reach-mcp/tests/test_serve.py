@@ -12,7 +12,7 @@ import httpx
 import httpx2
 import pytest
 from conftest import PY, free_port, start, stop
-from mcp import Client
+from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from reach_mcp.server import build_server
 
@@ -46,15 +46,22 @@ max_tier = "write"
 """
 
 
+REACH_CLI = [PY, "-c", "from reach_core.cli import main; main()"]
+
+
 @pytest.fixture(scope="module")
-def reach_server(demo_http: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """`reach serve mcp --http` in a subprocess, in front of the demo server; yields its URL."""
+def serve_config(demo_http: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("serve")
     cfg = tmp / "reach.toml"
     cfg.write_text(CONFIG.format(data=tmp / "data", demo=demo_http, support=SUPPORT))
+    return cfg
+
+
+@pytest.fixture(scope="module")
+def reach_server(serve_config: Path) -> Iterator[str]:
+    """`reach serve mcp --http` in a subprocess, in front of the demo server; yields its URL."""
     port = free_port()
-    cmd = [PY, "-c", "from reach_core.cli import main; main()", "--config", str(cfg),
-           "serve", "mcp", "--http", f"127.0.0.1:{port}"]
+    cmd = [*REACH_CLI, "--config", str(serve_config), "serve", "mcp", "--http", f"127.0.0.1:{port}"]
     proc = start(cmd, port, env={"REACH_TEST_OPS_TOKEN": OPS})
     yield f"http://127.0.0.1:{port}/mcp"
     stop(proc)
@@ -123,6 +130,18 @@ async def test_reach_as_client_of_reach_serve(reach_for: Any, reach_server: str)
     res = await reach.invoke("f__demo__echo", {"text": "через два сервера"})
     assert (res.ok, res.content) == (True, "через два сервера")
     await reach.aclose()
+
+
+async def test_serve_over_stdio_as_one_agent(serve_config: Path) -> None:
+    params = StdioServerParameters(command=PY, args=[*REACH_CLI[1:], "--config", str(serve_config), "serve", "mcp",
+                                                     "--stdio", "--agent", "support"],
+                                   env={"REACH_TEST_OPS_TOKEN": OPS})
+    async with Client(params, cache=None) as client:
+        assert {t.name for t in (await client.list_tools()).tools} == {"demo__weather", "demo__echo"}
+        res = await client.call_tool("demo__echo", {"text": "stdio"})
+        assert not res.is_error and res.content[0].text == "stdio"
+        res = await client.call_tool("demo__transfer", {"amount": 1})
+        assert res.is_error and res.structured_content["error"]["code"] == "denied"
 
 
 class AskFirst:
