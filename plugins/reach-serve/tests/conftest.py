@@ -1,0 +1,108 @@
+"""A real ``reach serve http`` app on 127.0.0.1 (uvicorn in a thread), SQLite store in tmp."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from reach_core import Connector
+from reach_core.testing import make_reach
+
+TOKENS = {"tok-worker-000001": "worker", "tok-ops-000000001": "ops"}
+
+
+class Counter(Connector):
+    """A write tool that counts its real executions."""
+
+    name = "add_credit"
+    description = "Add credit to an account. Use when the user asks for credit."
+    risk = "write"
+    input_schema = {"type": "object", "properties": {"amount": {"type": "integer"}}, "required": ["amount"]}
+
+    def __init__(self) -> None:
+        self.runs = 0
+
+    async def execute(self, params: dict[str, Any], ctx: Any) -> Any:
+        self.runs += 1
+        return {"credited": params["amount"], "run": self.runs}
+
+
+class Lookup(Connector):
+    name = "lookup"
+    description = "Look a city up. Use for city facts."
+    risk = "read"
+    input_schema = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+
+    async def execute(self, params: dict[str, Any], ctx: Any) -> Any:
+        return {"city": params["city"], "country": "中国"}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Served:
+    def __init__(self, base: str, counter: Counter) -> None:
+        self.base = base
+        self.counter = counter
+
+    def client(self, token: str | None = "tok-worker-000001") -> httpx.Client:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        return httpx.Client(base_url=self.base, headers=headers, timeout=10)
+
+
+def serve(tmp_path: Any, extra: dict[str, Any] | None = None, plugins: tuple[Any, ...] = ()) -> Iterator[Served]:
+    import uvicorn
+    from reach_serve import plugin as serve_plugin
+    from reach_serve.app import build_app
+
+    settings = {"tokens": TOKENS, "operators": ["ops"], **(extra or {})}
+    config = {"reach": {"data_dir": str(tmp_path / "data")}, "plugins": {"reach-serve": settings},
+              "agents": {"worker": {"deny": ["nothing_here"]}}}
+    reach = make_reach(("reach-serve", serve_plugin), *plugins, config=config)
+    counter = Counter()
+    reach.register(counter)
+    reach.register(Lookup())
+    port = _free_port()
+    server = uvicorn.Server(uvicorn.Config(build_app(reach), host="127.0.0.1", port=port, log_level="warning",
+                                           lifespan="on"))
+    thread = threading.Thread(target=lambda: asyncio.run(server.serve()), daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        assert time.monotonic() < deadline, "server did not start"
+        time.sleep(0.02)
+    try:
+        yield Served(f"http://127.0.0.1:{port}", counter)
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
+@pytest.fixture
+def served(tmp_path: Any) -> Iterator[Served]:
+    yield from serve(tmp_path)
+
+
+@pytest.fixture
+def make_served(tmp_path: Any) -> Iterator[Any]:
+    """``make_served(settings)``: a server with extra ``[plugins.reach-serve]`` settings."""
+    gens: list[Any] = []
+
+    def make(extra: dict[str, Any]) -> Served:
+        gen = serve(tmp_path, extra)
+        gens.append(gen)
+        return next(gen)
+
+    yield make
+    for gen in gens:
+        gen.close()
