@@ -357,7 +357,9 @@ def discover(links: list[ServerLink]) -> dict[str, list[types.Tool] | BaseExcept
 
     thread = threading.Thread(target=target, name="reach-mcp-discovery", daemon=True)
     thread.start()
-    thread.join()
+    thread.join(max(link.config.connect_timeout for link in links) + 15.0)
+    if thread.is_alive():  # a transport that ignores cancellation: give up on all, start without them
+        return {link.name: TimeoutError("discovery did not finish") for link in links}
     if "err" in box:
         return {link.name: box["err"] for link in links}
     return {link.name: res for link, res in zip(links, box["out"], strict=True)}

@@ -58,3 +58,21 @@ def test_settings_need_exactly_one_transport() -> None:
         McpSettings.model_validate({"servers": {"x": {}}})
     with pytest.raises(ValueError, match="server name"):
         McpSettings.model_validate({"servers": {"bad name": {"command": "a"}}})
+
+
+def test_serve_group_is_shared_with_other_plugins() -> None:
+    import click
+    from reach_mcp.commands import add_commands
+
+    @click.group()
+    def cli() -> None: ...
+
+    other = click.Group("serve")
+    other.add_command(click.Command("http", callback=lambda: None))
+    cli.add_command(other)
+    add_commands(cli)
+    assert cli.commands["serve"] is other
+    assert set(other.commands) == {"http", "mcp"}
+    fresh = click.Group("root")
+    add_commands(fresh)
+    assert set(fresh.commands["serve"].commands) == {"mcp"}  # type: ignore[attr-defined]
