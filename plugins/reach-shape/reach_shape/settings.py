@@ -23,7 +23,7 @@ class ToolShape(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     budget: int | None = Field(
-        default=None, ge=100, description="Tokens this tool's result may take; default: default_budget."
+        default=None, ge=200, description="Tokens this tool's result may take; default: default_budget."
     )
     fields: list[str] = Field(
         default_factory=list,
@@ -42,7 +42,7 @@ class ShapeSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    default_budget: int = Field(default=2000, ge=100, description="Tokens a tool result may take by default.")
+    default_budget: int = Field(default=2000, ge=200, description="Tokens a tool result may take by default.")
     read_budget: int = Field(
         default=4000, ge=200, description="Tokens one read_result answer may take (its own slices are never shaped)."
     )

@@ -140,15 +140,15 @@ class Shaper:
 
         matches: list[str] | None = None
 
-        def wrap(value: Any, cuts: list[Cut]) -> Any:
+        def wrap(value: Any, cuts: list[Cut], compact: bool = False) -> Any:
             nonlocal matches
             note: dict[str, Any] = {}
             if cuts:
                 note["note"] = f"result cut to fit {budget:,} tokens"
-                note["cut"] = summarize_cuts(cuts)
-                if query and h:
-                    if matches is None:
-                        matches = [p for p, _ in json_matches(content, query, limit=3)[0]]
+                note["cut"] = summarize_cuts(cuts)[: 1 if compact else None]
+                if query and h and not compact:
+                    if matches is None:  # very long paths (deep trees) cost more than they help
+                        matches = [p for p, _ in json_matches(content, query, limit=3)[0] if len(p) <= 300]
                     if matches:
                         note["best_matches_for_question"] = matches
             if narrowed:
@@ -183,13 +183,18 @@ class Shaper:
                 best, hi = (payload, tokens), mid - 1
             else:
                 lo = mid + 1
-        if best is None:  # even the tightest rung is too big: say what there was
-            kind = f"an object with {len(projected)} keys" if isinstance(projected, dict) else (
-                f"an array of {len(projected)} items" if isinstance(projected, list) else "a value")
-            payload = wrap(f"{kind}; too large to show within {budget:,} tokens",
-                           [Cut("", "collapsed", int(isinstance(projected, list)), len(projected)
-                                if isinstance(projected, (dict, list)) else 1)])
-            best = (payload, self.count(dumps(payload)))
+        if best is None:  # even the tightest rung is too big: a shorter note, then only a summary
+            value, cuts = shaper.shape(projected, LADDER[-1])
+            payload = wrap(value, cuts, compact=True)
+            tokens = self.count(dumps(payload))
+            if tokens > budget:
+                kind = f"an object with {len(projected)} keys" if isinstance(projected, dict) else (
+                    f"an array of {len(projected)} items" if isinstance(projected, list) else "a value")
+                payload = wrap(f"{kind}; too large to show within {budget:,} tokens",
+                               [Cut("", "collapsed", int(isinstance(projected, list)), len(projected)
+                                    if isinstance(projected, (dict, list)) else 1)], compact=True)
+                tokens = self.count(dumps(payload))
+            best = (payload, tokens)
         return Shaped(best[0], best[1], content, h or "", facts)
 
     def _shape_text(self, text: str, *, budget: int, query: str | None,
@@ -208,6 +213,10 @@ class Shaper:
             if tokens <= budget:
                 break
             char_budget = max(50, int(char_budget * budget / tokens * 0.9))
+        else:  # a budget too small for the header and any text: only say where the text is
+            more = f'; read_result(handle="{h}", offset=0, limit=50)' if h else ""
+            out = f"[reach-shape: text of {len(text):,} chars cut to fit {budget:,} tokens{more}]"
+            tokens = self.count(out)
         return Shaped(out, tokens, text, h or "", facts)
 
     @staticmethod

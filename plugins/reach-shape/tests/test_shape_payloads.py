@@ -24,7 +24,7 @@ async def shaped(make, payload, budget=2000, **invoke):
     return reach, result
 
 
-@pytest.mark.parametrize("budget", [300, 1000, 2000, 4000])
+@pytest.mark.parametrize("budget", [200, 300, 1000, 2000, 4000])
 @pytest.mark.parametrize("name", list(PAYLOADS))
 async def test_budget_is_respected_in_cl100k_tokens(make, payloads, name, budget):
     payload = payloads[name]
