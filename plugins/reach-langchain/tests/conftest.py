@@ -53,15 +53,21 @@ def scripted() -> Iterator[Callable[..., ScriptedModelServer]]:
 async def make_reach(tmp_path, weather_service) -> AsyncIterator[Callable[..., Reach]]:
     made: list[Reach] = []
 
-    def make(config: dict[str, Any] | None = None) -> Reach:
+    def make(config: dict[str, Any] | None = None, *, confirm: bool = False) -> Reach:
+        """``confirm=True`` adds reach-confirm (reach's own approval queue)."""
         cfg: dict[str, Any] = {
             "reach": {"data_dir": str(tmp_path / "data")},
             "plugins": {"reach-weather": weather_service.settings(), "reach-audit": {"log": "off"}},
         }
         for key, value in (config or {}).items():
             cfg.setdefault(key, {}).update(value)
+        plugins: list[Any] = [("reach-weather", weather_plugin), ("reach-audit", audit_plugin)]
+        if confirm:
+            import reach_confirm.plugin
+
+            plugins.append(("reach-confirm", reach_confirm.plugin))
         reach = Reach(cfg, plugins=[
-            ("reach-weather", weather_plugin), ("reach-audit", audit_plugin), ("reach-langchain", bridge_plugin),
+            *plugins, ("reach-langchain", bridge_plugin),
         ], strict=True)
         reach.register(delete_city)
         made.append(reach)

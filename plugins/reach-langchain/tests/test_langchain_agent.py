@@ -144,3 +144,20 @@ async def test_interrupt_rejection_never_reaches_the_connector(make_reach, scrip
     done = await agent.ainvoke(Command(resume={"type": "reject", "message": "not today"}), config)
     assert done["messages"][-1].content.startswith("a person declined this delete_city call: not today")
     assert await audit_records(reach) == []
+
+
+async def test_reach_confirm_queue_answers_needs_confirmation(make_reach, scripted):
+    from reach_confirm.plugin import queue_for
+
+    reach = make_reach(confirm=True)
+    server = scripted([
+        ToolCalls([Call("delete_city", {"city": "上海"}, id="call_del")]),
+        Answer(lambda ctx: ctx.history[-1][1]["error"]["code"]),
+    ])
+    agent = create_agent(chat_model(server.url), as_langchain_tools(reach))
+    state = await agent.ainvoke({"messages": [{"role": "user", "content": "delete Shanghai"}]})
+    msg = next(m for m in state["messages"] if isinstance(m, ToolMessage))
+    assert msg.status == "error" and json.loads(msg.content)["error"]["code"] == "needs_confirmation"
+    assert state["messages"][-1].content == "needs_confirmation"
+    [pending] = await queue_for(reach).list()
+    assert pending.tool == "delete_city"

@@ -8,7 +8,8 @@ The tool returns reach's compact JSON either way: the result, or
 ``{"error": {"code": ..., "message": ...}}``. A returned string is what the SDK
 expects for an error the model should read (a raised exception would end the
 run). Calls that reach's policy wants a person to approve are declared with
-``needs_approval=True`` (when the plugin's hook is loaded in this Reach): the SDK
+``needs_approval=True`` (``approval="auto"``/``"native"``, see
+``reach_openai_agents.approval.native_approval``): the SDK
 interrupts the run, and after ``RunState.approve`` the call runs through reach
 as approved.
 """
@@ -23,11 +24,11 @@ from agents.tool_context import ToolContext
 
 from reach_core import Reach
 
-from .approval import approved_call, hook_loaded
+from .approval import approved_call, native_approval
 
 __all__ = ["as_openai_agents_tools", "strict_compatible"]
 
-Approval = Literal["native", "reach"]
+Approval = Literal["auto", "native", "reach"]
 
 
 def strict_compatible(schema: Any) -> bool:
@@ -75,18 +76,17 @@ def as_openai_agents_tools(
     query: str | None = None,
     limit: int | None = None,
     names: list[str] | None = None,
-    approval: Approval = "native",
+    approval: Approval = "auto",
 ) -> list[FunctionTool]:
     """The tools ``agent`` may use, as ``FunctionTool``s for ``agents.Agent(tools=...)``.
 
     ``query``/``limit`` go to reach's selection; ``names`` narrows to those tools.
-    ``approval="native"`` (default) declares calls that reach's policy wants a
-    person to approve with ``needs_approval=True``, so the SDK asks; ``"reach"``
-    leaves them to reach's confirmer plugin (reach-confirm).
+    ``approval="native"`` declares calls that reach's policy wants a person to
+    approve with ``needs_approval=True``, so the SDK asks; ``"reach"`` leaves them
+    to reach's confirmer plugin (reach-confirm); ``"auto"`` (default) is
+    ``"native"`` unless a confirmer plugin is installed in ``reach``.
     """
-    if approval not in ("native", "reach"):
-        raise ValueError("approval must be 'native' (the SDK's needs_approval) or 'reach'")
-    native = approval == "native" and hook_loaded(reach)
+    native = native_approval(reach, approval)
     policy = reach._policy(agent)
     out: list[FunctionTool] = []
     for t in reach.select(agent=agent, query=query, limit=limit, names=names):

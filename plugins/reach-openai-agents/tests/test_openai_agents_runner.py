@@ -120,3 +120,20 @@ def test_policy_and_strict_mode(make_reach):
                               "required": ["a"], "additionalProperties": False})
     with pytest.raises(ValueError, match="approval"):
         as_openai_agents_tools(reach, approval="ask")  # type: ignore[arg-type]
+
+
+async def test_reach_confirm_queue_answers_needs_confirmation(make_reach, scripted):
+    from reach_confirm.plugin import queue_for
+
+    reach = make_reach(confirm=True)
+    server = scripted([
+        ToolCalls([Call("delete_city", {"city": "上海"}, id="call_del")]),
+        Answer(lambda ctx: ctx.history[-1][1]["error"]["code"]),
+    ])
+    tools = as_openai_agents_tools(reach)  # approval="auto": reach-confirm decides, the SDK does not ask
+    assert not any(t.needs_approval for t in tools)
+    result = await Runner.run(sdk_agent(server.url, tools), "delete Shanghai", run_config=OFFLINE)
+    assert result.final_output == "needs_confirmation"
+    [pending] = await queue_for(reach).list()
+    assert pending.tool == "delete_city"
+    assert [r["status"] for r in await audit_records(reach)] == ["needs_confirmation"]

@@ -38,3 +38,18 @@ def is_approved(tool: str, call_id: str) -> bool:
 def hook_loaded(reach: object) -> bool:
     """Is this plugin's hook part of ``reach`` (so that a pydantic-ai approval counts)?"""
     return any(p.name == PLUGIN and p.status == "loaded" for p in getattr(reach, "plugin_info", ()))
+
+
+def native_approval(reach: object, approval: str) -> bool:
+    """Should the framework's own approval be used for calls that need a person?
+
+    ``"auto"``: yes, unless reach has a confirmer of its own (reach-confirm), which
+    then decides, so nobody is asked twice. ``"native"``: yes. ``"reach"``: no.
+    Never without this plugin's hook in ``reach``: the approval would not count.
+    """
+    if approval not in ("auto", "native", "reach"):
+        raise ValueError(f"approval must be 'auto', 'native' or 'reach', not {approval!r}")
+    if approval == "reach" or not hook_loaded(reach):
+        return False
+    providers = getattr(reach, "providers", None)
+    return approval == "native" or not (providers and providers("confirmer"))

@@ -12,9 +12,9 @@ How reach's outcomes look to a pydantic-ai agent:
   so the model corrects the call (counted against the tool's retries);
 * a call reach's policy wants a person to approve: ``ApprovalRequired``, so the
   run ends with ``DeferredToolRequests`` and resumes with pydantic-ai's
-  ``DeferredToolResults`` (``approval="native"``, the default, when the plugin's
-  hook is loaded in this Reach); with ``approval="reach"`` the call goes to reach
-  as is and a confirmer plugin (reach-confirm) decides;
+  ``DeferredToolResults`` (``approval="auto"``, the default, when reach has no
+  confirmer plugin of its own, or ``"native"``); otherwise the call goes to reach
+  as is and reach's confirmer (reach-confirm) decides;
 * every other failure (``denied``, ``needs_confirmation``, ``timeout`` ...):
   ``ToolFailed("<code>: <message>")``: the model sees it (pydantic-ai sends
   ``{"error": "denied: ..."}``) and adapts, without a retry prompt.
@@ -33,7 +33,7 @@ from pydantic_core import SchemaValidator, core_schema
 
 from reach_core import Reach, ToolResult
 
-from .approval import approved_call, hook_loaded
+from .approval import approved_call, native_approval
 
 try:  # pydantic-ai >= 1.x has a terminal "the model should see this" failure
     from pydantic_ai.exceptions import ToolFailed
@@ -45,7 +45,7 @@ __all__ = ["ReachToolset", "as_pydantic_ai_toolset"]
 _PASS_THROUGH = SchemaValidator(core_schema.any_schema())
 _RETRY_CODES = frozenset({"invalid_arguments", "invalid_json"})
 
-Approval = Literal["native", "reach"]
+Approval = Literal["auto", "native", "reach"]
 
 
 class ReachToolset(AbstractToolset[Any]):
@@ -64,20 +64,17 @@ class ReachToolset(AbstractToolset[Any]):
         query: str | None = None,
         limit: int | None = None,
         names: list[str] | None = None,
-        approval: Approval = "native",
+        approval: Approval = "auto",
         max_retries: int = 2,
         id: str | None = None,
     ) -> None:
-        if approval not in ("native", "reach"):
-            raise ValueError("approval must be 'native' (pydantic-ai's deferred approval) or 'reach'")
         self.reach = reach
         self.agent = agent
         self.query = query
         self.limit = limit
         self.names = names
         self.max_retries = max_retries
-        # pydantic-ai's approval only counts in reach when the plugin's hook is part of this Reach
-        self.native_approval = approval == "native" and hook_loaded(reach)
+        self.native_approval = native_approval(reach, approval)
         self._id = id
 
     @property
@@ -149,16 +146,17 @@ def as_pydantic_ai_toolset(
     query: str | None = None,
     limit: int | None = None,
     names: list[str] | None = None,
-    approval: Approval = "native",
+    approval: Approval = "auto",
     max_retries: int = 2,
     id: str | None = None,
 ) -> ReachToolset:
     """The tools ``agent`` may use, as a pydantic-ai toolset (``Agent(..., toolsets=[...])``).
 
-    ``approval="native"`` (default) routes calls that reach's policy wants a
-    person to approve through pydantic-ai's deferred approval (give the agent
+    ``approval="native"`` routes calls that reach's policy wants a person to
+    approve through pydantic-ai's deferred approval (give the agent
     ``output_type=[str, DeferredToolRequests]``); ``"reach"`` leaves them to
-    reach's confirmer plugin.
+    reach's confirmer plugin; ``"auto"`` (default) is ``"native"`` unless a
+    confirmer plugin is installed in ``reach``.
     """
     return ReachToolset(reach, agent, query=query, limit=limit, names=names, approval=approval,
                         max_retries=max_retries, id=id)

@@ -148,3 +148,26 @@ async def test_policy_filters_tools_per_reach_agent(make_reach, scripted):
 def test_approval_mode_is_checked(make_reach):
     with pytest.raises(ValueError, match="approval"):
         as_pydantic_ai_toolset(make_reach(), approval="ask")  # type: ignore[arg-type]
+
+
+async def test_reach_confirm_queue_answers_needs_confirmation_then_a_person_runs_it(make_reach, scripted):
+    """With reach-confirm installed, approval="auto" leaves the decision to its queue: the
+    model learns the call awaits a person; the approved call then runs once, through reach."""
+    from reach_confirm.plugin import queue_for
+
+    reach = make_reach(confirm=True)
+    server = scripted([
+        ToolCalls([Call("delete_city", {"city": "上海"}, id="call_del")]),
+        Answer("I asked a person to approve deleting 上海."),
+    ])
+    agent = Agent(model(server.url), toolsets=[as_pydantic_ai_toolset(reach)])
+    await agent.run("delete Shanghai")
+
+    [sent] = tool_messages(server.requests[1])
+    assert json.loads(sent["content"])["error"].startswith("needs_confirmation: ")
+    [pending] = await queue_for(reach).list()
+    assert (pending.tool, pending.arguments) == ("delete_city", {"city": "上海"})
+    result = await queue_for(reach).approve(pending.id, by="alice")
+    assert result.ok and result.content == "deleted 上海"
+    statuses = [r["status"] for r in await audit_records(reach)]
+    assert statuses == ["needs_confirmation", "ok"]
