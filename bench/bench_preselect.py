@@ -31,6 +31,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "bfcl" / "data"
 ZH = HERE / "bfcl" / "queries_zh.json"
+RESTYLED = HERE / "bfcl" / "queries_restyled.json"
 KS = (1, 3, 5, 10)
 
 
@@ -228,12 +229,12 @@ def main() -> None:
             hits = 0
             multi_hits = 0
             for r, q in zip(rankings, queries, strict=True):
-                k = len(selected_names(adaptive, q["question"], 8))
+                k = len(selected_names(adaptive, q["question"], 10))
                 sent.append(k)
                 ok = set(q["gt_names"]) <= set(r[:k])
                 hits += ok
                 multi_hits += ok and q["category"] == "parallel_multiple"
-            print("\nadaptive k (base 5, +1 per extra clause, at most 8)")
+            print("\nadaptive k (base 5, +1 per extra clause, at most limit=10)")
             print(f"  R@k = {hits / len(queries):.3f}  2+ tools R@k = {multi_hits / len(multi):.3f}  "
                   f"mean tools sent = {statistics.mean(sent):.2f}")
 
@@ -260,6 +261,17 @@ def main() -> None:
         print(f"\nEnglish vs Chinese, {len(zh)} questions translated by hand (bench/bfcl/queries_zh.json)")
         print("  English: " + "  ".join(f"{k}={v:.3f}" for k, v in en.items()))
         print("  Chinese: " + "  ".join(f"{k}={v:.3f}" for k, v in cn.items()))
+
+        # -- other phrasing -------------------------------------------------------------
+        restyled = json.loads(RESTYLED.read_text())["queries"]
+        orig_q = [by_id[z["id"]] for z in restyled]
+        new_q = [{**by_id[z["id"]], "question": z["question"]} for z in restyled]
+        before = score([distinct(selected_names(reach, q["question"], 20), name_map) for q in orig_q], orig_q)
+        after = score([distinct(selected_names(reach, q["question"], 20), name_map) for q in new_q], new_q)
+        print(f"\nOther styles: {len(restyled)} questions rewritten by hand, terse/chatty "
+              "(bench/bfcl/queries_restyled.json)")
+        print("  BFCL wording: " + "  ".join(f"{k}={v:.3f}" for k, v in before.items()))
+        print("  rewritten:    " + "  ".join(f"{k}={v:.3f}" for k, v in after.items()))
 
         # -- tokens ---------------------------------------------------------------------
         import tiktoken

@@ -43,7 +43,7 @@ class FindTools(Connector):
     def __init__(self, default_limit: int = 5) -> None:
         self.default_limit = default_limit
 
-    async def execute(self, params: dict[str, Any], ctx: Any) -> dict[str, Any]:
+    async def execute(self, params: Any, ctx: Any = None) -> Any:
         query = str(params.get("query") or "").strip()
         if not query:
             raise InvalidArguments("query", "a short description of the action you need", "convert currency")

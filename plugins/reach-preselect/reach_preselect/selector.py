@@ -113,7 +113,8 @@ class HybridSelector:
         """
         engine = self.engine(ctx)
         reach = getattr(ctx, "reach", None)
-        universe = list(reach.all_tools()) if hasattr(reach, "all_tools") else list(tools)
+        all_tools = getattr(reach, "all_tools", None)
+        universe = list(all_tools()) if all_tools is not None else list(tools)
         signature = tuple(map(id, universe))
         if signature != self._signature:
             settings = self._resolve_settings(ctx)

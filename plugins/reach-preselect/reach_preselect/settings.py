@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
@@ -36,12 +36,12 @@ class PreselectSettings(BaseModel):
     split_clauses: bool = True
     #: near-copies (embedding cosine and term overlap at least this) yield to
     #: distinct tools in the top k.
-    duplicate_similarity: float = Field(0.97, ge=0.0, le=1.0)
-    duplicate_overlap: float = Field(0.87, ge=0.0, le=1.0)
+    duplicate_similarity: Annotated[float, Field(ge=0.0, le=1.0)] = 0.97
+    duplicate_overlap: Annotated[float, Field(ge=0.0, le=1.0)] = 0.87
     #: send fewer tools for one-intent questions: `base_k` plus one per extra
     #: clause, capped by the caller's `limit`. Off: always `limit`.
     adaptive_k: bool = False
-    base_k: int = Field(5, ge=1)
+    base_k: Annotated[int, Field(ge=1)] = 5
     #: always ranked first (when the agent may use them).
     pinned: list[str] = Field(default_factory=list)
     #: extra tags / keywords per tool name, on top of the connector's own and
@@ -50,4 +50,4 @@ class PreselectSettings(BaseModel):
     keywords: dict[str, list[str]] = Field(default_factory=dict)
     #: register the built-in `find_tools` tool.
     find_tools: bool = True
-    find_tools_limit: int = Field(5, ge=1, le=20)
+    find_tools_limit: Annotated[int, Field(ge=1, le=20)] = 5
