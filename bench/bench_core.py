@@ -20,6 +20,7 @@ import statistics
 import subprocess
 import sys
 import time
+from typing import Any
 
 import structlog
 
@@ -37,15 +38,31 @@ async def add_impl(a: int, b: int) -> int:
     return a + b
 
 
+async def _round(fn) -> float:
+    t0 = time.perf_counter()
+    for _ in range(N):
+        await fn()
+    return (time.perf_counter() - t0) / N
+
+
 async def time_loop(fn) -> float:
     """Seconds per call (median over rounds)."""
-    per = []
+    return statistics.median([await _round(fn) for _ in range(ROUNDS)])
+
+
+async def ratio(fn) -> tuple[float, float, float]:
+    """Median of per-round ratios, each round timing the baseline right before ``fn``.
+
+    The machine is shared and noisy; pairing rounds keeps load changes out of the ratio.
+    """
+    ratios, times, bases = [], [], []
     for _ in range(ROUNDS):
-        t0 = time.perf_counter()
-        for _ in range(N):
-            await fn()
-        per.append((time.perf_counter() - t0) / N)
-    return statistics.median(per)
+        b = await _round(baseline)
+        t = await _round(fn)
+        ratios.append(t / b)
+        times.append(t)
+        bases.append(b)
+    return statistics.median(ratios), statistics.median(times), statistics.median(bases)
 
 
 async def baseline() -> None:
@@ -77,8 +94,9 @@ def make_reach_bench():
     return reach
 
 
-async def peers() -> dict[str, float]:
-    out: dict[str, float] = {}
+async def peers() -> dict[str, Any]:
+    """Each peer's tool-call path for the same trivial tool, as a coroutine function."""
+    out: dict[str, Any] = {}
     try:
         from agents import FunctionTool, function_tool
         from agents.tool_context import ToolContext
@@ -94,7 +112,7 @@ async def peers() -> dict[str, float]:
         async def oa() -> None:
             json.dumps(await add.on_invoke_tool(tctx, ARGS))
 
-        out["openai-agents FunctionTool.on_invoke_tool"] = await time_loop(oa)
+        out["openai-agents FunctionTool.on_invoke_tool"] = oa
     except Exception as exc:  # noqa: BLE001 - a missing peer is reported, not fatal
         print(f"  (openai-agents not measured: {type(exc).__name__}: {exc})")
     try:
@@ -108,11 +126,14 @@ async def peers() -> dict[str, float]:
         async def lc() -> None:
             json.dumps(await add_lc.ainvoke(json.loads(ARGS)))
 
-        out["langchain-core ainvoke"] = await time_loop(lc)
+        out["langchain-core ainvoke"] = lc
     except Exception as exc:  # noqa: BLE001
         print(f"  (langchain-core not measured: {type(exc).__name__}: {exc})")
     try:
-        from mcp.server.fastmcp import FastMCP
+        try:
+            from mcp.server.mcpserver import MCPServer as FastMCP  # mcp 2.x
+        except ImportError:
+            from mcp.server.fastmcp import FastMCP  # mcp 1.x
 
         mcp = FastMCP("bench")
 
@@ -124,7 +145,7 @@ async def peers() -> dict[str, float]:
         async def mc() -> None:
             await mcp.call_tool("add_mcp", json.loads(ARGS))
 
-        out["mcp FastMCP.call_tool"] = await time_loop(mc)
+        out["mcp server call_tool"] = mc
     except Exception as exc:  # noqa: BLE001
         print(f"  (mcp not measured: {type(exc).__name__}: {exc})")
     return out
@@ -145,19 +166,19 @@ def cli_times() -> dict[str, float]:
 async def main() -> None:
     reach = make_reach_bench()
     await reach.invoke("add", ARGS)
-    base = await time_loop(baseline)
 
     async def full() -> None:
         res = await reach.invoke({"id": "c1", "name": "add", "arguments": ARGS})
         res.to_message()
 
-    r = await time_loop(full)
-    print(f"calls per round: {N}, rounds: {ROUNDS} (medians)")
+    rr, r, base = await ratio(full)
+    print(f"calls per round: {N}, rounds: {ROUNDS} (medians; each round paired with a baseline round)")
     print(f"baseline (json.loads + await + json.dumps): {base * 1e6:.2f} µs/call")
-    print(f"reach full invoke path:                      {r * 1e6:.2f} µs/call  = {r / base:.2f}x baseline "
+    print(f"reach full invoke path:                      {r * 1e6:.2f} µs/call  = {rr:.2f}x baseline "
           f"(target <= 2.0x)")
-    for name, t in (await peers()).items():
-        print(f"{name:44s} {t * 1e6:.2f} µs/call  = {t / base:.2f}x baseline")
+    for name, fn in (await peers()).items():
+        pr, t, _ = await ratio(fn)
+        print(f"{name:44s} {t * 1e6:.2f} µs/call  = {pr:.2f}x baseline")
     import importlib_metadata
 
     n_plugins = len(list(importlib_metadata.entry_points(group="reach")))

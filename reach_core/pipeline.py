@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import difflib
+import inspect
 import itertools
 import os
 import time
@@ -24,8 +25,9 @@ from typing import TYPE_CHECKING, Any
 from .calls import ToolCall, decode_arguments, to_call
 from .connectors import NO_FALLBACK
 from .context import CallContext
-from .errors import Denied, ToolCallError, ToolFailure
+from .errors import Denied, PluginError, ToolCallError, ToolFailure
 from .execute import run_connector
+from .hookcall import Impl
 from .result import ToolError, ToolResult, to_jsonable
 
 if TYPE_CHECKING:
@@ -39,6 +41,18 @@ _counter = itertools.count(1)
 _PLAIN = (str, int, float, bool, type(None))
 # a fallback stands in for an unavailable service, never for an answer the service gave on purpose
 _FALLBACK_CODES = frozenset({"timeout", "upstream_unavailable", "rate_limited"})
+
+
+def _hook(impl: Impl, args: tuple[Any, ...]) -> Any:
+    """Call one hook implementation with the spec's arguments; the caller awaits async ones.
+
+    Plain functions are called without a coroutine in between: the hot path pays
+    for a hook only what the hook itself costs.
+    """
+    res = impl.function(*args) if impl.full else impl.function(*[args[i] for i in impl.positions])
+    if not impl.is_async and res is not None and inspect.isawaitable(res):
+        raise PluginError(f"{impl.plugin}: a sync hook returned an awaitable; declare it `async def`")
+    return res
 
 
 def new_trace_id() -> str:
@@ -120,7 +134,9 @@ async def invoke(
         if impls:
             for impl in impls:
                 call.arguments = args
-                new = await hooks.call_positional(impl, (call, tool, ctx))
+                new = _hook(impl, (call, tool, ctx))
+                if new is not None and impl.is_async:
+                    new = await new
                 if new is not None:
                     args = new
         args = tool.compiled.prepare(args)
@@ -142,7 +158,9 @@ async def invoke(
         if impls:
             hook_args = (call, tool, ctx)
             for impl in impls:
-                await hooks.call_positional(impl, hook_args)
+                res = _hook(impl, hook_args)
+                if res is not None and impl.is_async:
+                    await res
         if ctx.needs_confirmation and not ctx.approved:
             fix = (
                 f"install a confirmer plugin (pip install reach-confirm) or allow {tool.risk} tools to run "
@@ -155,6 +173,8 @@ async def invoke(
                 fix=fix,
             )
         guards = reach._guards
+        if guards is not None and guards.idle(tool, ctx):
+            guards = None
         if guards is not None:
             result = await guards.before(tool, args, ctx)
         if result is None:
@@ -196,14 +216,16 @@ async def invoke(
     if impls:
         for impl in impls:
             try:
-                new = await hooks.call_positional(impl, (call, tool, result, ctx))
+                new = _hook(impl, (call, tool, result, ctx))
+                if new is not None and impl.is_async:
+                    new = await new
             except Exception as exc:  # noqa: BLE001
                 ctx.log.error("reach.post_invoke_error", plugin=impl.plugin, error=repr(exc))
                 continue
             if new is not None:
                 result = new
     result.elapsed_ms = (time.perf_counter() - t0) * 1000.0
-    if reach._log_calls:
+    if reach._log_calls and reach._log_info:
         reach._log.info(
             "reach.tool_call", trace_id=ctx.trace_id, run_id=run_id, call_id=call.id, agent=ctx.agent,
             tool=call.name, status="ok" if result.ok else result.error.code if result.error else "error",

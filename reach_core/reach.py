@@ -85,6 +85,8 @@ class Reach:
         # bound once: structlog's lazy proxy would re-resolve the config on every call
         self._log = structlog.get_logger("reach").bind()
         self._log_calls = cfg.reach.log_calls
+        # skip building the per-call event when structlog filters info out anyway
+        self._log_info = bool(getattr(self._log, "is_enabled_for", lambda level: True)(20))
         self._setup()
 
     # ------------------------------------------------------------ set-up

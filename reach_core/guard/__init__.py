@@ -189,6 +189,15 @@ class Guards:
         return self._pool
 
     # ------------------------------------------------------------------ seam
+    def idle(self, tool: Tool, ctx: CallContext) -> bool:
+        """True when no guard applies to this call (no run, no limits, no ledger):
+        the pipeline then skips ``before``/``after`` without creating coroutines."""
+        plan = self._tool_plans.get(tool.name) or self.tool_plan(tool)
+        if ctx.run_id is not None or not plan.simple:
+            return False
+        aplan = self._agent_plans.get(ctx.agent) or self.agent_plan(ctx.agent)
+        return aplan.simple
+
     async def before(self, tool: Tool, args: dict[str, Any], ctx: CallContext) -> ToolResult | None:
         plan = self._tool_plans.get(tool.name) or self.tool_plan(tool)
         aplan = self._agent_plans.get(ctx.agent) or self.agent_plan(ctx.agent)
