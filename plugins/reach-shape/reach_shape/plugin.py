@@ -57,11 +57,11 @@ def reach_startup(reach: Any) -> None:
 
 
 @hookimpl
-def reach_post_invoke(call: Any, tool: Any, result: ToolResult, ctx: Any) -> Any:
+async def reach_post_invoke(call: Any, tool: Any, result: ToolResult, ctx: Any) -> ToolResult | None:
     """Shape a successful result that is over its tool's budget (or has fields configured).
 
     Returns ``None`` (keep the result) on the fast path; a large result is shaped
-    in a thread and an awaitable is returned, which the core awaits.
+    in a worker thread so the event loop keeps serving other calls.
     """
     if not result.ok or tool is None:
         return None
@@ -78,11 +78,26 @@ def reach_post_invoke(call: Any, tool: Any, result: ToolResult, ctx: Any) -> Any
         kept.append(shaper.store.put(view, agent=agent, run_id=run_id, tool=tool.name, size=len(result.to_json())))
         return kept[-1]
 
-    over = not shaper.fits(result.to_json(), budget) if rule is not None and rule.fields else True
-    if len(result.to_json()) <= THREAD_THRESHOLD:
-        shaped = shaper.shape(result.content, budget=budget, rule=rule, query=query, handle=keep, over=over)
-        return _replace(result, shaped, budget, shaper)
-    return _shape_in_thread(shaper, result, budget, rule, query, agent, run_id, tool.name, over)
+    try:
+        over = not shaper.fits(result.to_json(), budget) if rule is not None and rule.fields else True
+        if len(result.to_json()) <= THREAD_THRESHOLD:
+            shaped = shaper.shape(result.content, budget=budget, rule=rule, query=query, handle=keep, over=over)
+            return _replace(result, shaped, budget, shaper)
+        return await _shape_in_thread(shaper, result, budget, rule, query, agent, run_id, tool.name, over)
+    except Exception as exc:  # noqa: BLE001 - a shaping bug must not let an oversized result through
+        ctx.log.error("reach_shape.failed", error=repr(exc))
+        return _cut_bytes(result, budget, kept[-1] if kept else None, shaper)
+
+
+def _cut_bytes(result: ToolResult, budget: int, handle: str | None, shaper: Shaper) -> ToolResult:
+    """The last resort: the head of the result's JSON, short enough to fit whatever it holds
+    (a token is at least one byte; a character at most four)."""
+    text = result.to_json()
+    more = f'; read_result(handle="{handle}") reads the full result' if handle else ""
+    head = f"[reach-shape: result of {len(text):,} chars cut to its start{more}]\n"
+    content = head + text[: max(0, (budget - len(head)) // 4)]
+    shaped = Shaped(content, shaper.count(content), result.content, handle or "", {"kind": "bytes"})
+    return _replace(result, shaped, budget, shaper) or result
 
 
 async def _shape_in_thread(shaper: Shaper, result: ToolResult, budget: int, rule: Any, query: str | None,

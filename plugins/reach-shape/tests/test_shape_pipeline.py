@@ -35,7 +35,7 @@ async def test_failed_results_are_never_touched(make):
         async def execute(self, params: dict[str, Any]) -> Any:
             raise BusinessError("no such order; " + "detail " * 4000)
 
-    reach, _ = make({"default_budget": 100})
+    reach, _ = make({"default_budget": 200})
     reach.register(Broken())
     result = await reach.invoke("broken", {}, run_id="r")
     assert not result.ok and "shaped" not in result.meta
@@ -45,13 +45,13 @@ async def test_failed_results_are_never_touched(make):
 
 
 async def test_per_tool_budget_and_mode_off(make):
-    reach, echo = make({"default_budget": 2000, "tools": {"fetch": {"budget": 150}, "raw_dump": {"mode": "off"}}})
+    reach, echo = make({"default_budget": 2000, "tools": {"fetch": {"budget": 200}, "raw_dump": {"mode": "off"}}})
     other = Echo("raw_dump")
     reach.register(other)
     payload = {"rows": [[i, "x" * 20] for i in range(300)]}
     echo.payload = other.payload = payload
     small = await reach.invoke("fetch", {})
-    assert tokens(small.content) <= 150 and small.meta["shaped"]["budget"] == 150
+    assert tokens(small.content) <= 200 and small.meta["shaped"]["budget"] == 200
     untouched = await reach.invoke("raw_dump", {})
     assert untouched.content == payload
 
@@ -155,15 +155,28 @@ def test_settings_are_validated_with_the_plugin_name(tmp_path):
 
 async def test_read_result_output_is_not_reshaped(make):
     recorder = HookRecorder()
-    reach, echo = make({"default_budget": 150, "read_budget": 3000}, recorder)
+    reach, echo = make({"default_budget": 200, "read_budget": 3000}, recorder)
     echo.payload = {"rows": [[i, "value"] for i in range(4000)]}
     result = await reach.invoke("fetch", {}, run_id="r")
     page = await reach.invoke("read_result", {"handle": result.meta["shaped"]["handle"], "path": "rows",
                                               "offset": 0, "limit": 200}, run_id="r")
     assert page.content["items"] == echo.payload["rows"][:200]
-    assert 150 < tokens(page.content) <= 3000 and "shaped" not in page.meta
+    assert 200 < tokens(page.content) <= 3000 and "shaped" not in page.meta
     json.loads(page.to_json())
 
 
 class TestReadResultConformance(ConnectorConformance):
     plugin = "reach-shape"
+
+
+async def test_a_shaping_bug_still_cannot_let_an_oversized_result_through(make, monkeypatch):
+    reach, echo = make({"default_budget": 300})
+    echo.payload = {"rows": list(range(20000))}
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("bug")
+
+    monkeypatch.setattr(shaper_for(reach), "shape", broken)
+    result = await reach.invoke("fetch", {}, run_id="r")
+    assert result.ok and tokens(result.content) <= 300
+    assert result.content.startswith("[reach-shape: result of ") and result.meta["shaped"]["kind"] == "bytes"
