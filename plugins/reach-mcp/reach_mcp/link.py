@@ -45,6 +45,8 @@ __all__ = ["ServerLink", "discover"]
 
 _log = structlog.get_logger("reach.mcp")
 _PAGE_CAP = 100
+# forwarded with non-idempotent calls, so a reach server behind this one can recognise a repeat
+IDEMPOTENCY_META_KEY = "reach/idempotency_key"
 _CONNECTION_CODES = frozenset({types.CONNECTION_CLOSED, types.REQUEST_TIMEOUT})
 
 
@@ -232,8 +234,10 @@ class ServerLink:
             raise Denied(f"{blocked}; do not call it again.", fix=f"review the change, then run `reach tools pin {conn.name}`")
         if conn.removed:
             raise NotFound(f"the tool {conn.name!r}: the MCP server {self.name!r} no longer offers it")
+        key = getattr(ctx, "idempotency_key", None)
+        meta: Any = {IDEMPOTENCY_META_KEY: key} if key else None
         try:
-            result = await client.call_tool(conn.remote, arguments)
+            result = await client.call_tool(conn.remote, arguments, meta=meta)
         except RuntimeError as exc:
             if "structured content" in str(exc) or "output schema" in str(exc):
                 raise BusinessError(f"{conn.name}: the server's answer did not match its declared output schema") \

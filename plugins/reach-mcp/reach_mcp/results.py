@@ -46,7 +46,7 @@ def _block(block: Any) -> Any:
 
 def error_text(result: types.CallToolResult) -> str:
     """The server's explanation of a failed call, as plain text."""
-    parts = [b.text for b in result.content if getattr(b, "type", None) == "text" and b.text]
+    parts = [b.text for b in result.content if isinstance(b, types.TextContent) and b.text]
     text = "\n".join(parts).strip() or "the tool reported an error without a message"
     return text[:_MAX_ERROR]
 
@@ -58,7 +58,7 @@ def content_of(result: types.CallToolResult, *, server: str, tool: str) -> Any:
     if result.structured_content is not None:
         return result.structured_content
     blocks = result.content
-    if len(blocks) == 1 and getattr(blocks[0], "type", None) == "text":
+    if len(blocks) == 1 and isinstance(blocks[0], types.TextContent):
         text = blocks[0].text
         stripped = text.lstrip()
         if stripped[:1] in ("{", "["):

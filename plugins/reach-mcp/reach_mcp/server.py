@@ -24,6 +24,7 @@ from mcp.server.lowlevel import Server
 from reach_core import ToolResult
 
 from .annotations import annotations_for
+from .link import IDEMPOTENCY_META_KEY
 from .settings import ServeSettings
 
 __all__ = ["TokenGate", "build_server", "http_app", "to_call_result", "to_mcp_tool"]
@@ -95,8 +96,11 @@ def build_server(reach: Any, settings: ServeSettings, *, agent: str | None = Non
     async def on_call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         who = _agent_of(ctx, agent)
         call_id = f"mcp-{ctx.request_id}" if ctx.request_id is not None else "mcp"
+        key = (params.meta or {}).get(IDEMPOTENCY_META_KEY)
+        # scoped per agent: one client's key can never replay another agent's recorded result
+        scoped = f"mcp:{who or 'default'}:{key}" if isinstance(key, str) and key else None
         result = await reach.invoke({"id": call_id, "name": params.name, "arguments": params.arguments or {}},
-                                    agent=who)
+                                    agent=who, idempotency_key=scoped)
         return to_call_result(result, structured=isinstance(result.content, dict))
 
     return Server(settings.name, version=_version(), on_list_tools=on_list_tools, on_call_tool=on_call_tool)

@@ -34,6 +34,8 @@ async def test_stdio_server_tools_run_through_reach(reach_for: Any) -> None:
     res = await reach.invoke("demo__echo", {"text": "hello"})
     assert (res.ok, res.content) == (True, "hello")
     # isError -> execution_failed with the server's own explanation, never retried
+    res = await reach.invoke("demo__transfer", {"amount": 5})
+    assert res.ok and res.content == {"result": "sent #1"}  # the server's own output schema wraps strings
     res = await reach.invoke("demo__transfer", {"amount": 500})
     assert res.error is not None and res.error.code == "execution_failed"
     assert "daily limit of 100" in res.error.message and res.meta["attempts"] == 1

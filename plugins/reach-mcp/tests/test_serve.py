@@ -107,6 +107,13 @@ async def test_tools_are_filtered_and_checked_per_agent(reach_server: str) -> No
         res = await client.call_tool("demo__transfer", {"amount": 500})
         assert res.is_error and res.structured_content["error"]["code"] == "execution_failed"
         assert "daily limit" in res.structured_content["error"]["message"]
+        # a repeated non-idempotent call with the same key runs once: the second answer is the receipt
+        meta: Any = {"reach/idempotency_key": "pay-7"}
+        first = await client.call_tool("demo__transfer", {"amount": 7}, meta=meta)
+        again = await client.call_tool("demo__transfer", {"amount": 7}, meta=meta)
+        other = await client.call_tool("demo__transfer", {"amount": 7})
+        assert not first.is_error and first.structured_content == again.structured_content
+        assert other.structured_content != first.structured_content
 
 
 async def test_unknown_or_missing_token_is_refused(reach_server: str) -> None:
