@@ -65,6 +65,10 @@ async def _serve_http(reach: Any, settings: Any, host: str, port: int) -> None:
         app = http_app(reach, settings, host=host)
         config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
         click.echo(f"reach: MCP on http://{host}:{port}{settings.path} (stateless streamable HTTP)", err=True)
+        if not settings.token_agents():
+            who = settings.anonymous_agent or "default"
+            click.echo(f"reach: warning: no tokens in [plugins.reach-mcp.server]; every client acts as agent "
+                       f"{who!r}. Keep this on loopback.", err=True)
         await uvicorn.Server(config).serve()
     finally:
         await reach.aclose()
