@@ -64,8 +64,10 @@ class Audit:
         return self._store
 
     # -- hooks (hot path) ---------------------------------------------------
-    def on_call(self, call: Any, tool: Any, result: Any, ctx: Any) -> Any:
-        """Capture one finished invocation: a tuple and an append (returns an awaitable in sync mode)."""
+    def on_call(self, call: Any, tool: Any, result: Any, ctx: Any) -> bool:
+        """Capture one finished invocation: a tuple and an append.
+
+        Returns True when the caller must wait for the commit (``durability = "sync"``)."""
         spans = self.spans
         writer = self.writer
         pending = writer._pending  # AuditWriter.enqueue, inlined: this runs on every call
@@ -74,13 +76,7 @@ class Audit:
         n = len(pending)
         if n == 1 or n >= writer.batch_size:
             writer._kick(full=n >= writer.batch_size)
-        if self.sync:
-            return self._flush_keep()
-        return None
-
-    async def _flush_keep(self) -> None:
-        await self.writer.flush()
-        return None
+        return self.sync
 
     def on_step(self, step: Any, ctx: Any) -> None:
         """Capture one agent-loop step (tools offered, chosen, tokens)."""

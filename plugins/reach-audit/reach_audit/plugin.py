@@ -44,12 +44,13 @@ async def reach_shutdown(reach: Any) -> None:
 
 
 @hookimpl
-def reach_post_invoke(call: Any, tool: Any, result: Any, ctx: Any) -> Any:
+async def reach_post_invoke(call: Any, tool: Any, result: Any, ctx: Any) -> None:
     # The hot path: an attribute read, then a tuple appended (see Audit.on_call).
+    # async because durability = "sync" waits here for the commit; the core only
+    # awaits implementations declared async.
     audit = getattr(ctx.reach, ATTR, None) or get_audit(ctx.reach)
-    if audit is None:
-        return None
-    return audit.on_call(call, tool, result, ctx)
+    if audit is not None and audit.on_call(call, tool, result, ctx):
+        await audit.writer.flush()
 
 
 @hookimpl

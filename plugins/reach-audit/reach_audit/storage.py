@@ -202,18 +202,12 @@ def _landed(conn: sqlite3.Connection, rows: list[Row], head_seq: int) -> bool:
     return found is not None
 
 
-def append_rows(conn: sqlite3.Connection, rows: Iterable[Row]) -> tuple[int, str]:
-    """Chain and insert ``rows`` inside the caller's transaction.
+def chain(rows: list[Row], prev: str) -> list[tuple[Any, ...]]:
+    """Hash ``rows`` as the continuation of ``prev`` and return their INSERT parameters.
 
-    Reading the head hash and inserting in one BEGIN IMMEDIATE transaction keeps
-    the chain linear even with several processes writing to one database.
-    Returns (number of rows, new head hash).
+    Pure Python work; the writer does it on the event loop, in slices, so the store
+    thread only runs SQLite (which releases the GIL) and never makes the loop wait.
     """
-    rows = list(rows)
-    head = conn.execute(f"SELECT seq, hash FROM {TABLE} ORDER BY seq DESC LIMIT 1").fetchone()
-    if rows and rows[-1].hash is not None and head is not None and _landed(conn, rows, head[0]):
-        return 0, head[1]  # an earlier attempt committed them (its caller was cancelled)
-    prev = head[1] if head else GENESIS
     params = []
     for row in rows:
         prev = row.hash = link_hash(prev, row.canonical)
@@ -231,5 +225,37 @@ def append_rows(conn: sqlite3.Connection, rows: Iterable[Row]) -> tuple[int, str
                 prev,
             )
         )
-    conn.executemany(INSERT, params)
-    return len(params), prev
+    return params
+
+
+def append_rows(
+    conn: sqlite3.Connection,
+    rows: Iterable[Row],
+    *,
+    expected_prev: str | None = None,
+    params: list[tuple[Any, ...]] | None = None,
+) -> tuple[int, str]:
+    """Insert ``rows`` as the next links of the chain, inside the caller's transaction.
+
+    ``params`` chained in advance from ``expected_prev`` are used as they are when the
+    head of the table is still ``expected_prev`` (the usual case: one writer); else
+    the rows are re-chained from the real head (another process appended meanwhile).
+    Reading the head and inserting in one BEGIN IMMEDIATE transaction keeps the
+    chain linear with several processes on one database. A retry of a batch whose
+    commit landed but was never acknowledged is recognised and adds nothing.
+    Returns (rows inserted, new head hash).
+    """
+    rows = list(rows)
+    if not rows:
+        head = conn.execute(f"SELECT hash FROM {TABLE} ORDER BY seq DESC LIMIT 1").fetchone()
+        return 0, head[0] if head else GENESIS
+    head = conn.execute(f"SELECT seq, hash FROM {TABLE} ORDER BY seq DESC LIMIT 1").fetchone()
+    head_hash = head[1] if head else GENESIS
+    if params is not None and head_hash == expected_prev:
+        conn.executemany(INSERT, params)
+        return len(params), rows[-1].hash  # type: ignore[return-value]
+    if head is not None and rows[-1].hash is not None and _landed(conn, rows, head[0]):
+        return 0, head_hash  # an earlier attempt committed them (its caller was cancelled)
+    fresh = chain(rows, head_hash)
+    conn.executemany(INSERT, fresh)
+    return len(fresh), fresh[-1][-1]

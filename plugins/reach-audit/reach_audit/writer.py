@@ -20,7 +20,7 @@ from typing import Any
 
 from .record import Captured, Row, build_row, captured_call
 from .redact import Redactor
-from .storage import COMPONENT, MIGRATIONS, Store, append_rows
+from .storage import COMPONENT, MIGRATIONS, Store, append_rows, chain
 
 log = logging.getLogger("reach_audit")
 
@@ -58,7 +58,8 @@ class AuditWriter:
         self._closed = False
         # The batch being committed, kept across a failure or a cancelled loop, so the
         # retry sends the same rows and append_rows can tell if they already landed.
-        self._inflight: tuple[list[Captured], list[Row]] | None = None
+        self._inflight: tuple[Any, ...] | None = None  # (items, rows, params, expected head)
+        self._head: str | None = None  # hash of the last row this writer saw committed
         self.last_error: BaseException | None = None
 
     # -- hot path -----------------------------------------------------------
@@ -135,12 +136,16 @@ class AuditWriter:
         while self._pending:
             if self._inflight is None:
                 batch = self._pending[: self.batch_size]
-                self._inflight = await self._build(batch)
-            items, rows = self._inflight
+                expected = self._head
+                items, rows, params = await self._build(batch, expected)
+                self._inflight = (items, rows, params, expected)
+            items, rows, params, expected = self._inflight
             if not self._schema_ready:
                 await self.store.migrate(COMPONENT, MIGRATIONS)
                 self._schema_ready = True
-            await self.store.transaction(functools.partial(append_rows, rows=rows))
+            _, self._head = await self.store.transaction(
+                functools.partial(append_rows, rows=rows, expected_prev=expected, params=params)
+            )
             self._committed(items, rows)
             if self.on_written is not None:
                 try:
@@ -164,10 +169,12 @@ class AuditWriter:
         while self._pending:
             if self._inflight is None:
                 items = [i if isinstance(i, Captured) else captured_call(i) for i in self._pending[: self.batch_size]]
-                self._inflight = (items, [build_row(i, self.redactor, self.summary_chars) for i in items])
-            items, rows = self._inflight
+                self._inflight = (items, [build_row(i, self.redactor, self.summary_chars) for i in items], None, None)
+            items, rows, params, expected = self._inflight
             self.store.migrate_sync(COMPONENT, MIGRATIONS)
-            self.store.transaction_sync(functools.partial(append_rows, rows=rows))
+            _, self._head = self.store.transaction_sync(
+                functools.partial(append_rows, rows=rows, expected_prev=expected, params=params)
+            )
             self._committed(items, rows)
             written += len(rows)
             if self.on_written is not None:
@@ -175,22 +182,28 @@ class AuditWriter:
                     self.on_written(items, rows)
         return written
 
-    async def _build(self, batch: list[Any]) -> tuple[list[Captured], list[Row]]:
-        """Build rows on the loop in slices, yielding between them.
+    async def _build(
+        self, batch: list[Any], prev: str | None
+    ) -> tuple[list[Captured], list[Row], list[tuple[Any, ...]] | None]:
+        """Build (and, when the head of the chain is known, hash) rows on the loop in
+        slices, yielding between them.
 
-        A worker thread looks cheaper but is not: it competes for the GIL, and
-        the event loop then waits up to the switch interval (5 ms) for it.
+        A worker thread looks cheaper but is not: it competes for the GIL, and the
+        event loop then waits up to the switch interval (5 ms) for it. For the same
+        reason the store thread gets only SQLite work (which releases the GIL).
         """
         items = [i if isinstance(i, Captured) else captured_call(i) for i in batch]
         rows: list[Row] = []
+        params: list[tuple[Any, ...]] | None = [] if prev is not None else None
         for start in range(0, len(items), BUILD_SLICE):
             if start:
                 await asyncio.sleep(0)
-            rows.extend(
-                build_row(item, self.redactor, self.summary_chars)
-                for item in items[start : start + BUILD_SLICE]
-            )
-        return items, rows
+            part = [build_row(item, self.redactor, self.summary_chars) for item in items[start : start + BUILD_SLICE]]
+            rows.extend(part)
+            if params is not None and prev is not None:
+                params.extend(chain(part, prev))
+                prev = part[-1].hash
+        return items, rows, params
 
     def _resolve_waiters(self) -> None:
         still = []
