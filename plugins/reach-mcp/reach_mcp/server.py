@@ -75,32 +75,50 @@ def to_call_result(result: ToolResult, *, structured: bool) -> types.CallToolRes
                                 structured_content=sc, is_error=False)
 
 
-def _agent_of(ctx: Any, fixed: str | None) -> str | None:
-    if fixed is not None:
+class _NoAgent(Exception):
+    """An HTTP request reached a handler without passing the token gate: refuse, never guess."""
+
+
+def _agent_of(ctx: Any, fixed: str | None, from_request: bool) -> str | None:
+    if not from_request:
         return fixed
     request = getattr(ctx, "request", None)
     scope = getattr(request, "scope", None)
-    if isinstance(scope, dict):
-        state = scope.get("state") or {}
-        return state.get(AGENT_STATE_KEY)
-    return None
+    state = scope.get("state") if isinstance(scope, dict) else None
+    if not isinstance(state, dict) or AGENT_STATE_KEY not in state:
+        raise _NoAgent
+    agent = state[AGENT_STATE_KEY]
+    return agent if isinstance(agent, str) else None
 
 
-def build_server(reach: Any, settings: ServeSettings, *, agent: str | None = None) -> Server[Any]:
-    """The MCP server for ``reach``; ``agent`` fixes the agent (stdio), else it comes from the HTTP request."""
+def build_server(reach: Any, settings: ServeSettings, *, agent: str | None = None,
+                 from_request: bool = False) -> Server[Any]:
+    """The MCP server for ``reach``.
+
+    ``agent`` fixes the agent (stdio); with ``from_request`` (HTTP) the agent is the
+    one the token gate put on the request, and a request without it is refused:
+    a wiring mistake must fail closed, not run as the default agent.
+    """
+    from mcp import MCPError
+
+    def who(ctx: Any) -> str | None:
+        try:
+            return _agent_of(ctx, agent, from_request)
+        except _NoAgent:
+            raise MCPError(-32001, "unauthorized: this request carries no reach agent") from None
+
     async def on_list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
-        who = _agent_of(ctx, agent)
-        tools = [to_mcp_tool(t, output_schemas=settings.output_schemas) for t in reach.select(agent=who)]
+        tools = [to_mcp_tool(t, output_schemas=settings.output_schemas) for t in reach.select(agent=who(ctx))]
         return types.ListToolsResult(tools=tools)
 
     async def on_call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        who = _agent_of(ctx, agent)
+        caller = who(ctx)
         call_id = f"mcp-{ctx.request_id}" if ctx.request_id is not None else "mcp"
         key = (params.meta or {}).get(IDEMPOTENCY_META_KEY)
         # scoped per agent: one client's key can never replay another agent's recorded result
-        scoped = f"mcp:{who or 'default'}:{key}" if isinstance(key, str) and key else None
+        scoped = f"mcp:{caller or 'default'}:{key}" if isinstance(key, str) and key else None
         result = await reach.invoke({"id": call_id, "name": params.name, "arguments": params.arguments or {}},
-                                    agent=who, idempotency_key=scoped)
+                                    agent=caller, idempotency_key=scoped)
         return to_call_result(result, structured=isinstance(result.content, dict))
 
     return Server(settings.name, version=_version(), on_list_tools=on_list_tools, on_call_tool=on_call_tool)
@@ -171,7 +189,7 @@ def http_app(reach: Any, settings: ServeSettings, *, host: str = "127.0.0.1") ->
     """
     from mcp.server.transport_security import TransportSecuritySettings
 
-    server = build_server(reach, settings)
+    server = build_server(reach, settings, from_request=True)
     security = None
     if settings.allowed_hosts:
         security = TransportSecuritySettings(enable_dns_rebinding_protection=True,

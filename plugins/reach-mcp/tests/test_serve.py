@@ -184,4 +184,13 @@ async def test_needs_confirmation_comes_back_as_a_tool_error(tmp_path: Path) -> 
         err = res.structured_content["error"]
         assert err["code"] == "needs_confirmation" and err["confirmation_id"] == "cf-42"
         assert "cf-42" in res.content[0].text
+    # an HTTP server whose request carries no agent (no token gate in front) refuses, never guesses
+    from mcp import MCPError
+
+    gateless = build_server(reach, ServeSettings(), from_request=True)
+    async with Client(gateless, cache=None) as client:
+        with pytest.raises(MCPError, match="no reach agent"):
+            await client.list_tools()
+        with pytest.raises(MCPError, match="no reach agent"):
+            await client.call_tool("delete_file", {"path": "/tmp/x"})
     await reach.aclose()
