@@ -55,6 +55,9 @@ def _load_wordllama(config: str, dim: int) -> Any:
             model = WordLlama.load(
                 config=config, dim=dim, cache_dir=package_dir, disable_download=True
             )
+            # We pool ourselves (see `WordLlamaEmbedder.embed`), so no padding: batches
+            # come back as plain token-id lists. This process-wide copy is ours alone.
+            model.tokenizer.no_padding()
             _models[(config, dim)] = model
         return model
 
@@ -87,19 +90,24 @@ class WordLlamaEmbedder:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Mean of the token vectors, L2-normalised (what `WordLlama.embed` computes).
 
-        Texts are encoded one by one with `Tokenizer.encode` rather than
-        `embed()`'s padded `encode_batch`: no thread pool to wake up for a one-line
-        question, and no padded 3-D array for a batch of long tool texts.
+        A question is encoded alone with `Tokenizer.encode` (no thread pool to wake for
+        one line); tool texts with an unpadded `encode_batch`, and no padded 3-D array
+        is ever built for a batch of long tool texts.
         """
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         model = self._load()
         tokenizer, table = model.tokenizer, model.embedding
         out = np.zeros((len(texts), table.shape[1]), dtype=np.float32)
-        for row, text in enumerate(texts):
-            ids = tokenizer.encode(text, add_special_tokens=False).ids
+        if len(texts) == 1:
+            encodings = [tokenizer.encode(texts[0], add_special_tokens=False)]
+        else:  # tool texts at index build: the Rust batch encoder uses every core
+            encodings = tokenizer.encode_batch(list(texts), add_special_tokens=False)
+        last = table.shape[0] - 1
+        for row, encoding in enumerate(encodings):
+            ids = encoding.ids
             if ids:
-                out[row] = table[np.clip(ids, 0, table.shape[0] - 1)].mean(axis=0)
+                out[row] = table[np.clip(ids, 0, last)].mean(axis=0)
         self.calls += len(texts)
         return _normalise(out)
 

@@ -444,7 +444,14 @@ class SelectionEngine:
         return kept + later
 
     def rank(self, query: str, *, allowed: Collection[str] | np.ndarray | None = None, limit: int = 5) -> list[str]:
-        """Tool names for `query`, best first, at most `limit`, among `allowed` (all if None)."""
+        """Tool names for `query`, best first, at most `limit`, among `allowed` (all if None).
+
+        Holds the index lock: a concurrent rebuild never mixes two tool sets' arrays.
+        """
+        with self._lock:
+            return self._rank(query, allowed, limit)
+
+    def _rank(self, query: str, allowed: Collection[str] | np.ndarray | None, limit: int) -> list[str]:
         self.ensure_index()
         if not self._docs or limit <= 0:
             return []
@@ -457,6 +464,12 @@ class SelectionEngine:
         self, query: str, *, allowed: Collection[str] | np.ndarray | None = None, limit: int = 5
     ) -> list[dict[str, Any]]:
         """Per-signal scores of the tools `rank` returns, for `reach tools --explain`."""
+        with self._lock:
+            return self._explain(query, allowed, limit)
+
+    def _explain(
+        self, query: str, allowed: Collection[str] | np.ndarray | None, limit: int
+    ) -> list[dict[str, Any]]:
         self.ensure_index()
         if not self._docs or limit <= 0:
             return []

@@ -28,6 +28,7 @@ class HybridSelector:
         self._embedder_override = embedder
         self._engine: SelectionEngine | None = None
         self._lock = threading.Lock()
+        self._select_lock = threading.Lock()
         self._docs_by_tool: dict[int, tuple[Any, ToolDoc]] = {}
         self._signature: tuple[int, ...] = ()
         self._universe_ids: frozenset[int] = frozenset()
@@ -149,13 +150,16 @@ class HybridSelector:
         if not tools or limit <= 0:
             return []
         settings = self._resolve_settings(ctx)
-        engine = self._sync(tools, ctx)
         k = self._k(query, limit, settings)
         pinned: list[str] = []
         if settings.pinned:
             names = {t.name for t in tools}
             pinned = [n for n in settings.pinned if n in names]
-        ranked = engine.rank(query, allowed=self._allowed(tools), limit=k)
+        # One lock around sync + rank: reach.tools may be called from several threads,
+        # and a mask must be used with the index it was made for.
+        with self._select_lock:
+            engine = self._sync(tools, ctx)
+            ranked = engine.rank(query, allowed=self._allowed(tools), limit=k)
         return (pinned + [n for n in ranked if n not in pinned])[: max(k, len(pinned))]
 
     @staticmethod
@@ -169,8 +173,9 @@ class HybridSelector:
         """One flat row per selected tool: fused score and each signal's share."""
         if not tools:
             return []
-        engine = self._sync(tools, ctx)
-        rows = engine.explain(query, allowed=self._allowed(tools), limit=limit)
+        with self._select_lock:
+            engine = self._sync(tools, ctx)
+            rows = engine.explain(query, allowed=self._allowed(tools), limit=limit)
         flat: list[dict[str, Any]] = []
         for row in rows:
             out: dict[str, Any] = {"rank": row["rank"], "name": row["name"], "score": row["score"]}

@@ -57,3 +57,18 @@ def test_damaged_cache_costs_a_re_embedding_not_a_failure(tmp_path):
     reach = build(tmp_path)
     assert names(reach.tools(query="weather in Paris", limit=1)) == ["get_weather"]
     assert embed_calls(reach) == 17 + 1  # 16 tools + find_tools, and the question
+
+
+def test_selection_from_many_threads_while_tools_are_registered(reach):
+    from concurrent.futures import ThreadPoolExecutor
+
+    reach.tools(query="warm up", limit=1)
+
+    def ask(i: int) -> list[str]:
+        if i % 5 == 0:
+            reach.register(DeclaredTool(f"extra_tool_{i}", f"Extra tool number {i} for testing.", {"x": "x"}))
+        return names(reach.tools(query="What's the weather in Paris?", limit=3))
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(ask, range(20)))
+    assert all("get_weather" in r for r in results)
