@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextvars
+import uuid
 from typing import Any, Literal
 
 from langchain_core.tools import BaseTool, ToolException
@@ -97,7 +98,8 @@ class ReachTool(BaseTool):
             _CALL_ID.reset(token)
 
     async def _arun(self, /, **arguments: Any) -> tuple[str, ToolResult]:
-        call_id = _CALL_ID.get() or ""
+        # a tool called without a tool call (``tool.ainvoke(args)``) still gets an id of its own
+        call_id = _CALL_ID.get() or f"lc_{uuid.uuid4().hex[:16]}"
         call = {"id": call_id, "name": self.name, "arguments": arguments}
         if self.ask_person:
             approved, message = _ask_person(self, arguments, call_id)

@@ -22,6 +22,7 @@ How reach's outcomes look to a pydantic-ai agent:
 
 from __future__ import annotations
 
+import uuid
 from typing import Any, Literal
 
 from pydantic_ai import RunContext
@@ -113,9 +114,9 @@ class ReachToolset(AbstractToolset[Any]):
     async def call_tool(
         self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
     ) -> Any:
-        call_id = ctx.tool_call_id or ""
+        call_id = ctx.tool_call_id or f"pai_{uuid.uuid4().hex[:16]}"
         call = {"id": call_id, "name": name, "arguments": tool_args}
-        kwargs = {"agent": self.agent, "run_id": ctx.run_id, "query": self._query(ctx)}
+        kwargs: dict[str, Any] = {"agent": self.agent, "run_id": ctx.run_id, "query": self._query(ctx)}
         needs_person = self.native_approval and bool((tool.tool_def.metadata or {}).get("needs_approval"))
         if needs_person and not ctx.tool_call_approved:
             raise ApprovalRequired(metadata={"tool": name, "risk": (tool.tool_def.metadata or {}).get("risk")})
