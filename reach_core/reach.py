@@ -376,6 +376,8 @@ class Reach:
             wanted = set(names)
             allowed = [t for t in allowed if t.name in wanted]
         pinned_names = self._policy(agent).config.pinned
+        if self._delegation is not None and self._policy(agent).config.delegates:
+            pinned_names = [*pinned_names, "delegate"]  # a selector must not hide the way to other agents
         if query and (limit is None or limit < len(allowed)):
             selector = self.provider("selector")
             if selector is not None:

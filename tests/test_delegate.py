@@ -368,3 +368,22 @@ async def test_a_delegation_streams_the_childs_steps_as_progress(tmp_path, ran, 
     bare = build(tmp_path, ran)
     result = await bare.invoke("delegate", {"task": "Sub", "agent": "researcher"}, agent="main")
     assert result.error is not None and "adapter" in result.error.message
+
+
+async def test_a_selector_never_hides_delegate(tmp_path, ran):
+    class FirstOnly:
+        """A selector that keeps only the last tool it is given."""
+
+        def select(self, query, tools, ctx, limit):
+            return [tools[-1].name]
+
+    class SelectorPlugin:
+        REACH_PLUGIN_NAME = "test-selector"
+
+        @hookimpl
+        def reach_register_selectors(self, register: Any) -> None:
+            register("first", FirstOnly())
+
+    r = build(tmp_path, ran, SelectorPlugin())
+    names = [t["function"]["name"] for t in r.tools(agent="main", query="weather in Paris", limit=2)]
+    assert names == ["delegate", "slow"]
