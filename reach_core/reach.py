@@ -307,6 +307,10 @@ class Reach:
                 pol = self._policies[agent] = DelegatingPolicy(name, acfg, self._core_tool(DELEGATE))
         return pol
 
+    def needs_confirmation(self, name: str, agent: str | None = None) -> bool:
+        """Would a call of tool ``name`` by ``agent`` wait for a person's approval?"""
+        return self._policy(agent).needs_confirmation(self._tools[name])
+
     def _allowed_tools(self, agent: str | None) -> list[Tool]:
         pol = self._policy(agent)
         return [t for t in self._tools.values() if pol.allows(t)]

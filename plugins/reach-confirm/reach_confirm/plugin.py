@@ -35,8 +35,8 @@ def reach_register_confirmers(register: Any) -> None:
 
 @hookimpl
 async def reach_pre_invoke(call: Any, tool: Any, ctx: Any) -> None:
-    if not ctx.needs_confirmation:
-        return
+    if not ctx.needs_confirmation or ctx.approved:
+        return  # nothing to ask, or an earlier hook (a framework's own approval) already approved this call
     reach = ctx.reach
     chosen = reach.config.strategies.confirmer
     if chosen not in (None, "queue"):
