@@ -70,6 +70,7 @@ class ChineseGlossary:
         self.path = path or _dictionary_path()
         self._words: dict[str, str] | None = None
         self._longest = 1
+        self._simplify: dict[int, str] = {}
         self._lock = threading.Lock()
 
     @property
@@ -79,7 +80,10 @@ class ChineseGlossary:
     def _load(self) -> dict[str, str]:
         with self._lock:
             if self._words is None:
+                # Simplified keys only (~18 MB instead of ~36 MB with traditional
+                # ones); traditional text is mapped to simplified character by character.
                 words: dict[str, str] = {}
+                to_simplified: dict[str, str] = {}
                 longest = 1
                 if self.path is not None:
                     with gzip.open(self.path, "rt", encoding="utf-8") as handle:
@@ -91,20 +95,19 @@ class ChineseGlossary:
                             if len(parts) < 3:
                                 continue
                             traditional, simplified, rest = parts
-                            if len(simplified) == 1 and simplified in STOP_CHARS:
-                                continue
                             cut = rest.find("] /")
                             if cut < 0:
                                 continue
-                            # senses are cleaned on lookup (few per question), not here
-                            senses = rest[cut + 3 :]
-                            for word in (simplified, traditional):
-                                # first entry wins: CC-CEDICT lists common readings first
-                                if word not in words:
-                                    words[word] = senses
-                                    if len(word) > longest:
-                                        longest = len(word)
+                            if len(traditional) == 1 and traditional != simplified:
+                                to_simplified.setdefault(traditional, simplified)
+                            # senses are cleaned on lookup (few per question), not here;
+                            # first entry wins: CC-CEDICT lists common readings first
+                            if simplified not in words:
+                                words[simplified] = rest[cut + 3 :]
+                                if len(simplified) > longest:
+                                    longest = len(simplified)
                 self._words = words
+                self._simplify = str.maketrans(to_simplified)
                 self._longest = min(longest, 8)
         return self._words
 
@@ -128,8 +131,10 @@ class ChineseGlossary:
             return ""
         words = self._load()
         glosses: list[str] = []
-        for run in _CJK_RUN.findall(text):
+        for run in _CJK_RUN.findall(text.translate(self._simplify)):
             for word in self.segment(run):
+                if word in STOP_CHARS:
+                    continue
                 senses = words.get(word)
                 if senses:
                     gloss = _gloss(senses.rstrip().rstrip("/"), single=len(word) == 1)
