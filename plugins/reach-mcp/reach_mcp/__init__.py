@@ -10,9 +10,7 @@
 
 from __future__ import annotations
 
-from .annotations import annotations_for, risk_from_annotations
-from .names import tool_name
-from .settings import McpSettings, ServerConfig, ServeSettings
+from typing import Any
 
 __all__ = [
     "McpSettings",
@@ -22,3 +20,17 @@ __all__ = [
     "risk_from_annotations",
     "tool_name",
 ]
+
+_WHERE = {
+    "McpSettings": "settings", "ServeSettings": "settings", "ServerConfig": "settings",
+    "annotations_for": "annotations", "risk_from_annotations": "annotations", "tool_name": "names",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Lazy exports: the MCP SDK is only imported when a server is configured or served."""
+    if name in _WHERE:
+        import importlib
+
+        return getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -12,9 +12,10 @@ server's ``default_risk`` says otherwise.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import mcp_types as types
+if TYPE_CHECKING:
+    import mcp_types as types
 
 __all__ = ["annotations_for", "risk_from_annotations"]
 
@@ -51,6 +52,8 @@ def risk_from_annotations(ann: Any, *, min_risk: str = "read", default_risk: str
 def annotations_for(risk: str, idempotent: bool, *, open_world: bool | None = None,
                     title: str | None = None) -> types.ToolAnnotations:
     """The annotations reach's MCP server sends for a tool of this tier."""
+    import mcp_types as types
+
     return types.ToolAnnotations(
         title=title,
         read_only_hint=risk == "read",
