@@ -14,7 +14,7 @@ import math
 import re
 from dataclasses import dataclass
 
-__all__ = ["Passage", "best_passages", "line_of", "query_terms", "split_units"]
+__all__ = ["Passage", "best_passages", "line_of", "query_terms"]
 
 _WORD = re.compile(r"[A-Za-z0-9_]+|[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
@@ -85,25 +85,6 @@ def _paragraphs(text: str) -> list[tuple[int, int]] | None:
     if len(blocks) >= 5 and sum(e - s for s, e in blocks) / len(blocks) < 1500:
         return blocks
     return None
-
-
-def split_units(text: str) -> list[tuple[int, int]]:
-    """Spans to score: paragraphs when the text has many short blank-line-separated blocks,
-    else lines; anything longer than ``MAX_UNIT`` is cut into windows."""
-    raw = _paragraphs(text)
-    if raw is None:
-        raw, pos = [], 0
-        for line in text.split("\n"):
-            raw.append((pos, pos + len(line)))
-            pos += len(line) + 1
-    spans: list[tuple[int, int]] = []
-    for s, e in raw:
-        while e - s > MAX_UNIT:
-            spans.append((s, s + MAX_UNIT))
-            s += MAX_UNIT
-        if e > s:
-            spans.append((s, e))
-    return spans
 
 
 class _LineUnits:
