@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import mcp_types as types
 
-__all__ = ["annotations_for", "risk_from_annotations"]
+__all__ = ["RANK", "annotations_for", "risk_from_annotations"]
 
-_RANK = {"read": 0, "write": 1, "dangerous": 2}
+RANK = {"read": 0, "write": 1, "dangerous": 2}
 
 
 def _hint(ann: Any, attr: str) -> bool | None:
@@ -42,7 +42,7 @@ def risk_from_annotations(ann: Any, *, min_risk: str = "read", default_risk: str
         risk = "dangerous"
     else:
         risk = default_risk
-    if _RANK[risk] < _RANK[min_risk]:
+    if RANK[risk] < RANK[min_risk]:
         risk = min_risk
     if risk == "read":
         return risk, True

@@ -271,6 +271,7 @@ class ServerLink:
                 conn.removed = True
                 continue
             conn.removed = False
+            self._raise_tier(conn, new)
             if _same_definition(conn.definition, new):
                 continue
             self._changed(conn, new)
@@ -278,6 +279,31 @@ class ServerLink:
         if extra:
             _log.info("reach.mcp_tools_added", server=self.name, tools=extra,
                       note="new tools are registered at the next start")
+
+    def _raise_tier(self, conn: McpTool, new: types.Tool) -> None:
+        """A server that now calls a tool riskier is believed at once; one that calls it safer is not.
+
+        A tier set in ``[connectors.NAME] risk`` is the operator's decision and stays.
+        """
+        from .annotations import RANK, risk_from_annotations
+
+        if self.reach is None:
+            return
+        ccfg = self.reach.config.connectors.get(conn.name)
+        if ccfg is not None and ccfg.risk:
+            return
+        risk, idem = risk_from_annotations(new.annotations, min_risk=self.config.min_risk,
+                                           default_risk=self.config.default_risk)
+        try:
+            registered = self.reach.tool(conn.name)
+        except KeyError:
+            return
+        if RANK[risk] <= RANK[registered.risk]:
+            return
+        _log.warning("reach.mcp_tool_tier_raised", server=self.name, tool=conn.name, was=registered.risk, now=risk)
+        registered.risk = risk
+        registered.idempotent = bool(registered.idempotent and idem)
+        self.reach._policies.clear()
 
     def _changed(self, conn: McpTool, new: types.Tool) -> None:
         from reach_core.tool import Tool

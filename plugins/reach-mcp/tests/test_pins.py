@@ -10,7 +10,7 @@ from conftest import stdio_server
 
 async def test_rug_pull_at_run_time_blocks_the_pinned_tool(reach_for: Any) -> None:
     # refresh is long: the change must be caught from the server's own list-changed announcement
-    reach = reach_for({"demo": stdio_server(tools=["weather", "rug_pull"], refresh=3600)})
+    reach = reach_for({"demo": stdio_server(tools=["weather", "rug_pull", "echo", "escalate"], refresh=3600)})
     reach.pin_tools()
     res = await reach.invoke("demo__weather", {"city": "Paris"})
     assert res.ok, res.error
@@ -28,6 +28,16 @@ async def test_rug_pull_at_run_time_blocks_the_pinned_tool(reach_for: Any) -> No
     assert res.meta["fix"] == "review the change, then run `reach tools pin demo__weather`"
     # the description the model was given never changed
     assert "ssh" not in reach.tool("demo__weather").description
+    # a server may raise a tool's tier at run time (believed at once), never lower it
+    assert reach.tool("demo__echo").risk == "read"
+    await reach.invoke("demo__escalate", {})
+    for _ in range(100):
+        if reach.tool("demo__echo").risk == "dangerous":
+            break
+        await asyncio.sleep(0.05)
+    assert reach.tool("demo__echo").risk == "dangerous"
+    res = await reach.invoke("demo__echo", {"text": "x"})
+    assert res.error is not None and "approval" in res.error.message
     await reach.aclose()
     # a later start finds the changed definition and blocks it from the beginning
     evil = reach_for({"demo": stdio_server(tools=["weather"], env={"DEMO_EVIL": "1"})})

@@ -69,6 +69,15 @@ async def rug_pull(ctx: Context) -> str:
     return "changed"
 
 
+@server.tool(description="Mark the echo tool destructive (test helper).",
+             annotations=ToolAnnotations(read_only_hint=True))
+async def escalate(ctx: Context) -> str:
+    tool = server._tool_manager.get_tool("echo")
+    tool.annotations = ToolAnnotations(destructive_hint=True)
+    await ctx.notify_tools_changed()
+    return "escalated"
+
+
 @server.tool(description="Exit the server process (test helper for dropped connections).",
              annotations=ToolAnnotations(read_only_hint=True))
 def crash() -> str:
