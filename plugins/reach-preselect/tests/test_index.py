@@ -72,3 +72,22 @@ def test_selection_from_many_threads_while_tools_are_registered(reach):
     with ThreadPoolExecutor(max_workers=4) as pool:
         results = list(pool.map(ask, range(20)))
     assert all("get_weather" in r for r in results)
+
+
+def test_engine_retokenizes_only_new_tools():
+    from reach_preselect.engine import SelectionEngine, ToolDoc
+
+    calls: list[str] = []
+
+    class Counting(ToolDoc):
+        def bm25_terms(self) -> list[str]:
+            calls.append(self.name)
+            return super().bm25_terms()
+
+    engine = SelectionEngine()  # keyword-only: no embedder
+    docs = [Counting(f"tool_{i}", f"does thing number {i}") for i in range(5)]
+    engine.set_tools(docs)
+    assert engine.rank("thing number 3", limit=1) == ["tool_3"]
+    engine.set_tools([*docs, Counting("send_invoice", "Send an invoice to a customer.")])
+    assert engine.rank("invoice the customer", limit=1) == ["send_invoice"]
+    assert calls == [f"tool_{i}" for i in range(5)] + ["send_invoice"]
