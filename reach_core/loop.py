@@ -14,6 +14,9 @@ The loop never raises for those: it returns a :class:`RunResult` whose
 ``outcome`` and ``error`` say what happened. Only programming mistakes (a
 forced tool that does not exist, a bad ``tool_choice``) raise at once.
 
+A tool result whose ``meta["offer_tools"]`` names tools adds them to the offered
+set from the next step on (policy still applies).
+
 Why the offered tool set is stable within a run: a tool the model saw once stays
 offered (a capped union in first-offered order), so the model never loses a tool
 it just used and a provider's prompt cache keeps the tools prefix. A new user
@@ -505,6 +508,11 @@ async def run_agent(
             step.results = list(ran)
             results.extend(ran)
             messages.extend(r.to_message() for r in ran)
+            # A result may ask for tools to be offered from the next step on: shaping
+            # offers read_result for its handle, find_tools the tools it found.
+            wanted = [n for r in ran for n in (r.meta.get("offer_tools") or ())]
+            if wanted:
+                offered.add(reach.tools(agent=agent, names=[n for n in wanted if allowed is None or n in allowed]))
             if ends_at is not None and loop.time() >= ends_at:
                 return await stop(
                     step,

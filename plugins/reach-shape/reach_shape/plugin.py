@@ -132,6 +132,8 @@ def _replace(result: ToolResult, shaped: Shaped | None, budget: int, shaper: Sha
         "tokenizer": shaper.counter.name,
         **shaped.facts,
     }
+    if shaped.handle_note:  # the agent loop offers read_result from the next step on
+        meta["offer_tools"] = [*meta.get("offer_tools", ()), "read_result"]
     return ToolResult(result.call_id, result.name, True, shaped.content, None, result.elapsed_ms,
                       result.trace_id, meta)
 
