@@ -189,37 +189,66 @@ async def run_stream(obj: Any, params: Any, ctx: CallContext) -> Any:
     Forwards progress to ``ctx.report_progress`` (hook, stream, MCP) and items to
     the caller's stream; enforces the idle timeout and the call's deadline
     between events; always closes the generator.
+
+    One watchdog timer serves both clocks: it is re-armed only when it fires
+    early (events arrived meanwhile), so a fast stream pays a clock read per
+    event, not a timer.
     """
     loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    assert task is not None
     name = ctx.tool.name if ctx.tool is not None else getattr(obj, "name", "?")
     push = ctx.progress_sink or sink_for(ctx)
     idle = _idle_timeout(obj, ctx)
-    deadline = ctx.deadline
-    agen = obj.execute_stream(params, ctx)
+    hard = ctx.deadline - _DEADLINE_EDGE if ctx.deadline is not None else None
     items: list[Any] = []
     final: Any = _NO_FINAL
+    last = loop.time()
+    fired: str | None = None
+    handle: asyncio.TimerHandle | None = None
+    cancelling = task.cancelling()
+
+    def limit() -> float | None:
+        idle_at = last + idle if idle is not None else None
+        if idle_at is None:
+            return hard
+        return idle_at if hard is None else min(idle_at, hard)
+
+    def watchdog() -> None:
+        nonlocal handle, fired
+        handle = None
+        now = loop.time()
+        if hard is not None and now >= hard:
+            fired = "deadline"
+        elif idle is not None and now >= last + idle:
+            fired = "idle"
+        else:
+            when = limit()
+            if when is not None:
+                handle = loop.call_at(when, watchdog)
+            return
+        task.cancel()
+
+    def timed_out() -> ToolFailure:
+        if fired == "deadline":
+            total = ctx.tool.timeout if ctx.tool is not None else 0.0
+            msg = (f"{name} did not finish within {total:g} s; {_delivered_note(items)}. "
+                   "Use what arrived, or ask for less.")
+        else:
+            msg = (f"{name} sent nothing for {idle:g} s and was stopped (idle timeout); "
+                   f"{_delivered_note(items)}. Try again later or ask for less.")
+        return ToolFailure(msg, code="timeout", details={"delivered": items, "idle": fired == "idle"})
+
+    first = limit()
+    if first is not None:
+        handle = loop.call_at(first, watchdog)
+    agen = obj.execute_stream(params, ctx)
     try:
         while True:
-            wait = idle
-            by_deadline = False
-            if deadline is not None:
-                left = deadline - loop.time() - _DEADLINE_EDGE
-                if wait is None or left < wait:
-                    wait, by_deadline = max(0.0, left), True
             try:
-                async with asyncio.timeout(wait):
-                    event = await agen.__anext__()
+                event = await agen.__anext__()
             except StopAsyncIteration:
                 break
-            except TimeoutError:
-                if by_deadline:
-                    total = ctx.tool.timeout if ctx.tool is not None else 0.0
-                    msg = (f"{name} did not finish within {total:g} s; {_delivered_note(items)}. "
-                           "Use what arrived, or ask for less.")
-                else:
-                    msg = (f"{name} sent nothing for {idle:g} s and was stopped (idle timeout); "
-                           f"{_delivered_note(items)}. Try again later or ask for less.")
-                raise ToolFailure(msg, code="timeout", details={"delivered": items, "idle": not by_deadline}) from None
             except ToolFailure as exc:
                 exc.details.setdefault("delivered", items)
                 if items:
@@ -227,7 +256,7 @@ async def run_stream(obj: Any, params: Any, ctx: CallContext) -> Any:
                     exc.args = (exc.message,)
                     exc.retryable = False  # a re-run would deliver the same items twice
                 raise
-            except (asyncio.CancelledError, GeneratorExit):
+            except asyncio.CancelledError:
                 raise
             except Exception as exc:
                 ctx.log.error("reach.stream_failed", error_type=type(exc).__name__, error=str(exc),
@@ -238,6 +267,10 @@ async def run_stream(obj: Any, params: Any, ctx: CallContext) -> Any:
                     code="execution_failed",
                     details={"delivered": items, "exception": type(exc).__name__},
                 ) from exc
+            last = loop.time()
+            if hard is not None and last >= hard:  # a generator that never waits still meets its deadline
+                fired = "deadline"
+                raise timed_out()
             if isinstance(event, Progress):
                 await ctx.report_progress(event.done, event.total, event.message)
             elif isinstance(event, Final):
@@ -248,12 +281,24 @@ async def run_stream(obj: Any, params: Any, ctx: CallContext) -> Any:
                 if push is not None:
                     res = push(StreamEvent(type="item", call_id=ctx.call_id, tool=name,
                                            index=len(items) - 1, item=item))
-                    if inspect.isawaitable(res):
+                    if res is not None and inspect.isawaitable(res):
                         await res
+    except asyncio.CancelledError:
+        if fired is not None and task.uncancel() <= cancelling:
+            raise timed_out() from None
+        raise
     finally:
+        if handle is not None:
+            handle.cancel()
         # runs on success, failure, timeout and cancellation: the generator's own
         # finally blocks (closing sockets, killing processes) must run now, not at GC
         await agen.aclose()
+    if fired is not None:  # the watchdog's cancel raced with the end of the stream: absorb it here
+        try:
+            await asyncio.sleep(0)
+        except asyncio.CancelledError:
+            if task.uncancel() > cancelling:
+                raise
     return items if final is _NO_FINAL else final
 
 

@@ -391,3 +391,15 @@ async def test_a_stream_is_retried_only_before_its_first_item(tmp_path):
     assert after.error is not None and after.error.code == "upstream_unavailable"
     assert len(starts) == 1, "a stream that delivered something is not re-run"
     assert "1 item(s) had been delivered" in after.error.message
+
+
+async def test_breaking_out_of_the_loop_is_enough_to_stop_the_upstream(reach, counter):
+    async for event in reach.invoke_stream("count_lines", {"n": 1000, "pause": 0.05}):
+        if event["type"] == "item":
+            break
+    for _ in range(100):  # the event loop closes the abandoned generator on its next turns
+        if counter.closed:
+            break
+        await asyncio.sleep(0.01)
+    assert counter.closed == 1
+    assert counter.procs[0].returncode is not None
