@@ -441,3 +441,50 @@ async def test_deadline_during_tools_keeps_the_transcript_well_formed(tmp_path):
     assert result.results[0].error.code == "timeout"  # a read cut off by the run's deadline
     assert [s.index for s in observed] == [1], "observers hear of the cut-off step too"
     assert observed[0].error == result.error
+
+
+async def test_result_can_offer_tools_for_next_step(tmp_path):
+    """A post-invoke plugin (shaping, find_tools) can ask for tools from the next step on."""
+    from reach_core import hookimpl
+
+    class Offer:
+        REACH_PLUGIN_NAME = "offer"
+
+        @hookimpl
+        def reach_post_invoke(self, call, tool, result, ctx):
+            if call.name == "search_docs":
+                result.meta["offer_tools"] = ["read_page", "secret_tool"]
+
+        @hookimpl
+        def reach_register_selectors(self, register):
+            class OnlySearch:
+                def select(self, query, tools, ctx, limit):
+                    return ["search_docs"]
+
+            register("only-search", OnlySearch())
+
+    r = Reach({"reach": {"data_dir": str(tmp_path)}, "agents": {"default": {"deny": ["secret_tool"]}}},
+              plugins=[Offer()])
+
+    @connector(risk="read")
+    def search_docs(q: str) -> str:
+        """Search docs. Use when asked."""
+        return "found page 7"
+
+    @connector(risk="read")
+    def read_page(n: int) -> str:
+        """Read a page. Use when asked."""
+        return "page"
+
+    @connector(risk="read")
+    def secret_tool() -> str:
+        """Secret. Use never."""
+        return "x"
+
+    for c in (search_docs, read_page, secret_tool):
+        r.register(c)
+    adapter = ScriptAdapter(calls(("search_docs", {"q": "x"})), answer("done"))
+    result = await r.run("find it", adapter=adapter)
+    assert result.outcome == "answered"
+    assert offered(adapter.requests[0]) == ["search_docs"]
+    assert offered(adapter.requests[1]) == ["search_docs", "read_page"]  # denied tools never offered
