@@ -62,7 +62,8 @@ def reach_server(serve_config: Path) -> Iterator[str]:
     """`reach serve mcp --http` in a subprocess, in front of the demo server; yields its URL."""
     port = free_port()
     cmd = [*REACH_CLI, "--config", str(serve_config), "serve", "mcp", "--http", f"127.0.0.1:{port}"]
-    proc = start(cmd, port, env={"REACH_TEST_OPS_TOKEN": OPS})
+    # REACH_CONFIG too: the CLI collects plugin commands before it reads --config
+    proc = start(cmd, port, env={"REACH_TEST_OPS_TOKEN": OPS, "REACH_CONFIG": str(serve_config)})
     yield f"http://127.0.0.1:{port}/mcp"
     stop(proc)
 
@@ -142,7 +143,7 @@ async def test_reach_as_client_of_reach_serve(reach_for: Any, reach_server: str)
 async def test_serve_over_stdio_as_one_agent(serve_config: Path) -> None:
     params = StdioServerParameters(command=PY, args=[*REACH_CLI[1:], "--config", str(serve_config), "serve", "mcp",
                                                      "--stdio", "--agent", "support"],
-                                   env={"REACH_TEST_OPS_TOKEN": OPS})
+                                   env={"REACH_TEST_OPS_TOKEN": OPS, "REACH_CONFIG": str(serve_config)})
     async with Client(params, cache=None) as client:
         assert {t.name for t in (await client.list_tools()).tools} == {"demo__weather", "demo__echo"}
         res = await client.call_tool("demo__echo", {"text": "stdio"})
