@@ -2,7 +2,8 @@
 
 ``[reach] store = "postgresql://user:pw@host:5432/db"`` picks it (``postgres://``
 and SQLAlchemy's ``postgresql+psycopg://`` work too; ``?schema=NAME`` puts every
-table in that schema, created when missing). It offers exactly the API of the
+table in that schema, created when missing; ``?pool_size=N`` sets the number of
+worker connections, default 8). It offers exactly the API of the
 SQLite :class:`reach_core.store.Store`, so budgets, the ledger, audit and
 confirmations run unchanged on it:
 
@@ -21,6 +22,8 @@ confirmations run unchanged on it:
 * **Never blocks the event loop.** Statements run on a small pool of worker
   threads, each owning one psycopg connection (autocommit; a statement is
   durable when its await returns). ``*_sync`` twins are for CLI commands.
+  Concurrent commits share WAL flushes, so more connections mean more
+  durable writes per second, up to what the server's disk allows.
 * **Deferred writes keep their order.** :meth:`defer` queues a write on one
   dedicated connection; queued writes commit together, and any later statement
   of this process waits for them first (a repeat of a ledger key sees the
@@ -155,9 +158,10 @@ class PgStore:
     dialect = "postgresql"
     shared = True
 
-    def __init__(self, url: str, *, pool_size: int = 4, connect_timeout: float = 10.0) -> None:
+    def __init__(self, url: str, *, pool_size: int | None = None, connect_timeout: float = 10.0) -> None:
         self.url = url
-        self._conninfo, self.schema = _split_url(url)
+        self._conninfo, self.schema, url_pool = _split_url(url, with_pool=True)
+        pool_size = pool_size or url_pool or 8
         self._connect_timeout = connect_timeout
         self._pool = concurrent.futures.ThreadPoolExecutor(pool_size, thread_name_prefix="reach-pg")
         self._writer = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="reach-pg-deferred")
@@ -421,18 +425,23 @@ class PgStore:
         return f"PgStore({_redacted(self.url)!r})"
 
 
-def _split_url(url: str) -> tuple[str, str | None]:
-    """libpq conninfo without SQLAlchemy's driver suffix or our ``schema`` parameter."""
-    parts = urlsplit(url)
-    scheme = "postgresql"
-    query = parse_qsl(parts.query, keep_blank_values=True)
-    schema = next((v for k, v in query if k == "schema"), None)
-    if schema is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,62}", schema):
-        from .errors import ConfigError
+def _split_url(url: str, with_pool: bool = False) -> Any:
+    """libpq conninfo without SQLAlchemy's driver suffix or our own parameters
+    (``schema``, ``pool_size``); returns ``(conninfo, schema)`` (``+ pool_size`` if asked)."""
+    from .errors import ConfigError
 
+    parts = urlsplit(url)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    ours = {k: v for k, v in query if k in ("schema", "pool_size")}
+    schema = ours.get("schema")
+    if schema is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,62}", schema):
         raise ConfigError(f"[reach] store: schema {schema!r} must be a plain identifier like reach_prod")
-    rest = urlencode([(k, v) for k, v in query if k != "schema"])
-    return urlunsplit((scheme, parts.netloc, parts.path, rest, parts.fragment)), schema
+    pool = ours.get("pool_size")
+    if pool is not None and not (pool.isdigit() and 1 <= int(pool) <= 256):
+        raise ConfigError(f"[reach] store: pool_size {pool!r} must be a whole number from 1 to 256")
+    rest = urlencode([(k, v) for k, v in query if k not in ours])
+    conninfo = urlunsplit(("postgresql", parts.netloc, parts.path, rest, parts.fragment))
+    return (conninfo, schema, int(pool) if pool else None) if with_pool else (conninfo, schema)
 
 
 def _redacted(url: str) -> str:

@@ -202,6 +202,11 @@ class DailyBudgets:
             return [(scope, name, day) for scope, name, _ in wanted]
 
         try:
+            if len(ordered) == 1:  # one budget: one autocommit statement, one round trip
+                scope, name, limit = ordered[0]
+                if limit < 1 or await self.store.fetchone(_RESERVE_SHARED, (scope, name, day, limit)) is None:
+                    raise _Full(scope, name, limit)
+                return [(scope, name, day)]
             return await self.store.transaction(tx, exclusive=False)  # type: ignore[no-any-return]
         except _Full as full:
             raise self._exhausted(full.scope, full.name, full.limit, resets_in) from None

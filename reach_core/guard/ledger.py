@@ -93,6 +93,9 @@ class Ledger:
             ).fetchone()
             return Claim(False, row[0], row[1], json.loads(row[2]) if row[2] else None)
 
+        if getattr(self.store, "shared", False):
+            # the INSERT ... ON CONFLICT decides alone; no need to queue behind every writer
+            return await self.store.transaction(tx, exclusive=False)  # type: ignore[no-any-return]
         return await self.store.transaction(tx)
 
     async def complete(self, tool: str, key: str, state: str, result: dict[str, Any], *, wait: bool = True) -> None:

@@ -37,6 +37,18 @@ def test_translate_keeps_quoted_text_and_maps_sqlite_types() -> None:
     assert translate("SELECT 'REAL' FROM t") == "SELECT 'REAL' FROM t"  # only DDL is mapped
 
 
+def test_store_url_parameters_of_our_own_are_not_sent_to_libpq() -> None:
+    from reach_core.errors import ConfigError
+    from reach_core.store_pg import _split_url
+
+    assert _split_url("postgresql+psycopg://u:p@h:5/db?schema=s1&pool_size=3&sslmode=disable", with_pool=True) == (
+        "postgresql://u:p@h:5/db?sslmode=disable", "s1", 3)
+    with pytest.raises(ConfigError, match="plain identifier"):
+        _split_url("postgresql://h/db?schema=x;drop")
+    with pytest.raises(ConfigError, match="pool_size"):
+        _split_url("postgresql://h/db?pool_size=0")
+
+
 def test_store_url_chooses_the_backend(pg: str, tmp_path: Any) -> None:
     assert isinstance(make_reach(data_dir=tmp_path).store, Store)
     store = make_reach(config={"reach": {"store": pg}}).store
