@@ -163,11 +163,16 @@ class ServerLink:
     def __init__(self, name: str, config: ServerConfig, reach: Any = None) -> None:
         self.name = name
         self.config = config
-        self.reach = reach
+        # weak: reach-mcp keeps links per Reach in a WeakKeyDictionary, which a strong back-reference would pin
+        self._reach = weakref.ref(reach) if reach is not None else None
         self.prefix = config.prefix if config.prefix is not None else name
         self.connectors: dict[str, McpTool] = {}
         self._sessions: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Session] = weakref.WeakKeyDictionary()
         self._listed_at = time.monotonic()
+
+    @property
+    def reach(self) -> Any:
+        return self._reach() if self._reach is not None else None
 
     # ------------------------------------------------------------ transport
     def client(self, *, message_handler: Any = None) -> Client:
