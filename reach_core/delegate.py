@@ -352,8 +352,8 @@ class Delegation:
             r = halt.result
             assert r.error is not None
             raise ToolFailure(
-                f"the `{target}` agent needs a person's approval to continue: {r.error.message} "
-                "Tell the user; once it is approved, delegate the same task again.",
+                f"the `{target}` agent was stopped: {r.error.message} "
+                "Once it is approved, delegate the same task again.",
                 code="needs_confirmation",
                 details={"confirmation_id": r.meta.get("confirmation_id")},
             ) from None
