@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import mcp_types as types
 import pytest
 from reach_mcp import annotations_for, risk_from_annotations, tool_name
@@ -76,3 +78,23 @@ def test_serve_group_is_shared_with_other_plugins() -> None:
     fresh = click.Group("root")
     add_commands(fresh)
     assert set(fresh.commands["serve"].commands) == {"mcp"}  # type: ignore[attr-defined]
+
+
+def test_result_content_shapes() -> None:
+    from reach_mcp.results import content_of
+
+    from reach_core import BusinessError
+
+    def result(*blocks: Any, structured: Any = None, error: bool = False) -> types.CallToolResult:
+        return types.CallToolResult(content=list(blocks), structured_content=structured, is_error=error)
+
+    text = types.TextContent(type="text", text='{"a": 1}')
+    image = types.ImageContent(type="image", data="QUJD", mime_type="image/png")
+    assert content_of(result(text, structured={"b": 2}), server="s", tool="t") == {"b": 2}
+    assert content_of(result(text), server="s", tool="t") == {"a": 1}  # JSON text is not double-encoded
+    assert content_of(result(types.TextContent(type="text", text="plain")), server="s", tool="t") == "plain"
+    assert content_of(result(text, image), server="s", tool="t") == [
+        {"type": "text", "text": '{"a": 1}'}, {"type": "image", "mime_type": "image/png", "base64_chars": 4}]
+    assert content_of(result(), server="s", tool="t") is None
+    with pytest.raises(BusinessError, match="t \\(MCP server 's'\\) failed: no such account"):
+        content_of(result(types.TextContent(type="text", text="no such account"), error=True), server="s", tool="t")
