@@ -68,7 +68,10 @@ class ReachGroup(click.Group):
 
 def _reach(ctx: click.Context, *, quiet: bool = False) -> Any:
     root = ctx.find_root()
-    obj = root.obj if isinstance(root.obj, dict) else {}
+    if not isinstance(root.obj, dict):
+        # plugin commands are resolved before the root callback runs: read --config here
+        root.obj = {"config": root.params.get("config"), "reach": None}
+    obj = root.obj
     if obj.get("reach") is None:
         from .errors import ReachError
         from .reach import Reach
@@ -93,7 +96,8 @@ def _reach(ctx: click.Context, *, quiet: bool = False) -> Any:
 def cli(ctx: click.Context, config: str | None, verbose: int) -> None:
     """reach: checked, bounded, audited tool calls for LLM agents."""
     _configure_logging(verbose)
-    ctx.obj = {"config": config, "reach": None}
+    if not isinstance(ctx.obj, dict) or ctx.obj.get("config") != config:
+        ctx.obj = {"config": config, "reach": None}
 
 
 @cli.command("plugins")

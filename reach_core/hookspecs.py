@@ -151,14 +151,14 @@ def reach_tool_progress(event: Any, ctx: Any) -> Any:
 
 
 @hookspec
-def reach_confirmation(event: Any, ctx: Any) -> Any:
+def reach_confirmation(event: Any, ctx: Any, reach: Any) -> Any:
     """Observer: a confirmation was requested or decided.
 
     ``event`` is a dict with ``kind`` (``requested``, ``approved``, ``rejected``,
     ``expired``, ``executed``), ``confirmation_id``, ``tool``, ``agent``,
     ``summary`` and, for decisions, ``by`` and ``reason``. Chat front-ends present
     requests from here; audit records every decision. ``ctx`` may be ``None``
-    for decisions taken outside a call (the CLI).
+    for decisions taken outside a call (the CLI); ``reach`` is always the ``Reach``.
     """
 
 

@@ -212,6 +212,7 @@ async def invoke(
         ctx.log.error("reach.pipeline_error", error=repr(exc), traceback=traceback.format_exc())
         result = await _failed(reach, call, tool, ctx, ToolFailure(
             f"{call.name}: internal error in reach; do not resend the same arguments.", code="execution_failed"))
+    result.elapsed_ms = (time.perf_counter() - t0) * 1000.0  # observers (audit) see the call's time
     impls = hooks.impls["reach_post_invoke"]
     if impls:
         for impl in impls:

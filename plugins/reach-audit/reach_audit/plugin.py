@@ -61,9 +61,8 @@ def reach_run_step(step: Any, ctx: Any) -> None:
 
 
 @hookimpl
-def reach_confirmation(event: Any, ctx: Any) -> None:
-    reach = getattr(ctx, "reach", None)
-    audit = get_audit(reach) if reach is not None else only_audit()
+def reach_confirmation(event: Any, ctx: Any, reach: Any) -> None:
+    audit = get_audit(reach)
     if audit is not None:
         audit.on_confirmation(event, ctx)
 

@@ -130,7 +130,7 @@ class Approver:
             event = {"kind": "approved", "confirmation_id": "cf-1", "tool": tool.name, "agent": ctx.agent,
                      "summary": f"wipe {call.arguments['path']} (token=abc123secret)", "by": "alice",
                      "reason": "routine"}
-            await ctx.reach.notify("reach_confirmation", event=event, ctx=ctx)
+            await ctx.reach.notify("reach_confirmation", event=event, ctx=ctx, reach=ctx.reach)
 
 
 async def test_confirmation_decisions_are_recorded(make_reach, records):

@@ -131,7 +131,7 @@ class Confirmations:
     async def _notify(self, kind: str, c: Confirmation, ctx: Any = None, **extra: Any) -> None:
         event = {"kind": kind, "confirmation_id": c.id, "tool": c.tool, "agent": c.agent, "run_id": c.run_id,
                  "summary": c.summary, **extra}
-        await self.reach.notify("reach_confirmation", event=event, ctx=ctx)
+        await self.reach.notify("reach_confirmation", event=event, ctx=ctx, reach=self.reach)
 
     # ------------------------------------------------------------ requests
     async def request(self, tool: Any, arguments: dict[str, Any], ctx: Any, mode: str) -> Confirmation:
