@@ -72,7 +72,8 @@ def tests(session: nox.Session) -> None:
 
         def run_plugin(plugin: Path = plugin) -> None:
             py = _plugin_venv(session, plugin)
-            session.run(py, "-m", *PYTEST, str(plugin / "tests"), external=True)
+            session.run(py, "-m", *PYTEST, str(plugin / "tests"), external=True,
+                        env={"REACH_TEST_PACKAGING": "1"})
 
         step(plugin.name, run_plugin)
     if failed:

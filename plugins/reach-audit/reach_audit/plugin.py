@@ -10,7 +10,7 @@ from typing import Any
 
 from reach_core import hookimpl
 
-from .audit import ATTR, attach, detach, get_audit, only_audit
+from .audit import ATTR, attach, detach, get_audit
 from .settings import AuditSettings
 
 # Audit runs after shaping (50), so it records what the model actually received.
