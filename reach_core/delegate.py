@@ -313,14 +313,6 @@ class Delegation:
         max_steps = scope.max_steps if scope is not None else 5
         parent_run = ctx.run_id
         child_run = f"{parent_run or ctx.trace_id}/{target}/{ctx.call_id}"
-        runs = getattr(getattr(reach, "_guards", None), "runs", None)
-        if runs is not None and parent_run is not None:
-            # the child's calls count against the parent run's limits (max_calls_per_run, ...)
-            alias = getattr(runs, "alias", None)
-            if alias is not None:
-                alias(child_run, parent_run)
-            else:
-                runs._runs[child_run] = runs.get(parent_run)
         adapter = scope.adapter if scope is not None else None
         if adapter is None:
             from .loop import adapter_for
@@ -339,6 +331,14 @@ class Delegation:
                 if r.error is not None and r.error.code == "needs_confirmation":
                     raise _Halt(r)
 
+        runs = getattr(getattr(reach, "_guards", None), "runs", None)
+        if runs is not None and parent_run is not None:
+            # the child's calls count against the parent run's limits (max_calls_per_run, ...)
+            alias = getattr(runs, "alias", None)
+            if alias is not None:
+                alias(child_run, parent_run)
+            else:
+                runs._runs[child_run] = runs.get(parent_run)
         if ctx.progress_sink is None:
             streaming.sink_for(ctx)  # this call's stream gets the child's steps as progress ...
         token = streaming.detach()  # ... while the child's own calls do not feed it
