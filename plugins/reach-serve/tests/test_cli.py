@@ -1,0 +1,57 @@
+"""``reach serve http`` as a user starts it: a real process, stopped with SIGTERM."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from typing import Any
+
+import httpx
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_serve_http_command_serves_and_stops_cleanly(tmp_path: Any) -> None:
+    config = tmp_path / "reach.toml"
+    config.write_text(f"""
+[reach]
+data_dir = "{tmp_path / 'data'}"
+[plugins.reach-serve]
+tokens = {{ "tok-cli-0000001" = "cli" }}
+""")
+    port = _free_port()
+    env = {**os.environ, "REACH_PLUGINS": "reach-serve"}
+    env.pop("REACH_CONFIG", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from reach_core.cli import main; main()", "--config", str(config),
+         "serve", "http", "--port", str(port)],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=tmp_path,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            assert proc.poll() is None, proc.stdout.read().decode() if proc.stdout else ""
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline, "reach serve http did not become ready"
+            time.sleep(0.1)
+        tools = httpx.get(f"http://127.0.0.1:{port}/v1/tools",
+                          headers={"Authorization": "Bearer tok-cli-0000001"}).json()
+        assert tools == {"agent": "cli", "tools": []}
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out = proc.communicate(timeout=20)[0].decode()
+    # uvicorn shuts down gracefully (lifespan: reach.aclose), then re-raises the signal
+    assert proc.returncode in (0, -signal.SIGTERM), out
+    assert f"serving http://127.0.0.1:{port}/v1/" in out
