@@ -239,17 +239,33 @@ async def run_connector(tool: Tool, params: Any, ctx: CallContext) -> tuple[Any,
         deadline = ctx.deadline = loop.time() + tool.timeout
     guards = getattr(ctx.reach, "_guards", None)
     slots = guards.concurrency_slots(tool) if guards is not None else []
+    # An async tool with no concurrency cap is stepped right here: most finish on
+    # their first step, and then neither a timer nor an extra coroutine is made.
+    inline = tool.is_async and not slots
     attempt = 0
     while True:
         attempt += 1
         ctx.attempt = attempt
         try:
-            content = await _attempt(tool, params, ctx, deadline, slots, loop)
+            if inline:
+                coro = tool.connector.execute(params, ctx) if tool.pass_ctx else tool.connector.execute(params)
+                try:
+                    first = coro.send(None)
+                except StopIteration as stop:
+                    content = stop.value
+                else:
+                    budget = deadline - loop.time()
+                    if tool.attempt_timeout is not None:
+                        budget = min(budget, tool.attempt_timeout)
+                    async with asyncio.timeout(budget):
+                        content = await _Resume(coro, first)
+            else:
+                content = await _attempt(tool, params, ctx, deadline, slots, loop)
             if type(content) is dict and len(content) == 1 and "error" in content:
                 raise BusinessError(str(content["error"]))
             return content, {"attempts": attempt}
         except ToolFailure as failure:
-            failure.details.setdefault("attempts", attempt)
+            failure.details["attempts"] = attempt
             if not (failure.retryable and tool.idempotent and attempt <= tool.max_retries):
                 raise
             delay = backoff_delay(attempt, *_base(ctx), retry_after=failure.retry_after)
