@@ -37,16 +37,16 @@ class ServeHttpSettings(BaseModel):
         description="agents allowed to list/approve/reject confirmations and read the audit log",
     )
     anonymous_agent: str | None = Field(
-        None, description="agent of requests without a token; unset refuses them (401)"
+        default=None, description="agent of requests without a token; unset refuses them (401)"
     )
-    max_body_bytes: int = Field(1_000_000, ge=1024)
+    max_body_bytes: int = Field(default=1_000_000, ge=1024)
     sweep_interval: float = Field(
-        15.0, ge=0,
+        default=15.0, ge=0,
         description="on a shared store: how often (s) ledger rows of dead instances are marked unknown; 0 = only at start",
     )
 
     stale_margin: float = Field(
-        10.0, ge=0,
+        default=10.0, ge=0,
         description="a running ledger row older than the longest tool timeout plus this many seconds belongs to a dead instance",
     )
 
