@@ -36,6 +36,7 @@ _EXPORTS = {
     "CallContext": "context", "Config": "config", "Connector": "connectors", "connector": "connectors",
     "TaggedParser": "calls", "ToolCall": "calls", "hookimpl": "hookspecs", "hookspec": "hookspecs",
     "Reach": "reach", "ToolError": "result", "ToolResult": "result", "to_jsonable": "result", "Tool": "tool",
+    "Progress": "streaming", "Final": "streaming", "StreamEvent": "streaming",
     "RunResult": "loop", "RunStep": "loop", "Adapter": "adapter", "ModelError": "adapter",
     "ModelRequest": "adapter", "ModelResponse": "adapter", "ModelToolCall": "adapter", "Usage": "adapter",
 }
@@ -63,6 +64,7 @@ if TYPE_CHECKING:
     )
     from .hookspecs import hookimpl, hookspec
     from .loop import RunResult, RunStep
+    from .streaming import Final, Progress, StreamEvent
     from .reach import Reach
     from .result import ToolError, ToolResult, to_jsonable
     from .tool import Tool
@@ -91,6 +93,7 @@ __all__ = [
     "Connector",
     "ConnectorError",
     "Denied",
+    "Final",
     "InvalidArguments",
     "ModelError",
     "ModelRequest",
@@ -99,12 +102,14 @@ __all__ = [
     "NeedsConfirmation",
     "NotFound",
     "PluginError",
+    "Progress",
     "RateLimited",
     "Reach",
     "ReachError",
     "RetryableError",
     "RunResult",
     "RunStep",
+    "StreamEvent",
     "TaggedParser",
     "Tool",
     "ToolCall",

@@ -25,7 +25,7 @@ from __future__ import annotations
 import os
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -50,6 +50,7 @@ class ReachSection(_Section):
     default_timeout: float | None = None
     log_calls: bool = True
     system_hint: str | None = None
+    max_tools_per_step: Annotated[int, Field(ge=1, le=128)] = 8
     store: str | None = None
     pins: Path | None = None
 

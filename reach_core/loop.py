@@ -393,11 +393,15 @@ async def run_agent(
     def remaining() -> float | None:
         return None if ends_at is None else ends_at - loop.time()
 
+    has_selector = bool(reach.providers("selector"))
     for index in range(1, max_steps + 1):
         # -- which tools, which choice ---------------------------------------------
         query = _last_user_text(messages)
         if query not in selections:
-            selections[query] = list(reach.tools(agent=agent, query=query or None, names=allowed))
+            # with a selector installed, each question gets its few best tools; without
+            # one, every allowed tool is offered (cutting by registration order would be arbitrary)
+            limit = reach.config.reach.max_tools_per_step if has_selector else None
+            selections[query] = list(reach.tools(agent=agent, query=query or None, names=allowed, limit=limit))
         selected = selections[query]
         if forced_entry is not None:
             offered.add([forced_entry], force=True)
@@ -483,7 +487,7 @@ async def run_agent(
             runnable = calls
             t1 = time.perf_counter()
             try:
-                async with asyncio.timeout(None if ends_at is None else remaining() + _DEADLINE_GRACE):
+                async with asyncio.timeout(None if ends_at is None else ends_at - loop.time() + _DEADLINE_GRACE):
                     with run_scope(reach, run_id=run_id, agent=agent, parent_run_id=parent_run_id,
                                    allowed=allowed, ends_at=ends_at, adapter=model, max_steps=max_steps):
                         ran = await reach.invoke_many(

@@ -259,7 +259,7 @@ async def _failed(reach: Reach, call: ToolCall, tool: Tool | None, ctx: CallCont
         if isinstance(text, str) and text:
             error.message = text
     meta: dict[str, Any] = {"attempts": exc.details.get("attempts", ctx.attempt)}
-    for key in ("confirmation_id", "fix", "suggestions", "exception"):
+    for key in ("confirmation_id", "fix", "suggestions", "exception", "delivered"):
         if exc.details.get(key) is not None:
             meta[key] = exc.details[key]
     if isinstance(exc, Denied) and exc.fix:

@@ -74,6 +74,7 @@ class Reach:
         self.conflicts: dict[str, list[str]] = {}
         self._providers: dict[str, dict[str, Provider]] = {}
         self._policies: dict[str | None, Policy] = {}
+        self._allowed: dict[str | None, list[Tool]] = {}
         self._started = False
         self._start_lock: asyncio.Lock | None = None
         self._store: Any = None
@@ -120,13 +121,9 @@ class Reach:
             self._pm.register(self._delegation.hooks, name="reach-core.delegation")
         self._resolve_conflicts()
         self._hooks = HookCaller(self._pm, order=cfg.hooks, disabled=disabled_hooks)
-        try:
-            from .guard import Guards
-        except ModuleNotFoundError as exc:  # guard package not present yet
-            if exc.name != f"{__package__}.guard":
-                raise
-        else:
-            self._guards = Guards(self)
+        from .guard import Guards
+
+        self._guards = Guards(self)
 
     def _validate_settings(self, info: PluginInfo, table: dict[str, Any]) -> Any:
         impls = [i for i in self._pm.hook.reach_plugin_settings.get_hookimpls() if i.plugin_name == info.name]
@@ -208,7 +205,7 @@ class Reach:
             tool.blocked = pins.check(tool)
             if tool.blocked:
                 self._log.warning("reach.tool_pin_mismatch", tool=tool.name, reason=tool.blocked)
-        self._policies.clear()
+        self._invalidate()
 
     @property
     def pins(self) -> PinStore:
@@ -271,9 +268,24 @@ class Reach:
         name = getattr(obj, "name", None)
         if isinstance(name, str) and (name in self._tools or name in self._candidates):
             raise ConnectorError(f"a tool named {name!r} is already registered (by {self._owner(name)})")
-        self._add(obj, plugin=provider)
-        self._resolve_conflicts()
+        tool = self._add(obj, plugin=provider)
+        ccfg = self.config.connectors.get(tool.name)
+        if ccfg is None or ccfg.enabled:  # incremental: registering many tools stays linear
+            self._tools[tool.name] = tool
+            tool.blocked = self.pins.check(tool)
+        self._invalidate()
         return obj
+
+    def block_tool(self, name: str, reason: str | None) -> None:
+        """Block (``reason``) or unblock (``None``) a tool at run time, e.g. when a remote
+        server changes a pinned definition. Blocked tools are neither offered nor run."""
+        self._tools[name].blocked = reason
+        self._invalidate()
+
+    def _invalidate(self) -> None:
+        """Forget per-agent caches after the tool set or a tool's state changed."""
+        self._policies.clear()
+        self._allowed.clear()
 
     def _owner(self, name: str) -> str:
         return ", ".join(t.plugin for t in self._candidates.get(name, [])) or "?"
@@ -312,8 +324,11 @@ class Reach:
         return self._policy(agent).needs_confirmation(self._tools[name])
 
     def _allowed_tools(self, agent: str | None) -> list[Tool]:
-        pol = self._policy(agent)
-        return [t for t in self._tools.values() if pol.allows(t)]
+        allowed = self._allowed.get(agent)
+        if allowed is None:
+            pol = self._policy(agent)
+            allowed = self._allowed[agent] = [t for t in self._tools.values() if pol.allows(t)]
+        return allowed
 
     # ------------------------------------------------------------ providers
     def providers(self, kind: str) -> dict[str, Provider]:
@@ -382,7 +397,7 @@ class Reach:
         pinned_names = self._policy(agent).config.pinned
         if self._delegation is not None and self._policy(agent).config.delegates:
             pinned_names = [*pinned_names, "delegate"]  # a selector must not hide the way to other agents
-        if query and (limit is None or limit < len(allowed)):
+        if query:
             selector = self.provider("selector")
             if selector is not None:
                 from .context import CallContext

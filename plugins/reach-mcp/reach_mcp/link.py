@@ -308,7 +308,7 @@ class ServerLink:
         _log.warning("reach.mcp_tool_tier_raised", server=self.name, tool=conn.name, was=registered.risk, now=risk)
         registered.risk = risk
         registered.idempotent = bool(registered.idempotent and idem)
-        self.reach._policies.clear()
+        self.reach._invalidate()  # allow and confirmation decisions are cached per tool
 
     def _changed(self, conn: McpTool, new: types.Tool) -> None:
         from reach_core.tool import Tool
@@ -345,9 +345,7 @@ class ServerLink:
         if conn.blocked == reason:
             return
         conn.blocked = reason
-        registered.blocked = reason
-        # policies cache allow decisions per tool; drop them so the block applies at once
-        self.reach._policies.clear()
+        self.reach.block_tool(registered.name, reason)
         _log.warning("reach.tool_pin_mismatch", server=self.name, tool=conn.name, reason=reason)
 
 
