@@ -64,9 +64,9 @@ if TYPE_CHECKING:
     )
     from .hookspecs import hookimpl, hookspec
     from .loop import RunResult, RunStep
-    from .streaming import Final, Progress, StreamEvent
     from .reach import Reach
     from .result import ToolError, ToolResult, to_jsonable
+    from .streaming import Final, Progress, StreamEvent
     from .tool import Tool
 
 
