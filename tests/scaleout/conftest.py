@@ -186,6 +186,9 @@ def wait_ready(cluster: Cluster, i: int, timeout: float = 40.0) -> None:
 
 @pytest.fixture(scope="module")
 def cluster(pg_url: str, redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    for module, dist in (("reach_serve", "reach-serve"), ("reach_audit", "reach-audit"),
+                         ("reach_confirm", "reach-confirm")):
+        pytest.importorskip(module, reason=f"the cluster tests run {dist}; install it (pip install -e plugins/{dist})")
     run = uuid.uuid4().hex[:8]
     workdir = tmp_path_factory.mktemp("scaleout")
     roles = ("worker", "limited", "ops")
