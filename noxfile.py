@@ -22,6 +22,9 @@ nox.options.reuse_existing_virtualenvs = True
 ROOT = Path(__file__).parent
 PLUGINS = sorted(p.parent for p in ROOT.glob("plugins/*/pyproject.toml"))
 FIXTURES = [str(ROOT / "tests/fixtures/reach-sample"), str(ROOT / "tests/fixtures/reach-broken")]
+# Cross-plugin tests that need several plugins and real servers, run in a venv of their own.
+INTEGRATION = [str(ROOT / "tests/scaleout")]
+INTEGRATION_PLUGINS = ["reach-serve", "reach-audit", "reach-confirm"]
 PYTEST = ["pytest", "-q", "-p", "no:cacheprovider", "--rootdir", str(ROOT), "-c", str(ROOT / "pyproject.toml")]
 
 
@@ -64,7 +67,21 @@ def tests(session: nox.Session) -> None:
 
     if not wanted or "core" in wanted:
         session.install("-e", ".[test]", *[x for f in FIXTURES for x in ("-e", f)])
-        step("core", lambda: session.run(*PYTEST, "tests"))
+        step("core", lambda: session.run(*PYTEST, "tests", *[f"--ignore={d}" for d in INTEGRATION]))
+    if not wanted or "integration" in wanted:
+        session.log("=== integration: several instances on PostgreSQL and Redis ===")
+
+        def run_integration() -> None:
+            venv = ROOT / ".nox" / "integration"
+            py = venv / "bin" / "python"
+            if not py.exists():
+                session.run("uv", "venv", "-q", "--python", sys.executable, str(venv), external=True)
+            session.run("uv", "pip", "install", "-q", "--python", str(py), "-e", str(ROOT) + "[test]",
+                        *[x for n in INTEGRATION_PLUGINS for x in ("-e", str(ROOT / "plugins" / n))],
+                        external=True)
+            session.run(str(py), "-m", *PYTEST, *INTEGRATION, external=True)
+
+        step("integration", run_integration)
     for plugin in PLUGINS:
         if wanted and plugin.name not in wanted:
             continue
