@@ -22,6 +22,7 @@ import traceback
 from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
+from .approvals import host_approval
 from .calls import ToolCall, decode_arguments, to_call
 from .connectors import NO_FALLBACK
 from .context import CallContext
@@ -153,7 +154,11 @@ async def invoke(
             ctx.idempotency_key = call.idempotency_key or idempotency_key or (
                 f"{run_id}:{call.id}" if run_id else None
             )
-        ctx.needs_confirmation = policy.needs_confirmation(tool)
+        if policy.needs_confirmation(tool):
+            ctx.needs_confirmation = True
+            by = host_approval(tool.name, call.id)
+            if by is not None:  # a person approved it in the agent framework reach runs under
+                ctx.approved, ctx.confirm_reason = True, f"approved through {by}"
         impls = hooks.impls["reach_pre_invoke"]
         if impls:
             hook_args = (call, tool, ctx)

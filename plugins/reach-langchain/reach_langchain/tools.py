@@ -33,7 +33,7 @@ from pydantic import ConfigDict, Field
 from reach_core import Reach, ToolResult
 from reach_core.result import dumps
 
-from .approval import approved_call, hook_loaded
+from reach_core.approvals import approved_call
 
 __all__ = ["ReachTool", "as_langchain_tools"]
 
@@ -105,7 +105,7 @@ class ReachTool(BaseTool):
             approved, message = _ask_person(self, arguments, call_id)
             if not approved:
                 raise ToolException(_declined(self.name, message))
-            with approved_call(self.name, call_id):
+            with approved_call(self.name, call_id, by="a LangGraph interrupt"):
                 result: ToolResult = await self.reach.invoke(call, agent=self.agent, query=self.query)
         else:
             result = await self.reach.invoke(call, agent=self.agent, query=self.query)
@@ -147,16 +147,11 @@ def as_langchain_tools(
 
     ``approval="interrupt"`` asks a person through LangGraph's ``interrupt`` for
     calls the policy wants approved (the graph needs a checkpointer and the
-    plugin's hook must be loaded in ``reach``); ``"reach"`` leaves them to reach's
+    approval counts in reach's pipeline through ``reach_core.approvals``); ``"reach"`` leaves them to reach's
     confirmer plugin, or denies them when there is none.
     """
     if approval not in ("reach", "interrupt"):
         raise ValueError("approval must be 'reach' (reach's confirmer) or 'interrupt' (a LangGraph interrupt)")
-    if approval == "interrupt" and not hook_loaded(reach):
-        raise ValueError(
-            "approval='interrupt' needs the reach-langchain plugin loaded in this Reach "
-            "(plugins='auto', or add reach_langchain.plugin to the plugin list)"
-        )
     if approval == "interrupt":
         try:
             import langgraph.types  # noqa: F401

@@ -1,27 +1,12 @@
 """Entry point of reach-openai-agents (group ``reach``).
 
-One hook: a call the Agents SDK's tool approval let through (see
-``reach_openai_agents.approval``) counts as approved in reach's pipeline. It
-runs before confirmer plugins (priority 40) so they see ``ctx.approved``.
-Loading the plugin also gives ``Reach`` its ``as_openai_agents_tools`` method.
+Loading the plugin gives ``Reach`` its ``as_openai_agents_tools`` method. A call a person
+approved through the Agents SDK approval counts as approved in reach's
+pipeline through ``reach_core.approvals`` (no hook needed here).
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-from reach_core import hookimpl
-
-from .approval import is_approved
 from .methods import install
 
-REACH_HOOK_PRIORITY = {"reach_pre_invoke": 40}
-
 install()
-
-
-@hookimpl
-def reach_pre_invoke(call: Any, tool: Any, ctx: Any) -> None:
-    if ctx.needs_confirmation and tool is not None and is_approved(tool.name, ctx.call_id):
-        ctx.approved = True
-        ctx.confirm_reason = "approved through the OpenAI Agents SDK's tool approval"

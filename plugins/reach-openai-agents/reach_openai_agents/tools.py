@@ -9,7 +9,7 @@ The tool returns reach's compact JSON either way: the result, or
 expects for an error the model should read (a raised exception would end the
 run). Calls that reach's policy wants a person to approve are declared with
 ``needs_approval=True`` (``approval="auto"``/``"native"``, see
-``reach_openai_agents.approval.native_approval``): the SDK
+``reach_core.approvals.native_approval``): the SDK
 interrupts the run, and after ``RunState.approve`` the call runs through reach
 as approved.
 """
@@ -24,7 +24,7 @@ from agents.tool_context import ToolContext
 
 from reach_core import Reach
 
-from .approval import approved_call, native_approval
+from reach_core.approvals import approved_call, native_approval
 
 __all__ = ["as_openai_agents_tools", "strict_compatible"]
 
@@ -60,7 +60,7 @@ def _invoker(reach: Reach, name: str, agent: str | None, query: str | None, appr
     async def on_invoke_tool(ctx: ToolContext[Any], arguments: str) -> str:
         call = {"id": ctx.tool_call_id, "name": name, "arguments": arguments}
         if approved:  # the SDK only gets here once a person approved this call
-            with approved_call(name, ctx.tool_call_id):
+            with approved_call(name, ctx.tool_call_id, by="the Agents SDK (RunState.approve)"):
                 result = await reach.invoke(call, agent=agent, query=query)
         else:
             result = await reach.invoke(call, agent=agent, query=query)

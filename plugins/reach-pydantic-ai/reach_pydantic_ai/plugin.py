@@ -1,27 +1,12 @@
 """Entry point of reach-pydantic-ai (group ``reach``).
 
-One hook: a call that pydantic-ai's deferred approval let through (see
-``reach_pydantic_ai.approval``) counts as approved in reach's pipeline. It runs
-before confirmer plugins (priority 40) so they see ``ctx.approved``. Loading
-the plugin also gives ``Reach`` its ``as_pydantic_ai_toolset`` method.
+Loading the plugin gives ``Reach`` its ``as_pydantic_ai_toolset`` method. A call a person
+approved through the pydantic-ai deferred approval counts as approved in reach's
+pipeline through ``reach_core.approvals`` (no hook needed here).
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-from reach_core import hookimpl
-
-from .approval import is_approved
 from .methods import install
 
-REACH_HOOK_PRIORITY = {"reach_pre_invoke": 40}
-
 install()
-
-
-@hookimpl
-def reach_pre_invoke(call: Any, tool: Any, ctx: Any) -> None:
-    if ctx.needs_confirmation and tool is not None and is_approved(tool.name, ctx.call_id):
-        ctx.approved = True
-        ctx.confirm_reason = "approved through pydantic-ai's deferred tool approval"

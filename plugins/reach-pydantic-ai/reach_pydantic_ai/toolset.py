@@ -34,7 +34,7 @@ from pydantic_core import SchemaValidator, core_schema
 
 from reach_core import Reach, ToolResult
 
-from .approval import approved_call, native_approval
+from reach_core.approvals import approved_call, native_approval
 
 try:  # pydantic-ai >= 1.x has a terminal "the model should see this" failure
     from pydantic_ai.exceptions import ToolFailed
@@ -121,7 +121,7 @@ class ReachToolset(AbstractToolset[Any]):
         if needs_person and not ctx.tool_call_approved:
             raise ApprovalRequired(metadata={"tool": name, "risk": (tool.tool_def.metadata or {}).get("risk")})
         if needs_person:
-            with approved_call(name, call_id):
+            with approved_call(name, call_id, by="pydantic-ai deferred approval"):
                 result = await self.reach.invoke(call, **kwargs)
         else:
             result = await self.reach.invoke(call, **kwargs)
