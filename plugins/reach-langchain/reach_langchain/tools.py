@@ -31,9 +31,8 @@ from langchain_core.tools import BaseTool, ToolException
 from pydantic import ConfigDict, Field
 
 from reach_core import Reach, ToolResult
-from reach_core.result import dumps
-
 from reach_core.approvals import approved_call
+from reach_core.result import dumps
 
 __all__ = ["ReachTool", "as_langchain_tools"]
 

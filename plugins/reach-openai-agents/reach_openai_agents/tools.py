@@ -23,7 +23,6 @@ from agents import FunctionTool
 from agents.tool_context import ToolContext
 
 from reach_core import Reach
-
 from reach_core.approvals import approved_call, native_approval
 
 __all__ = ["as_openai_agents_tools", "strict_compatible"]

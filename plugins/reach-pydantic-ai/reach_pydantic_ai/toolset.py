@@ -33,7 +33,6 @@ from pydantic_ai.toolsets.abstract import ToolsetTool
 from pydantic_core import SchemaValidator, core_schema
 
 from reach_core import Reach, ToolResult
-
 from reach_core.approvals import approved_call, native_approval
 
 try:  # pydantic-ai >= 1.x has a terminal "the model should see this" failure
