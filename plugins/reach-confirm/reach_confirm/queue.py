@@ -52,6 +52,11 @@ MIGRATIONS = [
     CREATE INDEX IF NOT EXISTS confirmations_lookup ON confirmations (agent, fingerprint, status);
     CREATE INDEX IF NOT EXISTS confirmations_status ON confirmations (status, created_at)
     """,
+    # one pending request per (agent, exact call), even with several instances on one store
+    """
+    CREATE UNIQUE INDEX IF NOT EXISTS confirmations_one_pending
+        ON confirmations (agent, fingerprint) WHERE status = 'pending'
+    """,
 ]
 
 _COLUMNS = ("id", "tool", "agent", "run_id", "fingerprint", "arguments", "summary", "mode", "status",
@@ -138,24 +143,33 @@ class Confirmations:
         """A pending request for this exact call (reused if the same one is already pending)."""
         store = await self._store()
         fp = fingerprint(tool.name, arguments)
+        await self._expire()  # an expired request must not hold the one pending slot
         now = time.time()
-        row = await store.fetchone(
-            f"SELECT {', '.join(_COLUMNS)} FROM confirmations WHERE agent = ? AND fingerprint = ? "
-            "AND status = 'pending' AND expires_at > ? ORDER BY created_at DESC LIMIT 1",
-            (ctx.agent, fp, now),
-        )
-        if row is not None:
-            return Confirmation.from_row(row)
         c = Confirmation(
             id="cf_" + secrets.token_urlsafe(12), tool=tool.name, agent=ctx.agent, run_id=ctx.run_id,
             fingerprint=fp, arguments=arguments, summary=summarize(tool, arguments, self.settings.summary_chars),
             mode=mode, status="pending", created_at=now, expires_at=now + self.settings.ttl_seconds,
         )
-        await store.execute(
-            f"INSERT INTO confirmations ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})",
-            (c.id, c.tool, c.agent, c.run_id, c.fingerprint, json.dumps(arguments, ensure_ascii=False), c.summary,
-             c.mode, c.status, c.created_at, c.expires_at, None, None, None, None),
-        )
+        # single statement: of two instances asking at once, one inserts and both read that row
+        # (a pending row can vanish in between, decided or expired: then try again)
+        for _ in range(5):
+            inserted = await store.execute(
+                f"INSERT INTO confirmations ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))}) "
+                "ON CONFLICT (agent, fingerprint) WHERE status = 'pending' DO NOTHING",
+                (c.id, c.tool, c.agent, c.run_id, c.fingerprint, json.dumps(arguments, ensure_ascii=False),
+                 c.summary, c.mode, c.status, c.created_at, c.expires_at, None, None, None, None),
+            )
+            if inserted == 1:
+                break
+            row = await store.fetchone(
+                f"SELECT {', '.join(_COLUMNS)} FROM confirmations WHERE agent = ? AND fingerprint = ? "
+                "AND status = 'pending'",
+                (ctx.agent, fp),
+            )
+            if row is not None:
+                return Confirmation.from_row(row)
+        else:
+            raise RuntimeError(f"could not record a confirmation request for {tool.name}")
         await self._notify("requested", c, ctx)
         return c
 
@@ -263,7 +277,7 @@ class Confirmations:
         await self._notify("rejected", c, by=by, reason=reason)
         return c
 
-    async def wait(self, cid: str, *, timeout: float, poll: float = 0.2) -> Confirmation:
+    async def wait(self, cid: str, *, timeout: float, poll: float = 0.2) -> Confirmation:  # noqa: ASYNC109
         """Wait for a decision (any process may take it); returns the request as it stands then."""
         import asyncio
 

@@ -121,7 +121,7 @@ async def test_concurrent_approvals_from_two_processes(tmp_path):
             await reach.aclose()
         asyncio.run(main())
     """)
-    procs = [subprocess.Popen([sys.executable, "-c", script, str(i)], stdout=subprocess.PIPE, text=True)
+    procs = [subprocess.Popen([sys.executable, "-c", script, str(i)], stdout=subprocess.PIPE, text=True)  # noqa: ASYNC220
              for i in range(2)]
     outs = [p.communicate(timeout=60)[0].strip().splitlines()[-1] for p in procs]
     assert sorted(o.split()[0] for o in outs) == ["LOST", "WON"], outs
@@ -250,3 +250,11 @@ async def test_denied_agent_never_gets_a_request(tmp_path):
     res = await _ask(reach, agent="intern")
     assert res.error.code == "denied"
     assert await queue_for(reach).list() == []
+
+
+async def test_one_pending_request_per_call_even_when_asked_concurrently(tmp_path):
+    reach = _reach(tmp_path)
+    results = await asyncio.gather(*(_ask(reach) for _ in range(8)))
+    ids = {r.meta["confirmation_id"] for r in results}
+    assert len(ids) == 1
+    assert len(await queue_for(reach).list()) == 1
