@@ -81,13 +81,9 @@ class Reach:
         self._guards: Any = None
         self._pins: PinStore | None = None
         self._delegation: Any = None
-        import structlog
-
-        # bound once: structlog's lazy proxy would re-resolve the config on every call
-        self._log = structlog.get_logger("reach").bind()
+        self._logger: Any = None
         self._log_calls = cfg.reach.log_calls
-        # skip building the per-call event when structlog filters info out anyway
-        self._log_info = bool(getattr(self._log, "is_enabled_for", lambda level: True)(20))
+        self._log_info = False  # decided in start(): is the per-call info event wanted at all?
         self._setup()
 
     # ------------------------------------------------------------ set-up
@@ -222,6 +218,16 @@ class Reach:
         self._resolve_conflicts()
         return pins
 
+    @property
+    def _log(self) -> Any:
+        """reach's structlog logger, bound once (structlog's lazy proxy would re-resolve its
+        config on every call) and created on first use (importing structlog costs start-up time)."""
+        if self._logger is None:
+            import structlog
+
+            self._logger = structlog.get_logger("reach").bind()
+        return self._logger
+
     async def start(self) -> None:
         """Run ``reach_startup`` hooks and guard-rail recovery (called lazily by the first invoke)."""
         if self._started:
@@ -231,6 +237,8 @@ class Reach:
         async with self._start_lock:
             if self._started:
                 return
+            # skip building the per-call event when structlog filters info out anyway
+            self._log_info = bool(getattr(self._log, "is_enabled_for", lambda level: True)(20))
             if self._guards is not None:
                 await self._guards.startup()
             for impl in self._pm.hook.reach_startup.get_hookimpls():

@@ -4,19 +4,53 @@ The model names a configured service and a path, never a raw URL; every hop is
 checked by an SSRF guard and connected to the exact address that was checked.
 """
 
-from .build import build_connectors
-from .client import ServiceClient
-from .connectors import HttpGet, HttpRequest
-from .guard import (
-    AddressGuard,
-    HostRefused,
-    Resolver,
-    StaticResolver,
-    SystemResolver,
-    refusal_reason,
-)
-from .openapi.connector import OpenAPIOperation
-from .settings import EnvSecret, HttpSettings, ServiceSettings
+from typing import TYPE_CHECKING, Any
+
+# Public names and their modules, imported on first use (PEP 562): loading the
+# plugin at start-up must not import the HTTP stack when no service is configured.
+_EXPORTS = {
+    "build_connectors": ".build",
+    "ServiceClient": ".client",
+    "HttpGet": ".connectors",
+    "HttpRequest": ".connectors",
+    "AddressGuard": ".guard",
+    "HostRefused": ".guard",
+    "Resolver": ".guard",
+    "StaticResolver": ".guard",
+    "SystemResolver": ".guard",
+    "refusal_reason": ".guard",
+    "OpenAPIOperation": ".openapi.connector",
+    "EnvSecret": ".settings",
+    "HttpSettings": ".settings",
+    "ServiceSettings": ".settings",
+}
+
+if TYPE_CHECKING:
+    from .build import build_connectors
+    from .client import ServiceClient
+    from .connectors import HttpGet, HttpRequest
+    from .guard import (
+        AddressGuard,
+        HostRefused,
+        Resolver,
+        StaticResolver,
+        SystemResolver,
+        refusal_reason,
+    )
+    from .openapi.connector import OpenAPIOperation
+    from .settings import EnvSecret, HttpSettings, ServiceSettings
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'reach_http' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "AddressGuard",

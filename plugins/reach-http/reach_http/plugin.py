@@ -6,7 +6,6 @@ from typing import Any
 
 from reach_core import hookimpl
 
-from .build import build_connectors
 from .settings import HttpSettings
 
 
@@ -17,6 +16,10 @@ def reach_plugin_settings() -> type[HttpSettings]:
 
 @hookimpl
 def reach_register_tools(register: Any, settings: Any) -> None:
+    if settings is None or not settings.services:
+        return  # nothing configured: do not import the HTTP stack at start-up
+    from .build import build_connectors
+
     for tool in build_connectors(settings):
         register(tool)
 

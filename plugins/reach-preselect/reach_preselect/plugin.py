@@ -20,13 +20,39 @@ def reach_plugin_settings() -> type[PreselectSettings]:
     return PreselectSettings
 
 
+class LazyHybrid:
+    """The ``hybrid`` selector, imported on the first selection: building a ``Reach``
+    (``reach plugins``, ``reach --help``) must not pay for numpy and bm25s."""
+
+    name = "hybrid"
+
+    def __init__(self) -> None:
+        self._impl: Any = None
+
+    def _get(self) -> Any:
+        if self._impl is None:
+            from .selector import HybridSelector
+
+            self._impl = HybridSelector()
+        return self._impl
+
+    def select(self, *args: Any, **kwargs: Any) -> Any:
+        return self._get().select(*args, **kwargs)
+
+    def explain(self, *args: Any, **kwargs: Any) -> Any:
+        return self._get().explain(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:  # everything else the real selector offers
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self._get(), name)
+
+
 @hookimpl
 def reach_register_selectors(register: Any) -> None:
-    from .selector import HybridSelector
-
     # One selector per Reach (this hook runs once per Reach instance); it reads
     # [plugins.reach-preselect] from the first call's ctx.reach.
-    register("hybrid", HybridSelector())
+    register("hybrid", LazyHybrid())
 
 
 @hookimpl
