@@ -22,14 +22,9 @@ CORE_COMMANDS = ("plugins", "tools", "call")
 
 
 def _configure_logging(verbose: int) -> None:
-    import structlog
+    from .logs import configure_later
 
-    level = logging.WARNING - 10 * verbose
-    structlog.configure(
-        wrapper_class=structlog.make_filtering_bound_logger(level),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
-        cache_logger_on_first_use=False,
-    )
+    configure_later(logging.WARNING - 10 * verbose)
 
 
 def _echo_json(data: Any) -> None:

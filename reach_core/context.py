@@ -81,9 +81,7 @@ class CallContext:
     @property
     def log(self) -> Any:
         if self._log is None:
-            import structlog
-
-            self._log = structlog.get_logger("reach").bind(
+            self._log = self.reach._log.bind(
                 tool=self.tool.name if self.tool else None, call_id=self.call_id, trace_id=self.trace_id
             )
         return self._log

@@ -223,9 +223,9 @@ class Reach:
         """reach's structlog logger, bound once (structlog's lazy proxy would re-resolve its
         config on every call) and created on first use (importing structlog costs start-up time)."""
         if self._logger is None:
-            import structlog
+            from .logs import get_logger
 
-            self._logger = structlog.get_logger("reach").bind()
+            self._logger = get_logger()
         return self._logger
 
     async def start(self) -> None:

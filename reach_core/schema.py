@@ -1,9 +1,10 @@
 """Input schemas: normalised and compiled once at registration, checked fast per call.
 
 Checking uses ``jsonschema-rs`` (compiled Rust, ~100× faster than
-python-jsonschema) with format validation on. Only when a call fails does
-python-jsonschema walk the errors, because its error objects say precisely
-which keyword failed, and that is what a good message for the model needs.
+python-jsonschema) with format validation on, and its meta-schema check at
+registration. Only when a call fails does python-jsonschema walk the errors
+(imported then, not at start-up), because its error objects say precisely which
+keyword failed, and that is what a good message for the model needs.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ import copy
 import json
 from typing import Any
 
-import jsonschema
 import jsonschema_rs
 
 from .errors import ConnectorError, ToolFailure
@@ -30,7 +30,6 @@ FORMAT_HINTS: dict[str, tuple[str, str]] = {
     "hostname": ("a host name", "example.com"),
 }
 
-_FORMAT_CHECKER = jsonschema.Draft202012Validator.FORMAT_CHECKER
 
 
 def normalize_schema(schema: dict[str, Any] | None, *, where: str = "tool") -> dict[str, Any]:
@@ -47,10 +46,11 @@ def normalize_schema(schema: dict[str, Any] | None, *, where: str = "tool") -> d
     schema["type"] = "object"
     schema.setdefault("properties", {})
     try:
-        jsonschema.Draft202012Validator.check_schema(schema)
-    except jsonschema.SchemaError as exc:
-        path = "/".join(str(p) for p in exc.absolute_path) or "(root)"
-        raise ConnectorError(f"{where}: input_schema is not valid JSON Schema at {path}: {exc.message}") from None
+        jsonschema_rs.meta.validate(schema)
+    except jsonschema_rs.ValidationError as exc:
+        path = "/".join(str(p) for p in exc.instance_path) or "(root)"
+        first = str(exc.message).splitlines()[0] if getattr(exc, "message", None) else str(exc).splitlines()[0]
+        raise ConnectorError(f"{where}: input_schema is not valid JSON Schema at {path}: {first}") from None
     return schema
 
 
@@ -112,7 +112,7 @@ class CompiledSchema:
     def __init__(self, schema: dict[str, Any]) -> None:
         self.schema = schema
         self._rs = jsonschema_rs.Draft202012Validator(schema, validate_formats=True)
-        self._py: jsonschema.Draft202012Validator | None = None
+        self._py: Any = None  # python-jsonschema validator, built on the first failure
         props = schema.get("properties") or {}
         required = set(schema.get("required") or ())
         self._props = props
@@ -143,7 +143,10 @@ class CompiledSchema:
     def explain(self, args: dict[str, Any]) -> str:
         """One model-friendly sentence per problem (at most three)."""
         if self._py is None:
-            self._py = jsonschema.Draft202012Validator(self.schema, format_checker=_FORMAT_CHECKER)
+            import jsonschema
+
+            v = jsonschema.Draft202012Validator
+            self._py = v(self.schema, format_checker=v.FORMAT_CHECKER)
         errors = sorted(self._py.iter_errors(args), key=lambda e: (len(e.path), str(e.path)))
         msgs = [self._message(e) for e in errors[:3]] or self._rs_messages(args)
         return "; ".join(msgs) + ". Send the call again with corrected arguments."
@@ -165,7 +168,7 @@ class CompiledSchema:
                 out.append(f"`{field}`: {e.message}")
         return out or ["the arguments do not match the tool's schema"]
 
-    def _message(self, e: jsonschema.ValidationError) -> str:
+    def _message(self, e: Any) -> str:  # a jsonschema.ValidationError
         field = ".".join(str(p) for p in e.absolute_path) or "arguments"
         kw, val, inst = e.validator, e.validator_value, e.instance
         sent = f"; you sent {_short(inst)}"

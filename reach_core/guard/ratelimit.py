@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from limits import RateLimitItem, parse_many
+if TYPE_CHECKING:  # `limits` is imported when a rate limit is first parsed, not at start-up
+    from limits import RateLimitItem
 
 __all__ = ["RateLimiter", "Rule"]
 
@@ -24,7 +25,7 @@ _STRATEGIES = {
 }
 
 #: One limit to check: (items, key parts, who — for the message).
-Rule = tuple[Sequence[RateLimitItem], tuple[str, ...], str]
+Rule = tuple[Sequence["RateLimitItem"], tuple[str, ...], str]
 
 
 def _redis_client() -> str:
@@ -53,6 +54,8 @@ class RateLimiter:
     def parse(self, spec: str) -> list[RateLimitItem]:
         items = self._parsed.get(spec)
         if items is None:
+            from limits import parse_many
+
             items = self._parsed[spec] = list(parse_many(spec))
         return items
 

@@ -14,7 +14,6 @@ import os
 import re
 from typing import Annotated, Literal
 
-import httpx
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .guard import HostRefused, parse_host
@@ -146,6 +145,8 @@ class ServiceSettings(BaseModel):
             return value
         if not value.lower().startswith(("http://", "https://")):
             raise ValueError("base_url must start with http:// or https://")
+        import httpx  # only when a service is configured: start-up stays light
+
         try:
             parse_host(httpx.URL(value).raw_host.decode("ascii"))
         except (httpx.InvalidURL, HostRefused) as exc:

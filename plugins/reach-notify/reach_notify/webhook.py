@@ -10,8 +10,10 @@ from __future__ import annotations
 import functools
 import ssl
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import httpx
+if TYPE_CHECKING:  # httpx is imported by the first post, not when the plugin loads
+    import httpx
 
 from reach_core import BusinessError, RateLimited, RetryableError, ToolFailure
 
@@ -37,6 +39,8 @@ async def post(
     transport: httpx.AsyncBaseTransport | None = None,
 ) -> int:
     """Send `text`; return the HTTP status of an accepted message, raise otherwise."""
+    import httpx
+
     headers = dict(target.headers)
     if idempotency_key and target.idempotency_header:
         headers[target.idempotency_header] = idempotency_key
