@@ -26,7 +26,7 @@ from .approvals import host_approval
 from .calls import ToolCall, decode_arguments, to_call
 from .connectors import NO_FALLBACK
 from .context import CallContext
-from .errors import Denied, PluginError, ToolCallError, ToolFailure
+from .errors import Denied, ToolCallError, ToolFailure
 from .execute import run_connector
 from .hookcall import Impl
 from .result import ToolError, ToolResult, to_jsonable
@@ -48,12 +48,11 @@ def _hook(impl: Impl, args: tuple[Any, ...]) -> Any:
     """Call one hook implementation with the spec's arguments; the caller awaits async ones.
 
     Plain functions are called without a coroutine in between: the hot path pays
-    for a hook only what the hook itself costs.
+    for a hook only what the hook itself costs. A plain function may still return
+    an awaitable when it sometimes has to wait (audit's synchronous durability);
+    callers await any awaitable result.
     """
-    res = impl.function(*args) if impl.full else impl.function(*[args[i] for i in impl.positions])
-    if not impl.is_async and res is not None and inspect.isawaitable(res):
-        raise PluginError(f"{impl.plugin}: a sync hook returned an awaitable; declare it `async def`")
-    return res
+    return impl.function(*args) if impl.full else impl.function(*[args[i] for i in impl.positions])
 
 
 def new_trace_id() -> str:
@@ -136,7 +135,7 @@ async def invoke(
             for impl in impls:
                 call.arguments = args
                 new = _hook(impl, (call, tool, ctx))
-                if new is not None and impl.is_async:
+                if new is not None and (impl.is_async or inspect.isawaitable(new)):
                     new = await new
                 if new is not None:
                     args = new
@@ -164,7 +163,7 @@ async def invoke(
             hook_args = (call, tool, ctx)
             for impl in impls:
                 res = _hook(impl, hook_args)
-                if res is not None and impl.is_async:
+                if res is not None and (impl.is_async or inspect.isawaitable(res)):
                     await res
         if ctx.needs_confirmation and not ctx.approved:
             fix = (
@@ -223,7 +222,7 @@ async def invoke(
         for impl in impls:
             try:
                 new = _hook(impl, (call, tool, result, ctx))
-                if new is not None and impl.is_async:
+                if new is not None and (impl.is_async or inspect.isawaitable(new)):
                     new = await new
             except Exception as exc:  # noqa: BLE001
                 ctx.log.error("reach.post_invoke_error", plugin=impl.plugin, error=repr(exc))

@@ -44,13 +44,18 @@ async def reach_shutdown(reach: Any) -> None:
 
 
 @hookimpl
-async def reach_post_invoke(call: Any, tool: Any, result: Any, ctx: Any) -> None:
-    # The hot path: an attribute read, then a tuple appended (see Audit.on_call).
-    # async because durability = "sync" waits here for the commit; the core only
-    # awaits implementations declared async.
+def reach_post_invoke(call: Any, tool: Any, result: Any, ctx: Any) -> Any:
+    # The hot path: an attribute read, then a tuple appended (see Audit.on_call); a
+    # plain function, so the call pays no coroutine. With durability = "sync" it
+    # returns the flush, which the core awaits before the invoke returns.
     audit = getattr(ctx.reach, ATTR, None) or get_audit(ctx.reach)
     if audit is not None and audit.on_call(call, tool, result, ctx):
-        await audit.writer.flush()
+        return _flushed(audit)
+    return None
+
+
+async def _flushed(audit: Any) -> None:
+    await audit.writer.flush()
 
 
 @hookimpl

@@ -75,3 +75,18 @@ def reach_register_commands(cli: Any) -> None:
     from .commands import add_commands
 
     add_commands(cli)
+
+
+@hookimpl
+async def reach_tool_progress(event: Any, ctx: Any) -> None:
+    """Forward a tool's progress to the MCP client whose request it runs for.
+
+    A no-op outside ``reach serve mcp`` and when the client asked for no progress
+    (the SDK drops progress without a progress token).
+    """
+    from .server import PROGRESS_TARGET
+
+    target = PROGRESS_TARGET.get()
+    if target is None or event.get("call_id") != target[0]:
+        return  # not an MCP request, or a nested call's progress
+    await target[1].session.report_progress(float(event.get("done") or 0), event.get("total"), event.get("message"))

@@ -14,6 +14,7 @@ spoken at all.
 
 from __future__ import annotations
 
+import contextvars
 import hmac
 import json
 from typing import Any
@@ -22,6 +23,11 @@ import mcp_types as types
 from mcp.server.lowlevel import Server
 
 from reach_core import ToolResult
+
+#: The MCP request a tool call is running for: (reach call id, request context).
+PROGRESS_TARGET: contextvars.ContextVar[tuple[str, Any] | None] = contextvars.ContextVar(
+    "reach_mcp_progress_target", default=None
+)
 
 from .annotations import annotations_for
 from .link import IDEMPOTENCY_META_KEY
@@ -117,8 +123,13 @@ def build_server(reach: Any, settings: ServeSettings, *, agent: str | None = Non
         key = (params.meta or {}).get(IDEMPOTENCY_META_KEY)
         # scoped per agent: one client's key can never replay another agent's recorded result
         scoped = f"mcp:{caller or 'default'}:{key}" if isinstance(key, str) and key else None
-        result = await reach.invoke({"id": call_id, "name": params.name, "arguments": params.arguments or {}},
-                                    agent=caller, idempotency_key=scoped)
+        call = {"id": call_id, "name": params.name, "arguments": params.arguments or {}}
+        # progress the tool reports reaches this request's client (reach_tool_progress in plugin.py)
+        token = PROGRESS_TARGET.set((call_id, ctx))
+        try:
+            result = await reach.invoke(call, agent=caller, idempotency_key=scoped)
+        finally:
+            PROGRESS_TARGET.reset(token)
         return to_call_result(result, structured=isinstance(result.content, dict))
 
     return Server(settings.name, version=_version(), on_list_tools=on_list_tools, on_call_tool=on_call_tool)

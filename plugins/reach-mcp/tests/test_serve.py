@@ -195,3 +195,38 @@ async def test_needs_confirmation_comes_back_as_a_tool_error(tmp_path: Path) -> 
         with pytest.raises(MCPError, match="no reach agent"):
             await client.call_tool("delete_file", {"path": "/tmp/x"})
     await reach.aclose()
+
+
+async def test_tool_progress_reaches_the_mcp_client(tmp_path: Path) -> None:
+    """A client that asks for progress gets the tool's progress as MCP notifications."""
+    from reach_core import Connector, Progress
+
+    class Export(Connector):
+        name = "export_report"
+        description = "Export the monthly report. Use when the user asks for the report."
+        risk = "read"
+
+        async def execute_stream(self, params, ctx):
+            for i in range(1, 4):
+                yield Progress(i, 3, f"page {i} of 3")
+            yield {"pages": 3}
+
+    import reach_mcp.plugin
+
+    reach = make_reach(("reach-mcp", reach_mcp.plugin), data_dir=tmp_path)
+    reach.register(Export())
+    from reach_mcp.settings import ServeSettings
+
+    seen: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, total, message))
+
+    server = build_server(reach, ServeSettings(), agent=None)
+    async with Client(server, cache=None) as client:
+        res = await client.call_tool("export_report", {}, progress_callback=on_progress)
+        assert not res.is_error
+        plain = await client.call_tool("export_report", {})  # no progress asked: nothing sent
+        assert not plain.is_error
+    assert seen == [(1.0, 3, "page 1 of 3"), (2.0, 3, "page 2 of 3"), (3.0, 3, "page 3 of 3")]
+    await reach.aclose()
