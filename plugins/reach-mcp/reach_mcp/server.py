@@ -24,16 +24,16 @@ from mcp.server.lowlevel import Server
 
 from reach_core import ToolResult
 
-#: The MCP request a tool call is running for: (reach call id, request context).
-PROGRESS_TARGET: contextvars.ContextVar[tuple[str, Any] | None] = contextvars.ContextVar(
-    "reach_mcp_progress_target", default=None
-)
-
 from .annotations import annotations_for
 from .link import IDEMPOTENCY_META_KEY
 from .settings import ServeSettings
 
 __all__ = ["TokenGate", "build_server", "http_app", "to_call_result", "to_mcp_tool"]
+
+#: The MCP request a tool call is running for: (reach call id, request context).
+PROGRESS_TARGET: contextvars.ContextVar[tuple[str, Any] | None] = contextvars.ContextVar(
+    "reach_mcp_progress_target", default=None
+)
 
 AGENT_STATE_KEY = "reach_agent"
 
