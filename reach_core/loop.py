@@ -27,7 +27,9 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 import logging
+import re
 import time
 import uuid
 import weakref
@@ -313,6 +315,7 @@ async def run_agent(
     run_id: str | None = None,
     on_step: Callable[[RunStep], Awaitable[Any] | Any] | None = None,
     parent_run_id: str | None = None,
+    confirm_wait: float = 0.0,
 ) -> RunResult:
     """Run the agent loop; see the module docstring. Returns a :class:`RunResult`.
 
@@ -321,6 +324,13 @@ async def run_agent(
     called after each step, like the ``reach_run_step`` hook, for code that holds
     the run in hand (``reach run --trace``, the demo). ``parent_run_id`` marks a
     delegated run (``reach_core.delegate``): its calls are audited with it.
+
+    Calls that wait for a person (``needs_confirmation``): with ``confirm_wait``
+    seconds the loop waits that long for the decision (any process may take it)
+    and hands the model the approved call's result or the rejection; otherwise
+    the model hears that the action waits, and the run can end. Run again later
+    with the returned messages (and a new user message): tool messages still
+    marked ``needs_confirmation`` are replaced by the decision taken meanwhile.
     """
     if max_steps < 1:
         raise ValueError("max_steps must be at least 1")
@@ -348,6 +358,7 @@ async def run_agent(
     model = adapter_for(reach, adapter)
     label = _adapter_label(model)
     messages = _initial_messages(messages_or_text)
+    await _resume_confirmations(reach, messages)
     hint = _resolve_hint(reach, system_hint)
     if hint and not any(m.get("role") == "system" for m in messages):
         messages.insert(0, {"role": "system", "content": hint})
@@ -508,6 +519,8 @@ async def run_agent(
                     f"the run's deadline of {deadline:g} s passed while tools were running in step "
                     f"{index}; the calls still running then have an unknown outcome",
                 )
+            if confirm_wait > 0:
+                ran = await _await_confirmations(reach, list(ran), confirm_wait)
             step.tools_ms = (time.perf_counter() - t1) * 1000
             step.results = list(ran)
             results.extend(ran)
@@ -559,3 +572,54 @@ async def _notify(
 def transcript_json(result: RunResult) -> str:
     """The run as compact JSON (non-ASCII kept), for ``--json`` output."""
     return dumps(result.to_dict())
+
+
+# ---------------------------------------------------------------- confirmations
+
+
+def _confirmer(reach: Any) -> Any:
+    """The installed confirmer if it can resolve decisions (``resolve(reach, result, timeout)``)."""
+    try:
+        provider = reach.provider("confirmer")
+    except ConfigError:
+        return None
+    return provider if provider is not None and hasattr(provider, "resolve") else None
+
+
+async def _await_confirmations(reach: Any, ran: list[ToolResult], wait: float) -> list[ToolResult]:
+    """Wait (together, up to ``wait`` s) for decisions on this turn's pending calls."""
+    waiting = [i for i, r in enumerate(ran) if r.error is not None and r.error.code == "needs_confirmation"]
+    confirmer = _confirmer(reach) if waiting else None
+    if confirmer is None:
+        return ran
+    decided = await asyncio.gather(*(confirmer.resolve(reach, ran[i], wait) for i in waiting))
+    for i, result in zip(waiting, decided, strict=True):
+        ran[i] = result
+    return ran
+
+
+async def _resume_confirmations(reach: Any, messages: list[dict[str, Any]]) -> None:
+    """Replace tool messages still waiting for a person with the decision taken since."""
+    pending = []
+    for i, m in enumerate(messages):
+        if m.get("role") != "tool" or "needs_confirmation" not in str(m.get("content", "")):
+            continue
+        try:
+            err = json.loads(m["content"]).get("error") or {}
+        except (ValueError, AttributeError):
+            continue
+        cid = err.get("confirmation_id") if err.get("code") == "needs_confirmation" else None
+        if cid is None:  # the id also travels in the message text
+            match = re.search(r"Confirmation id (\S+?)[;.]", err.get("message", ""))
+            cid = match.group(1) if match else None
+        if cid:
+            pending.append((i, m, cid))
+    confirmer = _confirmer(reach) if pending else None
+    if confirmer is None:
+        return
+    for i, m, cid in pending:
+        stub = ToolResult(call_id=m.get("tool_call_id", ""), name="", ok=False,
+                          error=ToolError("needs_confirmation", ""), meta={"confirmation_id": cid})
+        result = await confirmer.resolve(reach, stub, 0.0)
+        if result is not stub:
+            messages[i] = result.to_message()

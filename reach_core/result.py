@@ -115,7 +115,11 @@ class ToolResult:
         if self.ok:
             return self.content
         assert self.error is not None
-        return {"error": self.error.to_dict()}
+        err = self.error.to_dict()
+        cid = self.meta.get("confirmation_id") if self.error.code == "needs_confirmation" else None
+        if cid:  # the model relays it to the person, and a resumed run finds the decision by it
+            err["confirmation_id"] = cid
+        return {"error": err}
 
     def to_json(self) -> str:
         """Compact JSON of :meth:`model_payload` (a string result is sent as is).

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from reach_core import NeedsConfirmation, hookimpl
+from reach_core import NeedsConfirmation, ToolError, ToolResult, hookimpl
 
-from .queue import APPROVING, Confirmations, fingerprint
+from .queue import APPROVING, ConfirmationError, Confirmations, fingerprint
 from .settings import ConfirmSettings
 
 REACH_HOOK_PRIORITY = {"reach_pre_invoke": 50}
@@ -28,9 +28,42 @@ def reach_plugin_settings() -> type[ConfirmSettings]:
     return ConfirmSettings
 
 
+class QueueConfirmer:
+    """The ``queue`` confirmer as the agent loop sees it: it can resolve a pending result."""
+
+    name = "queue"
+
+    async def resolve(self, reach: Any, result: ToolResult, wait: float) -> ToolResult:
+        """The decision on ``result``'s confirmation, waiting up to ``wait`` s for it.
+
+        Approved and run: that call's result (under the model's call id). Rejected or
+        expired: a ``denied`` result with the reason. Still pending: ``result`` itself.
+        """
+        cid = result.meta.get("confirmation_id")
+        if not cid:
+            return result
+        q = queue_for(reach)
+        try:
+            c = await q.wait(cid, timeout=wait) if wait > 0 else await q.get(cid)
+        except ConfirmationError:
+            return result
+        if c.status == "executed" and c.result:
+            done = c.result
+            err = done.get("error")
+            return ToolResult(result.call_id, c.tool, bool(done.get("ok")), done.get("content"),
+                              ToolError(err["code"], err["message"], err.get("retry_after")) if err else None,
+                              0.0, result.trace_id, {"confirmation_id": cid, "approved": True})
+        if c.status in ("rejected", "expired"):
+            why = f" ({c.reason})" if c.reason else ""
+            return ToolResult(result.call_id, c.tool, False, None,
+                              ToolError("denied", f"a person {c.status} this action{why}; do not retry it."),
+                              0.0, result.trace_id, {"confirmation_id": cid})
+        return result
+
+
 @hookimpl
 def reach_register_confirmers(register: Any) -> None:
-    register("queue", Confirmations)
+    register("queue", QueueConfirmer())
 
 
 @hookimpl
