@@ -15,6 +15,7 @@ from pydantic import BaseModel, ValidationError
 from .calls import TaggedParser, to_call
 from .config import Config, load_config, resolve_secrets
 from .connectors import Connector
+from .context import CallContext
 from .errors import ConfigError, ConnectorError, PluginError
 from .hookcall import HookCaller
 from .pins import PinStore
@@ -75,6 +76,7 @@ class Reach:
         self._providers: dict[str, dict[str, Provider]] = {}
         self._policies: dict[str | None, Policy] = {}
         self._allowed: dict[str | None, list[Tool]] = {}
+        self._allowed_name_sets: dict[str | None, frozenset[str]] = {}
         self._started = False
         self._start_lock: asyncio.Lock | None = None
         self._store: Any = None
@@ -294,6 +296,7 @@ class Reach:
         """Forget per-agent caches after the tool set or a tool's state changed."""
         self._policies.clear()
         self._allowed.clear()
+        self._allowed_name_sets.clear()
 
     def _owner(self, name: str) -> str:
         return ", ".join(t.plugin for t in self._candidates.get(name, [])) or "?"
@@ -398,23 +401,26 @@ class Reach:
 
     def select(self, *, agent: str | None = None, query: str | None = None, limit: int | None = None,
                names: Sequence[str] | None = None) -> list[Tool]:
+        """The tools ``agent`` may use, ranked by the selector for ``query``; pinned ones first."""
         allowed = self._allowed_tools(agent)
         if names is not None:
             wanted = set(names)
             allowed = [t for t in allowed if t.name in wanted]
-        pinned_names = self._policy(agent).config.pinned
-        if self._delegation is not None and self._policy(agent).config.delegates:
+            allowed_names: Collection[str] = wanted & self._allowed_names(agent)
+        else:
+            allowed_names = self._allowed_names(agent)
+        policy = self._policy(agent)
+        pinned_names = policy.config.pinned
+        if self._delegation is not None and policy.config.delegates:
             pinned_names = [*pinned_names, "delegate"]  # a selector must not hide the way to other agents
         if query:
             selector = self.provider("selector")
             if selector is not None:
-                from .context import CallContext
-
                 ctx = CallContext(self, None, agent=agent or "default", run_id=None, call_id="", trace_id="", query=query)
                 ranked = selector.select(query, allowed, ctx, limit or len(allowed))
-                by_name = {t.name: t for t in allowed}
-                chosen = [by_name[n] for n in ranked if n in by_name]
-                pinned = [by_name[n] for n in pinned_names if n in by_name and by_name[n] not in chosen]
+                tools = self._tools
+                chosen = [tools[n] for n in ranked if n in allowed_names]
+                pinned = [tools[n] for n in pinned_names if n in allowed_names and tools[n] not in chosen]
                 out = pinned + chosen
                 return out[: max(limit or len(out), len(pinned))]
         if limit is not None:
@@ -422,6 +428,12 @@ class Reach:
             rest = [t for t in allowed if t.name not in pinned_names]
             return (pinned + rest)[: max(limit, len(pinned))]
         return allowed
+
+    def _allowed_names(self, agent: str | None) -> frozenset[str]:
+        names = self._allowed_name_sets.get(agent)
+        if names is None:
+            names = self._allowed_name_sets[agent] = frozenset(t.name for t in self._allowed_tools(agent))
+        return names
 
     # ------------------------------------------------------------ invoking
     async def invoke(
