@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from .calls import TaggedParser, to_call
+from .calls import TaggedParser
 from .config import Config, load_config, resolve_secrets
 from .connectors import Connector
 from .context import CallContext
@@ -513,6 +513,3 @@ class Reach:
     def __repr__(self) -> str:
         return f"<Reach tools={len(self._tools)} plugins={len(self._loaded())}>"
 
-
-def _as_call(c: Any) -> Any:
-    return to_call(c)
