@@ -74,18 +74,6 @@ class HookCaller:
             res = await res
         return res
 
-    @staticmethod
-    async def call_positional(impl: Impl, args: tuple[Any, ...]) -> Any:
-        """Call with the hook's arguments in spec order (the hot path: no dict)."""
-        res = impl.function(*args) if impl.full else impl.function(*[args[i] for i in impl.positions])
-        if impl.is_async or (res is not None and inspect.isawaitable(res)):
-            res = await res
-        return res
-
-    async def all(self, hook: str, **kwargs: Any) -> list[Any]:
-        """Every implementation runs, in order; exceptions propagate (a ``Denied`` stops the call)."""
-        return [await self._call(i, kwargs) for i in self.impls.get(hook, ())]
-
     async def first(self, hook: str, only: str | None = None, **kwargs: Any) -> Any:
         for impl in self.impls.get(hook, ()):
             if only is not None and impl.plugin != only:
