@@ -81,6 +81,7 @@ def lint_tool(tool: Tool) -> list[Problem]:
     if size > MAX_DECLARATION_CHARS:
         out.append(Problem("size", f"declaration is {size} characters (limit {MAX_DECLARATION_CHARS}); shorten it"))
     connector = tool.connector
+    ignored = set(getattr(connector, "lint_ignore", ()))
     if "risk" not in vars(type(connector)) and "risk" not in vars(connector) and tool.risk_declared == Connector.risk:
         out.append(Problem("risk", "risk is not declared; it defaults to 'write'. Declare read, write or dangerous"))
-    return out
+    return [p for p in out if p.rule not in ignored]

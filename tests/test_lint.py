@@ -51,3 +51,16 @@ def test_when_to_use_rule(tmp_path):
         return 1.0
 
     assert _rules(tmp_path, get_stock_price) == {"when_to_use"}
+
+
+def test_lint_ignore_names_rules_a_tool_knowingly_breaks(tmp_path):
+    class Schema(Connector):
+        name = "sql_schema"
+        description = "List the tables. Use when you need to know which tables exist."
+        risk = "read"
+        lint_ignore = ("verb_noun",)
+
+        async def execute(self, params):
+            return []
+
+    assert _rules(tmp_path, Schema()) == set()

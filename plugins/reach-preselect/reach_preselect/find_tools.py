@@ -17,7 +17,7 @@ NAME = "find_tools"
 class FindTools(Connector):
     name = NAME
     description = (
-        "Find more tools when none of the tools you have fits the next step. Describe "
+        "Find more tools. Use when none of the tools you have fits the next step. Describe "
         "the action you need in a few words (any language); returns matching tools with "
         "their parameters, which you can call from your next step on."
     )

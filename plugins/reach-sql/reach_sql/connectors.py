@@ -74,6 +74,7 @@ class _SqlConnector(Connector):
 class SqlSchema(_SqlConnector):
     name = "sql_schema"
     risk = "read"
+    lint_ignore = ("verb_noun",)  # the name users and prompts know; it reads as "the SQL schema"
 
     def __init__(self, db: Database, settings: SqlSettings) -> None:
         super().__init__(db, settings)
