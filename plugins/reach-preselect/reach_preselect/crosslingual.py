@@ -75,7 +75,7 @@ class _PackedDict:
 
     def __init__(self, capacity: int = 1 << 18) -> None:
         self._blob = bytearray()
-        self._slots = array("q", [-1]) * capacity
+        self._slots = array("i", [-1]) * capacity  # offsets < 2 GiB: 4 bytes a slot
         self._mask = capacity - 1
         self._count = 0
 
@@ -108,7 +108,7 @@ class _PackedDict:
 
     def _grow(self) -> None:
         old = [o for o in self._slots if o >= 0]
-        self._slots = array("q", [-1]) * (len(self._slots) * 2)
+        self._slots = array("i", [-1]) * (len(self._slots) * 2)
         self._mask = len(self._slots) - 1
         blob = self._blob
         for off in old:
