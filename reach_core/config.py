@@ -7,7 +7,8 @@ but empty means no plugins), ``REACH_DISABLE_PLUGINS`` (comma-separated).
 
 Sections::
 
-    [reach]            data_dir, strict, argument caps, concurrency, retry backoff
+    [reach]            data_dir, store, strict, argument caps, concurrency, retry backoff,
+                       max_tools_per_step (offered per step when a selector is installed), pins
     [plugins]          load (allow-list), disable; [plugins.NAME] a plugin's settings,
                        plus hooks_disabled = ["reach_post_invoke", ...] per plugin
     [strategies]       selector, adapter, confirmer, parser, error_formatter
