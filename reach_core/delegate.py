@@ -334,11 +334,7 @@ class Delegation:
         runs = getattr(getattr(reach, "_guards", None), "runs", None)
         if runs is not None and parent_run is not None:
             # the child's calls count against the parent run's limits (max_calls_per_run, ...)
-            alias = getattr(runs, "alias", None)
-            if alias is not None:
-                alias(child_run, parent_run)
-            else:
-                runs._runs[child_run] = runs.get(parent_run)
+            runs.alias(child_run, parent_run)
         if ctx.progress_sink is None:
             streaming.sink_for(ctx)  # this call's stream gets the child's steps as progress ...
         token = streaming.detach()  # ... while the child's own calls do not feed it

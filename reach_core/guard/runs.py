@@ -55,6 +55,11 @@ class Runs:
     def peek(self, run_id: str) -> RunState | None:
         return self._runs.get(run_id)
 
+    def alias(self, child: str, parent: str) -> None:
+        """Let run ``child`` share ``parent``'s state: a delegated run's calls count
+        against the parent run's limits (max_calls_per_run, identical-call guard ...)."""
+        self._runs[child] = self.get(parent)
+
     def end(self, run_id: str) -> None:
         """Forget a finished run (the agent loop may call this)."""
         self._runs.pop(run_id, None)
