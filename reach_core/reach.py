@@ -330,6 +330,11 @@ class Reach:
                 pol = self._policies[agent] = DelegatingPolicy(name, acfg, self._core_tool(DELEGATE))
         return pol
 
+    def policy(self, agent: str | None = None) -> Policy:
+        """The compiled policy of ``agent`` (``allows(tool)``, ``needs_confirmation(tool)``,
+        ``approval_mode(tool)``); agents not named in config get ``default``'s."""
+        return self._policy(agent)
+
     def needs_confirmation(self, name: str, agent: str | None = None) -> bool:
         """Would a call of tool ``name`` by ``agent`` wait for a person's approval?"""
         return self._policy(agent).needs_confirmation(self._tools[name])

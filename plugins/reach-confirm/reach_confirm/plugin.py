@@ -83,7 +83,7 @@ async def reach_pre_invoke(call: Any, tool: Any, ctx: Any) -> None:
             ctx.approved = True
             ctx.state["confirmation_id"] = c.id
             return
-    mode = reach._policy(ctx.agent).approval_mode(tool) or q.settings.default_mode
+    mode = reach.policy(ctx.agent).approval_mode(tool) or q.settings.default_mode
     earlier = await q.already_approved(tool, args, ctx, mode)
     if earlier is not None:
         ctx.approved = True

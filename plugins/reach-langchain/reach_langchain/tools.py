@@ -156,7 +156,7 @@ def as_langchain_tools(
             import langgraph.types  # noqa: F401
         except ImportError:
             raise ValueError("approval='interrupt' needs LangGraph: pip install langgraph") from None
-    policy = reach._policy(agent)
+    policy = reach.policy(agent)
     tools = reach.select(agent=agent, query=query, limit=limit, names=names)
     return [
         ReachTool(

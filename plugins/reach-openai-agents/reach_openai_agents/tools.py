@@ -86,7 +86,7 @@ def as_openai_agents_tools(
     ``"native"`` unless a confirmer plugin is installed in ``reach``.
     """
     native = native_approval(reach, approval)
-    policy = reach._policy(agent)
+    policy = reach.policy(agent)
     out: list[FunctionTool] = []
     for t in reach.select(agent=agent, query=query, limit=limit, names=names):
         schema = copy.deepcopy(t.declaration()["function"]["parameters"])  # the SDK may edit it in place

@@ -93,7 +93,7 @@ class ReachToolset(AbstractToolset[Any]):
     async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
         query = self._query(ctx) if self.limit is not None else self.query
         tools = self.reach.select(agent=self.agent, query=query, limit=self.limit, names=self.names)
-        policy = self.reach._policy(self.agent)
+        policy = self.reach.policy(self.agent)
         return {
             t.name: ToolsetTool(
                 toolset=self,
