@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-__all__ = ["Store", "StoreClosed"]
+__all__ = ["Store", "StoreAPI", "StoreClosed"]
 
 T = TypeVar("T")
 
@@ -61,7 +61,63 @@ class _Job:
 _STOP = object()
 
 
-class Store:
+class StoreAPI:
+    """The statements every store offers, async and blocking, written once.
+
+    A store supplies ``_await(job)`` / ``_submit(job)`` (run a job of the
+    connection off the event loop) and the job builders ``_exec``, ``_execmany``,
+    ``_all``, ``_one`` and ``_tx(fn, exclusive)``.
+    """
+
+    _await: Callable[..., Any]
+    _submit: Callable[..., Any]
+    _exec: Callable[..., Any]
+    _execmany: Callable[..., Any]
+    _all: Callable[..., Any]
+    _one: Callable[..., Any]
+    _tx: Callable[..., Any]
+
+    async def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
+        """Run one statement (autocommit); durable when it returns. Returns the rowcount."""
+        return await self._await(self._exec(sql, params))  # type: ignore[no-any-return]
+
+    async def executemany(self, sql: str, seq_of_params: Iterable[Sequence[Any]]) -> int:
+        """Run one statement for each parameter tuple, all in one transaction."""
+        return await self._await(self._execmany(sql, seq_of_params))  # type: ignore[no-any-return]
+
+    async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return await self._await(self._all(sql, params))  # type: ignore[no-any-return]
+
+    async def fetchone(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
+        return await self._await(self._one(sql, params))  # type: ignore[no-any-return]
+
+    async def transaction(self, fn: Callable[[Any], T], *, exclusive: bool = True) -> T:
+        """Run ``fn(conn)`` off the event loop inside one transaction; an exception rolls back.
+
+        ``fn`` must be quick and must not touch the event loop. ``exclusive`` (default,
+        like SQLite's BEGIN IMMEDIATE): no other exclusive transaction on this database
+        runs at the same time, in any process.
+        """
+        return await self._await(self._tx(fn, exclusive))  # type: ignore[no-any-return]
+
+    # blocking twins for CLI commands (never call these on the event loop)
+    def execute_sync(self, sql: str, params: Sequence[Any] = ()) -> int:
+        return self._submit(self._exec(sql, params)).result()  # type: ignore[no-any-return]
+
+    def executemany_sync(self, sql: str, seq_of_params: Iterable[Sequence[Any]]) -> int:
+        return self._submit(self._execmany(sql, seq_of_params)).result()  # type: ignore[no-any-return]
+
+    def fetchall_sync(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return self._submit(self._all(sql, params)).result()  # type: ignore[no-any-return]
+
+    def fetchone_sync(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
+        return self._submit(self._one(sql, params)).result()  # type: ignore[no-any-return]
+
+    def transaction_sync(self, fn: Callable[[Any], T], *, exclusive: bool = True) -> T:
+        return self._submit(self._tx(fn, exclusive)).result()  # type: ignore[no-any-return]
+
+
+class Store(StoreAPI):
     """SQLite state store with one writer thread; opened lazily on first use.
 
     ``path`` is the database file (its directory is created). ``busy_timeout``
@@ -266,7 +322,8 @@ class Store:
         return lambda conn: conn.execute(sql, params).fetchone()
 
     @staticmethod
-    def _tx(fn: Callable[[sqlite3.Connection], T]) -> Callable[[sqlite3.Connection], T]:
+    def _tx(fn: Callable[[sqlite3.Connection], T], exclusive: bool = True) -> Callable[[sqlite3.Connection], T]:
+        # SQLite transactions here always take the write lock at BEGIN: `exclusive` changes nothing
         def run(conn: sqlite3.Connection) -> T:
             conn.execute("BEGIN IMMEDIATE")
             try:
@@ -278,29 +335,6 @@ class Store:
             return value
 
         return run
-
-    async def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
-        """Run one statement (autocommit); durable when it returns. Returns the rowcount."""
-        return await self._await(self._exec(sql, params))
-
-    async def executemany(self, sql: str, seq_of_params: Iterable[Sequence[Any]]) -> int:
-        """Run one statement for each parameter tuple, all in one transaction."""
-        return await self._await(self._execmany(sql, seq_of_params))
-
-    async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        return await self._await(self._all(sql, params))
-
-    async def fetchone(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
-        return await self._await(self._one(sql, params))
-
-    async def transaction(self, fn: Callable[[sqlite3.Connection], T], *, exclusive: bool = True) -> T:
-        """Run ``fn(conn)`` in the store's thread inside BEGIN IMMEDIATE .. COMMIT.
-
-        ``fn`` must be quick and must not touch the event loop; an exception rolls back.
-        ``exclusive`` matters to the PostgreSQL store only: SQLite transactions here
-        always take the write lock at BEGIN.
-        """
-        return await self._await(self._tx(fn))
 
     def defer(self, sql: str, params: Sequence[Any] = ()) -> concurrent.futures.Future[int]:
         """Queue a write without waiting; committed with other deferred writes in one
@@ -316,22 +350,6 @@ class Store:
     async def flush(self) -> None:
         """Wait until every write queued so far is committed."""
         await self._await(lambda conn: None)
-
-    # blocking twins for CLI commands (never call these on the event loop)
-    def execute_sync(self, sql: str, params: Sequence[Any] = ()) -> int:
-        return self._submit(self._exec(sql, params)).result()
-
-    def executemany_sync(self, sql: str, seq_of_params: Iterable[Sequence[Any]]) -> int:
-        return self._submit(self._execmany(sql, seq_of_params)).result()
-
-    def fetchall_sync(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        return self._submit(self._all(sql, params)).result()
-
-    def fetchone_sync(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
-        return self._submit(self._one(sql, params)).result()
-
-    def transaction_sync(self, fn: Callable[[sqlite3.Connection], T], *, exclusive: bool = True) -> T:
-        return self._submit(self._tx(fn)).result()
 
     # ------------------------------------------------------------------ schema
     @staticmethod

@@ -51,6 +51,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from .store import StoreAPI, StoreClosed
+
 __all__ = ["PgStore", "dialect_of", "is_postgres_url", "translate"]
 
 T = TypeVar("T")
@@ -148,7 +150,7 @@ class _Deferred:
         self.future: concurrent.futures.Future[Any] = concurrent.futures.Future()
 
 
-class PgStore:
+class PgStore(StoreAPI):
     """PostgreSQL state store: a pool of worker threads, one psycopg connection each.
 
     ``url`` is a libpq URL (``?schema=NAME`` optional); ``pool_size`` worker
@@ -221,8 +223,6 @@ class PgStore:
 
     def _submit(self, fn: Callable[[PgConnection], T]) -> concurrent.futures.Future[T]:
         if self._closed:
-            from .store import StoreClosed
-
             raise StoreClosed(f"the store {self!r} is closed")
         return self._pool.submit(self._run, fn)
 
@@ -253,7 +253,7 @@ class PgStore:
         return lambda conn: conn.execute(sql, params).fetchone()  # type: ignore[no-any-return]
 
     @staticmethod
-    def _tx(fn: Callable[[PgConnection], T], exclusive: bool) -> Callable[[PgConnection], T]:
+    def _tx(fn: Callable[[PgConnection], T], exclusive: bool = True) -> Callable[[PgConnection], T]:
         def run(conn: PgConnection) -> T:
             with conn.raw.transaction():
                 if exclusive:
@@ -261,28 +261,6 @@ class PgStore:
                 return fn(conn)
 
         return run
-
-    async def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
-        """Run one statement (autocommit); durable when it returns. Returns the rowcount."""
-        return await self._await(self._exec(sql, params))
-
-    async def executemany(self, sql: str, seq_of_params: Iterable[Sequence[Any]]) -> int:
-        """Run one statement for each parameter tuple, all in one transaction."""
-        return await self._await(self._execmany(sql, seq_of_params))
-
-    async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        return await self._await(self._all(sql, params))
-
-    async def fetchone(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
-        return await self._await(self._one(sql, params))
-
-    async def transaction(self, fn: Callable[[PgConnection], T], *, exclusive: bool = True) -> T:
-        """Run ``fn(conn)`` in a worker thread inside one transaction; an exception rolls back.
-
-        ``exclusive`` (default, like SQLite's BEGIN IMMEDIATE): no other exclusive
-        transaction on this database runs at the same time, in any process.
-        """
-        return await self._await(self._tx(fn, exclusive))
 
     def defer(self, sql: str, params: Sequence[Any] = ()) -> concurrent.futures.Future[int]:
         """Queue a write without waiting; committed with other queued writes in one
@@ -292,8 +270,6 @@ class PgStore:
     def defer_call(self, fn: Callable[[PgConnection], Any]) -> concurrent.futures.Future[Any]:
         """Like :meth:`defer` for a function of the connection."""
         if self._closed:
-            from .store import StoreClosed
-
             raise StoreClosed(f"the store {self!r} is closed")
         job = _Deferred(fn)
         with self._lock:
@@ -337,22 +313,6 @@ class PgStore:
         last = self._last_deferred
         if last is not None and not last.done():
             await asyncio.wrap_future(last)
-
-    # blocking twins for CLI commands (never call these on the event loop)
-    def execute_sync(self, sql: str, params: Sequence[Any] = ()) -> int:
-        return self._submit(self._exec(sql, params)).result()
-
-    def executemany_sync(self, sql: str, seq_of_params: Iterable[Sequence[Any]]) -> int:
-        return self._submit(self._execmany(sql, seq_of_params)).result()
-
-    def fetchall_sync(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        return self._submit(self._all(sql, params)).result()
-
-    def fetchone_sync(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
-        return self._submit(self._one(sql, params)).result()
-
-    def transaction_sync(self, fn: Callable[[PgConnection], T], *, exclusive: bool = True) -> T:
-        return self._submit(self._tx(fn, exclusive)).result()
 
     # ------------------------------------------------------------------ schema
     @staticmethod
