@@ -29,7 +29,6 @@ import asyncio
 import inspect
 import json
 import logging
-import re
 import time
 import uuid
 import weakref
@@ -609,9 +608,6 @@ async def _resume_confirmations(reach: Any, messages: list[dict[str, Any]]) -> N
         except (ValueError, AttributeError):
             continue
         cid = err.get("confirmation_id") if err.get("code") == "needs_confirmation" else None
-        if cid is None:  # the id also travels in the message text
-            match = re.search(r"Confirmation id (\S+?)[;.]", err.get("message", ""))
-            cid = match.group(1) if match else None
         if cid:
             pending.append((i, m, cid))
     confirmer = _confirmer(reach) if pending else None
