@@ -2,7 +2,10 @@
 
 Start-up stays fast: ``reach --version`` imports no plugin, and plugin commands
 are only collected when a name the core does not know is asked for (or for
-``--help``).
+``--help``). Listing plugins and collecting their commands imports the plugins'
+entry-point modules but starts no ``Reach`` (see ``reach_core.plugins.inventory``):
+no pydantic, no settings validation, no tool registration. ``reach plugins
+--check`` (and ``--hook``) build the whole ``Reach``.
 """
 
 from __future__ import annotations
@@ -40,10 +43,10 @@ class ReachGroup(click.Group):
         if self._plugins_loaded:
             return
         self._plugins_loaded = True
-        reach = _reach(ctx, quiet=True)
-        if reach is None:
+        found = _inventory(ctx, quiet=True)
+        if found is None:
             return
-        for impl in reach._pm.hook.reach_register_commands.get_hookimpls():
+        for impl in found.pm.hook.reach_register_commands.get_hookimpls():
             try:
                 impl.function(cli=self)
             except Exception as exc:  # noqa: BLE001 - one plugin's CLI must not break the others
@@ -61,12 +64,31 @@ class ReachGroup(click.Group):
         return cmd
 
 
-def _reach(ctx: click.Context, *, quiet: bool = False) -> Any:
+def _root_obj(ctx: click.Context) -> dict[str, Any]:
     root = ctx.find_root()
     if not isinstance(root.obj, dict):
         # plugin commands are resolved before the root callback runs: read --config here
         root.obj = {"config": root.params.get("config"), "reach": None}
-    obj = root.obj
+    return root.obj
+
+
+def _inventory(ctx: click.Context, *, quiet: bool = False) -> Any:
+    """The installed plugins, imported and registered but not started (fast: no ``Reach``)."""
+    from .errors import ReachError
+    from .plugins import inventory
+
+    try:
+        return inventory(_root_obj(ctx).get("config"))
+    except ReachError as exc:
+        if quiet:
+            click.echo(f"warning: {exc}", err=True)
+            return None
+        raise click.ClickException(str(exc)) from None
+
+
+def _reach(ctx: click.Context, *, quiet: bool = False) -> Any:
+    root = ctx.find_root()
+    obj = _root_obj(ctx)
     if obj.get("reach") is None:
         from .errors import ReachError
         from .reach import Reach
@@ -98,18 +120,27 @@ def cli(ctx: click.Context, config: str | None, verbose: int) -> None:
 @cli.command("plugins")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.option("--hook", default=None, help="Print the effective order of one hook's implementations.")
+@click.option("--check", is_flag=True,
+              help="Also start the plugins (validate settings, register tools): report set-up failures "
+                   "and tool name conflicts.")
 @click.pass_context
-def plugins_cmd(ctx: click.Context, as_json: bool, hook: str | None) -> None:
-    """List plugins: name, distribution, version, hooks, status (loaded/blocked/failed) and why."""
-    reach = _reach(ctx)
+def plugins_cmd(ctx: click.Context, as_json: bool, hook: str | None, check: bool) -> None:
+    """List plugins: name, distribution, version, hooks, status (loaded/blocked/failed) and why.
+
+    Plugins are imported to find their hooks but not started; --check starts them as
+    every other command does, so settings errors, tools that fail to register and
+    tools two plugins provide are reported too.
+    """
     if hook:
+        reach = _reach(ctx)
         order = reach.hook_order(hook)
         if as_json:
             _echo_json({"hook": hook, "order": order})
         else:
             click.echo(f"{hook}: " + (" -> ".join(order) if order else "(no implementations)"))
         return
-    rows = [p.to_dict() for p in reach.plugin_info]
+    source = _reach(ctx) if check else _inventory(ctx)
+    rows = [p.to_dict() for p in source.plugin_info]
     if as_json:
         _echo_json(rows)
         return
@@ -123,7 +154,7 @@ def plugins_cmd(ctx: click.Context, as_json: bool, hook: str | None) -> None:
         click.echo(line)
         if p["hooks"]:
             click.echo("    hooks: " + ", ".join(p["hooks"]))
-    for name, plugins in reach.conflicts.items():
+    for name, plugins in getattr(source, "conflicts", {}).items():
         click.echo(f"conflict: tool {name!r} is provided by {', '.join(plugins)}; "
                    f'choose with [connectors.{name}] provider = "..."')
 

@@ -24,12 +24,14 @@ plugin's settings are validated.
 from __future__ import annotations
 
 import os
-import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from .configfile import find_default as _find_default  # noqa: F401 - kept importable from here
+from .configfile import read_config, resolve_secrets
+from .configfile import read_file as _read_file  # noqa: F401 - kept importable from here
 from .errors import ConfigError
 
 __all__ = ["AgentConfig", "Config", "ConnectorConfig", "load_config", "resolve_secrets"]
@@ -123,46 +125,11 @@ class Config(_Section):
         return "default", self.agents.get("default") or AgentConfig()
 
 
-def _read_file(path: Path) -> dict[str, Any]:
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(f"config file {path} does not exist") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path} is not valid TOML: {exc}") from None
-    if path.name == "pyproject.toml":
-        return dict(data.get("tool", {}).get("reach", {}))
-    return data
-
-
-def _find_default() -> tuple[dict[str, Any], Path | None]:
-    env = os.environ.get("REACH_CONFIG")
-    if env:
-        p = Path(env)
-        return _read_file(p), p
-    cwd = Path.cwd()
-    if (cwd / "reach.toml").is_file():
-        return _read_file(cwd / "reach.toml"), cwd / "reach.toml"
-    pyproject = cwd / "pyproject.toml"
-    if pyproject.is_file():
-        data = _read_file(pyproject)
-        if data:
-            return data, pyproject
-    return {}, None
-
-
 def load_config(config: str | os.PathLike[str] | dict[str, Any] | Config | None) -> Config:
     """Build and validate the configuration; raise ``ConfigError`` naming the field."""
     if isinstance(config, Config):
         return config
-    source: Path | None = None
-    if config is None:
-        data, source = _find_default()
-    elif isinstance(config, dict):
-        data = config
-    else:
-        source = Path(config)
-        data = _read_file(source)
+    data, source = read_config(config)
     try:
         cfg = Config.model_validate(data)
     except ValidationError as exc:
@@ -173,17 +140,3 @@ def load_config(config: str | os.PathLike[str] | dict[str, Any] | Config | None)
     if source is not None and not cfg.reach.data_dir.is_absolute() and "data_dir" in (data.get("reach") or {}):
         cfg.reach.data_dir = (source.parent / cfg.reach.data_dir).resolve()
     return cfg
-
-
-def resolve_secrets(value: Any, *, where: str) -> Any:
-    """Replace every ``{"env": "VAR"}`` with the variable's value (missing -> ConfigError)."""
-    if isinstance(value, dict):
-        if set(value) == {"env"} and isinstance(value["env"], str):
-            var = value["env"]
-            if var not in os.environ:
-                raise ConfigError(f"{where}: environment variable {var} is not set")
-            return os.environ[var]
-        return {k: resolve_secrets(v, where=f"{where}.{k}") for k, v in value.items()}
-    if isinstance(value, list):
-        return [resolve_secrets(v, where=f"{where}[{i}]") for i, v in enumerate(value)]
-    return value

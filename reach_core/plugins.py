@@ -7,15 +7,23 @@ distribution name and the plugin's name everywhere. A blocked plugin
 the entry point's name before ``ep.load()``. A plugin that fails to import is
 recorded as ``failed`` and skipped, unless ``strict``.
 
-``importlib_metadata`` (the backport) is used rather than the stdlib module
-because its ``entry_points(group=...)`` is faster and uniform across Python
-versions, which matters for ``reach --version`` start-up time.
+The stdlib ``importlib.metadata`` finds the entry points: on Python 3.11 it
+was measured faster than the ``importlib_metadata`` backport both at finding
+the group and at reading each distribution's name and version (which matters
+for ``reach plugins`` start-up time), and the name and version are read from the
+metadata file's header only, not by parsing the whole file (long descriptions).
+
+:func:`inventory` is what ``reach plugins`` and the CLI's command discovery use:
+the plugins found, blocked, imported and registered, without starting them
+(no settings validated, no tools registered), so it imports neither pydantic
+nor the rest of the core.
 """
 
 from __future__ import annotations
 
 import os
 import types
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,7 +32,7 @@ import pluggy
 from . import hookspecs
 from .errors import PluginError
 
-__all__ = ["PluginInfo", "load_plugins", "new_manager"]
+__all__ = ["Inventory", "PluginInfo", "inventory", "load_plugins", "new_manager"]
 
 
 @dataclass
@@ -128,20 +136,43 @@ def _register(pm: pluggy.PluginManager, name: str, obj: Any, infos: list[PluginI
     ))
 
 
+def _dist_name_version(dist: Any) -> tuple[str | None, str | None]:
+    """Name and version from the header of the distribution's metadata file.
+
+    ``dist.name`` / ``dist.version`` parse the whole file with ``email`` (long
+    descriptions included); the header is all that is needed.
+    """
+    if dist is None:
+        return None, None
+    name = version = None
+    try:
+        text = dist.read_text("METADATA") or dist.read_text("PKG-INFO") or ""
+    except Exception:  # noqa: BLE001 - unusual finders: fall back to the library
+        text = ""
+    for line in text.splitlines():
+        if not line.strip():
+            break  # end of the header
+        if name is None and line.startswith("Name:"):
+            name = line[5:].strip()
+        elif version is None and line.startswith("Version:"):
+            version = line[8:].strip()
+        if name is not None and version is not None:
+            return name, version
+    return (name or dist.name), (version or dist.version)
+
+
 def _load_entry_points(pm: pluggy.PluginManager, *, disable: set[str], allow: list[str] | None,
                        strict: bool) -> list[PluginInfo]:
-    import importlib_metadata
+    from importlib.metadata import entry_points
 
     infos: list[PluginInfo] = []
     seen: set[str] = set()
-    eps = sorted(importlib_metadata.entry_points(group="reach"), key=lambda e: e.name)
+    eps = sorted(entry_points(group="reach"), key=lambda e: e.name)
     for ep in eps:
         if ep.name in seen:
             continue
         seen.add(ep.name)
-        dist = getattr(ep, "dist", None)
-        dist_name = dist.name if dist is not None else None
-        version = dist.version if dist is not None else None
+        dist_name, version = _dist_name_version(getattr(ep, "dist", None))
         reason = blocked_reason(ep.name, disable=disable, allow=allow)
         if reason:
             infos.append(PluginInfo(name=ep.name, distribution=dist_name, version=version,
@@ -157,3 +188,60 @@ def _load_entry_points(pm: pluggy.PluginManager, *, disable: set[str], allow: li
             continue
         _register(pm, ep.name, obj, infos, strict=strict, dist=dist_name, version=version, module=ep.value)
     return infos
+
+
+@dataclass
+class Inventory:
+    """The installed plugins, found, blocked, imported and registered but not started.
+
+    ``plugin_info`` is what ``reach plugins`` lists; ``pm`` holds the loaded
+    plugins' hook implementations (``reach_register_commands`` for the CLI).
+    Problems that only show when a plugin starts (its settings, its tools, tool
+    name conflicts) need a ``Reach``.
+    """
+
+    plugin_info: list[PluginInfo]
+    pm: pluggy.PluginManager
+
+
+def _str_list(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _selection(data: Any) -> tuple[set[str], list[str] | None, bool] | None:
+    """``[plugins] disable``, ``[plugins] load`` and ``[reach] strict`` from raw config data,
+    or ``None`` when they are not plainly valid (then the full validation says why)."""
+    if not isinstance(data, dict):
+        return None
+    plugins, reach = data.get("plugins", {}), data.get("reach", {})
+    if not isinstance(plugins, dict) or not isinstance(reach, dict):
+        return None
+    load, disable, strict = plugins.get("load"), plugins.get("disable", []), reach.get("strict", False)
+    if (load is not None and not _str_list(load)) or not _str_list(disable) or not isinstance(strict, bool):
+        return None
+    return set(disable), load, strict
+
+
+def inventory(config: Any = None, *, disable: Iterable[str] = ()) -> Inventory:
+    """The installed plugins (entry points) as ``config`` selects them, imported but not started.
+
+    ``config`` is what ``Reach`` takes (a path, a dict, a ``Config`` or ``None``).
+    Only ``[plugins] load``, ``[plugins] disable`` and ``[reach] strict`` are read;
+    when one of them is not plainly valid the whole config is validated, so the
+    error is the one ``Reach`` would raise (``ConfigError``). Blocked plugins are
+    never imported; with ``strict`` a plugin that fails to import raises ``PluginError``.
+    """
+    selection = None
+    if config is None or isinstance(config, (str, os.PathLike, dict)):
+        from .configfile import read_config
+
+        selection = _selection(read_config(config)[0])
+    if selection is None:
+        from .config import load_config
+
+        cfg = load_config(config)
+        selection = set(cfg.plugins.disable), cfg.plugins.load, cfg.reach.strict
+    blocked, allow, strict = selection
+    pm = new_manager()
+    infos = load_plugins(pm, "auto", disable=blocked | set(disable), allow=allow, strict=strict)
+    return Inventory(infos, pm)

@@ -1,0 +1,69 @@
+"""Finding and reading reach's configuration as plain data: TOML in, a ``dict`` out.
+
+No validation happens here, so this module imports no pydantic: the fast paths
+(``reach plugins``, finding plugin commands) read the few keys they need from
+the raw data, and ``reach_core.config`` validates the whole of it.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError
+
+__all__ = ["find_default", "read_config", "read_file", "resolve_secrets"]
+
+
+def read_file(path: Path) -> dict[str, Any]:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"config file {path} does not exist") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path} is not valid TOML: {exc}") from None
+    if path.name == "pyproject.toml":
+        return dict(data.get("tool", {}).get("reach", {}))
+    return data
+
+
+def find_default() -> tuple[dict[str, Any], Path | None]:
+    env = os.environ.get("REACH_CONFIG")
+    if env:
+        p = Path(env)
+        return read_file(p), p
+    cwd = Path.cwd()
+    if (cwd / "reach.toml").is_file():
+        return read_file(cwd / "reach.toml"), cwd / "reach.toml"
+    pyproject = cwd / "pyproject.toml"
+    if pyproject.is_file():
+        data = read_file(pyproject)
+        if data:
+            return data, pyproject
+    return {}, None
+
+
+def read_config(config: str | os.PathLike[str] | dict[str, Any] | None) -> tuple[dict[str, Any], Path | None]:
+    """The raw config data and the file it came from (``None`` for a dict or the defaults)."""
+    if config is None:
+        return find_default()
+    if isinstance(config, dict):
+        return config, None
+    source = Path(config)
+    return read_file(source), source
+
+
+def resolve_secrets(value: Any, *, where: str) -> Any:
+    """Replace every ``{"env": "VAR"}`` with the variable's value (missing -> ConfigError)."""
+    if isinstance(value, dict):
+        if set(value) == {"env"} and isinstance(value["env"], str):
+            var = value["env"]
+            if var not in os.environ:
+                raise ConfigError(f"{where}: environment variable {var} is not set")
+            return os.environ[var]
+        return {k: resolve_secrets(v, where=f"{where}.{k}") for k, v in value.items()}
+    if isinstance(value, list):
+        return [resolve_secrets(v, where=f"{where}[{i}]") for i, v in enumerate(value)]
+    return value
