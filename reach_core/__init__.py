@@ -77,6 +77,10 @@ def __getattr__(name: str) -> Any:
     import importlib
 
     value = getattr(importlib.import_module(f".{module}", __name__), name)
+    if name == "Reach":
+        from .plugins import apply_reach_methods
+
+        apply_reach_methods()  # methods plugins added before Reach was imported
     globals()[name] = value
     return value
 

@@ -22,6 +22,7 @@ nor the rest of the core.
 from __future__ import annotations
 
 import os
+import sys
 import types
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -32,7 +33,7 @@ import pluggy
 from . import hookspecs
 from .errors import PluginError
 
-__all__ = ["Inventory", "PluginInfo", "inventory", "load_plugins", "new_manager"]
+__all__ = ["Inventory", "PluginInfo", "extend_reach", "inventory", "load_plugins", "new_manager"]
 
 
 @dataclass
@@ -53,6 +54,35 @@ class PluginInfo:
             "name": self.name, "distribution": self.distribution, "version": self.version,
             "module": self.module, "status": self.status, "reason": self.reason, "hooks": self.hooks,
         }
+
+
+# Methods plugins add to ``Reach`` (see ``extend_reach``), kept until ``reach_core.reach`` is imported.
+_REACH_METHODS: dict[str, Any] = {}
+
+
+def extend_reach(name: str, function: Any) -> None:
+    """Give ``reach_core.Reach`` the method ``name``, without importing it.
+
+    A plugin module that adds a method (``reach.as_something()``) calls this at
+    import: the method is set at once if ``reach_core.reach`` is already imported,
+    else as soon as ``Reach`` is used (``reach_core.Reach``, or any ``Reach()``),
+    so listing plugins (``reach plugins``) does not import the core's pipeline.
+    An attribute already on ``Reach`` is never replaced.
+    """
+    _REACH_METHODS.setdefault(name, function)
+    apply_reach_methods()
+
+
+def apply_reach_methods() -> None:
+    """Set the methods ``extend_reach`` collected on ``Reach``, if it is imported yet."""
+    module = sys.modules.get("reach_core.reach")
+    cls = getattr(module, "Reach", None) if module is not None else None
+    if cls is None:
+        return
+    for name, function in list(_REACH_METHODS.items()):
+        if name not in cls.__dict__:
+            setattr(cls, name, function)
+    _REACH_METHODS.clear()
 
 
 def new_manager() -> pluggy.PluginManager:
@@ -95,6 +125,7 @@ def load_plugins(
 ) -> list[PluginInfo]:
     """Register the plugins ``spec`` asks for ("auto" = entry points, or a list)."""
     infos: list[PluginInfo] = []
+    apply_reach_methods()  # plugins imported before Reach was (``reach plugins``, a direct import)
     items = ["auto"] if spec == "auto" else list(spec or [])
     env_allow = _env_list("REACH_PLUGINS")
     env_disable = set(_env_list("REACH_DISABLE_PLUGINS") or [])
@@ -111,6 +142,7 @@ def load_plugins(
             infos.append(PluginInfo(name=name, status="blocked", reason=reason))
             continue
         _register(pm, name, obj, infos, strict=strict)
+    apply_reach_methods()  # ... and plugins imported just now
     return infos
 
 

@@ -21,8 +21,17 @@ def _as_openai_agents_tools(self: Any, agent: str | None = None, **kwargs: Any) 
 
 
 def install() -> None:
-    """Add ``as_openai_agents_tools`` to ``reach_core.Reach`` (idempotent)."""
-    from reach_core import Reach
+    """Add ``as_openai_agents_tools`` to ``reach_core.Reach`` (idempotent; never replaces an attribute).
 
-    if METHOD not in Reach.__dict__:
-        setattr(Reach, METHOD, _as_openai_agents_tools)
+    Through ``reach_core.plugins.extend_reach``, so importing this plugin (``reach plugins``
+    does) does not import the core's ``Reach`` and its pipeline.
+    """
+    try:
+        from reach_core.plugins import extend_reach
+    except ImportError:  # a reach-core without extend_reach
+        from reach_core import Reach
+
+        if METHOD not in Reach.__dict__:
+            setattr(Reach, METHOD, _as_openai_agents_tools)
+        return
+    extend_reach(METHOD, _as_openai_agents_tools)
