@@ -14,13 +14,36 @@ OpenTelemetry spans. The API other code uses::
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .audit import Audit, get_audit
-from .query import VerifyReport, stats_sync, verify_sync
-from .redact import Redactor
-from .settings import AuditSettings
-from .stats import AuditStats, Group, Since
+# Public names, imported on first access (PEP 562): the entry point
+# (``reach_audit.plugin``) imports this package, and listing plugins must not pay
+# for the writer, the store and structlog.
+_EXPORTS = {
+    "Audit": "audit", "get_audit": "audit", "VerifyReport": "query", "stats_sync": "query",
+    "verify_sync": "query", "Redactor": "redact", "AuditSettings": "settings",
+}
+
+if TYPE_CHECKING:
+    from .audit import Audit, get_audit
+    from .query import VerifyReport, stats_sync, verify_sync
+    from .redact import Redactor
+    from .settings import AuditSettings
+
+# Imported now (it is light), so that the submodule is bound before the function
+# ``stats`` below replaces it: ``reach_audit.stats`` is the function.
+from .stats import AuditStats, Group, Since  # noqa: E402
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'reach_audit' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
 
 __all__ = [
     "Audit",
@@ -41,6 +64,8 @@ __all__ = [
 
 async def flush(reach: Any) -> None:
     """Make every audit record captured so far durable (no-op when audit is off)."""
+    from .audit import get_audit
+
     audit = get_audit(reach)
     if audit is not None:
         await audit.flush()
@@ -49,6 +74,8 @@ async def flush(reach: Any) -> None:
 async def stats(reach: Any, *, since: Since = "24h", until: Since = None) -> AuditStats:
     """Figures per tool and per agent over ``[since, until)`` (this process's records flushed first)."""
     import asyncio
+
+    from .query import stats_sync
 
     await flush(reach)
     return await asyncio.to_thread(stats_sync, reach.store, since=since, until=until)
@@ -67,6 +94,8 @@ async def success_rates(reach: Any, *, since: Since = "7d", min_calls: int = 1) 
 async def verify(reach: Any) -> VerifyReport:
     """Walk the hash chain; the report names the first broken link, if any."""
     import asyncio
+
+    from .query import verify_sync
 
     await flush(reach)
     return await asyncio.to_thread(verify_sync, reach.store)

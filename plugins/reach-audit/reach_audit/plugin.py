@@ -10,34 +10,62 @@ from typing import Any
 
 from reach_core import hookimpl
 
-from .audit import ATTR, attach, detach, get_audit
-from .settings import AuditSettings
+# Only reach_core.hookimpl at import: listing plugins (``reach plugins``) imports this
+# module, and the audit machinery (writer, store, structlog) loads when a Reach starts.
 
 # Audit runs after shaping (50), so it records what the model actually received.
 REACH_PLUGIN_NAME = "reach-audit"
 REACH_HOOK_PRIORITY = {"reach_post_invoke": 90}
+ATTR = "_reach_audit"  # = reach_audit.audit.ATTR: where an attached Audit sits on its Reach
+
+
+_get_audit: Any = None
+
+
+def get_audit(reach: Any) -> Any:
+    """``reach_audit.audit.get_audit``, imported on first use."""
+    global _get_audit
+    if _get_audit is None:
+        from .audit import get_audit as real
+
+        _get_audit = real
+    return _get_audit(reach)
+
+
+def _settings_or_none(settings: Any) -> Any:
+    from .settings import AuditSettings
+
+    return settings if isinstance(settings, AuditSettings) else None
 
 
 @hookimpl
-def reach_plugin_settings() -> type[AuditSettings]:
+def reach_plugin_settings() -> Any:
+    from .settings import AuditSettings
+
     return AuditSettings
 
 
 @hookimpl
 def reach_register_tools(register: Any, settings: Any, reach: Any) -> None:
     """reach-audit registers no tools; this is where it learns its settings and its Reach."""
-    attach(reach, settings if isinstance(settings, AuditSettings) else None)
+    from .audit import attach
+
+    attach(reach, _settings_or_none(settings))
 
 
 @hookimpl
 def reach_startup(reach: Any) -> None:
     # A no-op when reach_register_tools attached it; after a shutdown, attaches anew.
+    from .audit import attach
+
     settings = getattr(reach, "plugin_settings", lambda _name: None)("reach-audit")
-    attach(reach, settings if isinstance(settings, AuditSettings) else None)
+    attach(reach, _settings_or_none(settings))
 
 
 @hookimpl
 async def reach_shutdown(reach: Any) -> None:
+    from .audit import detach
+
     audit = detach(reach)
     if audit is not None:
         await audit.aclose()

@@ -17,8 +17,6 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from .storage import TABLE
-
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|sec|m|min|h|d|w)\s*$", re.IGNORECASE)
 _UNIT_S = {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "d": 86400, "w": 604800}
 
@@ -104,6 +102,8 @@ def _trim(group: dict[str, Any], kind: str) -> dict[str, Any]:
 
 def query(since: float | None, until: float | None) -> tuple[str, tuple[Any, ...]]:
     """The one SELECT the figures need; step records are the only JSON it parses."""
+    from .storage import TABLE
+
     sql = (
         f"SELECT kind, agent, tool, status, elapsed_ms, "
         f"CASE WHEN kind = 'step' THEN record END FROM {TABLE} WHERE 1 = 1"
@@ -183,4 +183,6 @@ def compute(rows: list[tuple], since: float | None = None, until: float | None =
 
 
 def table_exists_sql() -> str:
+    from .storage import TABLE
+
     return f"SELECT name FROM sqlite_master WHERE type = 'table' AND name = '{TABLE}'"

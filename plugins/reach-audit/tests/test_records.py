@@ -184,3 +184,17 @@ async def test_a_failed_write_keeps_the_records_and_flush_says_so(make_reach, re
     await reach_audit.flush(reach)  # the writer retried; now it is durable
     assert [r["call_id"] for r in records()] == ["before", "during"]
     assert (await reach_audit.verify(reach)).ok
+
+
+def test_the_entry_point_module_imports_no_audit_machinery():
+    """``reach plugins`` imports the entry-point module: it must stay light."""
+    import subprocess
+    import sys
+
+    code = ("import sys, reach_audit.plugin as p, reach_audit.audit as a; "
+            "print(p.ATTR == a.ATTR)")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "True"
+    code = ("import sys, reach_audit.plugin; "
+            "print(sorted(m for m in ('structlog', 'pydantic', 'reach_audit.audit', 'reach_core.reach') "
+            "if m in sys.modules))")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "[]"
