@@ -1,13 +1,19 @@
-"""Hook implementations of reach-confirm."""
+"""Hook implementations of reach-confirm.
+
+Only ``reach_core.hookimpl`` is imported with this module (``reach plugins``
+imports it); the queue, its store and the settings model load when a Reach uses them.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from reach_core import NeedsConfirmation, ToolError, ToolResult, hookimpl
+from reach_core import hookimpl
 
-from .queue import APPROVING, ConfirmationError, Confirmations, fingerprint
-from .settings import ConfirmSettings
+if TYPE_CHECKING:
+    from reach_core import ToolResult
+
+    from .queue import Confirmations
 
 REACH_HOOK_PRIORITY = {"reach_pre_invoke": 50}
 
@@ -18,13 +24,18 @@ def queue_for(reach: Any) -> Confirmations:
     """The confirmation queue of ``reach`` (one per Reach instance)."""
     q = _QUEUES.get(id(reach))
     if q is None or q.reach is not reach:
+        from .queue import Confirmations
+        from .settings import ConfirmSettings
+
         settings = reach.plugin_settings("reach-confirm") or ConfirmSettings()
         q = _QUEUES[id(reach)] = Confirmations(reach, settings)
     return q
 
 
 @hookimpl
-def reach_plugin_settings() -> type[ConfirmSettings]:
+def reach_plugin_settings() -> Any:
+    from .settings import ConfirmSettings
+
     return ConfirmSettings
 
 
@@ -42,6 +53,9 @@ class QueueConfirmer:
         cid = result.meta.get("confirmation_id")
         if not cid:
             return result
+        from reach_core import ToolError, ToolResult
+
+        from .queue import ConfirmationError
         q = queue_for(reach)
         try:
             c = await q.wait(cid, timeout=wait) if wait > 0 else await q.get(cid)
@@ -74,6 +88,10 @@ async def reach_pre_invoke(call: Any, tool: Any, ctx: Any) -> None:
     chosen = reach.config.strategies.confirmer
     if chosen not in (None, "queue"):
         return  # another confirmer was chosen in [strategies]
+    from reach_core import NeedsConfirmation
+
+    from .queue import APPROVING, fingerprint
+
     q = queue_for(reach)
     args = call.arguments if isinstance(call.arguments, dict) else {}
     approving = APPROVING.get()
