@@ -44,7 +44,6 @@ class CallContext:
         self,
         reach: Reach,
         tool: Tool | None,
-        *,
         agent: str,
         run_id: str | None,
         call_id: str,

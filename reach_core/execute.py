@@ -28,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import random
-from collections.abc import Coroutine, Generator
+from collections.abc import Coroutine, Generator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .errors import BusinessError, RateLimited, RetryableError, ToolFailure
@@ -129,12 +129,12 @@ def _classify(exc: BaseException, tool: Tool) -> ToolFailure | None:
     )
 
 
-def _release_all(slots: list[tuple[WeightedLimit, int]]) -> None:
+def _release_all(slots: Sequence[tuple[WeightedLimit, int]]) -> None:
     for lim, weight in slots:
         lim.release(weight)
 
 
-def _try_all(slots: list[tuple[WeightedLimit, int]]) -> bool:
+def _try_all(slots: Sequence[tuple[WeightedLimit, int]]) -> bool:
     """Take every slot now or none (the common, uncontended case: no await)."""
     for i, (lim, weight) in enumerate(slots):
         if not lim.try_acquire(weight):
@@ -143,7 +143,7 @@ def _try_all(slots: list[tuple[WeightedLimit, int]]) -> bool:
     return True
 
 
-async def _acquire_all(slots: list[tuple[WeightedLimit, int]], deadline: float, loop: asyncio.AbstractEventLoop) -> None:
+async def _acquire_all(slots: Sequence[tuple[WeightedLimit, int]], deadline: float, loop: asyncio.AbstractEventLoop) -> None:
     taken: list[tuple[WeightedLimit, int]] = []
     try:
         for lim, weight in slots:
@@ -173,7 +173,7 @@ def _pool(ctx: CallContext) -> DaemonPool:
 
 
 async def _run_sync(tool: Tool, params: Any, ctx: CallContext, budget: float,
-                    slots: list[tuple[WeightedLimit, int]], loop: asyncio.AbstractEventLoop) -> Any:
+                    slots: Sequence[tuple[WeightedLimit, int]], loop: asyncio.AbstractEventLoop) -> Any:
     fn = tool.connector.execute
     try:
         cf = _pool(ctx).submit((lambda: fn(params, ctx)) if tool.pass_ctx else (lambda: fn(params)))
@@ -203,8 +203,15 @@ async def _run_sync(tool: Tool, params: Any, ctx: CallContext, budget: float,
     return result
 
 
+def _start(tool: Tool, params: Any, ctx: CallContext) -> Any:
+    """The connector's coroutine for one attempt (not yet started)."""
+    if tool.direct is not None:
+        return tool.direct(**params)
+    return tool.connector.execute(params, ctx) if tool.pass_ctx else tool.connector.execute(params)
+
+
 async def _attempt(tool: Tool, params: Any, ctx: CallContext, deadline: float,
-                   slots: list[tuple[WeightedLimit, int]], loop: asyncio.AbstractEventLoop) -> Any:
+                   slots: Sequence[tuple[WeightedLimit, int]], loop: asyncio.AbstractEventLoop) -> Any:
     if slots and not _try_all(slots):
         await _acquire_all(slots, deadline, loop)
     if not tool.is_async:
@@ -213,7 +220,7 @@ async def _attempt(tool: Tool, params: Any, ctx: CallContext, deadline: float,
             budget = min(budget, tool.attempt_timeout)
         return await _run_sync(tool, params, ctx, budget, slots, loop)
     try:
-        coro = tool.connector.execute(params, ctx) if tool.pass_ctx else tool.connector.execute(params)
+        coro = _start(tool, params, ctx)
         try:
             first = coro.send(None)
         except StopIteration as stop:
@@ -228,17 +235,19 @@ async def _attempt(tool: Tool, params: Any, ctx: CallContext, deadline: float,
             _release_all(slots)
 
 
-async def run_connector(tool: Tool, params: Any, ctx: CallContext) -> tuple[Any, dict[str, Any]]:
+async def run_connector(
+    tool: Tool, params: Any, ctx: CallContext, slots: Sequence[tuple[WeightedLimit, int]] = ()
+) -> tuple[Any, dict[str, Any]]:
     """Run ``tool`` with ``params``; return ``(content, meta)`` or raise ``ToolFailure``.
 
-    ``ctx.attempt`` is the number of attempts that began (0: the connector never ran).
+    ``slots`` are the concurrency caps to hold around each attempt (the guard
+    rails' ``concurrency_slots(tool)``). ``ctx.attempt`` is the number of attempts
+    that began (0: the connector never ran).
     """
     loop = asyncio.get_running_loop()
     deadline = ctx.deadline
     if deadline is None:
         deadline = ctx.deadline = loop.time() + tool.timeout
-    guards = getattr(ctx.reach, "_guards", None)
-    slots = guards.concurrency_slots(tool) if guards is not None else []
     # An async tool with no concurrency cap is stepped right here: most finish on
     # their first step, and then neither a timer nor an extra coroutine is made.
     inline = tool.is_async and not slots
@@ -248,7 +257,11 @@ async def run_connector(tool: Tool, params: Any, ctx: CallContext) -> tuple[Any,
         ctx.attempt = attempt
         try:
             if inline:
-                coro = tool.connector.execute(params, ctx) if tool.pass_ctx else tool.connector.execute(params)
+                direct = tool.direct
+                if direct is not None:
+                    coro = direct(**params)
+                else:
+                    coro = tool.connector.execute(params, ctx) if tool.pass_ctx else tool.connector.execute(params)
                 try:
                     first = coro.send(None)
                 except StopIteration as stop:

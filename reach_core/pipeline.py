@@ -29,6 +29,7 @@ from .context import CallContext
 from .errors import Denied, ToolCallError, ToolFailure
 from .execute import run_connector
 from .hookcall import Impl
+from .policy import CONFIRM, DENY
 from .result import ToolError, ToolResult, to_jsonable
 
 if TYPE_CHECKING:
@@ -100,6 +101,14 @@ async def invoke(
     allowed: Collection[str] | None = None,
     deadline: float | None = None,
 ) -> ToolResult:
+    """Run one tool call through the pipeline. Never raises unless ``raise_errors``.
+
+    ``call`` is a :class:`ToolCall`, an OpenAI SDK tool call, a dict
+    (``{"id", "name", "arguments"}`` or ``{"id", "function": {...}}``) or a tool
+    name with ``arguments``. ``allowed`` restricts this call to those tool names
+    (a run's ``tools=[...]``); ``deadline`` (event-loop time) caps the call's own
+    deadline (a run's deadline). This is ``Reach.invoke``.
+    """
     t0 = time.perf_counter()
     if not reach._started:
         await reach.start()
@@ -112,10 +121,8 @@ async def invoke(
         failure = None
     tool = reach._tools.get(call.name)
     hooks = reach._hooks
-    ctx = CallContext(
-        reach, tool, agent=agent or "default", run_id=run_id, call_id=call.id,
-        trace_id=new_trace_id(), query=query, parent_run_id=parent_run_id,
-    )
+    ctx = CallContext(reach, tool, agent or "default", run_id, call.id, f"{_PREFIX}{next(_counter):08x}",
+                      None, query, parent_run_id)
     result: ToolResult | None = None
     try:
         if failure is not None:
@@ -129,7 +136,7 @@ async def invoke(
                 code="unknown_tool",
             )
         cfg = reach.config.reach
-        args = decode_arguments(call.arguments, max_bytes=cfg.max_argument_bytes, max_depth=cfg.max_argument_depth)
+        args = decode_arguments(call.arguments, cfg.max_argument_bytes, cfg.max_argument_depth)
         impls = hooks.impls["reach_pre_validate"]
         if impls:
             for impl in impls:
@@ -142,8 +149,9 @@ async def invoke(
         args = tool.compiled.prepare(args)
         call.arguments = args
         ctx.arguments = args
-        policy = reach._policy(agent)
-        if not policy.allows(tool):
+        policy = reach._policies.get(agent) or reach._policy(agent)
+        verdict = policy.verdict(tool)
+        if verdict is DENY:
             raise Denied(
                 (f"{tool.blocked}; do not call it again." if tool.blocked else
                  f"the tool {tool.name!r} is not available to this agent; do not call it again."),
@@ -153,7 +161,7 @@ async def invoke(
             ctx.idempotency_key = call.idempotency_key or idempotency_key or (
                 f"{run_id}:{call.id}" if run_id else None
             )
-        if policy.needs_confirmation(tool):
+        if verdict is CONFIRM:
             ctx.needs_confirmation = True
             by = host_approval(tool.name, call.id)
             if by is not None:  # a person approved it in the agent framework reach runs under
@@ -177,16 +185,19 @@ async def invoke(
                 fix=fix,
             )
         guards = reach._guards
-        if guards is not None and guards.idle(tool, ctx):
-            guards = None
+        slots: Any = ()
         if guards is not None:
-            result = await guards.before(tool, args, ctx)
+            if guards.idle(tool, ctx):
+                guards = None
+            else:
+                slots = guards.concurrency_slots(tool)
+                result = await guards.before(tool, args, ctx)
         if result is None:
             params = tool.args_model.model_validate(args) if tool.args_model is not None else args
             if deadline is not None:  # a run's deadline shortens the tool's own
                 ctx.deadline = min(deadline, asyncio.get_running_loop().time() + tool.timeout)
             try:
-                content, meta = await run_connector(tool, params, ctx)
+                content, meta = await run_connector(tool, params, ctx, slots)
             except ToolFailure as exc:
                 if tool.has_fallback and exc.code in _FALLBACK_CODES:
                     content, meta = _fallback(tool, exc), {"fallback": True, "error_code": exc.code,

@@ -23,7 +23,10 @@ if TYPE_CHECKING:
     from .config import AgentConfig
     from .tool import Tool
 
-__all__ = ["Policy", "matches"]
+__all__ = ["CONFIRM", "DENY", "RUN", "Policy", "matches"]
+
+# Policy.verdict values
+DENY, RUN, CONFIRM = 0, 1, 2
 
 _RANK = {r: i for i, r in enumerate(RISKS)}
 
@@ -42,13 +45,23 @@ def matches(pattern: str, tool: Tool) -> bool:
 class Policy:
     """The compiled policy of one agent."""
 
-    __slots__ = ("name", "config", "_cache", "_confirm")
+    __slots__ = ("name", "config", "_cache", "_confirm", "_verdicts")
 
     def __init__(self, name: str, config: AgentConfig) -> None:
         self.name = name
         self.config = config
         self._cache: dict[int, bool] = {}
         self._confirm: dict[int, bool] = {}
+        self._verdicts: dict[int, int] = {}
+
+    def verdict(self, tool: Tool) -> int:
+        """``DENY``, ``RUN`` or ``CONFIRM`` for ``tool``: both questions in one cached lookup
+        (the pipeline asks them on every call)."""
+        hit = self._verdicts.get(id(tool))
+        if hit is None:
+            hit = DENY if not self.allows(tool) else CONFIRM if self.needs_confirmation(tool) else RUN
+            self._verdicts[id(tool)] = hit
+        return hit
 
     def allows(self, tool: Tool) -> bool:
         key = id(tool)

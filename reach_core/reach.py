@@ -441,28 +441,8 @@ class Reach:
         return names
 
     # ------------------------------------------------------------ invoking
-    async def invoke(
-        self,
-        call: Any,
-        arguments: Any = None,
-        *,
-        agent: str | None = None,
-        run_id: str | None = None,
-        idempotency_key: str | None = None,
-        query: str | None = None,
-        parent_run_id: str | None = None,
-        raise_errors: bool = False,
-        allowed: Collection[str] | None = None,
-        deadline: float | None = None,
-    ) -> ToolResult:
-        """Run one tool call through the pipeline. Never raises unless ``raise_errors``.
-
-        ``allowed`` restricts this call to those tool names (a run's ``tools=[...]``);
-        ``deadline`` (event-loop time) caps the call's own deadline (a run's deadline).
-        """
-        return await _invoke(self, call, arguments, agent=agent, run_id=run_id, idempotency_key=idempotency_key,
-                             query=query, parent_run_id=parent_run_id, raise_errors=raise_errors,
-                             allowed=allowed, deadline=deadline)
+    # The pipeline function itself, bound as a method: no wrapper coroutine per call.
+    invoke = _invoke
 
     def invoke_stream(self, call: Any, arguments: Any = None, **kwargs: Any) -> AsyncIterator[Any]:
         """Run one call like ``invoke`` and yield its progress and partial items as they

@@ -27,6 +27,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from orjson import dumps as _orjson_dumps
+
 __all__ = ["ToolError", "ToolResult", "dumps", "to_jsonable"]
 
 _SCALARS = (str, int, bool, type(None))
@@ -73,8 +75,17 @@ _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 
 def dumps(obj: Any) -> str:
-    """Compact JSON that keeps non-ASCII text as is (escaped CJK costs several times the tokens)."""
-    return _ENCODER.encode(obj)
+    """Compact JSON that keeps non-ASCII text as is (escaped CJK costs several times the tokens).
+
+    ``orjson`` writes exactly this form (compact, UTF-8 as is) about ten times
+    faster than the standard encoder, and every result passes through here. What
+    it refuses (integers beyond 64 bits, non-string keys, lone surrogates) goes to
+    the standard encoder, so the output never depends on which one ran.
+    """
+    try:
+        return _orjson_dumps(obj).decode()
+    except TypeError:  # orjson.JSONEncodeError is a TypeError
+        return _ENCODER.encode(obj)
 
 
 @dataclass(slots=True)

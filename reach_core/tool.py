@@ -54,6 +54,9 @@ class Tool:
     settings: Any = None
     max_calls_per_run: int | None = None
     blocked: str | None = None
+    # An ``@connector`` async function taking no context: the executor calls it
+    # with the arguments directly, without the connector's wrapper coroutine.
+    direct: Any = None
     _decl: dict[str, Any] | None = field(default=None, repr=False)
     _decl_strict: dict[str, Any] | None = field(default=None, repr=False)
 
@@ -127,8 +130,11 @@ class Tool:
         if _RANK[risk] > _RANK[declared] and obj.idempotent is None and "idempotent" not in ov:
             idem = risk == "read"
         execute = obj.execute
+        direct = None
         if isinstance(obj, FunctionConnector):
             is_async, pass_ctx = obj._is_async, True
+            if getattr(execute, "__func__", None) is FunctionConnector._execute_async and not obj._ctx_param:
+                direct = obj.fn
         else:
             is_async = inspect.iscoroutinefunction(execute)
             try:
@@ -167,4 +173,5 @@ class Tool:
             risk_note=note,
             settings=settings,
             max_calls_per_run=ov.get("max_calls_per_run"),
+            direct=direct,
         )

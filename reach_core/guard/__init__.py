@@ -60,6 +60,7 @@ class _ToolPlan:
     ledgered: bool
     slots: list[tuple[WeightedLimit, int]]
     simple: bool = False  # nothing to check outside a run
+    quiet: bool = False  # simple, and no concurrency cap to hold either
 
 
 @dataclass(slots=True)
@@ -162,6 +163,7 @@ class Guards:
             slots=slots,
         )
         plan.simple = not rules and plan.daily_budget is None and not plan.ledgered
+        plan.quiet = plan.simple and not slots
         return plan
 
     def agent_plan(self, agent: str | None) -> _AgentPlan:
@@ -190,10 +192,11 @@ class Guards:
 
     # ------------------------------------------------------------------ seam
     def idle(self, tool: Tool, ctx: CallContext) -> bool:
-        """True when no guard applies to this call (no run, no limits, no ledger):
-        the pipeline then skips ``before``/``after`` without creating coroutines."""
+        """True when no guard applies to this call (no run, no limits, no ledger, no
+        concurrency cap): the pipeline then skips ``before``/``after`` without creating
+        coroutines, and the executor steps the connector inline."""
         plan = self._tool_plans.get(tool.name) or self.tool_plan(tool)
-        if ctx.run_id is not None or not plan.simple:
+        if ctx.run_id is not None or not plan.quiet:
             return False
         aplan = self._agent_plans.get(ctx.agent) or self.agent_plan(ctx.agent)
         return aplan.simple
