@@ -5,7 +5,21 @@ component without following symlinks; see ``reach_files.jail`` and
 docs/plugins/reach-files.md.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from .jail import Jail, PathMissing, PathRefused
-from .settings import FilesSettings
+
+if TYPE_CHECKING:
+    from .settings import FilesSettings
+
+
+def __getattr__(name: str) -> Any:
+    """``FilesSettings`` (pydantic) is imported on first access: the entry point imports
+    this package, and listing plugins must not pay for it."""
+    if name == "FilesSettings":
+        from .settings import FilesSettings
+
+        return FilesSettings
+    raise AttributeError(f"module 'reach_files' has no attribute {name!r}")
 
 __all__ = ["FilesSettings", "Jail", "PathMissing", "PathRefused"]

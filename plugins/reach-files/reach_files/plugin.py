@@ -1,21 +1,28 @@
-"""reach-files hook implementations."""
+"""reach-files hook implementations.
+
+Only ``reach_core.hookimpl`` is imported with this module (``reach plugins`` imports
+it); the connectors and the settings model load when a Reach registers the tools.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reach_core import hookimpl
 
-from .connectors import ListDir, ReadFile, SearchFiles, WriteFile
 from .jail import Jail
-from .settings import FilesSettings
+
+if TYPE_CHECKING:
+    from .settings import FilesSettings
 
 REACH_PLUGIN_NAME = "reach-files"  # the name when the module is passed to Reach(plugins=[...]) directly
 
 
 @hookimpl
 def reach_plugin_settings() -> type[FilesSettings]:
+    from .settings import FilesSettings
+
     return FilesSettings
 
 
@@ -30,6 +37,9 @@ def jail_for(settings: FilesSettings, data_dir: Path) -> Jail:
 
 @hookimpl
 def reach_register_tools(register: Any, settings: FilesSettings | None, reach: Any) -> None:
+    from .connectors import ListDir, ReadFile, SearchFiles, WriteFile
+    from .settings import FilesSettings
+
     settings = settings or FilesSettings()
     jail = jail_for(settings, reach.data_dir)
     for cls in (ReadFile, ListDir, SearchFiles, WriteFile):
