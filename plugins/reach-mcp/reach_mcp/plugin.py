@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import fnmatch
 import weakref
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import structlog
+from reach_core import hookimpl
 
-from reach_core import ConnectorError, hookimpl
+if TYPE_CHECKING:
+    from .settings import McpSettings, ServerConfig
 
-from .settings import McpSettings, ServerConfig
+# Only reach_core.hookimpl is imported with this module (``reach plugins`` imports it);
+# the MCP SDK, structlog and the pydantic settings load when a Reach starts the plugin.
 
-_log = structlog.get_logger("reach.mcp")
 _LINKS: weakref.WeakKeyDictionary[Any, list[Any]] = weakref.WeakKeyDictionary()
 
 
@@ -29,6 +30,8 @@ def _selected(remote: str, cfg: ServerConfig) -> bool:
 
 @hookimpl
 def reach_plugin_settings() -> type[McpSettings]:
+    from .settings import McpSettings
+
     return McpSettings
 
 
@@ -36,9 +39,14 @@ def reach_plugin_settings() -> type[McpSettings]:
 def reach_register_tools(register: Any, settings: McpSettings | None, reach: Any) -> None:
     if settings is None or not settings.servers:
         return
+    import structlog
+
+    from reach_core import ConnectorError
+
     from .connector import McpTool
     from .link import ServerLink, describe_error, discover
 
+    _log = structlog.get_logger("reach.mcp")
     links = [ServerLink(name, cfg, reach) for name, cfg in settings.servers.items() if cfg.enabled]
     _LINKS[reach] = links
     results = discover(links)

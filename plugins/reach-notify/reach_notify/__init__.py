@@ -7,7 +7,29 @@ Targets are fixed in settings: the model picks a channel name or a recipient on
 the allow-list, never a URL or an arbitrary address.
 """
 
-from .connectors import SendEmail, SendWebhook
-from .settings import NotifySettings, SmtpSettings, Webhook
+from typing import TYPE_CHECKING, Any
+
+# Public names and their modules, imported on first access (PEP 562): the entry
+# point (reach_notify.plugin) imports this package, and listing plugins must not pay for them.
+_EXPORTS = {
+    "SendEmail": "connectors", "SendWebhook": "connectors", "NotifySettings": "settings",
+    "SmtpSettings": "settings", "Webhook": "settings",
+}
+
+if TYPE_CHECKING:
+    from .connectors import SendEmail, SendWebhook
+    from .settings import NotifySettings, SmtpSettings, Webhook
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'reach_notify' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = ["NotifySettings", "SendEmail", "SendWebhook", "SmtpSettings", "Webhook"]

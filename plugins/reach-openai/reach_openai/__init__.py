@@ -8,7 +8,28 @@
 
 from __future__ import annotations
 
-from .adapter import OpenAIAdapter
-from .settings import OpenAISettings
+from typing import TYPE_CHECKING, Any
+
+# Public names and their modules, imported on first access (PEP 562): the entry
+# point (reach_openai.plugin) imports this package, and listing plugins must not pay for them.
+_EXPORTS = {
+    "OpenAIAdapter": "adapter", "OpenAISettings": "settings",
+}
+
+if TYPE_CHECKING:
+    from .adapter import OpenAIAdapter
+    from .settings import OpenAISettings
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'reach_openai' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = ["OpenAIAdapter", "OpenAISettings"]

@@ -6,11 +6,12 @@ plugin costs nothing to commands that never run a model.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reach_core import hookimpl
 
-from .settings import OpenAISettings
+if TYPE_CHECKING:
+    from .settings import OpenAISettings
 
 
 def make_adapter(reach: Any, settings: OpenAISettings | None) -> Any:
@@ -22,6 +23,8 @@ def make_adapter(reach: Any, settings: OpenAISettings | None) -> Any:
 
 @hookimpl
 def reach_plugin_settings() -> type[OpenAISettings]:
+    from .settings import OpenAISettings
+
     return OpenAISettings
 
 

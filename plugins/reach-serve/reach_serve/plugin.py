@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reach_core import hookimpl
 
-from .settings import ServeHttpSettings
+if TYPE_CHECKING:
+    from .settings import ServeHttpSettings
+
+# Only reach_core.hookimpl is imported with this module (``reach plugins`` imports it).
 
 
 @hookimpl
 def reach_plugin_settings() -> type[ServeHttpSettings]:
+    from .settings import ServeHttpSettings
+
     return ServeHttpSettings
 
 

@@ -8,21 +8,26 @@ handle of the full result). State (settings, counter, handle store) is kept per
 
 from __future__ import annotations
 
-import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from weakref import WeakKeyDictionary
 
-from reach_core import ToolResult, hookimpl
+from reach_core import hookimpl
 
-from .reader import ReadResult
-from .settings import ShapeSettings
-from .shaper import Shaped, Shaper
-from .tokens import warm_up
+if TYPE_CHECKING:
+    from reach_core import ToolResult
+
+    from .shaper import Shaped, Shaper
+
+# Only reach_core.hookimpl is imported with this module (``reach plugins`` imports it);
+# the shaper, the read_result tool and the pydantic settings load when a Reach starts.
 
 # The name config and logs use when this module is registered directly (tests, embedding).
 REACH_PLUGIN_NAME = "reach-shape"
 # Shaping before audit (90): audit records what the model saw.
 REACH_HOOK_PRIORITY = {"reach_post_invoke": 50}
+
+#: The name of the ``read_result`` tool (``reach_shape.reader.ReadResult.name``).
+READ_RESULT = "read_result"
 
 #: Results larger than this (characters) are shaped in a worker thread, off the event loop.
 THREAD_THRESHOLD = 256 * 1024
@@ -34,18 +39,27 @@ def shaper_for(reach: Any) -> Shaper:
     """The ``Shaper`` of one ``Reach`` (made from its ``[plugins.reach-shape]`` settings on first use)."""
     shaper = _SHAPERS.get(reach)
     if shaper is None:
+        from .settings import ShapeSettings
+        from .shaper import Shaper
+
         settings = reach.plugin_settings(REACH_PLUGIN_NAME) or ShapeSettings()
         shaper = _SHAPERS[reach] = Shaper(settings)
     return shaper
 
 
 @hookimpl
-def reach_plugin_settings() -> type[ShapeSettings]:
+def reach_plugin_settings() -> Any:
+    from .settings import ShapeSettings
+
     return ShapeSettings
 
 
 @hookimpl
-def reach_register_tools(register: Any, settings: ShapeSettings | None, reach: Any) -> None:
+def reach_register_tools(register: Any, settings: Any, reach: Any) -> None:
+    from .reader import ReadResult
+    from .settings import ShapeSettings
+    from .shaper import Shaper
+
     _SHAPERS[reach] = Shaper(settings or ShapeSettings())
     register(ReadResult(shaper_for))
 
@@ -53,6 +67,8 @@ def reach_register_tools(register: Any, settings: ShapeSettings | None, reach: A
 @hookimpl
 def reach_startup(reach: Any) -> None:
     if shaper_for(reach).settings.tokenizer != "estimate":
+        from .tokens import warm_up
+
         warm_up()
 
 
@@ -65,7 +81,7 @@ async def reach_post_invoke(call: Any, tool: Any, result: ToolResult, ctx: Any) 
     """
     if not result.ok or tool is None:
         return None
-    if tool.name == ReadResult.name and tool.plugin == REACH_PLUGIN_NAME:
+    if tool.name == READ_RESULT and tool.plugin == REACH_PLUGIN_NAME:
         return None  # read_result enforces its own budget on exactly the slice asked for
     shaper = _SHAPERS.get(ctx.reach) or shaper_for(ctx.reach)
     needed, budget, rule = shaper.needs_shaping(result, tool.name)
@@ -92,6 +108,8 @@ async def reach_post_invoke(call: Any, tool: Any, result: ToolResult, ctx: Any) 
 def _cut_bytes(result: ToolResult, budget: int, handle: str | None, shaper: Shaper) -> ToolResult:
     """The last resort: the head of the result's JSON, short enough to fit whatever it holds
     (a token is at least one byte; a character at most four)."""
+    from .shaper import Shaped
+
     text = result.to_json()
     more = f'; read_result(handle="{handle}") reads the full result' if handle else ""
     head = f"[reach-shape: result of {len(text):,} chars cut to its start{more}]\n"
@@ -103,6 +121,8 @@ def _cut_bytes(result: ToolResult, budget: int, handle: str | None, shaper: Shap
 async def _shape_in_thread(shaper: Shaper, result: ToolResult, budget: int, rule: Any, query: str | None,
                            agent: str, run_id: str | None, tool: str, over: bool) -> ToolResult | None:
     # the handle store is not thread-safe: the thread only names the handle, the loop stores the view
+    import asyncio
+
     size = len(result.to_json())
     handle = shaper.store.new_handle() if shaper.store.fits(size) else None
     views: list[Any] = []
@@ -123,6 +143,8 @@ async def _shape_in_thread(shaper: Shaper, result: ToolResult, budget: int, rule
 def _replace(result: ToolResult, shaped: Shaped | None, budget: int, shaper: Shaper) -> ToolResult | None:
     if shaped is None:
         return None
+    from reach_core import ToolResult
+
     meta = dict(result.meta)
     meta["shaped"] = {
         "handle": shaped.handle_note or None,

@@ -6,7 +6,28 @@ fixed environment, a working directory inside the configured root and its own
 process group, which is killed as a whole on timeout or cancellation.
 """
 
-from .connector import RunCommand
-from .settings import CommandRule, ShellSettings
+from typing import TYPE_CHECKING, Any
+
+# Public names and their modules, imported on first access (PEP 562): the entry
+# point (reach_shell.plugin) imports this package, and listing plugins must not pay for them.
+_EXPORTS = {
+    "RunCommand": "connector", "CommandRule": "settings", "ShellSettings": "settings",
+}
+
+if TYPE_CHECKING:
+    from .connector import RunCommand
+    from .settings import CommandRule, ShellSettings
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'reach_shell' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = ["CommandRule", "RunCommand", "ShellSettings"]

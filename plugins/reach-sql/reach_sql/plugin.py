@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reach_core import hookimpl
 
-from .connectors import SqlAdmin, SqlExecute, SqlQuery, SqlSchema, _SqlConnector
-from .database import Database
-from .settings import SqlSettings
+if TYPE_CHECKING:
+    from .database import Database
+    from .settings import SqlSettings
+
+# Only reach_core.hookimpl is imported with this module (``reach plugins`` imports it);
+# SQLAlchemy, the connectors and the pydantic settings load when a Reach starts the plugin.
 
 REACH_PLUGIN_NAME = "reach-sql"  # the name when the module is passed to Reach(plugins=[...]) directly
 DEFAULT_FILE = "reach-sql.sqlite3"
@@ -17,11 +20,15 @@ DEFAULT_FILE = "reach-sql.sqlite3"
 
 @hookimpl
 def reach_plugin_settings() -> type[SqlSettings]:
+    from .settings import SqlSettings
+
     return SqlSettings
 
 
 def database_for(settings: SqlSettings, data_dir: Path) -> Database:
     """The configured database, or a SQLite file in the data directory (created empty)."""
+    from .database import Database
+
     url = settings.url
     if url is None:
         path = Path(data_dir) / DEFAULT_FILE
@@ -32,6 +39,9 @@ def database_for(settings: SqlSettings, data_dir: Path) -> Database:
 
 @hookimpl
 def reach_register_tools(register: Any, settings: SqlSettings | None, reach: Any) -> None:
+    from .connectors import SqlAdmin, SqlExecute, SqlQuery, SqlSchema
+    from .settings import SqlSettings
+
     settings = settings or SqlSettings()
     db = database_for(settings, reach.data_dir)
     register(SqlSchema(db, settings))
@@ -44,6 +54,8 @@ def reach_register_tools(register: Any, settings: SqlSettings | None, reach: Any
 @hookimpl
 def reach_shutdown(reach: Any) -> None:
     """Close pooled connections; the engines are reopened if the tools run again."""
+    from .connectors import _SqlConnector
+
     seen: set[int] = set()
     for conn in reach.connectors():
         if isinstance(conn, _SqlConnector) and id(conn.db) not in seen:
