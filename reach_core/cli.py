@@ -10,8 +10,6 @@ no pydantic, no settings validation, no tool registration. ``reach plugins
 
 from __future__ import annotations
 
-import json
-import logging
 import sys
 from typing import Any
 
@@ -22,15 +20,18 @@ from . import __version__
 __all__ = ["main"]
 
 CORE_COMMANDS = ("plugins", "tools", "call")
+_WARNING = 30  # logging.WARNING, without importing logging at start-up
 
 
 def _configure_logging(verbose: int) -> None:
     from .logs import configure_later
 
-    configure_later(logging.WARNING - 10 * verbose)
+    configure_later(_WARNING - 10 * verbose)
 
 
 def _echo_json(data: Any) -> None:
+    import json
+
     click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
 
 
@@ -257,6 +258,7 @@ def tools_pin_cmd(ctx: click.Context, names: tuple[str, ...], check: bool, as_js
 def call_cmd(ctx: click.Context, name: str, args: str, agent: str | None, as_json: bool) -> None:
     """Call one tool through the whole pipeline and print the result."""
     import asyncio
+    import json
 
     reach = _reach(ctx)
 

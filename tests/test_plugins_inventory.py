@@ -1,0 +1,104 @@
+"""``reach plugins`` lists plugins without starting a ``Reach`` (``reach_core.plugins.inventory``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from reach_core import ConfigError, PluginError
+from reach_core.plugins import inventory
+
+
+def _run(code: str, tmp_path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, cwd=tmp_path, timeout=60)
+
+
+def _cli(*args: str, cwd, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "reach_core.cli", *args], capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, cwd=cwd, timeout=60)
+
+
+def test_inventory_matches_a_started_reach(tmp_path):
+    from reach_core import Reach
+
+    config = {"reach": {"data_dir": str(tmp_path)}, "plugins": {"load": ["reach-sample", "reach-broken"]}}
+    listed = [p.to_dict() for p in inventory(config).plugin_info]
+    started = [p.to_dict() for p in Reach(config).plugin_info]
+    assert listed == started
+    by = {p["name"]: p for p in listed}
+    assert by["reach-sample"]["version"] and by["reach-sample"]["distribution"] == "reach-sample"
+    assert by["reach-broken"]["status"] == "failed"
+
+
+def test_inventory_imports_neither_pydantic_nor_the_pipeline(tmp_path):
+    out = _run("""
+        import json, sys
+        from reach_core.plugins import inventory
+        found = inventory({"plugins": {"load": ["reach-weather", "reach-broken"]}})
+        print(json.dumps({p.name: p.status for p in found.plugin_info}))
+        print(json.dumps(sorted(m for m in ("pydantic", "reach_core.reach", "reach_core.pipeline", "httpx")
+                                if m in sys.modules)))
+    """, tmp_path)
+    assert out.returncode == 0, out.stderr
+    statuses, heavy = (json.loads(line) for line in out.stdout.splitlines()[:2])
+    assert statuses["reach-weather"] == "loaded" and statuses["reach-broken"] == "failed"
+    assert heavy == []
+
+
+def test_blocked_plugin_is_not_imported_by_reach_plugins(tmp_path):
+    mark = tmp_path / "mark"
+    (tmp_path / "reach.toml").write_text('[plugins]\ndisable = ["reach-sample"]\n')
+    out = _cli("plugins", "--json", cwd=tmp_path, env={"REACH_SAMPLE_IMPORT_MARK": str(mark)})
+    assert out.returncode == 0, out.stderr
+    by = {p["name"]: p for p in json.loads(out.stdout)}
+    assert by["reach-sample"]["status"] == "blocked" and not mark.exists()
+
+
+def test_invalid_selection_gives_the_validation_error(tmp_path):
+    with pytest.raises(ConfigError, match="plugins.load"):
+        inventory({"plugins": {"load": "reach-sample"}})
+    (tmp_path / "reach.toml").write_text('[plugins]\nload = "reach-sample"\n')
+    out = _cli("plugins", cwd=tmp_path)
+    assert out.returncode != 0 and "plugins.load" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_strict_raises_for_a_broken_plugin():
+    with pytest.raises(PluginError, match="reach-broken"):
+        inventory({"reach": {"strict": True}, "plugins": {"load": ["reach-broken"]}})
+
+
+def test_check_reports_set_up_problems(tmp_path):
+    (tmp_path / "reach.toml").write_text(
+        '[reach]\ndata_dir = "state"\n[plugins]\nload = ["reach-sample"]\n[plugins.reach-sample]\noffset = "x"\n'
+    )
+    fast = _cli("plugins", "--json", cwd=tmp_path)
+    assert fast.returncode == 0, fast.stderr
+    by = {p["name"]: p for p in json.loads(fast.stdout)}
+    assert by["reach-sample"]["status"] == "loaded"  # not started: settings not validated
+    checked = _cli("plugins", "--check", cwd=tmp_path)
+    assert checked.returncode != 0 and "[plugins.reach-sample] offset" in checked.stderr
+
+
+def test_extend_reach_waits_for_reach(tmp_path):
+    out = _run("""
+        import sys
+        from reach_core.plugins import extend_reach
+        extend_reach("as_probe", lambda self: "probe")
+        assert "reach_core.reach" not in sys.modules
+        import reach_langchain  # adds as_langchain_tools the same way
+        assert "reach_core.reach" not in sys.modules
+        from reach_core.reach import Reach
+        r = Reach({"reach": {"data_dir": "d"}}, plugins=[])
+        print(r.as_probe(), callable(r.as_langchain_tools))
+        extend_reach("as_probe", lambda self: "other")  # an attribute already there is kept
+        extend_reach("as_late", lambda self: "late")    # Reach is imported: set at once
+        print(r.as_probe(), r.as_late())
+    """, tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["probe", "True", "probe", "late"]
