@@ -35,6 +35,10 @@ hookimpl = pluggy.HookimplMarker("reach")
 def reach_plugin_settings() -> Any:
     """Return the pydantic model class of this plugin's settings.
 
+    Import the model inside this function: the entry-point module is imported
+    by ``reach plugins`` without starting a ``Reach``, and this hook is only
+    called when one starts.
+
     ``[plugins.NAME]`` is validated against it at start-up (errors name the plugin
     and the field); ``{ env = "VAR" }`` values are read from the environment. The
     validated instance is passed to ``reach_register_tools`` and set on ``ctx.settings``.

@@ -102,3 +102,32 @@ def test_extend_reach_waits_for_reach(tmp_path):
     """, tmp_path)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["probe", "True", "probe", "late"]
+
+
+FIRST_PARTY = ["reach-audit", "reach-confirm", "reach-files", "reach-http", "reach-langchain", "reach-mcp",
+               "reach-notes", "reach-notify", "reach-openai", "reach-openai-agents", "reach-preselect",
+               "reach-pydantic-ai", "reach-serve", "reach-shape", "reach-shell", "reach-sql", "reach-weather"]
+HEAVY = ("pydantic", "structlog", "httpx", "sqlalchemy", "starlette", "mcp", "numpy", "reach_core.reach",
+         "reach_core.config", "reach_core.pipeline")
+
+
+@pytest.mark.parametrize("name", [
+    pytest.param(n, marks=pytest.mark.xfail(reason="imports its pydantic settings model at module level",
+                                            strict=False))
+    if n == "reach-preselect" else n
+    for n in FIRST_PARTY
+])
+def test_entry_point_module_is_light(tmp_path, name):
+    """``reach plugins`` imports every entry-point module: each imports only what finding its hooks needs."""
+    from importlib.metadata import entry_points
+
+    eps = [ep for ep in entry_points(group="reach") if ep.name == name]
+    if not eps:
+        pytest.skip(f"{name} is not installed")
+    out = _run(f"""
+        import importlib, json, sys
+        importlib.import_module({eps[0].value!r})
+        print(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))
+    """, tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == []
