@@ -235,15 +235,45 @@ async def _attempt(tool: Tool, params: Any, ctx: CallContext, deadline: float,
             _release_all(slots)
 
 
-async def run_connector(
+def run_connector(
     tool: Tool, params: Any, ctx: CallContext, slots: Sequence[tuple[WeightedLimit, int]] = ()
-) -> tuple[Any, dict[str, Any]]:
-    """Run ``tool`` with ``params``; return ``(content, meta)`` or raise ``ToolFailure``.
+) -> tuple[Any, dict[str, Any]] | Coroutine[Any, Any, tuple[Any, dict[str, Any]]]:
+    """Run ``tool`` with ``params``: ``(content, meta)``, or a coroutine giving it; raises ``ToolFailure``.
 
     ``slots`` are the concurrency caps to hold around each attempt (the guard
     rails' ``concurrency_slots(tool)``). ``ctx.attempt`` is the number of attempts
     that began (0: the connector never ran).
+
+    An ``@connector`` async function with no cap to hold is stepped right here, in
+    a plain function: most cheap tools finish on that first step, and then no
+    coroutine, no deadline and no timer is made for them. A tool that waits, or
+    raises, continues in :func:`_run` under the full rules (deadline, retries).
     """
+    direct = tool.direct
+    if direct is None or slots:
+        return _run(tool, params, ctx, slots)
+    ctx.attempt = 1
+    coro = direct(**params)
+    try:
+        first = coro.send(None)
+    except StopIteration as stop:
+        content = stop.value
+        if type(content) is dict and len(content) == 1 and "error" in content:
+            failure = BusinessError(str(content["error"]))
+            failure.details["attempts"] = 1
+            raise failure from None
+        return content, {"attempts": 1}
+    except Exception as exc:  # noqa: BLE001 - classified, maybe retried, by the full rules
+        return _run(tool, params, ctx, slots, failed=exc)
+    return _run(tool, params, ctx, slots, started=(coro, first))
+
+
+async def _run(
+    tool: Tool, params: Any, ctx: CallContext, slots: Sequence[tuple[WeightedLimit, int]],
+    *, started: tuple[Any, Any] | None = None, failed: Exception | None = None,
+) -> tuple[Any, dict[str, Any]]:
+    """The attempts loop. ``started``/``failed``: attempt 1 already stepped once by
+    :func:`run_connector` (suspended there, or raised)."""
     loop = asyncio.get_running_loop()
     deadline = ctx.deadline
     if deadline is None:
@@ -256,7 +286,17 @@ async def run_connector(
         attempt += 1
         ctx.attempt = attempt
         try:
-            if inline:
+            if failed is not None:
+                exc, failed = failed, None
+                raise exc
+            if started is not None:
+                (coro, first), started = started, None
+                budget = deadline - loop.time()
+                if tool.attempt_timeout is not None:
+                    budget = min(budget, tool.attempt_timeout)
+                async with asyncio.timeout(budget):
+                    content = await _Resume(coro, first)
+            elif inline:
                 direct = tool.direct
                 if direct is not None:
                     coro = direct(**params)

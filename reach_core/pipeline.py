@@ -170,7 +170,7 @@ async def invoke(
         if impls:
             hook_args = (call, tool, ctx)
             for impl in impls:
-                res = _hook(impl, hook_args)
+                res = impl.function(*hook_args) if impl.full else _hook(impl, hook_args)
                 if res is not None and (impl.is_async or inspect.isawaitable(res)):
                     await res
         if ctx.needs_confirmation and not ctx.approved:
@@ -197,7 +197,10 @@ async def invoke(
             if deadline is not None:  # a run's deadline shortens the tool's own
                 ctx.deadline = min(deadline, asyncio.get_running_loop().time() + tool.timeout)
             try:
-                content, meta = await run_connector(tool, params, ctx, slots)
+                out = run_connector(tool, params, ctx, slots)
+                if not isinstance(out, tuple):
+                    out = await out
+                content, meta = out
             except ToolFailure as exc:
                 if tool.has_fallback and exc.code in _FALLBACK_CODES:
                     content, meta = _fallback(tool, exc), {"fallback": True, "error_code": exc.code,
@@ -232,7 +235,7 @@ async def invoke(
     if impls:
         for impl in impls:
             try:
-                new = _hook(impl, (call, tool, result, ctx))
+                new = impl.function(call, tool, result, ctx) if impl.full else _hook(impl, (call, tool, result, ctx))
                 if new is not None and (impl.is_async or inspect.isawaitable(new)):
                     new = await new
             except Exception as exc:  # noqa: BLE001

@@ -137,10 +137,11 @@ class ToolResult:
 
         Computed once and kept: a result is final when the pipeline returns it.
         """
-        if self._json is None:
-            payload = self.model_payload()
-            self._json = payload if isinstance(payload, str) else dumps(payload)
-        return self._json
+        text = self._json
+        if text is None:
+            payload = self.content if self.ok else self.model_payload()
+            text = self._json = payload if isinstance(payload, str) else dumps(payload)
+        return text
 
     def to_message(self) -> dict[str, Any]:
         """An OpenAI ``tool`` message for this result."""
