@@ -28,19 +28,33 @@ _ids = itertools.count(1)
 _scan = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class ToolCall:
-    """One request to run a tool: ``arguments`` is the raw JSON string or a dict."""
+    """One request to run a tool: ``arguments`` is the raw JSON string or a dict.
+
+    A call without an ``id`` gets a process-unique ``call_N``.
+    """
 
     name: str
-    arguments: str | dict[str, Any] | None = None
-    id: str = ""
-    idempotency_key: str | None = None
-    extra: dict[str, Any] | None = None
+    arguments: str | dict[str, Any] | None
+    id: str
+    idempotency_key: str | None
+    extra: dict[str, Any] | None
 
-    def __post_init__(self) -> None:
-        if not self.id:
-            self.id = f"call_{next(_ids)}"
+    # written out (not generated with __post_init__): one is built for every call
+    def __init__(
+        self,
+        name: str,
+        arguments: str | dict[str, Any] | None = None,
+        id: str = "",  # noqa: A002 - the OpenAI field name
+        idempotency_key: str | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        self.name = name
+        self.arguments = arguments
+        self.id = id or f"call_{next(_ids)}"
+        self.idempotency_key = idempotency_key
+        self.extra = extra
 
 
 def to_call(call: Any, arguments: Any = None) -> ToolCall:
@@ -51,8 +65,9 @@ def to_call(call: Any, arguments: Any = None) -> ToolCall:
         if name is not None and "function" not in call:  # the common flat shape, fast
             if arguments is None:
                 arguments = call["arguments"] if "arguments" in call else call.get("args")
+            cid = call.get("id")
             return ToolCall(name if type(name) is str else str(name), arguments,
-                            str(call.get("id") or ""), call.get("idempotency_key"))
+                            cid if type(cid) is str else str(cid or ""), call.get("idempotency_key"))
     if isinstance(call, ToolCall):
         if arguments is not None:
             call.arguments = arguments

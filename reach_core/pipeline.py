@@ -29,7 +29,8 @@ from .context import CallContext
 from .errors import Denied, ToolCallError, ToolFailure
 from .execute import run_connector
 from .hookcall import Impl
-from .policy import CONFIRM, DENY
+from .policy import CONFIRM as _VERDICT_CONFIRM
+from .policy import DENY
 from .result import ToolError, ToolResult, to_jsonable
 
 if TYPE_CHECKING:
@@ -54,6 +55,23 @@ def _hook(impl: Impl, args: tuple[Any, ...]) -> Any:
     callers await any awaitable result.
     """
     return impl.function(*args) if impl.full else impl.function(*[args[i] for i in impl.positions])
+
+
+# Route flags: what the pipeline needs to know about (agent, tool), looked up once per call.
+RUN = 1  # the agent's policy allows the tool
+CONFIRM = 2  # ... and a person must approve each call
+QUIET = 4  # no guard rail applies outside a run (no limit, budget, ledger or concurrency cap)
+
+
+def _route(reach: Reach, agent: str | None, tool: Tool) -> int:
+    """Compute and cache the route flags of ``tool`` for ``agent`` (cleared with the
+    policies when tools or their state change)."""
+    verdict = reach._policy(agent).verdict(tool)
+    route = 0 if verdict == DENY else RUN | (CONFIRM if verdict == _VERDICT_CONFIRM else 0)
+    if reach._guards.quiet(tool, agent):
+        route |= QUIET
+    reach._routes.setdefault(agent, {})[tool.name] = route
+    return route
 
 
 def new_trace_id() -> str:
@@ -149,9 +167,12 @@ async def invoke(
         args = tool.compiled.prepare(args)
         call.arguments = args
         ctx.arguments = args
-        policy = reach._policies.get(agent) or reach._policy(agent)
-        verdict = policy.verdict(tool)
-        if verdict is DENY:
+        routes = reach._routes.get(agent)
+        route = routes.get(tool.name) if routes is not None else None
+        if route is None:
+            route = _route(reach, agent, tool)
+        if not route & RUN:
+            policy = reach._policy(agent)
             raise Denied(
                 (f"{tool.blocked}; do not call it again." if tool.blocked else
                  f"the tool {tool.name!r} is not available to this agent; do not call it again."),
@@ -161,7 +182,7 @@ async def invoke(
             ctx.idempotency_key = call.idempotency_key or idempotency_key or (
                 f"{run_id}:{call.id}" if run_id else None
             )
-        if verdict is CONFIRM:
+        if route & CONFIRM:
             ctx.needs_confirmation = True
             by = host_approval(tool.name, call.id)
             if by is not None:  # a person approved it in the agent framework reach runs under
@@ -176,7 +197,7 @@ async def invoke(
         if ctx.needs_confirmation and not ctx.approved:
             fix = (
                 f"install a confirmer plugin (pip install reach-confirm) or allow {tool.risk} tools to run "
-                f"unattended with [agents.{policy.name}] auto_tier = \"{tool.risk}\""
+                f"unattended with [agents.{reach._policy(agent).name}] auto_tier = \"{tool.risk}\""
             )
             ctx.log.warning("reach.confirmation_unavailable", tool=tool.name, fix=fix)
             raise Denied(
@@ -186,12 +207,11 @@ async def invoke(
             )
         guards = reach._guards
         slots: Any = ()
-        if guards is not None:
-            if guards.idle(tool, ctx):
-                guards = None
-            else:
-                slots = guards.concurrency_slots(tool)
-                result = await guards.before(tool, args, ctx)
+        if route & QUIET and run_id is None:
+            guards = None
+        else:
+            slots = guards.concurrency_slots(tool)
+            result = await guards.before(tool, args, ctx)
         if result is None:
             params = tool.args_model.model_validate(args) if tool.args_model is not None else args
             if deadline is not None:  # a run's deadline shortens the tool's own

@@ -75,6 +75,7 @@ class Reach:
         self.conflicts: dict[str, list[str]] = {}
         self._providers: dict[str, dict[str, Provider]] = {}
         self._policies: dict[str | None, Policy] = {}
+        self._routes: dict[str | None, dict[str, int]] = {}  # pipeline flags per agent and tool
         self._allowed: dict[str | None, list[Tool]] = {}
         self._allowed_name_sets: dict[str | None, frozenset[str]] = {}
         self._started = False
@@ -295,6 +296,7 @@ class Reach:
     def _invalidate(self) -> None:
         """Forget per-agent caches after the tool set or a tool's state changed."""
         self._policies.clear()
+        self._routes.clear()
         self._allowed.clear()
         self._allowed_name_sets.clear()
 

@@ -191,15 +191,12 @@ class Guards:
         return self._pool
 
     # ------------------------------------------------------------------ seam
-    def idle(self, tool: Tool, ctx: CallContext) -> bool:
-        """True when no guard applies to this call (no run, no limits, no ledger, no
-        concurrency cap): the pipeline then skips ``before``/``after`` without creating
-        coroutines, and the executor steps the connector inline."""
-        plan = self._tool_plans.get(tool.name) or self.tool_plan(tool)
-        if ctx.run_id is not None or not plan.quiet:
-            return False
-        aplan = self._agent_plans.get(ctx.agent) or self.agent_plan(ctx.agent)
-        return aplan.simple
+    def quiet(self, tool: Tool, agent: str | None) -> bool:
+        """True when no guard applies to calls of ``tool`` by ``agent`` outside a run
+        (no limits, no budget, no ledger, no concurrency cap): the pipeline then skips
+        ``before``/``after`` without creating coroutines, and the executor steps the
+        connector inline. The pipeline caches the answer per (agent, tool)."""
+        return self.tool_plan(tool).quiet and self.agent_plan(agent).simple
 
     async def before(self, tool: Tool, args: dict[str, Any], ctx: CallContext) -> ToolResult | None:
         plan = self._tool_plans.get(tool.name) or self.tool_plan(tool)
