@@ -39,6 +39,7 @@ class CallContext:
     progress_sink: Any = None
     _log: Any = None
     _state: dict[str, Any] | None = None
+    _guard_pending: Any = None  # what the guard rails took for this call (reach_core.guard)
 
     def __init__(
         self,

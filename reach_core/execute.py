@@ -244,19 +244,22 @@ def run_connector(
     rails' ``concurrency_slots(tool)``). ``ctx.attempt`` is the number of attempts
     that began (0: the connector never ran).
 
-    An ``@connector`` async function with no cap to hold is stepped right here, in
-    a plain function: most cheap tools finish on that first step, and then no
-    coroutine, no deadline and no timer is made for them. A tool that waits, or
-    raises, continues in :func:`_run` under the full rules (deadline, retries).
+    An ``@connector`` async function is stepped right here, in a plain function,
+    when its concurrency slots (if any) are free at once: most cheap tools finish
+    on that first step, and then no coroutine, no deadline and no timer is made
+    for them. A tool that waits, or raises, continues in :func:`_run` under the
+    full rules (deadline, retries), still holding its slots until that attempt ends.
     """
     direct = tool.direct
-    if direct is None or slots:
+    if direct is None or (slots and not _try_all(slots)):  # no free slot: _run waits for one
         return _run(tool, params, ctx, slots)
     ctx.attempt = 1
-    coro = direct(**params)
     try:
+        coro = direct(**params)
         first = coro.send(None)
     except StopIteration as stop:
+        if slots:
+            _release_all(slots)
         content = stop.value
         if type(content) is dict and len(content) == 1 and "error" in content:
             failure = BusinessError(str(content["error"]))
@@ -264,7 +267,13 @@ def run_connector(
             raise failure from None
         return content, {"attempts": 1}
     except Exception as exc:  # noqa: BLE001 - classified, maybe retried, by the full rules
+        if slots:
+            _release_all(slots)
         return _run(tool, params, ctx, slots, failed=exc)
+    except BaseException:
+        if slots:
+            _release_all(slots)
+        raise
     return _run(tool, params, ctx, slots, started=(coro, first))
 
 
@@ -289,13 +298,17 @@ async def _run(
             if failed is not None:
                 exc, failed = failed, None
                 raise exc
-            if started is not None:
+            if started is not None:  # attempt 1, stepped once by run_connector (holding the slots)
                 (coro, first), started = started, None
                 budget = deadline - loop.time()
                 if tool.attempt_timeout is not None:
                     budget = min(budget, tool.attempt_timeout)
-                async with asyncio.timeout(budget):
-                    content = await _Resume(coro, first)
+                try:
+                    async with asyncio.timeout(budget):
+                        content = await _Resume(coro, first)
+                finally:
+                    if slots:
+                        _release_all(slots)
             elif inline:
                 direct = tool.direct
                 if direct is not None:

@@ -212,7 +212,8 @@ async def invoke(
             guards = None
         else:
             slots = guards.concurrency_slots(tool)
-            result = await guards.before(tool, args, ctx)
+            early = guards.before(tool, args, ctx)
+            result = early if early is None or isinstance(early, ToolResult) else await early
         if result is None:
             params = tool.args_model.model_validate(args) if tool.args_model is not None else args
             if deadline is not None:  # a run's deadline shortens the tool's own
@@ -239,12 +240,16 @@ async def invoke(
                 content = to_jsonable(content)
             result = ToolResult(call.id, call.name, True, content, None, 0.0, ctx.trace_id, meta)
             if guards is not None:
-                await guards.after(tool, args, ctx, result)
+                settle = guards.after(tool, args, ctx, result)
+                if settle is not None:
+                    await settle
     except ToolFailure as exc:
         result = await _failed(reach, call, tool, ctx, exc)
         if reach._guards is not None and tool is not None and ctx.arguments is not None:
             try:
-                await reach._guards.after(tool, ctx.arguments, ctx, result)
+                settle = reach._guards.after(tool, ctx.arguments, ctx, result)
+                if settle is not None:
+                    await settle
             except Exception as gexc:  # noqa: BLE001
                 ctx.log.error("reach.guard_error", error=repr(gexc))
     except Exception as exc:  # noqa: BLE001 - a hook bug must not crash the caller

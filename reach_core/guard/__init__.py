@@ -4,26 +4,29 @@ the operation ledger.
 
 The pipeline calls one seam, :class:`Guards`:
 
-* ``await guards.before(tool, args, ctx)`` after validation and policy, before
+* ``guards.before(tool, args, ctx)`` after validation and policy, before
   ``reach_pre_invoke``/execute. It may raise a ``ToolFailure`` (``rate_limited``,
   ``budget_exceeded``, ``denied``, ``outcome_unknown``) or return a ``ToolResult``
   to hand back without running (a ledger receipt, the earlier result of a
   repeated read, a cached read).
-* ``await guards.after(tool, args, ctx, result)`` with every result of a call
+* ``guards.after(tool, args, ctx, result)`` with every result of a call
   whose ``before`` returned ``None``: settles budgets (a call that never ran gets
   its reservation back), completes or releases the ledger row, records failures
   and results for the run.
 * ``await guards.startup()`` once: ledger rows left ``running`` by a dead
   process become ``unknown``; connectors with ``reconcile(key)`` may settle them.
 
-Every check is decided per tool and per agent once (a *plan*), so a tool with
-no limit configured pays a dict lookup and nothing else.
+Both are plain functions that return a coroutine to await only when something
+must wait (a shared store, a budget, the ledger): in-memory checks cost no
+coroutine. Every check is decided per tool and per agent once (a *plan*), so a
+tool with no limit configured pays a dict lookup and nothing else.
 """
 
 from __future__ import annotations
 
 import hashlib
 import inspect
+from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -42,7 +45,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Guards", "GuardDefaults", "LimitsConfig", "ConnectorGuard", "AgentGuard"]
 
-_STATE_KEY = "reach.guard"
 #: failures that say nothing about the arguments (time-based or a person's decision)
 #: failures of a started non-idempotent call that mean the action did not happen
 _TRANSIENT_NOT_DONE = frozenset({"upstream_unavailable", "rate_limited"})
@@ -61,6 +63,7 @@ class _ToolPlan:
     slots: list[tuple[WeightedLimit, int]]
     simple: bool = False  # nothing to check outside a run
     quiet: bool = False  # simple, and no concurrency cap to hold either
+    waits: bool = False  # a check that may have to await (budget, shared rate-limit store)
 
 
 @dataclass(slots=True)
@@ -69,6 +72,7 @@ class _AgentPlan:
     daily_budget: int | None
     max_calls_per_run: int | None
     simple: bool = False
+    waits: bool = False  # a check that may have to await (budget, shared rate-limit store)
 
 
 @dataclass(slots=True)
@@ -93,6 +97,25 @@ def _validated(model: type[Any], data: dict[str, Any], where: str) -> Any:
         first = exc.errors()[0]
         loc = ".".join(str(p) for p in first["loc"])
         raise ConfigError(f"invalid config: {where} {loc}: {first['msg']}") from None
+
+
+def _run_limit(limit: int, who: str) -> ToolFailure:
+    return ToolFailure(
+        f"the limit of {limit} tool calls for {who} is reached. "
+        "Answer with what you have, or tell the user the task needs more steps.",
+        code="budget_exceeded",
+    )
+
+
+def _raise_if_limited(denied: tuple[float, str] | None) -> None:
+    if denied is not None:
+        retry_after, who = denied
+        retry_after = round(max(retry_after, 0.001), 3)
+        raise ToolFailure(
+            f"the rate limit of {who} is reached; wait {retry_after:g} s before calling it again.",
+            code="rate_limited",
+            retry_after=retry_after,
+        )
 
 
 def _args_hash(args: dict[str, Any]) -> str:
@@ -164,6 +187,7 @@ class Guards:
         )
         plan.simple = not rules and plan.daily_budget is None and not plan.ledgered
         plan.quiet = plan.simple and not slots
+        plan.waits = plan.daily_budget is not None or bool(rules and not self.limiter.is_memory)
         return plan
 
     def agent_plan(self, agent: str | None) -> _AgentPlan:
@@ -176,11 +200,12 @@ class Guards:
                 rules.append((self.limiter.parse(g.rate_limit), ("reach", "agent", name), f"agent `{name}`"))
             plan = self._agent_plans[name] = _AgentPlan(rules, g.daily_budget, g.max_calls_per_run)
             plan.simple = not rules and g.daily_budget is None
+            plan.waits = g.daily_budget is not None or bool(rules and not self.limiter.is_memory)
         return plan
 
     def concurrency_slots(self, tool: Tool) -> list[tuple[WeightedLimit, int]]:
         """Process-wide caps the executor must hold around each attempt of ``tool``."""
-        return self.tool_plan(tool).slots
+        return (self._tool_plans.get(tool.name) or self.tool_plan(tool)).slots
 
     def thread_pool(self) -> Any:
         """The bounded pool sync connectors run in (``[reach] thread_pool`` workers)."""
@@ -198,69 +223,92 @@ class Guards:
         connector inline. The pipeline caches the answer per (agent, tool)."""
         return self.tool_plan(tool).quiet and self.agent_plan(agent).simple
 
-    async def before(self, tool: Tool, args: dict[str, Any], ctx: CallContext) -> ToolResult | None:
+    def before(
+        self, tool: Tool, args: dict[str, Any], ctx: CallContext
+    ) -> ToolResult | None | Coroutine[Any, Any, ToolResult | None]:
+        """Check and take what the call needs (see the module doc).
+
+        A plain function: what needs no wait (run limits, the identical- and
+        failing-call guards, in-memory rate limits, counting the call in its run) is
+        settled right here; a coroutine is returned, for the caller to await, only
+        when something has to wait (a shared rate-limit store, a daily budget, the
+        ledger).
+        """
         plan = self._tool_plans.get(tool.name) or self.tool_plan(tool)
         aplan = self._agent_plans.get(ctx.agent) or self.agent_plan(ctx.agent)
-        if ctx.run_id is None and plan.simple and aplan.simple:
-            return None
-        pending: _Pending | None = None
         run: RunState | None = None
         ckey: tuple[str, Any] | None = None
-
-        # 1. run-scoped guards (need a run id)
-        if ctx.run_id is not None:
+        if ctx.run_id is not None:  # 1. run-scoped guards
             run = self.runs.get(ctx.run_id)
             ckey = (tool.name, call_key(args))
-            failed = run.failures.get(ckey)
-            if failed is not None and failed[0] >= self.defaults.failing_call_limit:
-                raise Denied(
-                    f"this exact call of `{tool.name}` already failed {failed[0]} times in this run "
-                    f"(last error: {failed[1]}). Change the arguments or stop; do not send it again."
-                )
-            seen = run.identical.get(ckey, 0)
-            if plan.read_cache and ckey in run.cache:
-                return self._replay(run.cache[ckey], ctx, {"cached": True})
-            if seen >= plan.identical_limit:
-                earlier = run.last_ok.get(ckey)
-                if not plan.write and earlier is not None:
-                    return self._replay(
-                        earlier, ctx, {"repeated": True},
-                        note=(f"`{tool.name}` was already called {seen} times with these exact arguments in "
-                              "this run; this is the earlier result. Do not call it again with the same arguments."),
-                    )
-                raise Denied(
-                    f"`{tool.name}` was already called {seen} times with these exact arguments in this run; "
-                    "refusing to repeat it. Use the earlier result, change the arguments, or stop."
-                )
-            for limit, used, scope in (
-                (self.defaults.max_calls_per_run, run.calls, 0),
-                (aplan.max_calls_per_run, run.calls, 1),
-                (plan.max_calls_per_run, run.per_tool.get(tool.name, 0) if plan.max_calls_per_run else 0, 2),
-            ):
-                if limit is not None and used >= limit:
-                    who = ("this run", f"this run of agent `{ctx.agent or 'default'}`",
-                           f"`{tool.name}` in this run")[scope]
-                    raise ToolFailure(
-                        f"the limit of {limit} tool calls for {who} is reached. "
-                        "Answer with what you have, or tell the user the task needs more steps.",
-                        code="budget_exceeded",
-                    )
+            earlier = self._check_run(tool, plan, aplan, run, ckey, ctx)
+            if earlier is not None:
+                return earlier
+        elif plan.simple and aplan.simple:
+            return None
+        if plan.waits or aplan.waits or (plan.ledgered and ctx.idempotency_key):
+            return self._before_wait(tool, args, ctx, plan, aplan, run, ckey)
+        if plan.rate_rules or aplan.rate_rules:  # 2. in-memory rate limits: all or nothing
+            _raise_if_limited(self.limiter.hit_sync(plan.rate_rules + aplan.rate_rules))
+        if run is not None and ckey is not None:  # 4. count the call in its run
+            ctx._guard_pending = self._count(tool, run, ckey, None)
+        return None
 
-        # 2. rate limits (tool, plugin, agent): all or nothing
-        rules = plan.rate_rules + aplan.rate_rules if aplan.rate_rules else plan.rate_rules
-        if rules:
-            if self.limiter.is_memory:
-                denied = self.limiter.hit_sync(rules)
-            else:
-                denied = await self.limiter.hit(rules)
-            if denied is not None:
-                retry_after, who = denied
-                retry_after = round(max(retry_after, 0.001), 3)
-                raise ToolFailure(
-                    f"the rate limit of {who} is reached; wait {retry_after:g} s before calling it again.",
-                    code="rate_limited",
-                    retry_after=retry_after,
+    def _check_run(self, tool: Tool, plan: _ToolPlan, aplan: _AgentPlan, run: RunState,
+                   ckey: tuple[str, Any], ctx: CallContext) -> ToolResult | None:
+        """Run limits, the failing- and identical-call guards: raise, replay an earlier
+        result (returned), or let the call go on (``None``)."""
+        failed = run.failures.get(ckey) if run.failures else None
+        if failed is not None and failed[0] >= self.defaults.failing_call_limit:
+            raise Denied(
+                f"this exact call of `{tool.name}` already failed {failed[0]} times in this run "
+                f"(last error: {failed[1]}). Change the arguments or stop; do not send it again."
+            )
+        seen = run.identical.get(ckey, 0)
+        if plan.read_cache and run.cache and ckey in run.cache:
+            return self._replay(run.cache[ckey], ctx, {"cached": True})
+        if seen >= plan.identical_limit:
+            earlier = run.last_ok.get(ckey)
+            if not plan.write and earlier is not None:
+                return self._replay(
+                    earlier, ctx, {"repeated": True},
+                    note=(f"`{tool.name}` was already called {seen} times with these exact arguments in "
+                          "this run; this is the earlier result. Do not call it again with the same arguments."),
                 )
+            raise Denied(
+                f"`{tool.name}` was already called {seen} times with these exact arguments in this run; "
+                "refusing to repeat it. Use the earlier result, change the arguments, or stop."
+            )
+        limit = self.defaults.max_calls_per_run
+        if limit is not None and run.calls >= limit:
+            raise _run_limit(limit, "this run")
+        limit = aplan.max_calls_per_run
+        if limit is not None and run.calls >= limit:
+            raise _run_limit(limit, f"this run of agent `{ctx.agent or 'default'}`")
+        limit = plan.max_calls_per_run
+        if limit is not None and run.per_tool.get(tool.name, 0) >= limit:
+            raise _run_limit(limit, f"`{tool.name}` in this run")
+        return None
+
+    @staticmethod
+    def _count(tool: Tool, run: RunState, ckey: tuple[str, Any], pending: _Pending | None) -> _Pending:
+        run.calls += 1
+        run.per_tool[tool.name] = run.per_tool.get(tool.name, 0) + 1
+        run.identical[ckey] = run.identical.get(ckey, 0) + 1
+        if pending is None:
+            return _Pending(None, None, run, ckey, True)
+        pending.run, pending.ckey, pending.counted = run, ckey, True
+        return pending
+
+    async def _before_wait(self, tool: Tool, args: dict[str, Any], ctx: CallContext, plan: _ToolPlan,
+                           aplan: _AgentPlan, run: RunState | None,
+                           ckey: tuple[str, Any] | None) -> ToolResult | None:
+        """Steps 2-5 of :meth:`before` when one of them may have to wait."""
+        pending: _Pending | None = None
+        # 2. rate limits (tool, plugin, agent): all or nothing
+        rules = plan.rate_rules + aplan.rate_rules
+        if rules:
+            _raise_if_limited(self.limiter.hit_sync(rules) if self.limiter.is_memory else await self.limiter.hit(rules))
 
         # 3. daily budgets: reserved now, given back in after() if the call never runs
         if plan.daily_budget is not None or aplan.daily_budget is not None:
@@ -275,35 +323,29 @@ class Guards:
                 raise ToolFailure(exc.message, code="budget_exceeded", retry_after=round(exc.retry_after)) from None
             pending = _Pending(budget_keys=keys)
 
-        # 4. count the call in its run (no await between the checks above and this)
+        # 4. count the call in its run
         if run is not None and ckey is not None:
-            run.calls += 1
-            run.per_tool[tool.name] = run.per_tool.get(tool.name, 0) + 1
-            run.identical[ckey] = run.identical.get(ckey, 0) + 1
-            if pending is None:
-                pending = _Pending()
-            pending.run, pending.ckey, pending.counted = run, ckey, True
+            pending = self._count(tool, run, ckey, pending)
 
         # 5. the ledger: claim the idempotency key before a side effect can happen
         key = ctx.idempotency_key
         if plan.ledgered and key:
             if pending is None:
                 pending = _Pending()
-            ctx.state[_STATE_KEY] = pending
+            ctx._guard_pending = pending
             try:
                 receipt = await self._claim(tool, args, ctx, key)
             except BaseException:
                 self._undo(pending)
-                ctx.state.pop(_STATE_KEY, None)
+                ctx._guard_pending = None
                 raise
             if receipt is not None:
                 self._undo(pending)
-                ctx.state.pop(_STATE_KEY, None)
+                ctx._guard_pending = None
                 return receipt
             pending.ledger_key = key
             return None
-        if pending is not None:
-            ctx.state[_STATE_KEY] = pending
+        ctx._guard_pending = pending
         return None
 
     async def _claim(self, tool: Tool, args: dict[str, Any], ctx: CallContext, key: str) -> ToolResult | None:
@@ -363,40 +405,61 @@ class Guards:
             error=earlier.error, trace_id=ctx.trace_id, meta={**meta, "from_call": earlier.call_id},
         )
 
-    async def after(self, tool: Tool, args: dict[str, Any], ctx: CallContext, result: ToolResult) -> None:
-        pending: _Pending | None = ctx.state.pop(_STATE_KEY, None) if ctx.state else None
-        if pending is None and ctx.run_id is None:
-            return
-        ran = ctx.attempt > 0
-        if pending is not None and not ran:
-            self._undo(pending)
+    def after(
+        self, tool: Tool, args: dict[str, Any], ctx: CallContext, result: ToolResult
+    ) -> Coroutine[Any, Any, None] | None:
+        """Settle what :meth:`before` took. A plain function; returns a coroutine to
+        await only when the ledger has to be written."""
+        pending: _Pending | None = ctx._guard_pending
+        if pending is not None:
+            ctx._guard_pending = None
             if pending.ledger_key:
-                await self.ledger.release(tool.name, pending.ledger_key)
-        elif pending is not None and pending.ledger_key and result.error is not None \
-                and result.error.code in _TRANSIENT_NOT_DONE:
+                return self._after_ledger(tool, args, ctx, result, pending)
+            if ctx.attempt == 0:  # the call never ran: give back what it took
+                self._undo(pending)
+        elif ctx.run_id is None:
+            return None
+        self._settle_run(tool, args, ctx, result, pending)
+        return None
+
+    async def _after_ledger(self, tool: Tool, args: dict[str, Any], ctx: CallContext, result: ToolResult,
+                            pending: _Pending) -> None:
+        key = pending.ledger_key
+        assert key is not None
+        if ctx.attempt == 0:
+            self._undo(pending)
+            await self.ledger.release(tool.name, key)
+        elif result.error is not None and result.error.code in _TRANSIENT_NOT_DONE:
             # the service refused before acting (503, 429, connection refused): the key may
             # be used again once it recovers, instead of replaying a stale failure forever
-            await self.ledger.release(tool.name, pending.ledger_key)
-        elif pending is not None and pending.ledger_key:
+            await self.ledger.release(tool.name, key)
+        else:
             code = result.error.code if result.error else None
             state = "done" if result.ok else ("unknown" if code in ("outcome_unknown", "timeout") else "failed")
             await self.ledger.complete(
                 tool.name,
-                pending.ledger_key,
+                key,
                 state,
                 {"ok": result.ok, "content": result.content,
                  "error": result.error.to_dict() if result.error else None},
                 wait=False,  # the claim was durable; see Ledger.complete
             )
+        self._settle_run(tool, args, ctx, result, pending)
+
+    def _settle_run(self, tool: Tool, args: dict[str, Any], ctx: CallContext, result: ToolResult,
+                    pending: _Pending | None) -> None:
+        """Record the call's outcome in its run: failures, the last good result, the read cache."""
         if ctx.run_id is None:
             return
         run = pending.run if pending is not None and pending.run is not None else self.runs.peek(ctx.run_id)
         if run is None:
             return
+        ran = ctx.attempt > 0
         ckey = pending.ckey if pending is not None and pending.ckey is not None else (tool.name, call_key(args))
-        plan = self.tool_plan(tool)
+        plan = self._tool_plans.get(tool.name) or self.tool_plan(tool)
         if result.ok:
-            run.failures.pop(ckey, None)
+            if run.failures:
+                run.failures.pop(ckey, None)
             if plan.write:
                 if ran:
                     run.cache.clear()  # a write may change what reads return

@@ -61,8 +61,9 @@ class WeightedLimit:
             raise
 
     def release(self, weight: int = 1) -> None:
-        self.free += self._clamp(weight)
-        self._wake()
+        self.free += weight if 1 <= weight <= self.capacity else self._clamp(weight)
+        if self._waiters:
+            self._wake()
 
     def _wake(self) -> None:
         while self._waiters:

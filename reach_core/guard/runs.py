@@ -16,13 +16,15 @@ from typing import Any
 __all__ = ["RunState", "Runs", "call_key"]
 
 def call_key(args: dict[str, Any]) -> Any:
-    """A hashable, order-independent key of the arguments; cheap for flat dicts."""
-    key = tuple(sorted(args.items()))
+    """A hashable, order-independent key of the arguments; cheap for flat dicts.
+
+    A frozenset of the items: no sorting, and its hash is computed once and kept,
+    so the several dict lookups a run makes with one key do not hash it again.
+    """
     try:
-        hash(key)
+        return frozenset(args.items())
     except TypeError:  # nested lists/dicts: fall back to canonical JSON
         return json.dumps(args, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
-    return key
 
 
 @dataclass(slots=True)
@@ -41,8 +43,12 @@ class Runs:
     def __init__(self, max_runs: int = 4096) -> None:
         self._runs: OrderedDict[str, RunState] = OrderedDict()
         self._max = max_runs
+        self._last_id: str | None = None
+        self._last = RunState()
 
     def get(self, run_id: str) -> RunState:
+        if run_id == self._last_id:  # the run of the previous call: already the most recent
+            return self._last
         state = self._runs.get(run_id)
         if state is None:
             state = self._runs[run_id] = RunState()
@@ -50,6 +56,7 @@ class Runs:
                 self._runs.popitem(last=False)
         else:
             self._runs.move_to_end(run_id)
+        self._last_id, self._last = run_id, state
         return state
 
     def peek(self, run_id: str) -> RunState | None:
@@ -59,7 +66,9 @@ class Runs:
         """Let run ``child`` share ``parent``'s state: a delegated run's calls count
         against the parent run's limits (max_calls_per_run, identical-call guard ...)."""
         self._runs[child] = self.get(parent)
+        self._last_id = None
 
     def end(self, run_id: str) -> None:
         """Forget a finished run (the agent loop may call this)."""
         self._runs.pop(run_id, None)
+        self._last_id = None
