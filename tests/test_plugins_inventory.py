@@ -111,12 +111,7 @@ HEAVY = ("pydantic", "structlog", "httpx", "sqlalchemy", "starlette", "mcp", "nu
          "reach_core.config", "reach_core.pipeline")
 
 
-@pytest.mark.parametrize("name", [
-    pytest.param(n, marks=pytest.mark.xfail(reason="imports its pydantic settings model at module level",
-                                            strict=False))
-    if n == "reach-preselect" else n
-    for n in FIRST_PARTY
-])
+@pytest.mark.parametrize("name", FIRST_PARTY)
 def test_entry_point_module_is_light(tmp_path, name):
     """``reach plugins`` imports every entry-point module: each imports only what finding its hooks needs."""
     from importlib.metadata import entry_points

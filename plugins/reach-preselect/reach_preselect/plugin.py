@@ -1,22 +1,26 @@
 """Hook implementations of reach-preselect (the entry point `reach-preselect`).
 
-Importing this module imports neither bm25s nor wordllama nor numpy-heavy code
-paths: the selector builds its index on the first selection.
+Importing this module imports neither pydantic nor bm25s nor wordllama nor
+numpy-heavy code paths (``reach plugins`` imports it): the selector builds its
+index on the first selection.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reach_core import hookimpl
 
-from .settings import PreselectSettings
+if TYPE_CHECKING:
+    from .settings import PreselectSettings
 
 REACH_PLUGIN_NAME = "reach-preselect"
 
 
 @hookimpl
 def reach_plugin_settings() -> type[PreselectSettings]:
+    from .settings import PreselectSettings  # pydantic only when a Reach validates settings
+
     return PreselectSettings
 
 
