@@ -151,15 +151,27 @@ async def peers() -> dict[str, Any]:
     return out
 
 
+#: ten first-party plugins: the "10 plugins installed" of the target. The others
+#: installed in a dev environment (bridges, test fixtures such as reach-sample, which
+#: imports pydantic on purpose as the old-style example) are blocked by REACH_PLUGINS,
+#: so they are listed but never imported.
+TEN = ("reach-weather,reach-notes,reach-http,reach-sql,reach-files,reach-shell,reach-notify,"
+       "reach-preselect,reach-audit,reach-confirm")
+
+
 def cli_times() -> dict[str, float]:
     res = {}
-    for args in (["--version"], ["plugins"]):
+    runs_of = [("reach --version", ["--version"], {}),
+               ("reach plugins (10 plugins loaded)", ["plugins"], {"REACH_PLUGINS": TEN}),
+               ("reach plugins (every installed plugin)", ["plugins"], {})]
+    for label, args, extra in runs_of:
+        env = {**os.environ, **extra}
         runs = []
-        for _ in range(5):
+        for _ in range(7):
             t0 = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "reach_core.cli", *args], capture_output=True, check=False)
+            subprocess.run([sys.executable, "-m", "reach_core.cli", *args], capture_output=True, check=False, env=env)
             runs.append(time.perf_counter() - t0)
-        res["reach " + " ".join(args)] = statistics.median(runs)
+        res[label] = statistics.median(runs)
     return res
 
 
@@ -179,11 +191,11 @@ async def main() -> None:
     for name, fn in (await peers()).items():
         pr, t, _ = await ratio(fn)
         print(f"{name:44s} {t * 1e6:.2f} µs/call  = {pr:.2f}x baseline")
-    import importlib_metadata
+    from importlib.metadata import entry_points
 
-    n_plugins = len(list(importlib_metadata.entry_points(group="reach")))
+    n_plugins = len(list(entry_points(group="reach")))
     for name, t in cli_times().items():
-        print(f"{name:44s} {t * 1000:.0f} ms wall with {n_plugins} plugins installed (target < 300 ms)")
+        print(f"{name:44s} {t * 1000:.0f} ms wall, {n_plugins} plugins installed (target < 300 ms)")
 
 
 if __name__ == "__main__":
