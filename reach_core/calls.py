@@ -97,6 +97,12 @@ def to_call(call: Any, arguments: Any = None) -> ToolCall:
 
 
 def _depth_ok(obj: Any, limit: int) -> bool:
+    if type(obj) is dict and limit >= 1:  # flat, the usual case: decided without the walk
+        for v in obj.values():
+            if isinstance(v, (dict, list)):
+                break
+        else:
+            return True
     stack = [(obj, 1)]
     while stack:
         cur, d = stack.pop()

@@ -31,6 +31,7 @@ import random
 from collections.abc import Coroutine, Generator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .deadline import until
 from .errors import BusinessError, RateLimited, RetryableError, ToolFailure
 from .guard.threads import DaemonPool
 
@@ -152,7 +153,7 @@ async def _acquire_all(slots: Sequence[tuple[WeightedLimit, int]], deadline: flo
                 if remaining <= 0:
                     raise _NotStarted
                 try:
-                    async with asyncio.timeout(remaining):
+                    with until(loop, loop.time() + remaining):
                         await lim.acquire(weight)
                 except TimeoutError:
                     raise _NotStarted from None
@@ -190,7 +191,7 @@ async def _run_sync(tool: Tool, params: Any, ctx: CallContext, budget: float,
         cf.add_done_callback(give_back)
     afut = asyncio.wrap_future(cf, loop=loop)
     try:
-        async with asyncio.timeout(budget):
+        with until(loop, loop.time() + budget):
             result = await afut
     except TimeoutError:
         # cancelling afut cancelled cf if its thread had not picked it up yet
@@ -198,9 +199,16 @@ async def _run_sync(tool: Tool, params: Any, ctx: CallContext, budget: float,
             raise _NotStarted from None
         raise
     if asyncio.iscoroutine(result):  # a plain def that returned a coroutine: finish it here
-        async with asyncio.timeout(max(0.0, budget)):
+        with until(loop, loop.time() + max(0.0, budget)):
             return await result
     return result
+
+
+def _attempt_end(tool: Tool, deadline: float, loop: asyncio.AbstractEventLoop) -> float:
+    """When the current attempt must end: the call's deadline, or sooner with ``attempt_timeout``."""
+    if tool.attempt_timeout is None:
+        return deadline
+    return min(deadline, loop.time() + tool.attempt_timeout)
 
 
 def _start(tool: Tool, params: Any, ctx: CallContext) -> Any:
@@ -225,10 +233,7 @@ async def _attempt(tool: Tool, params: Any, ctx: CallContext, deadline: float,
             first = coro.send(None)
         except StopIteration as stop:
             return stop.value
-        budget = deadline - loop.time()
-        if tool.attempt_timeout is not None:
-            budget = min(budget, tool.attempt_timeout)
-        async with asyncio.timeout(budget):
+        with until(loop, _attempt_end(tool, deadline, loop)):
             return await _Resume(coro, first)
     finally:
         if slots:
@@ -300,11 +305,8 @@ async def _run(
                 raise exc
             if started is not None:  # attempt 1, stepped once by run_connector (holding the slots)
                 (coro, first), started = started, None
-                budget = deadline - loop.time()
-                if tool.attempt_timeout is not None:
-                    budget = min(budget, tool.attempt_timeout)
                 try:
-                    async with asyncio.timeout(budget):
+                    with until(loop, _attempt_end(tool, deadline, loop)):
                         content = await _Resume(coro, first)
                 finally:
                     if slots:
@@ -320,10 +322,7 @@ async def _run(
                 except StopIteration as stop:
                     content = stop.value
                 else:
-                    budget = deadline - loop.time()
-                    if tool.attempt_timeout is not None:
-                        budget = min(budget, tool.attempt_timeout)
-                    async with asyncio.timeout(budget):
+                    with until(loop, _attempt_end(tool, deadline, loop)):
                         content = await _Resume(coro, first)
             else:
                 content = await _attempt(tool, params, ctx, deadline, slots, loop)
