@@ -36,19 +36,53 @@ def test_inventory_matches_a_started_reach(tmp_path):
     assert by["reach-broken"]["status"] == "failed"
 
 
+def _light_plugin(where) -> None:
+    """A distribution with a ``reach`` entry point written into ``where`` (put on PYTHONPATH):
+    the shape a plugin following docs/plugin-authors.md has, independent of what is installed."""
+    (where / "reach_light.py").write_text(textwrap.dedent("""
+        from reach_core import hookimpl
+
+        @hookimpl
+        def reach_plugin_settings():
+            from pydantic import BaseModel  # only when a Reach validates settings
+
+            class Settings(BaseModel):
+                greeting: str = "hi"
+            return Settings
+    """))
+    meta = where / "reach_light-0.1.0.dist-info"
+    meta.mkdir()
+    (meta / "METADATA").write_text("Metadata-Version: 2.1\nName: reach-light\nVersion: 0.1.0\n\nA body.\n")
+    (meta / "entry_points.txt").write_text("[console_scripts]\nx = y:z\n\n[reach]\nreach-light = reach_light\n")
+
+
 def test_inventory_imports_neither_pydantic_nor_the_pipeline(tmp_path):
+    _light_plugin(tmp_path)
     out = _run("""
         import json, sys
         from reach_core.plugins import inventory
-        found = inventory({"plugins": {"load": ["reach-weather", "reach-broken"]}})
-        print(json.dumps({p.name: p.status for p in found.plugin_info}))
+        found = inventory({"plugins": {"load": ["reach-light", "reach-broken"]}})
+        print(json.dumps({p.name: [p.status, p.version] for p in found.plugin_info}))
         print(json.dumps(sorted(m for m in ("pydantic", "reach_core.reach", "reach_core.pipeline", "httpx")
                                 if m in sys.modules)))
-    """, tmp_path)
+    """, tmp_path, env={"PYTHONPATH": str(tmp_path)})
     assert out.returncode == 0, out.stderr
     statuses, heavy = (json.loads(line) for line in out.stdout.splitlines()[:2])
-    assert statuses["reach-weather"] == "loaded" and statuses["reach-broken"] == "failed"
+    assert statuses["reach-light"] == ["loaded", "0.1.0"] and statuses["reach-broken"][0] == "failed"
     assert heavy == []
+
+
+def test_entry_points_are_read_like_importlib_metadata(tmp_path, monkeypatch):
+    """The direct dist-info scan finds what ``importlib.metadata`` finds, first one on the path wins."""
+    from importlib.metadata import entry_points
+
+    from reach_core.plugins import _scan_entry_points
+
+    _light_plugin(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    scanned = sorted((e.name, e.value) for e in _scan_entry_points() or [])
+    assert scanned == sorted((e.name, e.value) for e in entry_points(group="reach"))
+    assert ("reach-light", "reach_light") in scanned
 
 
 def test_blocked_plugin_is_not_imported_by_reach_plugins(tmp_path):
@@ -91,11 +125,11 @@ def test_extend_reach_waits_for_reach(tmp_path):
         from reach_core.plugins import extend_reach
         extend_reach("as_probe", lambda self: "probe")
         assert "reach_core.reach" not in sys.modules
-        import reach_langchain  # adds as_langchain_tools the same way
+        extend_reach("as_second", lambda self: True)  # as bridges add as_langchain_tools
         assert "reach_core.reach" not in sys.modules
         from reach_core.reach import Reach
         r = Reach({"reach": {"data_dir": "d"}}, plugins=[])
-        print(r.as_probe(), callable(r.as_langchain_tools))
+        print(r.as_probe(), r.as_second())
         extend_reach("as_probe", lambda self: "other")  # an attribute already there is kept
         extend_reach("as_late", lambda self: "late")    # Reach is imported: set at once
         print(r.as_probe(), r.as_late())
@@ -111,18 +145,25 @@ HEAVY = ("pydantic", "structlog", "httpx", "sqlalchemy", "starlette", "mcp", "nu
          "reach_core.config", "reach_core.pipeline")
 
 
+ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
+
+
 @pytest.mark.parametrize("name", FIRST_PARTY)
 def test_entry_point_module_is_light(tmp_path, name):
-    """``reach plugins`` imports every entry-point module: each imports only what finding its hooks needs."""
-    from importlib.metadata import entry_points
+    """``reach plugins`` imports every entry-point module: each imports only what finding its hooks needs.
 
-    eps = [ep for ep in entry_points(group="reach") if ep.name == name]
-    if not eps:
-        pytest.skip(f"{name} is not installed")
+    Read from the source tree (``plugins/NAME``), so it runs whether or not the plugin
+    is installed here: an entry module that imported its dependencies at the top would
+    fail to import in the core-only test venv, and that is a failure too.
+    """
+    import tomllib
+
+    src = ROOT / "plugins" / name
+    module = tomllib.loads((src / "pyproject.toml").read_text())["project"]["entry-points"]["reach"][name]
     out = _run(f"""
         import importlib, json, sys
-        importlib.import_module({eps[0].value!r})
+        importlib.import_module({module.partition(":")[0]!r})
         print(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))
-    """, tmp_path)
+    """, tmp_path, env={"PYTHONPATH": str(src)})
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout) == []
