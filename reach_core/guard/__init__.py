@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+import math
 from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -73,6 +74,7 @@ class _AgentPlan:
     max_calls_per_run: int | None
     simple: bool = False
     waits: bool = False  # a check that may have to await (budget, shared rate-limit store)
+    run_cap: float = math.inf  # the lower of [reach] and this agent's max_calls_per_run
 
 
 @dataclass(slots=True)
@@ -201,6 +203,8 @@ class Guards:
             plan = self._agent_plans[name] = _AgentPlan(rules, g.daily_budget, g.max_calls_per_run)
             plan.simple = not rules and g.daily_budget is None
             plan.waits = g.daily_budget is not None or bool(rules and not self.limiter.is_memory)
+            caps = [c for c in (self.defaults.max_calls_per_run, g.max_calls_per_run) if c is not None]
+            plan.run_cap = min(caps) if caps else math.inf
         return plan
 
     def concurrency_slots(self, tool: Tool) -> list[tuple[WeightedLimit, int]]:
@@ -241,9 +245,13 @@ class Guards:
         if ctx.run_id is not None:  # 1. run-scoped guards
             run = self.runs.get(ctx.run_id)
             ckey = (tool.name, call_key(args))
-            earlier = self._check_run(tool, plan, aplan, run, ckey, ctx)
-            if earlier is not None:
-                return earlier
+            # the precise checks only when one of them could trigger (most calls: none can)
+            if (run.identical.get(ckey, 0) >= plan.identical_limit or run.failures or run.calls >= aplan.run_cap
+                    or (plan.read_cache and run.cache) or (plan.max_calls_per_run is not None
+                                                           and run.per_tool.get(tool.name, 0) >= plan.max_calls_per_run)):
+                earlier = self._check_run(tool, plan, aplan, run, ckey, ctx)
+                if earlier is not None:
+                    return earlier
         elif plan.simple and aplan.simple:
             return None
         if plan.waits or aplan.waits or (plan.ledgered and ctx.idempotency_key):
