@@ -115,8 +115,9 @@ def until(loop: asyncio.AbstractEventLoop, when: float) -> _Watch:
     if loop is not last_loop or dog is None:
         dog = _dogs.get(loop)
         if dog is None:
-            for old in [lp for lp in _dogs if lp.is_closed()]:  # forget loops that are gone
-                del _dogs[old]
+            for old in list(_dogs):  # forget loops that are gone (list(): other threads' loops)
+                if old.is_closed():
+                    _dogs.pop(old, None)
             dog = _dogs[loop] = _Watchdog(loop)
         _last = (loop, dog)
     return dog.watch(when)
