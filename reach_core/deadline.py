@@ -49,7 +49,9 @@ class _Watch:
         self.done = True
         if not self.fired:
             self.dog.dead += 1  # still in the heap, now dead weight
-        elif exc_type is asyncio.CancelledError and self.task.uncancel() <= self.cancelling:
+        # fired: take our cancellation request back whatever the block ended with (as
+        # asyncio.timeout does), and report it as a timeout if it is what ended the block
+        elif self.task.uncancel() <= self.cancelling and exc_type is asyncio.CancelledError:
             raise TimeoutError from exc
 
 
