@@ -472,10 +472,7 @@ class Guards:
                 if ran:
                     run.cache.clear()  # a write may change what reads return
             else:
-                # kept only once a repeat could be answered with it (the identical-call
-                # guard replays from the limit on): a run of distinct calls holds no results
-                if run.identical.get(ckey, 0) >= plan.identical_limit:
-                    run.last_ok[ckey] = result
+                run.last_ok[ckey] = result  # the identical-call guard replays the last good one
                 if plan.read_cache:
                     run.cache[ckey] = result
         elif ran and result.error is not None and result.error.code not in _NOT_ARGUMENT_FAILURES:
