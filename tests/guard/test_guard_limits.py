@@ -119,6 +119,25 @@ async def test_identical_read_gets_the_earlier_result_and_says_so(make_reach):
     assert "already called 3 times" in last.content["note"]
 
 
+async def test_identical_read_after_a_failed_try_gets_the_last_good_result(make_reach):
+    """ok, ok, failed, then the same read again: the earlier good result, not a refusal."""
+    state = {"runs": 0}
+
+    @connector(risk="read")
+    async def get_price(item: str) -> dict:
+        """Price of an item. Use when asked what something costs."""
+        state["runs"] += 1
+        if state["runs"] == 3:
+            raise BusinessError("the price service refused")
+        return {"item": item, "run": state["runs"]}
+
+    r = make_reach(get_price)
+    results = [await r.invoke("get_price", {"item": "tea"}, run_id="r") for _ in range(4)]
+    assert [x.ok for x in results] == [True, True, False, True]
+    assert state["runs"] == 3  # the fourth was not run
+    assert results[-1].meta["repeated"] is True and results[-1].content["result"] == {"item": "tea", "run": 2}
+
+
 async def test_identical_write_is_refused(make_reach):
     tool, state = counting("send_note", risk="write")
     r = make_reach(tool, connectors={"send_note": {"identical_call_limit": 2}})
