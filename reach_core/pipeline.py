@@ -269,7 +269,7 @@ async def invoke(
                 continue
             if new is not None:
                 result = new
-    result.elapsed_ms = (time.perf_counter() - t0) * 1000.0
+        result.elapsed_ms = (time.perf_counter() - t0) * 1000.0  # with the post-invoke hooks' time
     if reach._log_calls and reach._log_info:
         reach._log.info(
             "reach.tool_call", trace_id=ctx.trace_id, run_id=run_id, call_id=call.id, agent=ctx.agent,
