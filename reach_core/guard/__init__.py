@@ -101,6 +101,13 @@ def _validated(model: type[Any], data: dict[str, Any], where: str) -> Any:
         raise ConfigError(f"invalid config: {where} {loc}: {first['msg']}") from None
 
 
+def _uncount(run: RunState, ckey: tuple[str, Any]) -> None:
+    """Take back a call counted in its run that never ran."""
+    run.calls -= 1
+    run.per_tool[ckey[0]] -= 1
+    run.identical[ckey] -= 1
+
+
 def _run_limit(limit: int, who: str) -> ToolFailure:
     return ToolFailure(
         f"the limit of {limit} tool calls for {who} is reached. "
@@ -245,8 +252,9 @@ class Guards:
         if ctx.run_id is not None:  # 1. run-scoped guards
             run = self.runs.get(ctx.run_id)
             ckey = (tool.name, call_key(args))
+            seen = run.identical.get(ckey, 0)
             # the precise checks only when one of them could trigger (most calls: none can)
-            if (run.identical.get(ckey, 0) >= plan.identical_limit or run.failures or run.calls >= aplan.run_cap
+            if (seen >= plan.identical_limit or run.failures or run.calls >= aplan.run_cap
                     or (plan.read_cache and run.cache) or (plan.max_calls_per_run is not None
                                                            and run.per_tool.get(tool.name, 0) >= plan.max_calls_per_run)):
                 earlier = self._check_run(tool, plan, aplan, run, ckey, ctx)
@@ -259,7 +267,11 @@ class Guards:
         if plan.rate_rules or aplan.rate_rules:  # 2. in-memory rate limits: all or nothing
             _raise_if_limited(self.limiter.hit_sync(plan.rate_rules + aplan.rate_rules))
         if run is not None and ckey is not None:  # 4. count the call in its run
-            ctx._guard_pending = self._count(tool, run, ckey, None)
+            run.calls += 1
+            per_tool = run.per_tool
+            per_tool[tool.name] = per_tool.get(tool.name, 0) + 1
+            run.identical[ckey] = seen + 1
+            ctx._guard_pending = (run, ckey)  # only counted: after() settles it without a _Pending
         return None
 
     def _check_run(self, tool: Tool, plan: _ToolPlan, aplan: _AgentPlan, run: RunState,
@@ -399,10 +411,7 @@ class Guards:
             self.budgets.release(pending.budget_keys)
             pending.budget_keys = None
         if pending.counted and pending.run is not None and pending.ckey is not None:
-            run, ckey = pending.run, pending.ckey
-            run.calls -= 1
-            run.per_tool[ckey[0]] -= 1
-            run.identical[ckey] -= 1
+            _uncount(pending.run, pending.ckey)
             pending.counted = False
 
     @staticmethod
@@ -418,8 +427,15 @@ class Guards:
     ) -> Coroutine[Any, Any, None] | None:
         """Settle what :meth:`before` took. A plain function; returns a coroutine to
         await only when the ledger has to be written."""
-        pending: _Pending | None = ctx._guard_pending
-        if pending is not None:
+        pending: _Pending | tuple[RunState, tuple[str, Any]] | None = ctx._guard_pending
+        if isinstance(pending, tuple):  # only counted in its run (the usual call in a run)
+            ctx._guard_pending = None
+            run, ckey = pending
+            if ctx.attempt == 0:
+                _uncount(run, ckey)
+            self._settle(tool, ctx, result, run, ckey)
+            return None
+        if isinstance(pending, _Pending):
             ctx._guard_pending = None
             if pending.ledger_key:
                 return self._after_ledger(tool, args, ctx, result, pending)
@@ -462,8 +478,12 @@ class Guards:
         run = pending.run if pending is not None and pending.run is not None else self.runs.peek(ctx.run_id)
         if run is None:
             return
-        ran = ctx.attempt > 0
         ckey = pending.ckey if pending is not None and pending.ckey is not None else (tool.name, call_key(args))
+        self._settle(tool, ctx, result, run, ckey)
+
+    def _settle(self, tool: Tool, ctx: CallContext, result: ToolResult, run: RunState,
+                ckey: tuple[str, Any]) -> None:
+        ran = ctx.attempt > 0
         plan = self._tool_plans.get(tool.name) or self.tool_plan(tool)
         if result.ok:
             if run.failures:
