@@ -137,6 +137,9 @@ def _release_all(slots: Sequence[tuple[WeightedLimit, int]]) -> None:
 
 def _try_all(slots: Sequence[tuple[WeightedLimit, int]]) -> bool:
     """Take every slot now or none (the common, uncontended case: no await)."""
+    if len(slots) == 1:
+        lim, weight = slots[0]
+        return lim.try_acquire(weight)
     for i, (lim, weight) in enumerate(slots):
         if not lim.try_acquire(weight):
             _release_all(slots[:i])

@@ -61,7 +61,8 @@ def _hook(impl: Impl, args: tuple[Any, ...]) -> Any:
 # Route flags: what the pipeline needs to know about (agent, tool), looked up once per call.
 RUN = 1  # the agent's policy allows the tool
 CONFIRM = 2  # ... and a person must approve each call
-QUIET = 4  # no guard rail applies outside a run (no limit, budget, ledger or concurrency cap)
+QUIET = 4  # no check applies outside a run (no limit, budget or ledger)
+CAPPED = 8  # the tool has process-wide concurrency caps to hold
 
 
 def _route(reach: Reach, agent: str | None, tool: Tool) -> int:
@@ -71,6 +72,8 @@ def _route(reach: Reach, agent: str | None, tool: Tool) -> int:
     route = 0 if verdict == DENY else RUN | (CONFIRM if verdict == _VERDICT_CONFIRM else 0)
     if reach._guards.quiet(tool, agent):
         route |= QUIET
+    if reach._guards.concurrency_slots(tool):
+        route |= CAPPED
     reach._routes.setdefault(agent, {})[tool.name] = route
     return route
 
@@ -207,11 +210,10 @@ async def invoke(
                 fix=fix,
             )
         guards = reach._guards
-        slots: Any = ()
+        slots: Any = guards.concurrency_slots(tool) if route & CAPPED else ()
         if route & QUIET and run_id is None:
             guards = None
         else:
-            slots = guards.concurrency_slots(tool)
             early = guards.before(tool, args, ctx)
             result = early if early is None or isinstance(early, ToolResult) else await early
         if result is None:

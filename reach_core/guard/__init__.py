@@ -63,7 +63,6 @@ class _ToolPlan:
     ledgered: bool
     slots: list[tuple[WeightedLimit, int]]
     simple: bool = False  # nothing to check outside a run
-    quiet: bool = False  # simple, and no concurrency cap to hold either
     waits: bool = False  # a check that may have to await (budget, shared rate-limit store)
 
 
@@ -195,7 +194,6 @@ class Guards:
             slots=slots,
         )
         plan.simple = not rules and plan.daily_budget is None and not plan.ledgered
-        plan.quiet = plan.simple and not slots
         plan.waits = plan.daily_budget is not None or bool(rules and not self.limiter.is_memory)
         return plan
 
@@ -228,11 +226,11 @@ class Guards:
 
     # ------------------------------------------------------------------ seam
     def quiet(self, tool: Tool, agent: str | None) -> bool:
-        """True when no guard applies to calls of ``tool`` by ``agent`` outside a run
-        (no limits, no budget, no ledger, no concurrency cap): the pipeline then skips
-        ``before``/``after`` without creating coroutines, and the executor steps the
-        connector inline. The pipeline caches the answer per (agent, tool)."""
-        return self.tool_plan(tool).quiet and self.agent_plan(agent).simple
+        """True when no check applies to calls of ``tool`` by ``agent`` outside a run (no
+        limit, no budget, no ledger): the pipeline then skips ``before``/``after``
+        without creating coroutines, holding only the tool's concurrency slots, if any.
+        The pipeline caches the answer per (agent, tool)."""
+        return self.tool_plan(tool).simple and self.agent_plan(agent).simple
 
     def before(
         self, tool: Tool, args: dict[str, Any], ctx: CallContext
