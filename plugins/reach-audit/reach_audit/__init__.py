@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from reach_core.lazy import exports
+
 # Public names, imported on first access (PEP 562): the entry point
 # (``reach_audit.plugin``) imports this package, and listing plugins must not pay
 # for the writer, the store and structlog.
@@ -34,16 +36,7 @@ if TYPE_CHECKING:
 # ``stats`` below replaces it: ``reach_audit.stats`` is the function.
 from .stats import AuditStats, Group, Since  # noqa: E402
 
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'reach_audit' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = exports(__name__, _EXPORTS)
 
 __all__ = [
     "Audit",

@@ -4,7 +4,9 @@ The model names a configured service and a path, never a raw URL; every hop is
 checked by an SSRF guard and connected to the exact address that was checked.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from reach_core.lazy import exports
 
 # Public names and their modules, imported on first use (PEP 562): loading the
 # plugin at start-up must not import the HTTP stack when no service is configured.
@@ -41,15 +43,7 @@ if TYPE_CHECKING:
     from .settings import EnvSecret, HttpSettings, ServiceSettings
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'reach_http' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = exports(__name__, _EXPORTS)
 
 
 __all__ = [

@@ -1,7 +1,7 @@
 """``Reach.as_langchain_tools``: the bridge reachable as a method, without editing the core.
 
-The core has no extension point for methods yet, so the plugin adds exactly one
-attribute to ``reach_core.Reach`` when it is loaded (by ``Reach()`` through the
+The plugin adds exactly one attribute to ``reach_core.Reach`` (through
+``reach_core.plugins.extend_reach``) when it is loaded (by ``Reach()`` through the
 entry point, or by ``import reach_langchain``). It never replaces an attribute
 somebody else put there.
 """
@@ -26,12 +26,6 @@ def install() -> None:
     Through ``reach_core.plugins.extend_reach``, so importing this plugin (``reach plugins``
     does) does not import the core's ``Reach`` and its pipeline.
     """
-    try:
-        from reach_core.plugins import extend_reach
-    except ImportError:  # a reach-core without extend_reach
-        from reach_core import Reach
+    from reach_core.plugins import extend_reach
 
-        if METHOD not in Reach.__dict__:
-            setattr(Reach, METHOD, _as_langchain_tools)
-        return
     extend_reach(METHOD, _as_langchain_tools)

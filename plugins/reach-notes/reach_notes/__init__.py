@@ -4,7 +4,9 @@ Notes live in one JSON Lines file (default ``<data_dir>/notes.jsonl``), one
 record per line, appended atomically so concurrent calls never interleave.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from reach_core.lazy import exports
 
 # Public names and their modules, imported on first access (PEP 562): the entry
 # point (reach_notes.plugin) imports this package, and listing plugins must not pay for them.
@@ -19,15 +21,7 @@ if TYPE_CHECKING:
     from .store import Notebook, NoteStore
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'reach_notes' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = exports(__name__, _EXPORTS)
 
 
 __all__ = ["AppendNote", "ListNotes", "NoteStore", "Notebook", "NotesSettings", "SearchNotes"]

@@ -7,7 +7,9 @@ Targets are fixed in settings: the model picks a channel name or a recipient on
 the allow-list, never a URL or an arbitrary address.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from reach_core.lazy import exports
 
 # Public names and their modules, imported on first access (PEP 562): the entry
 # point (reach_notify.plugin) imports this package, and listing plugins must not pay for them.
@@ -21,15 +23,7 @@ if TYPE_CHECKING:
     from .settings import NotifySettings, SmtpSettings, Webhook
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'reach_notify' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = exports(__name__, _EXPORTS)
 
 
 __all__ = ["NotifySettings", "SendEmail", "SendWebhook", "SmtpSettings", "Webhook"]

@@ -8,7 +8,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from reach_core.lazy import exports
 
 # Public names and their modules, imported on first access (PEP 562): the entry
 # point (reach_openai.plugin) imports this package, and listing plugins must not pay for them.
@@ -21,15 +23,7 @@ if TYPE_CHECKING:
     from .settings import OpenAISettings
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'reach_openai' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = exports(__name__, _EXPORTS)
 
 
 __all__ = ["OpenAIAdapter", "OpenAISettings"]

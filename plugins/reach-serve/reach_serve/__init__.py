@@ -5,7 +5,9 @@ Stateless by construction: every decision that must hold across requests
 store, so N processes behind any load balancer behave as one.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from reach_core.lazy import exports
 
 # Public names and their modules, imported on first access (PEP 562): the entry
 # point (reach_serve.plugin) imports this package, and listing plugins must not pay for them.
@@ -18,15 +20,7 @@ if TYPE_CHECKING:
     from .settings import ServeHttpSettings
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'reach_serve' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = exports(__name__, _EXPORTS)
 
 
 __all__ = ["ServeHttpSettings", "build_app"]

@@ -5,7 +5,9 @@ results in ``reach_post_invoke`` and registers the ``read_result`` tool. The
 pieces are usable on their own, e.g. in a benchmark or another plugin.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from reach_core.lazy import exports
 
 # Public names and their modules, imported on first access (PEP 562): the entry
 # point (reach_shape.plugin) imports this package, and listing plugins must not pay for them.
@@ -28,15 +30,7 @@ if TYPE_CHECKING:
     from .tokens import TokenCounter, estimate_tokens
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'reach_shape' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = exports(__name__, _EXPORTS)
 
 
 __all__ = [

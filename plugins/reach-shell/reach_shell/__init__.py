@@ -6,7 +6,9 @@ fixed environment, a working directory inside the configured root and its own
 process group, which is killed as a whole on timeout or cancellation.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from reach_core.lazy import exports
 
 # Public names and their modules, imported on first access (PEP 562): the entry
 # point (reach_shell.plugin) imports this package, and listing plugins must not pay for them.
@@ -19,15 +21,7 @@ if TYPE_CHECKING:
     from .settings import CommandRule, ShellSettings
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'reach_shell' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = exports(__name__, _EXPORTS)
 
 
 __all__ = ["CommandRule", "RunCommand", "ShellSettings"]

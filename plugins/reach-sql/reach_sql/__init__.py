@@ -5,7 +5,9 @@ an authorizer, PostgreSQL reads a SELECT-only role in a READ ONLY transaction
 with a statement timeout. See docs/plugins/reach-sql.md.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from reach_core.lazy import exports
 
 # Public names and their modules, imported on first access (PEP 562): the entry
 # point (reach_sql.plugin) imports this package, and listing plugins must not pay for them.
@@ -18,15 +20,7 @@ if TYPE_CHECKING:
     from .settings import SqlSettings
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'reach_sql' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = exports(__name__, _EXPORTS)
 
 
 __all__ = ["Database", "SqlSettings"]

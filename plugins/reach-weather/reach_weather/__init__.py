@@ -8,8 +8,7 @@ cheap (it needs only the standard library).
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import Any
+from reach_core.lazy import exports
 
 _EXPORTS = {
     "GetWeather": ".connectors",
@@ -22,8 +21,4 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'reach_weather' has no attribute {name!r}")
-    return getattr(import_module(module, __name__), name)
+__getattr__ = exports(__name__, _EXPORTS)
