@@ -85,9 +85,9 @@ class ConnectorConformance:
 
     # -- helpers
     def _entry_point(self) -> Any:
-        import importlib_metadata
+        from importlib.metadata import entry_points
 
-        eps = [ep for ep in importlib_metadata.entry_points(group="reach") if ep.name == self.plugin]
+        eps = [ep for ep in entry_points(group="reach") if ep.name == self.plugin]
         assert eps, f"no entry point named {self.plugin!r} in group 'reach': is the distribution installed?"
         return eps[0]
 
