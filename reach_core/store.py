@@ -27,7 +27,8 @@ import os
 import queue
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Sequence
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -59,6 +60,44 @@ class _Job:
 
 
 _STOP = object()
+
+
+_DIALECT_NAMES = {"sqlite": "SQLite", "postgresql": "PostgreSQL"}
+
+
+def apply_migrations(conn: Any, component: str, migrations: Sequence[Any], dialect: str) -> int:
+    """Apply ``component``'s migrations that ``reach_schema`` does not list yet, inside the
+    caller's transaction (both stores run this; only the transaction around it differs).
+
+    ``migrations[i]`` is version ``i + 1``: SQL (statements separated by ``;``), a callable
+    taking the connection, or a dict choosing one of those by ``dialect``
+    (``{"sqlite": ..., "postgresql": ..., "default": ...}``).
+    """
+    row = conn.execute("SELECT MAX(version) FROM reach_schema WHERE component = ?", (component,)).fetchone()
+    current = row[0] or 0
+    if current > len(migrations):
+        raise RuntimeError(
+            f"the store {component!r} schema is at version {current}, newer than this "
+            f"code knows ({len(migrations)}); upgrade the package"
+        )
+    for version in range(current + 1, len(migrations) + 1):
+        step = migrations[version - 1]
+        if isinstance(step, Mapping):
+            step = step.get(dialect, step.get("default"))
+            if step is None:
+                raise RuntimeError(
+                    f"migration {version} of {component!r} has no {_DIALECT_NAMES.get(dialect, dialect)} form")
+        if callable(step):
+            step(conn)
+        else:
+            for stmt in (s.strip() for s in str(step).split(";")):
+                if stmt:
+                    conn.execute(stmt)
+        conn.execute(
+            "INSERT INTO reach_schema (component, version, applied_at) VALUES (?, ?, ?)",
+            (component, version, time.time()),
+        )
+    return len(migrations)
 
 
 class StoreAPI:
@@ -353,47 +392,26 @@ class Store(StoreAPI):
 
     # ------------------------------------------------------------------ schema
     @staticmethod
-    def _migrate(component: str, migrations: Sequence[str | Callable[[sqlite3.Connection], None]]) -> Callable[[sqlite3.Connection], int]:
-        import time
-
+    def _migrate(component: str, migrations: Sequence[Any]) -> Callable[[sqlite3.Connection], int]:
         def run(conn: sqlite3.Connection) -> int:
             conn.execute("BEGIN IMMEDIATE")
             try:
-                row = conn.execute(
-                    "SELECT MAX(version) FROM reach_schema WHERE component = ?", (component,)
-                ).fetchone()
-                current = row[0] or 0
-                if current > len(migrations):
-                    raise RuntimeError(
-                        f"the store {component!r} schema is at version {current}, newer than this "
-                        f"code knows ({len(migrations)}); upgrade the package"
-                    )
-                for version in range(current + 1, len(migrations) + 1):
-                    step = migrations[version - 1]
-                    if callable(step):
-                        step(conn)
-                    else:
-                        for stmt in (s.strip() for s in step.split(";")):
-                            if stmt:
-                                conn.execute(stmt)
-                    conn.execute(
-                        "INSERT INTO reach_schema (component, version, applied_at) VALUES (?, ?, ?)",
-                        (component, version, time.time()),
-                    )
+                n = apply_migrations(conn, component, migrations, "sqlite")
             except BaseException:
                 conn.rollback()
                 raise
             conn.execute("COMMIT")
-            return len(migrations)
+            return n
 
         return run
 
     async def migrate(self, component: str, migrations: Sequence[str | Callable[[sqlite3.Connection], None]]) -> int:
         """Apply ``component``'s migrations not yet applied, in order, atomically.
 
-        ``migrations[i]`` is version ``i + 1``: SQL (statements separated by ``;``)
-        or a callable taking the connection. Append new versions; never edit old
-        ones. Returns the schema version now in place.
+        ``migrations[i]`` is version ``i + 1``: SQL (statements separated by ``;``),
+        a callable taking the connection, or a dict of those per database (see
+        :func:`apply_migrations`). Append new versions; never edit old ones. Returns
+        the schema version now in place.
         """
         return await self._await(self._migrate(component, migrations))
 

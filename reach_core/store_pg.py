@@ -45,13 +45,12 @@ import concurrent.futures
 import functools
 import re
 import threading
-import time
 import zlib
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from .store import StoreAPI, StoreClosed
+from .store import StoreAPI, StoreClosed, apply_migrations
 
 __all__ = ["PgStore", "dialect_of", "is_postgres_url", "translate"]
 
@@ -322,32 +321,7 @@ class PgStore(StoreAPI):
                 # one migrator at a time across every instance starting together
                 conn.raw.execute("SELECT pg_advisory_xact_lock(%s)", (_WRITE_LOCK,))
                 conn.execute(_SCHEMA_TABLE)
-                row = conn.execute(
-                    "SELECT MAX(version) FROM reach_schema WHERE component = ?", (component,)
-                ).fetchone()
-                current = row[0] or 0
-                if current > len(migrations):
-                    raise RuntimeError(
-                        f"the store {component!r} schema is at version {current}, newer than this "
-                        f"code knows ({len(migrations)}); upgrade the package"
-                    )
-                for version in range(current + 1, len(migrations) + 1):
-                    step = migrations[version - 1]
-                    if isinstance(step, Mapping):
-                        step = step.get("postgresql", step.get("default"))
-                        if step is None:
-                            raise RuntimeError(f"migration {version} of {component!r} has no PostgreSQL form")
-                    if callable(step):
-                        step(conn)
-                    else:
-                        for stmt in (s.strip() for s in str(step).split(";")):
-                            if stmt:
-                                conn.execute(stmt)
-                    conn.execute(
-                        "INSERT INTO reach_schema (component, version, applied_at) VALUES (?, ?, ?)",
-                        (component, version, time.time()),
-                    )
-            return len(migrations)
+                return apply_migrations(conn, component, migrations, "postgresql")
 
         return run
 

@@ -101,6 +101,21 @@ async def test_migrations_apply_once_in_order(tmp_path):
     await store2.aclose()
 
 
+async def test_a_migration_may_differ_per_database(tmp_path):
+    """The documented dict form: SQLite takes its own entry (or "default")."""
+    store = Store(tmp_path / "reach.db")
+    steps = [
+        {"sqlite": "CREATE TABLE a (x INTEGER)", "postgresql": "CREATE TABLE a (x BIGINT)"},
+        {"default": "CREATE TABLE b (y TEXT)"},
+    ]
+    assert await store.migrate("comp", steps) == 2
+    names = await store.fetchall("SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('a', 'b')")
+    assert sorted(n for (n,) in names) == ["a", "b"]
+    with pytest.raises(RuntimeError, match="migration 1 of 'other' has no SQLite form"):
+        await store.migrate("other", [{"postgresql": "CREATE TABLE c (z INTEGER)"}])
+    await store.aclose()
+
+
 def test_sync_twins_for_cli(tmp_path):
     store = Store(tmp_path / "reach.db")
     store.execute_sync("CREATE TABLE t (v INTEGER)")
