@@ -17,10 +17,20 @@ import click
 
 from . import __version__
 
-__all__ = ["main"]
+__all__ = ["main", "serve_group"]
 
 CORE_COMMANDS = ("plugins", "tools", "call")
 _WARNING = 30  # logging.WARNING, without importing logging at start-up
+
+
+def serve_group(cli: click.Group) -> click.Group:
+    """``reach serve``: the group several plugins add a subcommand to (``reach serve mcp``,
+    ``reach serve http`` ...); created by whichever plugin's commands are added first."""
+    serve = cli.commands.get("serve")
+    if not isinstance(serve, click.Group):
+        serve = click.Group("serve", help="Serve reach's tools to other programs (subcommands come from plugins).")
+        cli.add_command(serve)
+    return serve
 
 
 def _configure_logging(verbose: int) -> None:

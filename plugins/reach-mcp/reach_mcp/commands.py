@@ -15,11 +15,9 @@ __all__ = ["add_commands", "serve_mcp"]
 
 
 def add_commands(cli: click.Group) -> None:
-    serve = cli.commands.get("serve")
-    if not isinstance(serve, click.Group):
-        serve = click.Group("serve", help="Serve reach's tools to other programs (subcommands come from plugins).")
-        cli.add_command(serve)
-    serve.add_command(serve_mcp)
+    from reach_core.cli import serve_group
+
+    serve_group(cli).add_command(serve_mcp)
 
 
 def _host_port(value: str) -> tuple[str, int]:
