@@ -1,78 +1,21 @@
-"""Real parts for the bridge tests: the local weather service and the scripted
-OpenAI-compatible model server (both on 127.0.0.1), and a Reach holding
-reach-weather, reach-audit and this bridge, with its state in ``tmp_path``."""
+"""The bridge tests' real parts (weather service, scripted model server, a Reach with
+this bridge) live in plugins/bridge_testing.py, shared by the three bridges."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterator
-from typing import Any
+import sys
+from pathlib import Path
 
 import pytest
-import reach_audit.plugin as audit_plugin
 import reach_pydantic_ai.plugin as bridge_plugin
-import reach_weather.plugin as weather_plugin
-from reach_openai.scripted import ScriptedModelServer
-from reach_weather.demo_server import DemoServer, start_demo_server
 
-from reach_core import Reach, connector
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # plugins/: bridge_testing.py
+
+from bridge_testing import make_reach, scripted, weather_service  # noqa: E402,F401 - fixtures
 
 API_KEY = "sk-scripted-pydantic-ai"
 
 
-@connector(risk="dangerous")
-def delete_city(city: str) -> str:
-    """Delete a city from the weather service (dangerous: needs a person's approval).
-
-    Args:
-        city: the city to delete
-    """
-    return f"deleted {city}"
-
-
 @pytest.fixture
-def weather_service() -> Iterator[DemoServer]:
-    with start_demo_server() as server:
-        yield server
-
-
-@pytest.fixture
-def scripted() -> Iterator[Callable[..., ScriptedModelServer]]:
-    servers: list[ScriptedModelServer] = []
-
-    def start(script: Any) -> ScriptedModelServer:
-        server = ScriptedModelServer(script, api_key=API_KEY).start()
-        servers.append(server)
-        return server
-
-    yield start
-    for server in servers:
-        server.close()
-
-
-@pytest.fixture
-async def make_reach(tmp_path, weather_service) -> AsyncIterator[Callable[..., Reach]]:
-    made: list[Reach] = []
-
-    def make(config: dict[str, Any] | None = None, *, confirm: bool = False) -> Reach:
-        """``confirm=True`` adds reach-confirm (reach's own approval queue)."""
-        cfg: dict[str, Any] = {
-            "reach": {"data_dir": str(tmp_path / "data")},
-            "plugins": {"reach-weather": weather_service.settings(), "reach-audit": {"log": "off"}},
-        }
-        for key, value in (config or {}).items():
-            cfg.setdefault(key, {}).update(value)
-        plugins: list[Any] = [("reach-weather", weather_plugin), ("reach-audit", audit_plugin)]
-        if confirm:
-            import reach_confirm.plugin
-
-            plugins.append(("reach-confirm", reach_confirm.plugin))
-        reach = Reach(cfg, plugins=[
-            *plugins, ("reach-pydantic-ai", bridge_plugin),
-        ], strict=True)
-        reach.register(delete_city)
-        made.append(reach)
-        return reach
-
-    yield make
-    for reach in made:
-        await reach.aclose()
+def bridge() -> tuple[str, object, str]:
+    return "reach-pydantic-ai", bridge_plugin, API_KEY
