@@ -120,18 +120,12 @@ def decode_arguments(raw: Any, max_bytes: int = 1_000_000, max_depth: int = 32) 
 
     Raises ``ToolFailure`` with code ``invalid_json`` or ``invalid_arguments``.
     """
-    # the usual text: within the size cap, too few brackets to nest too deep, one object
-    if type(raw) is str and 0 < len(raw) <= max_bytes and (
-            len(raw) <= max_depth or raw.count("[") + raw.count("{") <= max_depth):
-        try:
-            value, end = _scan(raw, 0)
-            if end == len(raw) and type(value) is dict:
-                return value
-        except (StopIteration, ValueError, RecursionError):
-            pass  # the full path below gives the model the precise error
-    if raw is None or raw == "":
+    if type(raw) is str:  # the usual case first
+        if not raw:
+            return {}
+    elif raw is None:
         return {}
-    if isinstance(raw, (bytes, bytearray)):
+    elif isinstance(raw, (bytes, bytearray)):
         raw = raw.decode("utf-8", "replace")
     if isinstance(raw, str):
         if len(raw) > max_bytes:
