@@ -315,11 +315,7 @@ async def _run(
                     if slots:
                         _release_all(slots)
             elif inline:
-                direct = tool.direct
-                if direct is not None:
-                    coro = direct(**params)
-                else:
-                    coro = tool.connector.execute(params, ctx) if tool.pass_ctx else tool.connector.execute(params)
+                coro = _start(tool, params, ctx)
                 try:
                     first = coro.send(None)
                 except StopIteration as stop:

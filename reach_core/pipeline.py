@@ -78,11 +78,6 @@ def _route(reach: Reach, agent: str | None, tool: Tool) -> int:
     return route
 
 
-def new_trace_id() -> str:
-    """Unique per process start and call, without the cost of a UUID on the hot path."""
-    return hex(next(_trace_ids))[2:]
-
-
 def _unknown_tool(reach: Reach, call: ToolCall, agent: str | None) -> ToolFailure:
     names = [t.name for t in reach._allowed_tools(agent)]
     close = difflib.get_close_matches(call.name, names, n=3, cutoff=0.5)

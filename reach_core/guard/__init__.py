@@ -100,6 +100,13 @@ def _validated(model: type[Any], data: dict[str, Any], where: str) -> Any:
         raise ConfigError(f"invalid config: {where} {loc}: {first['msg']}") from None
 
 
+def _count(run: RunState, ckey: tuple[str, Any]) -> None:
+    """Count a call in its run (all tools, its tool, its exact arguments)."""
+    run.calls += 1
+    run.per_tool[ckey[0]] = run.per_tool.get(ckey[0], 0) + 1
+    run.identical[ckey] = run.identical.get(ckey, 0) + 1
+
+
 def _uncount(run: RunState, ckey: tuple[str, Any]) -> None:
     """Take back a call counted in its run that never ran."""
     run.calls -= 1
@@ -265,10 +272,7 @@ class Guards:
         if plan.rate_rules or aplan.rate_rules:  # 2. in-memory rate limits: all or nothing
             _raise_if_limited(self.limiter.hit_sync(plan.rate_rules + aplan.rate_rules))
         if run is not None and ckey is not None:  # 4. count the call in its run
-            run.calls += 1
-            per_tool = run.per_tool
-            per_tool[tool.name] = per_tool.get(tool.name, 0) + 1
-            run.identical[ckey] = seen + 1
+            _count(run, ckey)
             ctx._guard_pending = (run, ckey)  # only counted: after() settles it without a _Pending
         return None
 
@@ -308,16 +312,6 @@ class Guards:
             raise _run_limit(limit, f"`{tool.name}` in this run")
         return None
 
-    @staticmethod
-    def _count(tool: Tool, run: RunState, ckey: tuple[str, Any], pending: _Pending | None) -> _Pending:
-        run.calls += 1
-        run.per_tool[tool.name] = run.per_tool.get(tool.name, 0) + 1
-        run.identical[ckey] = run.identical.get(ckey, 0) + 1
-        if pending is None:
-            return _Pending(None, None, run, ckey, True)
-        pending.run, pending.ckey, pending.counted = run, ckey, True
-        return pending
-
     async def _before_wait(self, tool: Tool, args: dict[str, Any], ctx: CallContext, plan: _ToolPlan,
                            aplan: _AgentPlan, run: RunState | None,
                            ckey: tuple[str, Any] | None) -> ToolResult | None:
@@ -343,7 +337,10 @@ class Guards:
 
         # 4. count the call in its run
         if run is not None and ckey is not None:
-            pending = self._count(tool, run, ckey, pending)
+            _count(run, ckey)
+            if pending is None:
+                pending = _Pending()
+            pending.run, pending.ckey, pending.counted = run, ckey, True
 
         # 5. the ledger: claim the idempotency key before a side effect can happen
         key = ctx.idempotency_key
