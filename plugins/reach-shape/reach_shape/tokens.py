@@ -28,6 +28,12 @@ _loaded = False
 # cl100k's pre-tokenizer, in the syntax of Python's re (letters are [^\W\d_])
 _PIECE = re.compile(r"""'(?:[sdmt]|ll|ve|re)|[^\r\n\w]?[^\W\d_]+|\d{1,3}| ?[^\s\w]+[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s|_+""")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+# pieces the BPE splits further: "],[" between rows of an array of arrays, long
+# punctuation runs ("}}}},{" costs a token per ~4 characters), and case humps in
+# identifiers and random ids ("getWeather", "res_vZhxWfYt")
+_ROW_BREAK = re.compile(r"\],\[")
+_LONG_PUNCT = re.compile(r"[^\s\w]{5,}")
+_HUMP = re.compile(r"[a-z][A-Z]|[A-Z][A-Z](?=[a-z])")
 
 Tokenizer = Literal["auto", "cl100k", "estimate"]
 
@@ -62,9 +68,13 @@ def estimate_tokens(text: str) -> int:
     three digits, punctuation runs and whitespace, and most pieces are then a
     single token; so counting pieces is within a few percent on English, JSON, logs
     and HTML. CJK characters are mostly one or two tokens each and are counted at
-    1.3. A 5% margin errs on the side of fitting the budget.
+    1.3. A few pieces split further (see ``_ROW_BREAK``, ``_LONG_PUNCT``, ``_HUMP``).
+    A 5% margin errs on the side of fitting the budget. Measured against cl100k
+    (actual / estimate): records, rows, logs, HTML, numbers, nested JSON 0.95;
+    BFCL tool definitions 0.94; English 1.00; random base64 ids 1.09.
     """
-    pieces = len(_PIECE.findall(text))
+    pieces = len(_PIECE.findall(text)) + len(_ROW_BREAK.findall(text)) + len(_HUMP.findall(text))
+    pieces += sum((len(run) - 1) // 4 for run in _LONG_PUNCT.findall(text))
     if not text.isascii():
         pieces += math.ceil(len(_CJK.findall(text)) * 1.3)
     return math.ceil(pieces * 1.05)
