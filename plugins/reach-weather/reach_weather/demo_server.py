@@ -22,6 +22,7 @@ import contextlib
 import difflib
 import json
 import socket
+import sys
 import threading
 import time
 import unicodedata
@@ -292,6 +293,12 @@ class _DemoHTTPServer(ThreadingHTTPServer):
         with self._lock:
             self._open.discard(request)
         super().shutdown_request(request)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hung up (a timed-out call, a dropped connection) is routine, not a traceback."""
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
 
     def drop_connections(self) -> None:
         """End kept-alive connections too: a closed server must not answer at all."""
