@@ -8,6 +8,9 @@ really keeps running if a generator is not closed.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
+import signal
 import sys
 import time
 from typing import Any
@@ -69,7 +72,10 @@ class CountLines(Connector):
         finally:
             self.closed += 1
             if proc.returncode is None:
-                proc.kill()
+                # not proc.kill(): Popen.send_signal polls first, which can reap a child that
+                # just exited before asyncio's watcher does, and wait() then reports 255
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(proc.pid, signal.SIGKILL)
             await proc.wait()
 
 
