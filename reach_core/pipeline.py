@@ -206,11 +206,13 @@ async def invoke(
             )
         guards = reach._guards
         slots: Any = guards.concurrency_slots(tool) if route & CAPPED else ()
-        if route & QUIET and run_id is None:
-            guards = None
-        else:
+        if not route & QUIET:
             early = guards.before(tool, args, ctx)
             result = early if early is None or isinstance(early, ToolResult) else await early
+        elif run_id is None:
+            guards = None
+        else:  # only the run-scoped guards apply, and none of them waits
+            result = guards.before_in_run(tool, args, ctx)
         if result is None:
             params = tool.args_model.model_validate(args) if tool.args_model is not None else args
             if deadline is not None:  # a run's deadline shortens the tool's own

@@ -38,7 +38,7 @@ from .concurrency import Slots, WeightedLimit
 from .config import AgentGuard, ConnectorGuard, GuardDefaults, LimitsConfig, section
 from .ledger import Ledger
 from .ratelimit import RateLimiter, Rule
-from .runs import Runs, RunState, call_key
+from .runs import COUNT, EPOCH, FAILED, LAST_ERROR, LAST_OK, Runs, RunState, call_key
 
 if TYPE_CHECKING:
     from ..context import CallContext
@@ -64,6 +64,7 @@ class _ToolPlan:
     slots: list[tuple[WeightedLimit, int]]
     simple: bool = False  # nothing to check outside a run
     waits: bool = False  # a check that may have to await (budget, shared rate-limit store)
+    keeps_epoch: bool = False  # a write, or a read with the read cache: settling needs the run's epoch
 
 
 @dataclass(slots=True)
@@ -83,7 +84,7 @@ class _Pending:
     budget_keys: list[tuple[str, str, str]] | None = None
     ledger_key: str | None = None
     run: RunState | None = None
-    ckey: tuple[str, Any] | None = None
+    record: list[Any] | None = None  # the call's record in its run (see .runs)
     counted: bool = False
 
 
@@ -100,18 +101,21 @@ def _validated(model: type[Any], data: dict[str, Any], where: str) -> Any:
         raise ConfigError(f"invalid config: {where} {loc}: {first['msg']}") from None
 
 
-def _count(run: RunState, ckey: tuple[str, Any]) -> None:
-    """Count a call in its run (all tools, its tool, its exact arguments)."""
+def _count(run: RunState, record: list[Any], plan: _ToolPlan, name: str) -> None:
+    """Count a call in its run: all tools, its exact arguments, and its tool when the
+    tool has a per-run cap (nothing reads that count otherwise)."""
     run.calls += 1
-    run.per_tool[ckey[0]] = run.per_tool.get(ckey[0], 0) + 1
-    run.identical[ckey] = run.identical.get(ckey, 0) + 1
+    record[COUNT] += 1
+    if plan.max_calls_per_run is not None:
+        run.per_tool[name] = run.per_tool.get(name, 0) + 1
 
 
-def _uncount(run: RunState, ckey: tuple[str, Any]) -> None:
+def _uncount(run: RunState, record: list[Any], plan: _ToolPlan, name: str) -> None:
     """Take back a call counted in its run that never ran."""
     run.calls -= 1
-    run.per_tool[ckey[0]] -= 1
-    run.identical[ckey] -= 1
+    record[COUNT] -= 1
+    if plan.max_calls_per_run is not None:
+        run.per_tool[name] -= 1
 
 
 def _run_limit(limit: int, who: str) -> ToolFailure:
@@ -201,6 +205,7 @@ class Guards:
             slots=slots,
         )
         plan.simple = not rules and plan.daily_budget is None and not plan.ledgered
+        plan.keeps_epoch = plan.write or plan.read_cache
         plan.waits = plan.daily_budget is not None or bool(rules and not self.limiter.is_memory)
         return plan
 
@@ -253,44 +258,74 @@ class Guards:
         plan = self._tool_plans.get(tool.name) or self.tool_plan(tool)
         aplan = self._agent_plans.get(ctx.agent) or self.agent_plan(ctx.agent)
         run: RunState | None = None
-        ckey: tuple[str, Any] | None = None
+        record: list[Any] | None = None
         if ctx.run_id is not None:  # 1. run-scoped guards
-            run = self.runs.get(ctx.run_id)
-            ckey = (tool.name, call_key(args))
-            seen = run.identical.get(ckey, 0)
-            # the precise checks only when one of them could trigger (most calls: none can)
-            if (seen >= plan.identical_limit or run.failures or run.calls >= aplan.run_cap
-                    or (plan.read_cache and run.cache) or (plan.max_calls_per_run is not None
-                                                           and run.per_tool.get(tool.name, 0) >= plan.max_calls_per_run)):
-                earlier = self._check_run(tool, plan, aplan, run, ckey, ctx)
-                if earlier is not None:
-                    return earlier
+            run, record, earlier = self._enter_run(tool, args, ctx, plan, aplan)
+            if earlier is not None:
+                return earlier
         elif plan.simple and aplan.simple:
             return None
         if plan.waits or aplan.waits or (plan.ledgered and ctx.idempotency_key):
-            return self._before_wait(tool, args, ctx, plan, aplan, run, ckey)
+            return self._before_wait(tool, args, ctx, plan, aplan, run, record)
         if plan.rate_rules or aplan.rate_rules:  # 2. in-memory rate limits: all or nothing
             _raise_if_limited(self.limiter.hit_sync(plan.rate_rules + aplan.rate_rules))
-        if run is not None and ckey is not None:  # 4. count the call in its run
-            _count(run, ckey)
-            ctx._guard_pending = (run, ckey)  # only counted: after() settles it without a _Pending
+        if run is not None and record is not None:  # 4. count the call in its run
+            _count(run, record, plan, tool.name)
+            ctx._guard_pending = record  # only counted: after() settles it without a _Pending
         return None
 
+    def before_in_run(self, tool: Tool, args: dict[str, Any], ctx: CallContext) -> ToolResult | None:
+        """:meth:`before` for a call in a run of a tool with no limit, budget or ledger
+        (a *quiet* tool, see :meth:`quiet`): only the run-scoped guards apply, and none
+        of them waits. The pipeline calls this instead of ``before`` for such calls."""
+        plan = self._tool_plans[tool.name]  # quiet() made both plans
+        run, record, earlier = self._enter_run(tool, args, ctx, plan, self._agent_plans[ctx.agent])
+        if earlier is not None:
+            return earlier
+        run.calls += 1
+        record[COUNT] += 1
+        if plan.max_calls_per_run is not None:
+            run.per_tool[tool.name] = run.per_tool.get(tool.name, 0) + 1
+        ctx._guard_pending = record
+        return None
+
+    def _enter_run(self, tool: Tool, args: dict[str, Any], ctx: CallContext, plan: _ToolPlan,
+                   aplan: _AgentPlan) -> tuple[RunState, list[Any], ToolResult | None]:
+        """The call's run and its record there; the run-scoped guards are checked in
+        full only when one of them could trigger (for most calls none can)."""
+        runs = self.runs
+        run_id = ctx.run_id
+        run = runs._last if run_id == runs._last_id else runs.get(run_id)  # type: ignore[arg-type]
+        try:
+            ckey = (tool.name, frozenset(args.items()))
+        except TypeError:
+            ckey = (tool.name, call_key(args))
+        record = run.records.get(ckey)
+        if record is None:
+            record = run.records[ckey] = [0, None, 0, "", 0]  # see .runs: COUNT, LAST_OK, ...
+        elif record[COUNT] >= plan.identical_limit or record[FAILED] or (
+                plan.read_cache and record[LAST_OK] is not None):
+            return run, record, self._check_run(tool, plan, aplan, run, record, ctx)
+        if run.calls >= aplan.run_cap or (plan.max_calls_per_run is not None
+                                           and run.per_tool.get(tool.name, 0) >= plan.max_calls_per_run):
+            return run, record, self._check_run(tool, plan, aplan, run, record, ctx)
+        return run, record, None
+
     def _check_run(self, tool: Tool, plan: _ToolPlan, aplan: _AgentPlan, run: RunState,
-                   ckey: tuple[str, Any], ctx: CallContext) -> ToolResult | None:
+                   record: list[Any], ctx: CallContext) -> ToolResult | None:
         """Run limits, the failing- and identical-call guards: raise, replay an earlier
         result (returned), or let the call go on (``None``)."""
-        failed = run.failures.get(ckey) if run.failures else None
-        if failed is not None and failed[0] >= self.defaults.failing_call_limit:
+        failed = record[FAILED]
+        if failed >= self.defaults.failing_call_limit:
             raise Denied(
-                f"this exact call of `{tool.name}` already failed {failed[0]} times in this run "
-                f"(last error: {failed[1]}). Change the arguments or stop; do not send it again."
+                f"this exact call of `{tool.name}` already failed {failed} times in this run "
+                f"(last error: {record[LAST_ERROR]}). Change the arguments or stop; do not send it again."
             )
-        seen = run.identical.get(ckey, 0)
-        if plan.read_cache and run.cache and ckey in run.cache:
-            return self._replay(run.cache[ckey], ctx, {"cached": True})
+        seen = record[COUNT]
+        earlier = record[LAST_OK]
+        if plan.read_cache and earlier is not None and record[EPOCH] == run.epoch:
+            return self._replay(earlier, ctx, {"cached": True})
         if seen >= plan.identical_limit:
-            earlier = run.last_ok.get(ckey)
             if not plan.write and earlier is not None:
                 return self._replay(
                     earlier, ctx, {"repeated": True},
@@ -314,7 +349,7 @@ class Guards:
 
     async def _before_wait(self, tool: Tool, args: dict[str, Any], ctx: CallContext, plan: _ToolPlan,
                            aplan: _AgentPlan, run: RunState | None,
-                           ckey: tuple[str, Any] | None) -> ToolResult | None:
+                           record: list[Any] | None) -> ToolResult | None:
         """Steps 2-5 of :meth:`before` when one of them may have to wait."""
         pending: _Pending | None = None
         # 2. rate limits (tool, plugin, agent): all or nothing
@@ -336,11 +371,11 @@ class Guards:
             pending = _Pending(budget_keys=keys)
 
         # 4. count the call in its run
-        if run is not None and ckey is not None:
-            _count(run, ckey)
+        if run is not None and record is not None:
+            _count(run, record, plan, tool.name)
             if pending is None:
                 pending = _Pending()
-            pending.run, pending.ckey, pending.counted = run, ckey, True
+            pending.run, pending.record, pending.counted = run, record, True
 
         # 5. the ledger: claim the idempotency key before a side effect can happen
         key = ctx.idempotency_key
@@ -351,11 +386,11 @@ class Guards:
             try:
                 receipt = await self._claim(tool, args, ctx, key)
             except BaseException:
-                self._undo(pending)
+                self._undo(tool, pending)
                 ctx._guard_pending = None
                 raise
             if receipt is not None:
-                self._undo(pending)
+                self._undo(tool, pending)
                 ctx._guard_pending = None
                 return receipt
             pending.ledger_key = key
@@ -400,13 +435,13 @@ class Guards:
             code="outcome_unknown",
         )
 
-    def _undo(self, pending: _Pending) -> None:
+    def _undo(self, tool: Tool, pending: _Pending) -> None:
         """Give back what ``before`` took for a call that will not run."""
         if pending.budget_keys:
             self.budgets.release(pending.budget_keys)
             pending.budget_keys = None
-        if pending.counted and pending.run is not None and pending.ckey is not None:
-            _uncount(pending.run, pending.ckey)
+        if pending.counted and pending.run is not None and pending.record is not None:
+            _uncount(pending.run, pending.record, self._tool_plans[tool.name], tool.name)
             pending.counted = False
 
     @staticmethod
@@ -422,20 +457,25 @@ class Guards:
     ) -> Coroutine[Any, Any, None] | None:
         """Settle what :meth:`before` took. A plain function; returns a coroutine to
         await only when the ledger has to be written."""
-        pending: _Pending | tuple[RunState, tuple[str, Any]] | None = ctx._guard_pending
-        if isinstance(pending, tuple):  # only counted in its run (the usual call in a run)
+        pending: _Pending | list[Any] | None = ctx._guard_pending
+        if isinstance(pending, list):  # only counted in its run (the usual call in a run)
             ctx._guard_pending = None
-            run, ckey = pending
+            if result.ok and ctx.attempt and not self._tool_plans[tool.name].keeps_epoch:
+                pending[FAILED] = 0  # a read that ran and succeeded: the usual call
+                pending[LAST_OK] = result
+                return None
             if ctx.attempt == 0:
-                _uncount(run, ckey)
-            self._settle(tool, ctx, result, run, ckey)
+                run = self.runs.peek(ctx.run_id) if ctx.run_id is not None else None
+                if run is not None:
+                    _uncount(run, pending, self._tool_plans[tool.name], tool.name)
+            self._settle(tool, ctx, result, pending)
             return None
         if isinstance(pending, _Pending):
             ctx._guard_pending = None
             if pending.ledger_key:
                 return self._after_ledger(tool, args, ctx, result, pending)
             if ctx.attempt == 0:  # the call never ran: give back what it took
-                self._undo(pending)
+                self._undo(tool, pending)
         elif ctx.run_id is None:
             return None
         self._settle_run(tool, args, ctx, result, pending)
@@ -446,7 +486,7 @@ class Guards:
         key = pending.ledger_key
         assert key is not None
         if ctx.attempt == 0:
-            self._undo(pending)
+            self._undo(tool, pending)
             await self.ledger.release(tool.name, key)
         elif result.error is not None and result.error.code in _TRANSIENT_NOT_DONE:
             # the service refused before acting (503, 429, connection refused): the key may
@@ -470,31 +510,35 @@ class Guards:
         """Record the call's outcome in its run: failures, the last good result, the read cache."""
         if ctx.run_id is None:
             return
-        run = pending.run if pending is not None and pending.run is not None else self.runs.peek(ctx.run_id)
-        if run is None:
-            return
-        ckey = pending.ckey if pending is not None and pending.ckey is not None else (tool.name, call_key(args))
-        self._settle(tool, ctx, result, run, ckey)
+        record = pending.record if pending is not None else None
+        if record is None:
+            run = self.runs.peek(ctx.run_id)
+            record = run.records.get((tool.name, call_key(args))) if run is not None else None
+            if record is None:
+                return
+        self._settle(tool, ctx, result, record)
 
-    def _settle(self, tool: Tool, ctx: CallContext, result: ToolResult, run: RunState,
-                ckey: tuple[str, Any]) -> None:
+    def _settle(self, tool: Tool, ctx: CallContext, result: ToolResult, record: list[Any]) -> None:
+        """Record a call's outcome: its last good result (what the identical-call guard
+        replays), failures in a row, and a new write epoch (a write may change what reads
+        return, so the read cache starts over)."""
         ran = ctx.attempt > 0
         plan = self._tool_plans.get(tool.name) or self.tool_plan(tool)
         if result.ok:
-            if run.failures:
-                run.failures.pop(ckey, None)
-            if plan.write:
-                if ran:
-                    run.cache.clear()  # a write may change what reads return
-            else:
-                run.last_ok[ckey] = result  # the identical-call guard replays the last good one
+            record[FAILED] = 0
+            if not plan.write:
+                record[LAST_OK] = result
                 if plan.read_cache:
-                    run.cache[ckey] = result
+                    run = self.runs.peek(ctx.run_id) if ctx.run_id is not None else None
+                    record[EPOCH] = run.epoch if run is not None else -1
+                return
         elif ran and result.error is not None and result.error.code not in _NOT_ARGUMENT_FAILURES:
-            count = run.failures.get(ckey, (0, ""))[0] + 1
-            run.failures[ckey] = (count, result.error.message[:200])
-            if plan.write and ran:
-                run.cache.clear()
+            record[FAILED] += 1
+            record[LAST_ERROR] = result.error.message[:200]
+        if plan.write and ran:
+            run = self.runs.peek(ctx.run_id) if ctx.run_id is not None else None
+            if run is not None:
+                run.epoch += 1
 
     async def startup(self) -> int:
         """Turn ``running`` ledger rows into ``unknown``; let connectors reconcile them.

@@ -1,9 +1,14 @@
 """What the guard rails remember about one run (in memory; a run lives in one process).
 
-Per run: calls made (all tools, per tool), how often each exact call (tool +
-arguments) was made, how often it failed, the last good result of each exact
-read call, and the optional read cache. Runs are kept in a bounded LRU so a
-long-lived server does not grow without limit.
+Per run: how many calls were made (all tools; per tool only for tools with a
+per-run cap), and one *record* per exact call (tool + arguments): how often it
+was made, the last good result (replayed by the identical-call guard and the
+read cache), and how often it failed in a row. Runs are kept in a bounded LRU
+so a long-lived server does not grow without limit.
+
+A record is a plain list indexed by the constants below, not an object: one is
+made for every new exact call in a run, and a list literal is the cheapest
+mutable thing Python can allocate (this bookkeeping sits on every call's path).
 """
 
 from __future__ import annotations
@@ -13,7 +18,12 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["RunState", "Runs", "call_key"]
+__all__ = ["RunState", "Runs", "call_key", "COUNT", "LAST_OK", "FAILED", "LAST_ERROR", "EPOCH"]
+
+#: record fields: times called; last good result (``ToolResult`` or ``None``); failures
+#: in a row; the last failure's message; the run's write epoch when LAST_OK was stored
+COUNT, LAST_OK, FAILED, LAST_ERROR, EPOCH = range(5)
+
 
 def call_key(args: dict[str, Any]) -> Any:
     """A hashable, order-independent key of the arguments; cheap for flat dicts.
@@ -29,12 +39,13 @@ def call_key(args: dict[str, Any]) -> Any:
 
 @dataclass(slots=True)
 class RunState:
+    """One run's counters and records. ``epoch`` grows with every write that ran, so
+    the read cache keeps only results stored in the current epoch."""
+
     calls: int = 0
+    records: dict[tuple[str, Any], list[Any]] = field(default_factory=dict)
     per_tool: dict[str, int] = field(default_factory=dict)
-    identical: dict[tuple[str, Any], int] = field(default_factory=dict)
-    failures: dict[tuple[str, Any], tuple[int, str]] = field(default_factory=dict)
-    last_ok: dict[tuple[str, Any], Any] = field(default_factory=dict)
-    cache: dict[tuple[str, Any], Any] = field(default_factory=dict)
+    epoch: int = 0
 
 
 class Runs:
