@@ -12,53 +12,13 @@ from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .calls import ToolCall, to_call
+from .guard.concurrency import WeightedLimit
 from .result import ToolResult
 
 if TYPE_CHECKING:
     from .reach import Reach
 
-__all__ = ["WeightedLimiter", "run_turn"]
-
-
-class WeightedLimiter:
-    """A semaphore where an acquisition may take several slots (FIFO, no starvation)."""
-
-    def __init__(self, capacity: int) -> None:
-        self.capacity = max(1, capacity)
-        self.free = self.capacity
-        self._waiters: list[tuple[int, asyncio.Future[None]]] = []
-
-    def try_acquire(self, weight: int = 1) -> bool:
-        """Take ``weight`` slots if they are free now (no coroutine, no wait)."""
-        weight = min(max(1, weight), self.capacity)
-        if not self._waiters and self.free >= weight:
-            self.free -= weight
-            return True
-        return False
-
-    async def acquire(self, weight: int = 1) -> None:
-        if self.try_acquire(weight):
-            return
-        weight = min(max(1, weight), self.capacity)
-        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._waiters.append((weight, fut))
-        try:
-            await fut
-        except asyncio.CancelledError:
-            if fut.done() and not fut.cancelled():
-                self.release(weight)
-            else:
-                self._waiters = [w for w in self._waiters if w[1] is not fut]
-            raise
-
-    def release(self, weight: int = 1) -> None:
-        self.free += min(max(1, weight), self.capacity)
-        while self._waiters and self._waiters[0][0] <= self.free:
-            w, fut = self._waiters.pop(0)
-            if fut.done():
-                continue
-            self.free -= w
-            fut.set_result(None)
+__all__ = ["run_turn"]
 
 
 async def _workers(reach: Reach, calls: list[ToolCall], kw: dict[str, Any], n: int) -> list[ToolResult]:
@@ -92,13 +52,12 @@ async def run_turn(reach: Reach, calls: Sequence[Any], *, agent: str | None, run
     tools = [reach._tools.get(c.name) for c in norm]
     if all(t is None or (t.weight == 1 and not t.sequential) for t in tools):
         return await _workers(reach, norm, kw, min(limit, len(norm)))
-    limiter = WeightedLimiter(limit)
+    limiter = WeightedLimit(max(1, limit))  # the same FIFO weighted semaphore as the process-wide caps
 
     async def one(call: ToolCall) -> ToolResult:
         tool = reach._tools.get(call.name)
-        weight = tool.weight if tool is not None else 1
-        if not limiter.try_acquire(weight):
-            await limiter.acquire(weight)
+        weight = min(max(1, tool.weight if tool is not None else 1), limiter.capacity)
+        await limiter.acquire(weight)
         try:
             return await reach.invoke(call, **kw)
         finally:
