@@ -65,6 +65,22 @@ _STOP = object()
 _DIALECT_NAMES = {"sqlite": "SQLite", "postgresql": "PostgreSQL"}
 
 
+def settle_batch(results: Iterable[tuple[Any, Any, BaseException | None]]) -> None:
+    """Hand each job of a committed batch of deferred writes its value or its own error."""
+    for job, value, err in results:
+        if err is None:
+            job.future.set_result(value)
+        else:
+            job.future.set_exception(err)
+
+
+def fail_batch(jobs: Iterable[Any], exc: BaseException) -> None:
+    """A batch that did not commit: every job not settled yet gets the error."""
+    for job in jobs:
+        if not job.future.done():
+            job.future.set_exception(exc)
+
+
 def apply_migrations(conn: Any, component: str, migrations: Sequence[Any], dialect: str) -> int:
     """Apply ``component``'s migrations that ``reach_schema`` does not list yet, inside the
     caller's transaction (both stores run this; only the transaction around it differs).
@@ -281,15 +297,9 @@ class Store(StoreAPI):
         except BaseException as exc:
             if conn.in_transaction:
                 conn.rollback()
-            for j in live:
-                if not j.future.done():
-                    j.future.set_exception(exc)
+            fail_batch(live, exc)
             return
-        for j, value, err in results:
-            if err is None:
-                j.future.set_result(value)
-            else:
-                j.future.set_exception(err)
+        settle_batch(results)
 
     def _submit(self, fn: Callable[[sqlite3.Connection], T], deferred: bool = False) -> concurrent.futures.Future[T]:
         if self._closed:

@@ -50,7 +50,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from .store import StoreAPI, StoreClosed, apply_migrations
+from .store import StoreAPI, StoreClosed, apply_migrations, fail_batch, settle_batch
 
 __all__ = ["PgStore", "dialect_of", "is_postgres_url", "translate"]
 
@@ -297,15 +297,9 @@ class PgStore(StoreAPI):
                     except Exception as exc:
                         results.append((job, None, exc))
         except BaseException as exc:
-            for job in live:
-                if not job.future.done():
-                    job.future.set_exception(exc)
+            fail_batch(live, exc)
             return
-        for job, value, err in results:
-            if err is None:
-                job.future.set_result(value)
-            else:
-                job.future.set_exception(err)
+        settle_batch(results)
 
     async def flush(self) -> None:
         """Wait until every write queued so far is committed."""
