@@ -296,10 +296,7 @@ class Guards:
         runs = self.runs
         run_id = ctx.run_id
         run = runs._last if run_id == runs._last_id else runs.get(run_id)  # type: ignore[arg-type]
-        try:
-            ckey = (tool.name, frozenset(args.items()))
-        except TypeError:
-            ckey = (tool.name, call_key(args))
+        ckey = (tool.name, call_key(args))
         record = run.records.get(ckey)
         if record is None:
             record = run.records[ckey] = [0, None, 0, "", 0]  # see .runs: COUNT, LAST_OK, ...
