@@ -65,6 +65,10 @@ class _ToolPlan:
     simple: bool = False  # nothing to check outside a run
     waits: bool = False  # a check that may have to await (budget, shared rate-limit store)
     keeps_epoch: bool = False  # a write, or a read with the read cache: settling needs the run's epoch
+    # A read's good result is kept for the identical-call guard from this count on:
+    # only a call made identical_limit times is ever replayed, so distinct calls (most)
+    # keep no result alive in the run (a run may live long and results can be large).
+    keep_from: int = 0
 
 
 @dataclass(slots=True)
@@ -206,6 +210,7 @@ class Guards:
         )
         plan.simple = not rules and plan.daily_budget is None and not plan.ledgered
         plan.keeps_epoch = plan.write or plan.read_cache
+        plan.keep_from = 0 if plan.read_cache else plan.identical_limit - 1
         plan.waits = plan.daily_budget is not None or bool(rules and not self.limiter.is_memory)
         return plan
 
@@ -457,9 +462,11 @@ class Guards:
         pending: _Pending | list[Any] | None = ctx._guard_pending
         if isinstance(pending, list):  # only counted in its run (the usual call in a run)
             ctx._guard_pending = None
-            if result.ok and ctx.attempt and not self._tool_plans[tool.name].keeps_epoch:
-                pending[FAILED] = 0  # a read that ran and succeeded: the usual call
-                pending[LAST_OK] = result
+            plan = self._tool_plans[tool.name]
+            if result.ok and ctx.attempt and not plan.keeps_epoch:  # a read that ran and succeeded
+                pending[FAILED] = 0
+                if pending[COUNT] >= plan.keep_from:
+                    pending[LAST_OK] = result
                 return None
             if ctx.attempt == 0:
                 run = self.runs.peek(ctx.run_id) if ctx.run_id is not None else None
@@ -524,7 +531,8 @@ class Guards:
         if result.ok:
             record[FAILED] = 0
             if not plan.write:
-                record[LAST_OK] = result
+                if record[COUNT] >= plan.keep_from:
+                    record[LAST_OK] = result
                 if plan.read_cache:
                     run = self.runs.peek(ctx.run_id) if ctx.run_id is not None else None
                     record[EPOCH] = run.epoch if run is not None else -1

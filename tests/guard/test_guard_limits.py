@@ -138,6 +138,35 @@ async def test_identical_read_after_a_failed_try_gets_the_last_good_result(make_
     assert results[-1].meta["repeated"] is True and results[-1].content["result"] == {"item": "tea", "run": 2}
 
 
+async def test_a_run_keeps_no_result_of_calls_that_were_not_repeated(make_reach):
+    """A long-lived run must not hold every result it saw: only a call repeated up to the
+    identical-call limit can be replayed, so only such calls keep their result."""
+    import gc
+    import tracemalloc
+
+    @connector(risk="read")
+    async def get_page(n: int) -> str:
+        """A large page. Use to read page n."""
+        return f"{n}:" + "x" * 200_000
+
+    r = make_reach(get_page)
+    await r.invoke("get_page", {"n": -1}, run_id="warm-up")
+    gc.collect()
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        for n in range(50):  # 50 distinct calls, 10 MB of results in all
+            assert (await r.invoke("get_page", {"n": n}, run_id="r")).ok
+        gc.collect()
+        kept = tracemalloc.get_traced_memory()[0] - base
+    finally:
+        tracemalloc.stop()
+    assert kept < 1_000_000, f"{kept:,} bytes still held by the run"
+    # a repeated call still gets its earlier result
+    results = [await r.invoke("get_page", {"n": 7}, run_id="r") for _ in range(3)]
+    assert results[-1].meta["repeated"] is True and results[-1].content["result"].startswith("7:")
+
+
 async def test_identical_write_is_refused(make_reach):
     tool, state = counting("send_note", risk="write")
     r = make_reach(tool, connectors={"send_note": {"identical_call_limit": 2}})
