@@ -38,7 +38,7 @@ from .concurrency import Slots, WeightedLimit
 from .config import AgentGuard, ConnectorGuard, GuardDefaults, LimitsConfig, section
 from .ledger import Ledger
 from .ratelimit import RateLimiter, Rule
-from .runs import COUNT, EPOCH, FAILED, LAST_ERROR, LAST_OK, Runs, RunState, call_key
+from .runs import Runs, RunState, call_key
 
 if TYPE_CHECKING:
     from ..context import CallContext
@@ -88,7 +88,8 @@ class _Pending:
     budget_keys: list[tuple[str, str, str]] | None = None
     ledger_key: str | None = None
     run: RunState | None = None
-    record: list[Any] | None = None  # the call's record in its run (see .runs)
+    key: bytes | None = None  # the exact-call key in its run (see .runs)
+    seen: int = 0  # how often the exact call was made in its run, this one included
     counted: bool = False
 
 
@@ -105,20 +106,24 @@ def _validated(model: type[Any], data: dict[str, Any], where: str) -> Any:
         raise ConfigError(f"invalid config: {where} {loc}: {first['msg']}") from None
 
 
-def _count(run: RunState, record: list[Any], plan: _ToolPlan, name: str) -> None:
+def _count(run: RunState, key: bytes, plan: _ToolPlan, name: str) -> int:
     """Count a call in its run: all tools, its exact arguments, and its tool when the
-    tool has a per-run cap (nothing reads that count otherwise)."""
+    tool has a per-run cap (nothing reads that count otherwise). Returns the exact
+    call's count."""
     run.calls += 1
-    record[COUNT] += 1
+    seen = run.counts[key] = run.counts.get(key, 0) + 1
     if plan.max_calls_per_run is not None:
+        if run.per_tool is None:
+            run.per_tool = {}
         run.per_tool[name] = run.per_tool.get(name, 0) + 1
+    return seen
 
 
-def _uncount(run: RunState, record: list[Any], plan: _ToolPlan, name: str) -> None:
+def _uncount(run: RunState, key: bytes, plan: _ToolPlan, name: str) -> None:
     """Take back a call counted in its run that never ran."""
     run.calls -= 1
-    record[COUNT] -= 1
-    if plan.max_calls_per_run is not None:
+    run.counts[key] -= 1
+    if plan.max_calls_per_run is not None and run.per_tool:
         run.per_tool[name] -= 1
 
 
@@ -142,13 +147,9 @@ def _raise_if_limited(denied: tuple[float, str] | None) -> None:
 
 
 def _args_hash(args: dict[str, Any]) -> str:
-    from ..result import dumps
-
-    try:
-        text = dumps(args)
-    except (TypeError, ValueError):
-        text = dumps(to_jsonable(args))
-    return hashlib.sha256(text.encode()).hexdigest()
+    """The ledger's fingerprint of a call's arguments: canonical JSON (keys sorted), so
+    the same call sent again with its keys in another order is the same call."""
+    return hashlib.sha256(call_key("", to_jsonable(args))).hexdigest()
 
 
 class Guards:
@@ -263,20 +264,19 @@ class Guards:
         plan = self._tool_plans.get(tool.name) or self.tool_plan(tool)
         aplan = self._agent_plans.get(ctx.agent) or self.agent_plan(ctx.agent)
         run: RunState | None = None
-        record: list[Any] | None = None
+        key: bytes | None = None
         if ctx.run_id is not None:  # 1. run-scoped guards
-            run, record, earlier = self._enter_run(tool, args, ctx, plan, aplan)
+            run, key, earlier = self._enter_run(tool, args, ctx, plan, aplan)
             if earlier is not None:
                 return earlier
         elif plan.simple and aplan.simple:
             return None
         if plan.waits or aplan.waits or (plan.ledgered and ctx.idempotency_key):
-            return self._before_wait(tool, args, ctx, plan, aplan, run, record)
+            return self._before_wait(tool, args, ctx, plan, aplan, run, key)
         if plan.rate_rules or aplan.rate_rules:  # 2. in-memory rate limits: all or nothing
             _raise_if_limited(self.limiter.hit_sync(plan.rate_rules + aplan.rate_rules))
-        if run is not None and record is not None:  # 4. count the call in its run
-            _count(run, record, plan, tool.name)
-            ctx._guard_pending = record  # only counted: after() settles it without a _Pending
+        if run is not None and key is not None:  # 4. count the call in its run
+            ctx._guard_pending = (run, key, _count(run, key, plan, tool.name))  # after() settles it
         return None
 
     def before_in_run(self, tool: Tool, args: dict[str, Any], ctx: CallContext) -> ToolResult | None:
@@ -284,50 +284,42 @@ class Guards:
         (a *quiet* tool, see :meth:`quiet`): only the run-scoped guards apply, and none
         of them waits. The pipeline calls this instead of ``before`` for such calls."""
         plan = self._tool_plans[tool.name]  # quiet() made both plans
-        run, record, earlier = self._enter_run(tool, args, ctx, plan, self._agent_plans[ctx.agent])
+        run, key, earlier = self._enter_run(tool, args, ctx, plan, self._agent_plans[ctx.agent])
         if earlier is not None:
             return earlier
-        run.calls += 1
-        record[COUNT] += 1
-        if plan.max_calls_per_run is not None:
-            run.per_tool[tool.name] = run.per_tool.get(tool.name, 0) + 1
-        ctx._guard_pending = record
+        ctx._guard_pending = (run, key, _count(run, key, plan, tool.name))
         return None
 
     def _enter_run(self, tool: Tool, args: dict[str, Any], ctx: CallContext, plan: _ToolPlan,
-                   aplan: _AgentPlan) -> tuple[RunState, list[Any], ToolResult | None]:
-        """The call's run and its record there; the run-scoped guards are checked in
-        full only when one of them could trigger (for most calls none can)."""
+                   aplan: _AgentPlan) -> tuple[RunState, bytes, ToolResult | None]:
+        """The call's run and exact-call key; the run-scoped guards are checked in full
+        only when one of them could trigger (for most calls none can)."""
         runs = self.runs
         run_id = ctx.run_id
         run = runs._last if run_id == runs._last_id else runs.get(run_id)  # type: ignore[arg-type]
-        ckey = (tool.name, call_key(args))
-        record = run.records.get(ckey)
-        if record is None:
-            record = run.records[ckey] = [0, None, 0, "", 0]  # see .runs: COUNT, LAST_OK, ...
-        elif record[COUNT] >= plan.identical_limit or record[FAILED] or (
-                plan.read_cache and record[LAST_OK] is not None):
-            return run, record, self._check_run(tool, plan, aplan, run, record, ctx)
-        if run.calls >= aplan.run_cap or (plan.max_calls_per_run is not None
-                                           and run.per_tool.get(tool.name, 0) >= plan.max_calls_per_run):
-            return run, record, self._check_run(tool, plan, aplan, run, record, ctx)
-        return run, record, None
+        key = call_key(tool.name, args)
+        if (run.counts.get(key, 0) >= plan.identical_limit or run.failures or run.calls >= aplan.run_cap
+                or (plan.read_cache and run.kept) or (plan.max_calls_per_run is not None and run.per_tool
+                                                      and run.per_tool.get(tool.name, 0) >= plan.max_calls_per_run)):
+            return run, key, self._check_run(tool, plan, aplan, run, key, ctx)
+        return run, key, None
 
     def _check_run(self, tool: Tool, plan: _ToolPlan, aplan: _AgentPlan, run: RunState,
-                   record: list[Any], ctx: CallContext) -> ToolResult | None:
+                   key: bytes, ctx: CallContext) -> ToolResult | None:
         """Run limits, the failing- and identical-call guards: raise, replay an earlier
         result (returned), or let the call go on (``None``)."""
-        failed = record[FAILED]
-        if failed >= self.defaults.failing_call_limit:
+        failed = run.failures.get(key) if run.failures else None
+        if failed is not None and failed[0] >= self.defaults.failing_call_limit:
             raise Denied(
-                f"this exact call of `{tool.name}` already failed {failed} times in this run "
-                f"(last error: {record[LAST_ERROR]}). Change the arguments or stop; do not send it again."
+                f"this exact call of `{tool.name}` already failed {failed[0]} times in this run "
+                f"(last error: {failed[1]}). Change the arguments or stop; do not send it again."
             )
-        seen = record[COUNT]
-        earlier = record[LAST_OK]
-        if plan.read_cache and earlier is not None and record[EPOCH] == run.epoch:
-            return self._replay(earlier, ctx, {"cached": True})
+        seen = run.counts.get(key, 0)
+        kept = run.kept.get(key) if run.kept else None
+        if plan.read_cache and kept is not None and kept[1] == run.epoch:
+            return self._replay(kept[0], ctx, {"cached": True})
         if seen >= plan.identical_limit:
+            earlier = kept[0] if kept is not None else None
             if not plan.write and earlier is not None:
                 return self._replay(
                     earlier, ctx, {"repeated": True},
@@ -345,13 +337,13 @@ class Guards:
         if limit is not None and run.calls >= limit:
             raise _run_limit(limit, f"this run of agent `{ctx.agent or 'default'}`")
         limit = plan.max_calls_per_run
-        if limit is not None and run.per_tool.get(tool.name, 0) >= limit:
+        if limit is not None and run.per_tool and run.per_tool.get(tool.name, 0) >= limit:
             raise _run_limit(limit, f"`{tool.name}` in this run")
         return None
 
     async def _before_wait(self, tool: Tool, args: dict[str, Any], ctx: CallContext, plan: _ToolPlan,
                            aplan: _AgentPlan, run: RunState | None,
-                           record: list[Any] | None) -> ToolResult | None:
+                           key: bytes | None) -> ToolResult | None:
         """Steps 2-5 of :meth:`before` when one of them may have to wait."""
         pending: _Pending | None = None
         # 2. rate limits (tool, plugin, agent): all or nothing
@@ -373,20 +365,20 @@ class Guards:
             pending = _Pending(budget_keys=keys)
 
         # 4. count the call in its run
-        if run is not None and record is not None:
-            _count(run, record, plan, tool.name)
+        if run is not None and key is not None:
+            seen = _count(run, key, plan, tool.name)
             if pending is None:
                 pending = _Pending()
-            pending.run, pending.record, pending.counted = run, record, True
+            pending.run, pending.key, pending.seen, pending.counted = run, key, seen, True
 
         # 5. the ledger: claim the idempotency key before a side effect can happen
-        key = ctx.idempotency_key
-        if plan.ledgered and key:
+        ikey = ctx.idempotency_key
+        if plan.ledgered and ikey:
             if pending is None:
                 pending = _Pending()
             ctx._guard_pending = pending
             try:
-                receipt = await self._claim(tool, args, ctx, key)
+                receipt = await self._claim(tool, args, ctx, ikey)
             except BaseException:
                 self._undo(tool, pending)
                 ctx._guard_pending = None
@@ -395,7 +387,7 @@ class Guards:
                 self._undo(tool, pending)
                 ctx._guard_pending = None
                 return receipt
-            pending.ledger_key = key
+            pending.ledger_key = ikey
             return None
         ctx._guard_pending = pending
         return None
@@ -442,8 +434,8 @@ class Guards:
         if pending.budget_keys:
             self.budgets.release(pending.budget_keys)
             pending.budget_keys = None
-        if pending.counted and pending.run is not None and pending.record is not None:
-            _uncount(pending.run, pending.record, self._tool_plans[tool.name], tool.name)
+        if pending.counted and pending.run is not None and pending.key is not None:
+            _uncount(pending.run, pending.key, self._tool_plans[tool.name], tool.name)
             pending.counted = False
 
     @staticmethod
@@ -459,20 +451,22 @@ class Guards:
     ) -> Coroutine[Any, Any, None] | None:
         """Settle what :meth:`before` took. A plain function; returns a coroutine to
         await only when the ledger has to be written."""
-        pending: _Pending | list[Any] | None = ctx._guard_pending
-        if isinstance(pending, list):  # only counted in its run (the usual call in a run)
+        pending: _Pending | tuple[RunState, bytes, int] | None = ctx._guard_pending
+        if isinstance(pending, tuple):  # only counted in its run (the usual call in a run)
             ctx._guard_pending = None
+            run, key, seen = pending
             plan = self._tool_plans[tool.name]
             if result.ok and ctx.attempt and not plan.keeps_epoch:  # a read that ran and succeeded
-                pending[FAILED] = 0
-                if pending[COUNT] >= plan.keep_from:
-                    pending[LAST_OK] = result
+                if run.failures:
+                    run.failures.pop(key, None)
+                if seen >= plan.keep_from:
+                    if run.kept is None:
+                        run.kept = {}
+                    run.kept[key] = (result, run.epoch)
                 return None
             if ctx.attempt == 0:
-                run = self.runs.peek(ctx.run_id) if ctx.run_id is not None else None
-                if run is not None:
-                    _uncount(run, pending, self._tool_plans[tool.name], tool.name)
-            self._settle(tool, ctx, result, pending)
+                _uncount(run, key, plan, tool.name)
+            self._settle(tool, ctx, result, run, key, seen)
             return None
         if isinstance(pending, _Pending):
             ctx._guard_pending = None
@@ -514,36 +508,37 @@ class Guards:
         """Record the call's outcome in its run: failures, the last good result, the read cache."""
         if ctx.run_id is None:
             return
-        record = pending.record if pending is not None else None
-        if record is None:
-            run = self.runs.peek(ctx.run_id)
-            record = run.records.get((tool.name, call_key(args))) if run is not None else None
-            if record is None:
-                return
-        self._settle(tool, ctx, result, record)
+        if pending is not None and pending.run is not None and pending.key is not None:
+            self._settle(tool, ctx, result, pending.run, pending.key, pending.seen)
+            return
+        run = self.runs.peek(ctx.run_id)
+        if run is not None:
+            key = call_key(tool.name, args)
+            self._settle(tool, ctx, result, run, key, run.counts.get(key, 0))
 
-    def _settle(self, tool: Tool, ctx: CallContext, result: ToolResult, record: list[Any]) -> None:
-        """Record a call's outcome: its last good result (what the identical-call guard
-        replays), failures in a row, and a new write epoch (a write may change what reads
-        return, so the read cache starts over)."""
+    def _settle(self, tool: Tool, ctx: CallContext, result: ToolResult, run: RunState, key: bytes,
+                seen: int) -> None:
+        """Record a call's outcome: its last good result once the call is repeated (what
+        the identical-call guard replays), failures in a row, and a new write epoch (a
+        write may change what reads return, so the read cache starts over)."""
         ran = ctx.attempt > 0
         plan = self._tool_plans.get(tool.name) or self.tool_plan(tool)
         if result.ok:
-            record[FAILED] = 0
+            if run.failures:
+                run.failures.pop(key, None)
             if not plan.write:
-                if record[COUNT] >= plan.keep_from:
-                    record[LAST_OK] = result
-                if plan.read_cache:
-                    run = self.runs.peek(ctx.run_id) if ctx.run_id is not None else None
-                    record[EPOCH] = run.epoch if run is not None else -1
+                if seen >= plan.keep_from:
+                    if run.kept is None:
+                        run.kept = {}
+                    run.kept[key] = (result, run.epoch)
                 return
         elif ran and result.error is not None and result.error.code not in _NOT_ARGUMENT_FAILURES:
-            record[FAILED] += 1
-            record[LAST_ERROR] = result.error.message[:200]
+            if run.failures is None:
+                run.failures = {}
+            count = run.failures.get(key, (0, ""))[0] + 1
+            run.failures[key] = (count, result.error.message[:200])
         if plan.write and ran:
-            run = self.runs.peek(ctx.run_id) if ctx.run_id is not None else None
-            if run is not None:
-                run.epoch += 1
+            run.epoch += 1
 
     async def startup(self) -> int:
         """Turn ``running`` ledger rows into ``unknown``; let connectors reconcile them.

@@ -1,14 +1,16 @@
 """What the guard rails remember about one run (in memory; a run lives in one process).
 
 Per run: how many calls were made (all tools; per tool only for tools with a
-per-run cap), and one *record* per exact call (tool + arguments): how often it
-was made, the last good result (replayed by the identical-call guard and the
-read cache), and how often it failed in a row. Runs are kept in a bounded LRU
-so a long-lived server does not grow without limit.
+per-run cap) and how often each exact call (tool + arguments) was made; then,
+only for the calls that need it, the last good result (kept once a call is
+repeated, for the identical-call guard and the read cache) and failures in a
+row. Runs are kept in a bounded LRU so a long-lived server does not grow
+without limit.
 
-A record is a plain list indexed by the constants below, not an object: one is
-made for every new exact call in a run, and a list literal is the cheapest
-mutable thing Python can allocate (this bookkeeping sits on every call's path).
+An exact call is keyed by :func:`call_key`, canonical JSON as bytes: bytes keep
+their hash and are not tracked by the garbage collector, so the one entry every
+call in a run leaves behind costs the collector nothing (a tuple/frozenset key
+cost twice as much to build and was walked by every collection).
 """
 
 from __future__ import annotations
@@ -18,33 +20,36 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["RunState", "Runs", "call_key", "COUNT", "LAST_OK", "FAILED", "LAST_ERROR", "EPOCH"]
+from orjson import OPT_SORT_KEYS
+from orjson import dumps as _dumps
 
-#: record fields: times called; last good result (``ToolResult`` or ``None``); failures
-#: in a row; the last failure's message; the run's write epoch when LAST_OK was stored
-COUNT, LAST_OK, FAILED, LAST_ERROR, EPOCH = range(5)
+__all__ = ["RunState", "Runs", "call_key"]
 
 
-def call_key(args: dict[str, Any]) -> Any:
-    """A hashable, order-independent key of the arguments; cheap for flat dicts.
+def call_key(name: str, args: dict[str, Any]) -> bytes:
+    """The exact-call key: ``[name, args]`` as canonical JSON (object keys sorted, compact).
 
-    A frozenset of the items: no sorting, and its hash is computed once and kept,
-    so the several dict lookups a run makes with one key do not hash it again.
+    Calls equal as JSON get equal keys whatever their key order (``1`` and ``1.0``
+    or ``true`` differ, as they do in JSON).
     """
     try:
-        return frozenset(args.items())
-    except TypeError:  # nested lists/dicts: fall back to canonical JSON
-        return json.dumps(args, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+        return _dumps((name, args), option=OPT_SORT_KEYS)
+    except TypeError:  # what orjson refuses (ints over 64 bits, odd types): the stdlib decides
+        return json.dumps([name, args], sort_keys=True, ensure_ascii=False, separators=(",", ":"),
+                          default=repr).encode()
 
 
 @dataclass(slots=True)
 class RunState:
-    """One run's counters and records. ``epoch`` grows with every write that ran, so
-    the read cache keeps only results stored in the current epoch."""
+    """One run's counters. The dicts other than ``counts`` stay ``None`` until a run needs
+    them (most runs never repeat or fail a call). ``epoch`` grows with every write that
+    ran: a kept result serves the read cache only while its epoch is current."""
 
     calls: int = 0
-    records: dict[tuple[str, Any], list[Any]] = field(default_factory=dict)
-    per_tool: dict[str, int] = field(default_factory=dict)
+    counts: dict[bytes, int] = field(default_factory=dict)
+    per_tool: dict[str, int] | None = None
+    kept: dict[bytes, tuple[Any, int]] | None = None  # key -> (last good ToolResult, epoch)
+    failures: dict[bytes, tuple[int, str]] | None = None  # key -> (failures in a row, last error)
     epoch: int = 0
 
 

@@ -66,6 +66,18 @@ async def test_same_key_other_arguments_is_refused(make_reach):
     assert len(sent) == 1
 
 
+async def test_same_key_same_arguments_in_another_order_is_a_receipt(make_reach):
+    """A client that resends a call may serialise its arguments in another key order."""
+    tool, sent = writer()
+    r = make_reach(tool)
+    first = await r.invoke({"id": "c1", "name": "send_email", "arguments": '{"to": "a@x.org", "cc": "b@x.org"}'},
+                           idempotency_key="k2")
+    again = await r.invoke({"id": "c2", "name": "send_email", "arguments": '{"cc": "b@x.org", "to": "a@x.org"}'},
+                           idempotency_key="k2")
+    assert first.ok and again.ok and again.meta["receipt"] is True
+    assert len(sent) == 1
+
+
 async def test_claim_is_on_disk_before_the_connector_runs(make_reach, tmp_path):
     seen: list[tuple] = []
 

@@ -167,6 +167,16 @@ async def test_a_run_keeps_no_result_of_calls_that_were_not_repeated(make_reach)
     assert results[-1].meta["repeated"] is True and results[-1].content["result"].startswith("7:")
 
 
+async def test_an_identical_call_is_recognised_whatever_its_key_order(make_reach):
+    tool, state = counting("get_range")
+    tool.input_schema = {"type": "object", "properties": {"x": {"type": "integer"}, "y": {"type": "integer"}}}
+    r = make_reach(tool)
+    texts = ['{"x": 1, "y": 2}', '{"y": 2, "x": 1}', '{"x":1,"y":2}', '{ "y" : 2 , "x" : 1 }']
+    results = [await r.invoke({"id": f"c{i}", "name": "get_range", "arguments": t}, run_id="r")
+               for i, t in enumerate(texts)]
+    assert state["runs"] == 3 and results[-1].meta["repeated"] is True
+
+
 async def test_identical_write_is_refused(make_reach):
     tool, state = counting("send_note", risk="write")
     r = make_reach(tool, connectors={"send_note": {"identical_call_limit": 2}})
