@@ -28,16 +28,19 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import random
-from collections.abc import Coroutine, Generator, Sequence
+from collections.abc import Coroutine, Generator
 from typing import TYPE_CHECKING, Any
 
 from .deadline import until
 from .errors import BusinessError, RateLimited, RetryableError, ToolFailure
+from .guard.concurrency import give_back, take_now
 from .guard.threads import DaemonPool
 
 if TYPE_CHECKING:
     from .context import CallContext
     from .guard.concurrency import WeightedLimit
+
+    Caps = tuple[WeightedLimit, ...]
     from .tool import Tool
 
 __all__ = ["backoff_delay", "run_connector"]
@@ -130,39 +133,23 @@ def _classify(exc: BaseException, tool: Tool) -> ToolFailure | None:
     )
 
 
-def _release_all(slots: Sequence[tuple[WeightedLimit, int]]) -> None:
-    for lim, weight in slots:
-        lim.release(weight)
-
-
-def _try_all(slots: Sequence[tuple[WeightedLimit, int]]) -> bool:
-    """Take every slot now or none (the common, uncontended case: no await)."""
-    if len(slots) == 1:
-        lim, weight = slots[0]
-        return lim.try_acquire(weight)
-    for i, (lim, weight) in enumerate(slots):
-        if not lim.try_acquire(weight):
-            _release_all(slots[:i])
-            return False
-    return True
-
-
-async def _acquire_all(slots: Sequence[tuple[WeightedLimit, int]], deadline: float, loop: asyncio.AbstractEventLoop) -> None:
-    taken: list[tuple[WeightedLimit, int]] = []
+async def _acquire_all(caps: Caps, deadline: float, loop: asyncio.AbstractEventLoop) -> None:
+    """Take one unit of every cap, waiting for a free one until ``deadline`` (else ``_NotStarted``)."""
+    taken: list[WeightedLimit] = []
     try:
-        for lim, weight in slots:
-            if not lim.try_acquire(lim._clamp(weight)):
+        for lim in caps:
+            if not lim.try_acquire(1):
                 remaining = deadline - loop.time()
                 if remaining <= 0:
                     raise _NotStarted
                 try:
                     with until(loop, loop.time() + remaining):
-                        await lim.acquire(weight)
+                        await lim.acquire(1)
                 except TimeoutError:
                     raise _NotStarted from None
-            taken.append((lim, weight))
+            taken.append(lim)
     except BaseException:
-        _release_all(taken)
+        give_back(tuple(taken))
         raise
 
 
@@ -177,21 +164,21 @@ def _pool(ctx: CallContext) -> DaemonPool:
 
 
 async def _run_sync(tool: Tool, params: Any, ctx: CallContext, budget: float,
-                    slots: Sequence[tuple[WeightedLimit, int]], loop: asyncio.AbstractEventLoop) -> Any:
+                    caps: Caps, loop: asyncio.AbstractEventLoop) -> Any:
     fn = tool.connector.execute
     try:
         cf = _pool(ctx).submit((lambda: fn(params, ctx)) if tool.pass_ctx else (lambda: fn(params)))
     except BaseException:
-        _release_all(slots)
+        give_back(caps)
         raise
-    if slots:
-        def give_back(_f: concurrent.futures.Future[Any]) -> None:
+    if caps:
+        def release_when_done(_f: concurrent.futures.Future[Any]) -> None:
             try:
-                loop.call_soon_threadsafe(_release_all, slots)
-            except RuntimeError:  # loop closed: nobody waits for these slots any more
+                loop.call_soon_threadsafe(give_back, caps)
+            except RuntimeError:  # loop closed: nobody waits for these caps any more
                 pass
 
-        cf.add_done_callback(give_back)
+        cf.add_done_callback(release_when_done)
     afut = asyncio.wrap_future(cf, loop=loop)
     try:
         with until(loop, loop.time() + budget):
@@ -222,14 +209,14 @@ def _start(tool: Tool, params: Any, ctx: CallContext) -> Any:
 
 
 async def _attempt(tool: Tool, params: Any, ctx: CallContext, deadline: float,
-                   slots: Sequence[tuple[WeightedLimit, int]], loop: asyncio.AbstractEventLoop) -> Any:
-    if slots and not _try_all(slots):
-        await _acquire_all(slots, deadline, loop)
+                   caps: Caps, loop: asyncio.AbstractEventLoop) -> Any:
+    if caps and not take_now(caps):
+        await _acquire_all(caps, deadline, loop)
     if not tool.is_async:
         budget = deadline - loop.time()
         if tool.attempt_timeout is not None:
             budget = min(budget, tool.attempt_timeout)
-        return await _run_sync(tool, params, ctx, budget, slots, loop)
+        return await _run_sync(tool, params, ctx, budget, caps, loop)
     try:
         coro = _start(tool, params, ctx)
         try:
@@ -239,35 +226,35 @@ async def _attempt(tool: Tool, params: Any, ctx: CallContext, deadline: float,
         with until(loop, _attempt_end(tool, deadline, loop)):
             return await _Resume(coro, first)
     finally:
-        if slots:
-            _release_all(slots)
+        if caps:
+            give_back(caps)
 
 
 def run_connector(
-    tool: Tool, params: Any, ctx: CallContext, slots: Sequence[tuple[WeightedLimit, int]] = ()
+    tool: Tool, params: Any, ctx: CallContext, caps: Caps = ()
 ) -> tuple[Any, dict[str, Any]] | Coroutine[Any, Any, tuple[Any, dict[str, Any]]]:
     """Run ``tool`` with ``params``: ``(content, meta)``, or a coroutine giving it; raises ``ToolFailure``.
 
-    ``slots`` are the concurrency caps to hold around each attempt (the guard
-    rails' ``concurrency_slots(tool)``). ``ctx.attempt`` is the number of attempts
+    ``caps`` are the concurrency caps to hold, one unit each, around each attempt
+    (the guard rails' ``concurrency_caps(tool)``). ``ctx.attempt`` is the number of attempts
     that began (0: the connector never ran).
 
     An ``@connector`` async function is stepped right here, in a plain function,
-    when its concurrency slots (if any) are free at once: most cheap tools finish
+    when its concurrency caps (if any) are free at once: most cheap tools finish
     on that first step, and then no coroutine, no deadline and no timer is made
     for them. A tool that waits, or raises, continues in :func:`_run` under the
-    full rules (deadline, retries), still holding its slots until that attempt ends.
+    full rules (deadline, retries), still holding its caps until that attempt ends.
     """
     direct = tool.direct
-    if direct is None or (slots and not _try_all(slots)):  # no free slot: _run waits for one
-        return _run(tool, params, ctx, slots)
+    if direct is None or (caps and not take_now(caps)):  # no free slot: _run waits for one
+        return _run(tool, params, ctx, caps)
     ctx.attempt = 1
     try:
         coro = direct(**params)
         first = coro.send(None)
     except StopIteration as stop:
-        if slots:
-            _release_all(slots)
+        if caps:
+            give_back(caps)
         content = stop.value
         if type(content) is dict and len(content) == 1 and "error" in content:
             failure = BusinessError(str(content["error"]))
@@ -275,18 +262,18 @@ def run_connector(
             raise failure from None
         return content, {"attempts": 1}
     except Exception as exc:  # noqa: BLE001 - classified, maybe retried, by the full rules
-        if slots:
-            _release_all(slots)
-        return _run(tool, params, ctx, slots, failed=exc)
+        if caps:
+            give_back(caps)
+        return _run(tool, params, ctx, caps, failed=exc)
     except BaseException:
-        if slots:
-            _release_all(slots)
+        if caps:
+            give_back(caps)
         raise
-    return _run(tool, params, ctx, slots, started=(coro, first))
+    return _run(tool, params, ctx, caps, started=(coro, first))
 
 
 async def _run(
-    tool: Tool, params: Any, ctx: CallContext, slots: Sequence[tuple[WeightedLimit, int]],
+    tool: Tool, params: Any, ctx: CallContext, caps: Caps,
     *, started: tuple[Any, Any] | None = None, failed: Exception | None = None,
 ) -> tuple[Any, dict[str, Any]]:
     """The attempts loop. ``started``/``failed``: attempt 1 already stepped once by
@@ -297,7 +284,7 @@ async def _run(
         deadline = ctx.deadline = loop.time() + tool.timeout
     # An async tool with no concurrency cap is stepped right here: most finish on
     # their first step, and then neither a timer nor an extra coroutine is made.
-    inline = tool.is_async and not slots
+    inline = tool.is_async and not caps
     attempt = 0
     while True:
         attempt += 1
@@ -306,14 +293,14 @@ async def _run(
             if failed is not None:
                 exc, failed = failed, None
                 raise exc
-            if started is not None:  # attempt 1, stepped once by run_connector (holding the slots)
+            if started is not None:  # attempt 1, stepped once by run_connector (holding the caps)
                 (coro, first), started = started, None
                 try:
                     with until(loop, _attempt_end(tool, deadline, loop)):
                         content = await _Resume(coro, first)
                 finally:
-                    if slots:
-                        _release_all(slots)
+                    if caps:
+                        give_back(caps)
             elif inline:
                 coro = _start(tool, params, ctx)
                 try:
@@ -324,7 +311,7 @@ async def _run(
                     with until(loop, _attempt_end(tool, deadline, loop)):
                         content = await _Resume(coro, first)
             else:
-                content = await _attempt(tool, params, ctx, deadline, slots, loop)
+                content = await _attempt(tool, params, ctx, deadline, caps, loop)
             if type(content) is dict and len(content) == 1 and "error" in content:
                 raise BusinessError(str(content["error"]))
             return content, {"attempts": attempt}

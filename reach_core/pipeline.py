@@ -72,7 +72,7 @@ def _route(reach: Reach, agent: str | None, tool: Tool) -> int:
     route = 0 if verdict == DENY else RUN | (CONFIRM if verdict == _VERDICT_CONFIRM else 0)
     if reach._guards.quiet(tool, agent):
         route |= QUIET
-    if reach._guards.concurrency_slots(tool):
+    if reach._guards.concurrency_caps(tool):
         route |= CAPPED
     reach._routes.setdefault(agent, {})[tool.name] = route
     return route
@@ -205,7 +205,7 @@ async def invoke(
                 fix=fix,
             )
         guards = reach._guards
-        slots: Any = guards.concurrency_slots(tool) if route & CAPPED else ()
+        caps: Any = guards.concurrency_caps(tool) if route & CAPPED else ()
         if not route & QUIET:
             early = guards.before(tool, args, ctx)
             result = early if early is None or isinstance(early, ToolResult) else await early
@@ -218,7 +218,7 @@ async def invoke(
             if deadline is not None:  # a run's deadline shortens the tool's own
                 ctx.deadline = min(deadline, asyncio.get_running_loop().time() + tool.timeout)
             try:
-                out = run_connector(tool, params, ctx, slots)
+                out = run_connector(tool, params, ctx, caps)
                 if not isinstance(out, tuple):
                     out = await out
                 content, meta = out

@@ -61,7 +61,7 @@ class _ToolPlan:
     read_cache: bool
     write: bool
     ledgered: bool
-    slots: list[tuple[WeightedLimit, int]]
+    caps: tuple[WeightedLimit, ...]  # process-wide concurrency caps, one unit each per attempt
     simple: bool = False  # nothing to check outside a run
     waits: bool = False  # a check that may have to await (budget, shared rate-limit store)
     keeps_epoch: bool = False  # a write, or a read with the read cache: settling needs the run's epoch
@@ -193,11 +193,11 @@ class Guards:
         plugin = self.limits.plugins.get(getattr(tool, "plugin", "") or "")
         if plugin is not None and plugin.rate_limit:
             rules.append((self.limiter.parse(plugin.rate_limit), ("reach", "plugin", tool.plugin), f"plugin `{tool.plugin}`"))
-        slots: list[tuple[WeightedLimit, int]] = []
+        caps: list[WeightedLimit] = []
         if tool.max_concurrency:
-            slots.append((self.slots.limit(f"tool:{tool.name}", int(tool.max_concurrency)), 1))
+            caps.append(self.slots.limit(f"tool:{tool.name}", int(tool.max_concurrency)))
         if plugin is not None and plugin.max_concurrency:
-            slots.append((self.slots.limit(f"plugin:{tool.plugin}", plugin.max_concurrency), 1))
+            caps.append(self.slots.limit(f"plugin:{tool.plugin}", plugin.max_concurrency))
         write = tool.risk != "read"
         plan = _ToolPlan(
             rate_rules=rules,
@@ -207,7 +207,7 @@ class Guards:
             read_cache=bool(g.read_cache if g.read_cache is not None else self.defaults.read_cache) and not write,
             write=write,
             ledgered=not tool.idempotent,
-            slots=slots,
+            caps=tuple(caps),
         )
         plan.simple = not rules and plan.daily_budget is None and not plan.ledgered
         plan.keeps_epoch = plan.write or plan.read_cache
@@ -230,9 +230,9 @@ class Guards:
             plan.run_cap = min(caps) if caps else math.inf
         return plan
 
-    def concurrency_slots(self, tool: Tool) -> list[tuple[WeightedLimit, int]]:
-        """Process-wide caps the executor must hold around each attempt of ``tool``."""
-        return (self._tool_plans.get(tool.name) or self.tool_plan(tool)).slots
+    def concurrency_caps(self, tool: Tool) -> tuple[WeightedLimit, ...]:
+        """Process-wide caps the executor must hold (one unit each) around each attempt of ``tool``."""
+        return (self._tool_plans.get(tool.name) or self.tool_plan(tool)).caps
 
     def thread_pool(self) -> Any:
         """The bounded pool sync connectors run in (``[reach] thread_pool`` workers)."""
@@ -246,7 +246,7 @@ class Guards:
     def quiet(self, tool: Tool, agent: str | None) -> bool:
         """True when no check applies to calls of ``tool`` by ``agent`` outside a run (no
         limit, no budget, no ledger): the pipeline then skips ``before``/``after``
-        without creating coroutines, holding only the tool's concurrency slots, if any.
+        without creating coroutines, holding only the tool's concurrency caps, if any.
         The pipeline caches the answer per (agent, tool)."""
         return self.tool_plan(tool).simple and self.agent_plan(agent).simple
 

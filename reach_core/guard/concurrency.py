@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 
-__all__ = ["Slots", "WeightedLimit"]
+__all__ = ["Slots", "WeightedLimit", "give_back", "take_now"]
 
 class WeightedLimit:
     """A FIFO-fair semaphore where one holder may take several units.
@@ -93,3 +93,29 @@ class Slots:
     def get(self, key: str) -> WeightedLimit | None:
         return self._limits.get(key)
 
+
+def take_now(caps: tuple[WeightedLimit, ...]) -> bool:
+    """Take one unit of every cap in ``caps`` now, or none of them (no waiting).
+
+    The executor calls this around every attempt of a capped tool, so the usual
+    case (one free cap) is written out rather than going through ``try_acquire``.
+    """
+    if len(caps) == 1:
+        lim = caps[0]
+        if lim.free > 0 and not lim._waiters:
+            lim.free -= 1
+            return True
+        return False
+    for i, lim in enumerate(caps):
+        if not lim.try_acquire(1):
+            give_back(caps[:i])
+            return False
+    return True
+
+
+def give_back(caps: tuple[WeightedLimit, ...]) -> None:
+    """Return the unit of every cap in ``caps`` (taken by :func:`take_now` or ``acquire``)."""
+    for lim in caps:
+        lim.free += 1
+        if lim._waiters:
+            lim._wake()
