@@ -39,9 +39,9 @@ from .guard.threads import DaemonPool
 if TYPE_CHECKING:
     from .context import CallContext
     from .guard.concurrency import WeightedLimit
-
-    Caps = tuple[WeightedLimit, ...]
     from .tool import Tool
+
+    Caps = tuple[WeightedLimit, ...]  # process-wide concurrency caps, one unit each
 
 __all__ = ["backoff_delay", "run_connector"]
 
