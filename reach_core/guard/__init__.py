@@ -106,19 +106,6 @@ def _validated(model: type[Any], data: dict[str, Any], where: str) -> Any:
         raise ConfigError(f"invalid config: {where} {loc}: {first['msg']}") from None
 
 
-def _count(run: RunState, key: bytes, plan: _ToolPlan, name: str) -> int:
-    """Count a call in its run: all tools, its exact arguments, and its tool when the
-    tool has a per-run cap (nothing reads that count otherwise). Returns the exact
-    call's count."""
-    run.calls += 1
-    seen = run.counts[key] = run.counts.get(key, 0) + 1
-    if plan.max_calls_per_run is not None:
-        if run.per_tool is None:
-            run.per_tool = {}
-        run.per_tool[name] = run.per_tool.get(name, 0) + 1
-    return seen
-
-
 def _uncount(run: RunState, key: bytes, plan: _ToolPlan, name: str) -> None:
     """Take back a call counted in its run that never ran."""
     run.calls -= 1
@@ -259,50 +246,61 @@ class Guards:
         failing-call guards, in-memory rate limits, counting the call in its run) is
         settled right here; a coroutine is returned, for the caller to await, only
         when something has to wait (a shared rate-limit store, a daily budget, the
-        ledger).
+        ledger). A call in a run is counted there first, like a budget reservation,
+        and taken back if a later check refuses it.
         """
         plan = self._tool_plans.get(tool.name) or self.tool_plan(tool)
         aplan = self._agent_plans.get(ctx.agent) or self.agent_plan(ctx.agent)
-        run: RunState | None = None
-        key: bytes | None = None
         if ctx.run_id is not None:  # 1. run-scoped guards
-            run, key, earlier = self._enter_run(tool, args, ctx, plan, aplan)
+            earlier = self.before_in_run(tool, args, ctx)
             if earlier is not None:
                 return earlier
         elif plan.simple and aplan.simple:
             return None
         if plan.waits or aplan.waits or (plan.ledgered and ctx.idempotency_key):
-            return self._before_wait(tool, args, ctx, plan, aplan, run, key)
+            return self._before_wait(tool, args, ctx, plan, aplan)
         if plan.rate_rules or aplan.rate_rules:  # 2. in-memory rate limits: all or nothing
-            _raise_if_limited(self.limiter.hit_sync(plan.rate_rules + aplan.rate_rules))
-        if run is not None and key is not None:  # 4. count the call in its run
-            ctx._guard_pending = (run, key, _count(run, key, plan, tool.name))  # after() settles it
+            denied = self.limiter.hit_sync(plan.rate_rules + aplan.rate_rules)
+            if denied is not None:
+                counted = ctx._guard_pending
+                if counted is not None:  # not to run: no longer counted in its run
+                    ctx._guard_pending = None
+                    _uncount(counted[0], counted[1], plan, tool.name)
+                _raise_if_limited(denied)
         return None
 
     def before_in_run(self, tool: Tool, args: dict[str, Any], ctx: CallContext) -> ToolResult | None:
-        """:meth:`before` for a call in a run of a tool with no limit, budget or ledger
-        (a *quiet* tool, see :meth:`quiet`): only the run-scoped guards apply, and none
-        of them waits. The pipeline calls this instead of ``before`` for such calls."""
-        plan = self._tool_plans[tool.name]  # quiet() made both plans
-        run, key, earlier = self._enter_run(tool, args, ctx, plan, self._agent_plans[ctx.agent])
-        if earlier is not None:
-            return earlier
-        ctx._guard_pending = (run, key, _count(run, key, plan, tool.name))
-        return None
+        """The run-scoped guards, then the call counted in its run (``ctx.run_id`` is set).
 
-    def _enter_run(self, tool: Tool, args: dict[str, Any], ctx: CallContext, plan: _ToolPlan,
-                   aplan: _AgentPlan) -> tuple[RunState, bytes, ToolResult | None]:
-        """The call's run and exact-call key; the run-scoped guards are checked in full
-        only when one of them could trigger (for most calls none can)."""
+        The pipeline calls this instead of :meth:`before` for a *quiet* tool (no
+        limit, budget or ledger, see :meth:`quiet`), whose call in a run needs
+        nothing else. The precise checks run only when one of them could trigger:
+        for most calls none can.
+        """
+        name = tool.name
+        plan = self._tool_plans.get(name) or self.tool_plan(tool)
+        aplan = self._agent_plans.get(ctx.agent) or self.agent_plan(ctx.agent)
         runs = self.runs
         run_id = ctx.run_id
         run = runs._last if run_id == runs._last_id else runs.get(run_id)  # type: ignore[arg-type]
-        key = call_key(tool.name, args)
-        if (run.counts.get(key, 0) >= plan.identical_limit or run.failures or run.calls >= aplan.run_cap
-                or (plan.read_cache and run.kept) or (plan.max_calls_per_run is not None and run.per_tool
-                                                      and run.per_tool.get(tool.name, 0) >= plan.max_calls_per_run)):
-            return run, key, self._check_run(tool, plan, aplan, run, key, ctx)
-        return run, key, None
+        key = call_key(name, args)
+        counts = run.counts
+        seen = counts.get(key, 0)
+        cap = plan.max_calls_per_run
+        if (seen >= plan.identical_limit or run.failures or run.calls >= aplan.run_cap
+                or (plan.read_cache and run.kept)
+                or (cap is not None and run.per_tool and run.per_tool.get(name, 0) >= cap)):
+            earlier = self._check_run(tool, plan, aplan, run, key, ctx)
+            if earlier is not None:
+                return earlier
+        run.calls += 1
+        counts[key] = seen = seen + 1
+        if cap is not None:
+            if run.per_tool is None:
+                run.per_tool = {}
+            run.per_tool[name] = run.per_tool.get(name, 0) + 1
+        ctx._guard_pending = (run, key, seen)  # after() settles it
+        return None
 
     def _check_run(self, tool: Tool, plan: _ToolPlan, aplan: _AgentPlan, run: RunState,
                    key: bytes, ctx: CallContext) -> ToolResult | None:
@@ -342,54 +340,44 @@ class Guards:
         return None
 
     async def _before_wait(self, tool: Tool, args: dict[str, Any], ctx: CallContext, plan: _ToolPlan,
-                           aplan: _AgentPlan, run: RunState | None,
-                           key: bytes | None) -> ToolResult | None:
+                           aplan: _AgentPlan) -> ToolResult | None:
         """Steps 2-5 of :meth:`before` when one of them may have to wait."""
-        pending: _Pending | None = None
-        # 2. rate limits (tool, plugin, agent): all or nothing
-        rules = plan.rate_rules + aplan.rate_rules
-        if rules:
-            _raise_if_limited(self.limiter.hit_sync(rules) if self.limiter.is_memory else await self.limiter.hit(rules))
-
-        # 3. daily budgets: reserved now, given back in after() if the call never runs
-        if plan.daily_budget is not None or aplan.daily_budget is not None:
-            wanted = []
-            if aplan.daily_budget is not None:
-                wanted.append(("agent", ctx.agent or "default", aplan.daily_budget))
-            if plan.daily_budget is not None:
-                wanted.append(("tool", tool.name, plan.daily_budget))
-            try:
-                keys = self.budgets.try_reserve(wanted) or await self.budgets.reserve(wanted)
-            except Exhausted as exc:
-                raise ToolFailure(exc.message, code="budget_exceeded", retry_after=round(exc.retry_after)) from None
-            pending = _Pending(budget_keys=keys)
-
-        # 4. count the call in its run
-        if run is not None and key is not None:
-            seen = _count(run, key, plan, tool.name)
-            if pending is None:
-                pending = _Pending()
-            pending.run, pending.key, pending.seen, pending.counted = run, key, seen, True
-
-        # 5. the ledger: claim the idempotency key before a side effect can happen
-        ikey = ctx.idempotency_key
-        if plan.ledgered and ikey:
-            if pending is None:
-                pending = _Pending()
-            ctx._guard_pending = pending
-            try:
-                receipt = await self._claim(tool, args, ctx, ikey)
-            except BaseException:
-                self._undo(tool, pending)
-                ctx._guard_pending = None
-                raise
-            if receipt is not None:
-                self._undo(tool, pending)
-                ctx._guard_pending = None
-                return receipt
-            pending.ledger_key = ikey
-            return None
+        pending = _Pending()
+        counted = ctx._guard_pending
+        if counted is not None:  # counted in its run by before_in_run
+            pending.run, pending.key, pending.seen = counted
+            pending.counted = True
         ctx._guard_pending = pending
+        try:
+            # 2. rate limits (tool, plugin, agent): all or nothing
+            rules = plan.rate_rules + aplan.rate_rules
+            if rules:
+                _raise_if_limited(self.limiter.hit_sync(rules) if self.limiter.is_memory
+                                  else await self.limiter.hit(rules))
+            # 3. daily budgets: reserved now, given back in after() if the call never runs
+            if plan.daily_budget is not None or aplan.daily_budget is not None:
+                wanted = []
+                if aplan.daily_budget is not None:
+                    wanted.append(("agent", ctx.agent or "default", aplan.daily_budget))
+                if plan.daily_budget is not None:
+                    wanted.append(("tool", tool.name, plan.daily_budget))
+                try:
+                    pending.budget_keys = self.budgets.try_reserve(wanted) or await self.budgets.reserve(wanted)
+                except Exhausted as exc:
+                    raise ToolFailure(exc.message, code="budget_exceeded", retry_after=round(exc.retry_after)) from None
+            # 4. the ledger: claim the idempotency key before a side effect can happen
+            ikey = ctx.idempotency_key
+            if plan.ledgered and ikey:
+                receipt = await self._claim(tool, args, ctx, ikey)
+                if receipt is not None:
+                    self._undo(tool, pending)
+                    ctx._guard_pending = None
+                    return receipt
+                pending.ledger_key = ikey
+        except BaseException:
+            self._undo(tool, pending)
+            ctx._guard_pending = None
+            raise
         return None
 
     async def _claim(self, tool: Tool, args: dict[str, Any], ctx: CallContext, key: str) -> ToolResult | None:
@@ -430,7 +418,7 @@ class Guards:
         )
 
     def _undo(self, tool: Tool, pending: _Pending) -> None:
-        """Give back what ``before`` took for a call that will not run."""
+        """Give back what ``before`` took for a call that will not run (budgets, its count in its run)."""
         if pending.budget_keys:
             self.budgets.release(pending.budget_keys)
             pending.budget_keys = None

@@ -108,6 +108,20 @@ async def test_max_calls_per_run(make_reach):
     assert (await r.invoke("get_step", {"x": 9})).ok  # no run, no run limit
 
 
+async def test_a_call_refused_by_a_rate_limit_or_budget_does_not_count_in_its_run(make_reach):
+    limited, _ = counting("get_quote", rate_limit="1/minute")
+    budgeted, _ = counting("get_fx", daily_budget=1)
+    free, _ = counting("get_time")
+    r = make_reach(limited, budgeted, free, reach={"max_calls_per_run": 4})
+    codes = []
+    for name, x in (("get_quote", 1), ("get_quote", 2), ("get_fx", 1), ("get_fx", 2),
+                    ("get_time", 1), ("get_time", 2), ("get_time", 3)):
+        res = await r.invoke(name, {"x": x}, run_id="r")
+        codes.append(res.error.code if res.error else "ok")
+    # 4 calls ran; the two refusals took nothing from the run's limit of 4
+    assert codes == ["ok", "rate_limited", "ok", "budget_exceeded", "ok", "ok", "budget_exceeded"]
+
+
 async def test_identical_read_gets_the_earlier_result_and_says_so(make_reach):
     tool, state = counting("get_report")
     r = make_reach(tool)
