@@ -14,7 +14,11 @@ from typing import Any
 
 from .errors import ConfigError
 
-__all__ = ["find_default", "read_config", "read_file", "resolve_secrets"]
+__all__ = ["find_default", "mask_secrets", "read_config", "read_file", "resolve_secrets"]
+
+#: every secret value read through ``{ env = "VAR" }`` in this process (6 characters or
+#: more: shorter values would mask ordinary words), masked in reach's error logs
+_secrets: set[str] = set()
 
 
 def read_file(path: Path) -> dict[str, Any]:
@@ -62,8 +66,22 @@ def resolve_secrets(value: Any, *, where: str) -> Any:
             var = value["env"]
             if var not in os.environ:
                 raise ConfigError(f"{where}: environment variable {var} is not set")
-            return os.environ[var]
+            secret = os.environ[var]
+            if len(secret) >= 6:
+                _secrets.add(secret)
+            return secret
         return {k: resolve_secrets(v, where=f"{where}.{k}") for k, v in value.items()}
     if isinstance(value, list):
         return [resolve_secrets(v, where=f"{where}[{i}]") for i, v in enumerate(value)]
     return value
+
+
+def mask_secrets(text: str) -> str:
+    """``text`` with every secret reach read from the environment replaced by ``***``.
+
+    Exception messages and tracebacks go to the logs, and a connector's exception
+    can carry its API key (an URL with a token, a failed auth header echoed back)."""
+    for secret in _secrets:
+        if secret in text:
+            text = text.replace(secret, "***")
+    return text

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from .approvals import host_approval
 from .calls import ToolCall, decode_arguments, to_call
+from .configfile import mask_secrets
 from .connectors import NO_FALLBACK
 from .context import CallContext
 from .errors import Denied, ToolCallError, ToolFailure
@@ -93,8 +94,8 @@ def _internal_error(tool: Tool, exc: BaseException, ctx: CallContext) -> ToolFai
     ctx.log.error(
         "reach.connector_exception",
         error_type=type(exc).__name__,
-        error=str(exc),
-        traceback="".join(traceback.format_exception(exc)),
+        error=mask_secrets(str(exc)),
+        traceback=mask_secrets("".join(traceback.format_exception(exc))),
     )
     failure = ToolFailure(
         f"{tool.name}: internal error; do not resend the same arguments.",
@@ -250,9 +251,9 @@ async def invoke(
                 if settle is not None:
                     await settle
             except Exception as gexc:  # noqa: BLE001
-                ctx.log.error("reach.guard_error", error=repr(gexc))
+                ctx.log.error("reach.guard_error", error=mask_secrets(repr(gexc)))
     except Exception as exc:  # noqa: BLE001 - a hook bug must not crash the caller
-        ctx.log.error("reach.pipeline_error", error=repr(exc), traceback=traceback.format_exc())
+        ctx.log.error("reach.pipeline_error", error=mask_secrets(repr(exc)), traceback=mask_secrets(traceback.format_exc()))
         result = await _failed(reach, call, tool, ctx, ToolFailure(
             f"{call.name}: internal error in reach; do not resend the same arguments.", code="execution_failed"))
     result.elapsed_ms = (time.perf_counter() - t0) * 1000.0  # observers (audit) see the call's time
@@ -264,7 +265,7 @@ async def invoke(
                 if new is not None and (impl.is_async or inspect.isawaitable(new)):
                     new = await new
             except Exception as exc:  # noqa: BLE001
-                ctx.log.error("reach.post_invoke_error", plugin=impl.plugin, error=repr(exc))
+                ctx.log.error("reach.post_invoke_error", plugin=impl.plugin, error=mask_secrets(repr(exc)))
                 continue
             if new is not None:
                 result = new
@@ -297,7 +298,7 @@ async def _failed(reach: Reach, call: ToolCall, tool: Tool | None, ctx: CallCont
             text = await hooks.first("reach_format_error", only=reach.config.strategies.error_formatter,
                                      call=call, error=error, ctx=ctx)
         except Exception as hexc:  # noqa: BLE001
-            ctx.log.error("reach.format_error_failed", error=repr(hexc))
+            ctx.log.error("reach.format_error_failed", error=mask_secrets(repr(hexc)))
             text = None
         if isinstance(text, str) and text:
             error.message = text

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ValidationError
 
 from .calls import TaggedParser
 from .config import Config, load_config, resolve_secrets
+from .configfile import mask_secrets
 from .connectors import Connector
 from .context import CallContext
 from .errors import ConfigError, ConnectorError, PluginError
@@ -382,7 +383,7 @@ class Reach:
             try:
                 await self._hooks._call(impl, kwargs)
             except Exception as exc:  # noqa: BLE001
-                self._log.error("reach.observer_error", hook=hook, plugin=impl.plugin, error=repr(exc))
+                self._log.error("reach.observer_error", hook=hook, plugin=impl.plugin, error=mask_secrets(repr(exc)))
 
     # ------------------------------------------------------------ tools for the model
     def tools(

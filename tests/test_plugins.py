@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from reach_core import ConfigError, Reach, connector, hookimpl
+from reach_core import ConfigError, Connector, Reach, connector, hookimpl
 from reach_core.testing import make_reach
 
 
@@ -97,6 +97,44 @@ def test_secrets_from_env(tmp_path, monkeypatch):
     monkeypatch.delenv("MY_TOKEN")
     with pytest.raises(ConfigError, match="MY_TOKEN"):
         make_reach(P(), config={"plugins": {"needs-secret": {"token": {"env": "MY_TOKEN"}}}}, data_dir=tmp_path)
+
+
+async def test_secrets_from_env_never_reach_the_error_logs(tmp_path, monkeypatch):
+    """A connector's exception may carry its API key (a URL with a token); the logs get ***."""
+    from pydantic import BaseModel
+    from structlog.testing import capture_logs
+
+    class S(BaseModel):
+        token: str
+
+    class Leaky(Connector):
+        name = "get_leak"
+        description = "Fails with its token in the message. Use never."
+        risk = "read"
+        input_schema = {"type": "object", "properties": {}}
+
+        async def execute(self, params, ctx):
+            raise RuntimeError(f"GET https://api.example.com/v1?key={ctx.settings.token} -> 401")
+
+    class P:
+        REACH_PLUGIN_NAME = "leaky"
+
+        @hookimpl
+        def reach_plugin_settings(self):
+            return S
+
+        @hookimpl
+        def reach_register_tools(self, register):
+            register(Leaky())
+
+    monkeypatch.setenv("LEAKY_TOKEN", "tok-8f2b9c41d7")
+    reach = make_reach(P(), config={"plugins": {"leaky": {"token": {"env": "LEAKY_TOKEN"}}}}, data_dir=tmp_path)
+    with capture_logs() as logs:
+        result = await reach.invoke("get_leak", {})
+    assert result.error.code == "execution_failed" and "tok-8f2b9c41d7" not in result.to_json()
+    events = [e for e in logs if e["event"] == "reach.connector_exception"]
+    assert events and "key=***" in events[0]["error"] and "key=***" in events[0]["traceback"]
+    assert "tok-8f2b9c41d7" not in repr(logs)
 
 
 def _provider(name, result):
