@@ -86,8 +86,10 @@ def _unknown_tool(reach: Reach, call: ToolCall, agent: str | None) -> ToolFailur
     if close:
         msg += f"; did you mean {', '.join(close)}?"
     elif names:
-        msg += "; use one of the tools offered to you"
-    return ToolFailure(msg + ".", code="unknown_tool", details={"suggestions": close})
+        msg += "; use one of the tools offered to you."
+    else:
+        msg += "."
+    return ToolFailure(msg, code="unknown_tool", details={"suggestions": close})
 
 
 def _internal_error(tool: Tool, exc: BaseException, ctx: CallContext) -> ToolFailure:
