@@ -116,7 +116,7 @@ def _uncount(run: RunState, key: bytes, plan: _ToolPlan, name: str) -> None:
 
 def _run_limit(limit: int, who: str) -> ToolFailure:
     return ToolFailure(
-        f"the limit of {limit} tool calls for {who} is reached. "
+        f"the limit of {limit} tool call{'' if limit == 1 else 's'} for {who} is reached. "
         "Answer with what you have, or tell the user the task needs more steps.",
         code="budget_exceeded",
     )

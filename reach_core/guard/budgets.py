@@ -161,13 +161,7 @@ class DailyBudgets:
             if n is None:
                 return None
             if n + 1 > limit:
-                hours, rest = divmod(int(resets_in), 3600)
-                who = f"agent `{name}`" if scope == "agent" else f"tool `{name}`"
-                raise Exhausted(
-                    f"the daily quota of {limit} calls for {who} is used up; it resets at 00:00 "
-                    f"{self.tz_name} (in {hours} h {rest // 60} min). Tell the user; do not call it again today.",
-                    resets_in,
-                )
+                raise self._exhausted(scope, name, limit, resets_in)
         for key in keys:
             used[key] += 1
             self._record(key, 1)
@@ -215,7 +209,7 @@ class DailyBudgets:
         hours, rest = divmod(int(resets_in), 3600)
         who = f"agent `{name}`" if scope == "agent" else f"tool `{name}`"
         return Exhausted(
-            f"the daily quota of {limit} calls for {who} is used up; it resets at 00:00 "
+            f"the daily quota of {limit} call{'' if limit == 1 else 's'} for {who} is used up; it resets at 00:00 "
             f"{self.tz_name} (in {hours} h {rest // 60} min). Tell the user; do not call it again today.",
             resets_in,
         )
