@@ -80,7 +80,7 @@ def mask_secrets(text: str) -> str:
     """``text`` with every secret reach read from the environment replaced by ``***``.
 
     Exception messages and tracebacks go to the logs, and a connector's exception
-    can carry its API key (an URL with a token, a failed auth header echoed back)."""
+    can carry its API key (a URL with a token, a failed auth header echoed back)."""
     for secret in _secrets:
         if secret in text:
             text = text.replace(secret, "***")
