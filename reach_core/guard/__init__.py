@@ -464,7 +464,7 @@ class Guards:
                 self._undo(tool, pending)
         elif ctx.run_id is None:
             return None
-        self._settle_run(tool, args, ctx, result, pending)
+        self._settle_run(tool, ctx, result, pending)
         return None
 
     async def _after_ledger(self, tool: Tool, args: dict[str, Any], ctx: CallContext, result: ToolResult,
@@ -489,20 +489,14 @@ class Guards:
                  "error": result.error.to_dict() if result.error else None},
                 wait=False,  # the claim was durable; see Ledger.complete
             )
-        self._settle_run(tool, args, ctx, result, pending)
+        self._settle_run(tool, ctx, result, pending)
 
-    def _settle_run(self, tool: Tool, args: dict[str, Any], ctx: CallContext, result: ToolResult,
+    def _settle_run(self, tool: Tool, ctx: CallContext, result: ToolResult,
                     pending: _Pending | None) -> None:
-        """Record the call's outcome in its run: failures, the last good result, the read cache."""
-        if ctx.run_id is None:
-            return
+        """Record the call's outcome in its run: failures, the last good result, the read cache.
+        (A call refused before it was counted, ``pending`` None, has nothing to record.)"""
         if pending is not None and pending.run is not None and pending.key is not None:
             self._settle(tool, ctx, result, pending.run, pending.key, pending.seen)
-            return
-        run = self.runs.peek(ctx.run_id)
-        if run is not None:
-            key = call_key(tool.name, args)
-            self._settle(tool, ctx, result, run, key, run.counts.get(key, 0))
 
     def _settle(self, tool: Tool, ctx: CallContext, result: ToolResult, run: RunState, key: bytes,
                 seen: int) -> None:
