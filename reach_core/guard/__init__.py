@@ -341,7 +341,7 @@ class Guards:
 
     async def _before_wait(self, tool: Tool, args: dict[str, Any], ctx: CallContext, plan: _ToolPlan,
                            aplan: _AgentPlan) -> ToolResult | None:
-        """Steps 2-5 of :meth:`before` when one of them may have to wait."""
+        """Steps 2-4 of :meth:`before` (rate limits, budgets, the ledger) when one may have to wait."""
         pending = _Pending()
         counted = ctx._guard_pending
         if counted is not None:  # counted in its run by before_in_run
