@@ -33,7 +33,6 @@ import structlog
 
 structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
 
-import httpx  # noqa: E402
 
 from reach_core import connector  # noqa: E402
 from reach_core.testing import make_reach  # noqa: E402
@@ -172,19 +171,11 @@ def _start(workdir: Path, config: Path, ports: list[int]) -> list[subprocess.Pop
          "serve", "http", "--host", "127.0.0.1", "--port", str(port)],
         env=env, stdout=subprocess.DEVNULL, stderr=open(workdir / f"s{port}.log", "wb"),  # noqa: SIM115
     ) for port in ports]
+    from reach_serve.testing import wait_ready
+
     for port, proc in zip(ports, procs, strict=True):
-        deadline = time.monotonic() + 60
-        while True:
-            if proc.poll() is not None:
-                raise SystemExit(f"server on {port} died:\n{(workdir / f's{port}.log').read_text()}")
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                raise SystemExit(f"server on {port} not ready")
-            time.sleep(0.1)
+        wait_ready(f"http://127.0.0.1:{port}", proc, timeout=60,
+                   log=lambda port=port: (workdir / f"s{port}.log").read_text())
     return procs
 
 

@@ -13,7 +13,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -166,24 +165,6 @@ def start_server(cluster: Cluster, config: Path, i: int, port: int) -> subproces
     )
 
 
-def wait_ready(cluster: Cluster, i: int, timeout: float = 40.0) -> None:
-    import httpx
-
-    deadline = time.monotonic() + timeout
-    while True:
-        proc = cluster.procs[i]
-        if proc.poll() is not None:
-            raise AssertionError(f"server {i} exited with {proc.returncode}:\n{cluster.log_of(i)}")
-        try:
-            if httpx.get(f"{cluster.urls[i]}/readyz", timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        if time.monotonic() > deadline:
-            raise AssertionError(f"server {i} not ready after {timeout} s:\n{cluster.log_of(i)}")
-        time.sleep(0.1)
-
-
 @pytest.fixture(scope="module")
 def cluster(pg_url: str, redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Any:
     for module, dist in (("reach_serve", "reach-serve"), ("reach_audit", "reach-audit"),
@@ -200,8 +181,10 @@ def cluster(pg_url: str, redis_url: str, tmp_path_factory: pytest.TempPathFactor
     try:
         # all at once: their start-up migrations race on the empty schema
         c.procs.extend(start_server(c, config, i, port) for i, port in enumerate(c.ports))
+        from reach_serve.testing import wait_ready
+
         for i in range(3):
-            wait_ready(c, i)
+            wait_ready(c.urls[i], c.procs[i], timeout=40, log=lambda i=i: c.log_of(i))
         yield c
     finally:
         for p in c.procs:

@@ -7,10 +7,10 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from typing import Any
 
 import httpx
+from reach_serve.testing import wait_ready
 
 
 def _free_port() -> int:
@@ -36,16 +36,8 @@ tokens = {{ "tok-cli-0000001" = "cli" }}
         env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=tmp_path,
     )
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            assert proc.poll() is None, proc.stdout.read().decode() if proc.stdout else ""
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "reach serve http did not become ready"
-            time.sleep(0.1)
+        wait_ready(f"http://127.0.0.1:{port}", proc, timeout=30,
+                   log=lambda: proc.stdout.read().decode() if proc.stdout else "")
         tools = httpx.get(f"http://127.0.0.1:{port}/v1/tools",
                           headers={"Authorization": "Bearer tok-cli-0000001"}).json()
         assert tools == {"agent": "cli", "tools": []}
