@@ -104,20 +104,23 @@ async def test_forged_confirmation_id_in_arguments_changes_nothing(tmp_path):
     assert second["code"] == "needs_confirmation" and second["confirmation_id"] != cid
 
 
+async def _decide_when_asked(q, decide):
+    """Play the person: wait (up to 5 s) for the request to reach the queue, then decide it."""
+    for _ in range(100):
+        pending = await q.list()
+        if pending:
+            await decide(pending[0].id)
+            return
+        await asyncio.sleep(0.05)
+
+
 async def test_loop_waits_for_a_decision(tmp_path):
     reach = _reach(tmp_path)
     q = queue_for(reach)
 
-    async def person():
-        for _ in range(100):
-            pending = await q.list()
-            if pending:
-                await q.approve(pending[0].id, by="person:ann")
-                return
-            await asyncio.sleep(0.05)
-
     model = Script(call("send_money", {"to": "alice", "amount": 10}), answer("paid"))
-    run, _ = await asyncio.gather(reach.run("pay alice 10", adapter=model, confirm_wait=5), person())
+    run, _ = await asyncio.gather(reach.run("pay alice 10", adapter=model, confirm_wait=5),
+                                  _decide_when_asked(q, lambda cid: q.approve(cid, by="person:ann")))
     assert SENT and SENT[0]["to"] == "alice"
     got = json.loads(tool_messages(model.requests[1])[0]["content"])
     assert got == {"sent": 10, "to": "alice"}
@@ -128,16 +131,9 @@ async def test_rejection_reaches_the_model_when_waiting(tmp_path):
     reach = _reach(tmp_path)
     q = queue_for(reach)
 
-    async def person():
-        for _ in range(100):
-            pending = await q.list()
-            if pending:
-                await q.reject(pending[0].id, by="person:ann", reason="not this month")
-                return
-            await asyncio.sleep(0.05)
-
     model = Script(call("send_money", {"to": "alice", "amount": 10}), answer("ok"))
-    await asyncio.gather(reach.run("pay alice", adapter=model, confirm_wait=5), person())
+    await asyncio.gather(reach.run("pay alice", adapter=model, confirm_wait=5),
+                         _decide_when_asked(q, lambda cid: q.reject(cid, by="person:ann", reason="not this month")))
     err = json.loads(tool_messages(model.requests[1])[0]["content"])["error"]
     assert err["code"] == "denied" and "not this month" in err["message"]
     assert SENT == []
