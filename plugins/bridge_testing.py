@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import reach_audit.plugin as audit_plugin
 import reach_weather.plugin as weather_plugin
-from reach_openai.scripted import ScriptedModelServer
+from reach_openai.scripted import ScriptedModelServer, scripted_servers
 from reach_weather.demo_server import DemoServer, start_demo_server
 
 from reach_core import Reach, connector
@@ -43,16 +43,8 @@ def weather_service() -> Iterator[DemoServer]:
 
 @pytest.fixture
 def scripted(bridge: tuple[str, Any, str]) -> Iterator[Callable[..., ScriptedModelServer]]:
-    servers: list[ScriptedModelServer] = []
-
-    def start(script: Any) -> ScriptedModelServer:
-        server = ScriptedModelServer(script, api_key=bridge[2]).start()
-        servers.append(server)
-        return server
-
-    yield start
-    for server in servers:
-        server.close()
+    with scripted_servers(api_key=bridge[2]) as start:
+        yield start
 
 
 @pytest.fixture

@@ -35,7 +35,8 @@ import json
 import re
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -49,6 +50,7 @@ __all__ = [
     "Step",
     "ToolCalls",
     "estimate_tokens",
+    "scripted_servers",
 ]
 
 SCRIPTED_MODEL = "reach-scripted"
@@ -483,3 +485,21 @@ def _handler(owner: ScriptedModelServer) -> type[BaseHTTPRequestHandler]:
             self.close_connection = True
 
     return Handler
+
+
+@contextmanager
+def scripted_servers(**defaults: Any) -> Iterator[Callable[..., ScriptedModelServer]]:
+    """``start(script, **kw)`` starts a server (``defaults`` under ``kw``, e.g. ``api_key``);
+    every server started is closed when the block ends. Backs the tests' ``scripted`` fixtures."""
+    servers: list[ScriptedModelServer] = []
+
+    def start(script: Any, **kw: Any) -> ScriptedModelServer:
+        server = ScriptedModelServer(script, **{**defaults, **kw}).start()
+        servers.append(server)
+        return server
+
+    try:
+        yield start
+    finally:
+        for server in servers:
+            server.close()

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 import reach_openai.plugin
-from reach_openai.scripted import ScriptedModelServer
+from reach_openai.scripted import ScriptedModelServer, scripted_servers
 
 from reach_core import InvalidArguments, Reach, connector
 
@@ -45,17 +45,8 @@ ServerFactory = Callable[..., ScriptedModelServer]
 @pytest.fixture
 def scripted() -> Iterator[ServerFactory]:
     """Start scripted model servers; all are closed after the test."""
-    servers: list[ScriptedModelServer] = []
-
-    def start(script: Any, **kw: Any) -> ScriptedModelServer:
-        kw.setdefault("api_key", API_KEY)
-        server = ScriptedModelServer(script, **kw).start()
-        servers.append(server)
-        return server
-
-    yield start
-    for s in servers:
-        s.close()
+    with scripted_servers(api_key=API_KEY) as start:
+        yield start
 
 
 @pytest.fixture
