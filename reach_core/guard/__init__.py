@@ -26,10 +26,13 @@ from __future__ import annotations
 
 import hashlib
 import inspect
-import math
+import sys
 from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from orjson import OPT_SORT_KEYS
+from orjson import dumps as _dumps
 
 from ..errors import Denied, ToolFailure
 from ..result import ToolError, ToolResult, to_jsonable
@@ -38,7 +41,7 @@ from .concurrency import Slots, WeightedLimit
 from .config import AgentGuard, ConnectorGuard, GuardDefaults, LimitsConfig, section
 from .ledger import Ledger
 from .ratelimit import RateLimiter, Rule
-from .runs import Runs, RunState, call_key
+from .runs import Runs, RunState, call_key, canonical
 
 if TYPE_CHECKING:
     from ..context import CallContext
@@ -78,7 +81,7 @@ class _AgentPlan:
     max_calls_per_run: int | None
     simple: bool = False
     waits: bool = False  # a check that may have to await (budget, shared rate-limit store)
-    run_cap: float = math.inf  # the lower of [reach] and this agent's max_calls_per_run
+    run_cap: int = sys.maxsize  # the lower of [reach] and this agent's max_calls_per_run (an int: cheaper to compare)
 
 
 @dataclass(slots=True)
@@ -88,7 +91,7 @@ class _Pending:
     budget_keys: list[tuple[str, str, str]] | None = None
     ledger_key: str | None = None
     run: RunState | None = None
-    key: bytes | None = None  # the exact-call key in its run (see .runs)
+    key: int | None = None  # the exact-call key in its run (see .runs)
     seen: int = 0  # how often the exact call was made in its run, this one included
     counted: bool = False
 
@@ -106,12 +109,12 @@ def _validated(model: type[Any], data: dict[str, Any], where: str) -> Any:
         raise ConfigError(f"invalid config: {where} {loc}: {first['msg']}") from None
 
 
-def _uncount(run: RunState, key: bytes, plan: _ToolPlan, name: str) -> None:
+def _uncount(run: RunState, key: int, plan: _ToolPlan, name: str) -> None:
     """Take back a call counted in its run that never ran."""
     run.calls -= 1
     run.counts[key] -= 1
-    if plan.max_calls_per_run is not None and run.per_tool:
-        run.per_tool[name] -= 1
+    if plan.max_calls_per_run is not None:
+        run.counts[name] -= 1
 
 
 def _run_limit(limit: int, who: str) -> ToolFailure:
@@ -136,7 +139,7 @@ def _raise_if_limited(denied: tuple[float, str] | None) -> None:
 def _args_hash(args: dict[str, Any]) -> str:
     """The ledger's fingerprint of a call's arguments: canonical JSON (keys sorted), so
     the same call sent again with its keys in another order is the same call."""
-    return hashlib.sha256(call_key("", to_jsonable(args))).hexdigest()
+    return hashlib.sha256(canonical("", to_jsonable(args))).hexdigest()
 
 
 class Guards:
@@ -214,7 +217,7 @@ class Guards:
             plan.simple = not rules and g.daily_budget is None
             plan.waits = g.daily_budget is not None or bool(rules and not self.limiter.is_memory)
             caps = [c for c in (self.defaults.max_calls_per_run, g.max_calls_per_run) if c is not None]
-            plan.run_cap = min(caps) if caps else math.inf
+            plan.run_cap = min(caps) if caps else sys.maxsize
         return plan
 
     def concurrency_caps(self, tool: Tool) -> tuple[WeightedLimit, ...]:
@@ -283,27 +286,27 @@ class Guards:
         runs = self.runs
         run_id = ctx.run_id
         run = runs._last if run_id == runs._last_id else runs.get(run_id)  # type: ignore[arg-type]
-        key = call_key(name, args)
+        try:
+            key = hash(_dumps((name, args), option=OPT_SORT_KEYS))  # call_key(), inlined
+        except TypeError:
+            key = call_key(name, args)
         counts = run.counts
         seen = counts.get(key, 0)
         cap = plan.max_calls_per_run
         if (seen >= plan.identical_limit or run.failures or run.calls >= aplan.run_cap
-                or (plan.read_cache and run.kept)
-                or (cap is not None and run.per_tool and run.per_tool.get(name, 0) >= cap)):
+                or (plan.read_cache and run.kept) or (cap is not None and counts.get(name, 0) >= cap)):
             earlier = self._check_run(tool, plan, aplan, run, key, ctx)
             if earlier is not None:
                 return earlier
         run.calls += 1
         counts[key] = seen = seen + 1
         if cap is not None:
-            if run.per_tool is None:
-                run.per_tool = {}
-            run.per_tool[name] = run.per_tool.get(name, 0) + 1
+            counts[name] = counts.get(name, 0) + 1
         ctx._guard_pending = (run, key, seen)  # after() settles it
         return None
 
     def _check_run(self, tool: Tool, plan: _ToolPlan, aplan: _AgentPlan, run: RunState,
-                   key: bytes, ctx: CallContext) -> ToolResult | None:
+                   key: int, ctx: CallContext) -> ToolResult | None:
         """Run limits, the failing- and identical-call guards: raise, replay an earlier
         result (returned), or let the call go on (``None``)."""
         failed = run.failures.get(key) if run.failures else None
@@ -335,7 +338,7 @@ class Guards:
         if limit is not None and run.calls >= limit:
             raise _run_limit(limit, f"this run of agent `{ctx.agent or 'default'}`")
         limit = plan.max_calls_per_run
-        if limit is not None and run.per_tool and run.per_tool.get(tool.name, 0) >= limit:
+        if limit is not None and run.counts.get(tool.name, 0) >= limit:
             raise _run_limit(limit, f"`{tool.name}` in this run")
         return None
 
@@ -439,7 +442,7 @@ class Guards:
     ) -> Coroutine[Any, Any, None] | None:
         """Settle what :meth:`before` took. A plain function; returns a coroutine to
         await only when the ledger has to be written."""
-        pending: _Pending | tuple[RunState, bytes, int] | None = ctx._guard_pending
+        pending: _Pending | tuple[RunState, int, int] | None = ctx._guard_pending
         if isinstance(pending, tuple):  # only counted in its run (the usual call in a run)
             ctx._guard_pending = None
             run, key, seen = pending
@@ -498,7 +501,7 @@ class Guards:
         if pending is not None and pending.run is not None and pending.key is not None:
             self._settle(tool, ctx, result, pending.run, pending.key, pending.seen)
 
-    def _settle(self, tool: Tool, ctx: CallContext, result: ToolResult, run: RunState, key: bytes,
+    def _settle(self, tool: Tool, ctx: CallContext, result: ToolResult, run: RunState, key: int,
                 seen: int) -> None:
         """Record a call's outcome: its last good result once the call is repeated (what
         the identical-call guard replays), failures in a row, and a new write epoch (a
