@@ -208,7 +208,7 @@ async def invoke(
                 fix=fix,
             )
         guards = reach._guards
-        caps: Any = guards.concurrency_caps(tool) if route & CAPPED else ()
+        caps: Any = guards._tool_plans[tool.name].caps if route & CAPPED else ()  # concurrency_caps(tool)
         if not route & QUIET:
             early = guards.before(tool, args, ctx)
             result = early if early is None or isinstance(early, ToolResult) else await early

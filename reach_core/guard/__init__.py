@@ -72,6 +72,10 @@ class _ToolPlan:
     # only a call made identical_limit times is ever replayed, so distinct calls (most)
     # keep no result alive in the run (a run may live long and results can be large).
     keep_from: int = 0
+    # Below this many calls in a run, no run limit can refuse a call of this tool (the
+    # lower of its own per-run cap and [reach]'s; 0 with the read cache, which always
+    # looks). A run's total bounds each tool's count, so one comparison rules out both.
+    run_limit: int = sys.maxsize
 
 
 @dataclass(slots=True)
@@ -163,6 +167,9 @@ class Guards:
         self.slots = Slots()
         self._tool_plans: dict[str, _ToolPlan] = {}
         self._agent_plans: dict[str, _AgentPlan] = {}
+        # an agent's own max_calls_per_run: then every call in a run looks at its agent's plan
+        self._agent_run_caps = any(
+            section(cfg, "agents", name).get("max_calls_per_run") is not None for name in section(cfg, "agents"))
         self._pool: Any = None
 
     # ------------------------------------------------------------------ plans
@@ -202,6 +209,8 @@ class Guards:
         plan.simple = not rules and plan.daily_budget is None and not plan.ledgered
         plan.keeps_epoch = plan.write or plan.read_cache
         plan.keep_from = 0 if plan.read_cache else plan.identical_limit - 1
+        run_caps = [c for c in (plan.max_calls_per_run, self.defaults.max_calls_per_run) if c is not None]
+        plan.run_limit = 0 if plan.read_cache else min(run_caps, default=sys.maxsize)
         plan.waits = plan.daily_budget is not None or bool(rules and not self.limiter.is_memory)
         return plan
 
@@ -282,7 +291,6 @@ class Guards:
         """
         name = tool.name
         plan = self._tool_plans.get(name) or self.tool_plan(tool)
-        aplan = self._agent_plans.get(ctx.agent) or self.agent_plan(ctx.agent)
         runs = self.runs
         run_id = ctx.run_id
         run = runs._last if run_id == runs._last_id else runs.get(run_id)  # type: ignore[arg-type]
@@ -292,23 +300,23 @@ class Guards:
             key = call_key(name, args)
         counts = run.counts
         seen = counts.get(key, 0)
-        cap = plan.max_calls_per_run
-        if (seen >= plan.identical_limit or run.failures or run.calls >= aplan.run_cap
-                or (plan.read_cache and run.kept) or (cap is not None and counts.get(name, 0) >= cap)):
-            earlier = self._check_run(tool, plan, aplan, run, key, ctx)
+        if seen >= plan.identical_limit or run.calls >= plan.run_limit or run.failures or self._agent_run_caps:
+            earlier = self._check_run(tool, plan, run, key, ctx)
             if earlier is not None:
                 return earlier
         run.calls += 1
         counts[key] = seen = seen + 1
-        if cap is not None:
+        if plan.max_calls_per_run is not None:
             counts[name] = counts.get(name, 0) + 1
-        ctx._guard_pending = (run, key, seen)  # after() settles it
+        # after() settles it; the last item says a good result needs nothing settled
+        ctx._guard_pending = (run, key, seen, seen < plan.keep_from and not plan.keeps_epoch)
         return None
 
-    def _check_run(self, tool: Tool, plan: _ToolPlan, aplan: _AgentPlan, run: RunState,
-                   key: int, ctx: CallContext) -> ToolResult | None:
+    def _check_run(self, tool: Tool, plan: _ToolPlan, run: RunState, key: int,
+                   ctx: CallContext) -> ToolResult | None:
         """Run limits, the failing- and identical-call guards: raise, replay an earlier
         result (returned), or let the call go on (``None``)."""
+        aplan = self._agent_plans.get(ctx.agent) or self.agent_plan(ctx.agent)
         failed = run.failures.get(key) if run.failures else None
         if failed is not None and failed[0] >= self.defaults.failing_call_limit:
             raise Denied(
@@ -348,7 +356,7 @@ class Guards:
         pending = _Pending()
         counted = ctx._guard_pending
         if counted is not None:  # counted in its run by before_in_run
-            pending.run, pending.key, pending.seen = counted
+            pending.run, pending.key, pending.seen = counted[0], counted[1], counted[2]
             pending.counted = True
         ctx._guard_pending = pending
         try:
@@ -442,21 +450,24 @@ class Guards:
     ) -> Coroutine[Any, Any, None] | None:
         """Settle what :meth:`before` took. A plain function; returns a coroutine to
         await only when the ledger has to be written."""
-        pending: _Pending | tuple[RunState, int, int] | None = ctx._guard_pending
+        pending: _Pending | tuple[RunState, int, int, bool] | None = ctx._guard_pending
         if isinstance(pending, tuple):  # only counted in its run (the usual call in a run)
             ctx._guard_pending = None
-            run, key, seen = pending
-            plan = self._tool_plans[tool.name]
-            if result.ok and ctx.attempt and not plan.keeps_epoch:  # a read that ran and succeeded
-                if run.failures:
-                    run.failures.pop(key, None)
-                if seen >= plan.keep_from:
-                    if run.kept is None:
-                        run.kept = {}
-                    run.kept[key] = (result, run.epoch)
-                return None
-            if ctx.attempt == 0:
-                _uncount(run, key, plan, tool.name)
+            run, key, seen, nothing_to_keep = pending
+            if result.ok and ctx.attempt:  # it ran and succeeded
+                if nothing_to_keep and not run.failures:
+                    return None
+                plan = self._tool_plans[tool.name]
+                if not plan.keeps_epoch:  # a read
+                    if run.failures:
+                        run.failures.pop(key, None)
+                    if seen >= plan.keep_from:
+                        if run.kept is None:
+                            run.kept = {}
+                        run.kept[key] = (result, run.epoch)
+                    return None
+            elif ctx.attempt == 0:
+                _uncount(run, key, self._tool_plans[tool.name], tool.name)
             self._settle(tool, ctx, result, run, key, seen)
             return None
         if isinstance(pending, _Pending):
