@@ -108,6 +108,28 @@ async def test_max_calls_per_run(make_reach):
     assert (await r.invoke("get_step", {"x": 9})).ok  # no run, no run limit
 
 
+async def test_run_limits_of_the_agent_the_tool_and_reach_each_hold_in_one_run(make_reach):
+    capped, _ = counting("get_page", max_calls_per_run=2)
+    free, _ = counting("get_time")
+    r = make_reach(capped, free, reach={"max_calls_per_run": 6}, agents={"intern": {"max_calls_per_run": 3}})
+
+    async def codes(agent: str, run: str, calls: list[tuple[str, int]]) -> list[str]:
+        out = []
+        for name, x in calls:
+            res = await r.invoke(name, {"x": x}, agent=agent, run_id=run)
+            out.append(res.error.code if res.error else "ok")
+        return out
+
+    # the tool's own cap (2) holds among other tools' calls; [reach]'s cap (6) ends the run
+    assert await codes("default", "a", [("get_time", 1), ("get_page", 1), ("get_time", 2), ("get_page", 2),
+                                        ("get_page", 3), ("get_time", 3), ("get_time", 4), ("get_time", 5),
+                                        ("get_time", 6)]) == [
+        "ok", "ok", "ok", "ok", "budget_exceeded", "ok", "ok", "budget_exceeded", "budget_exceeded"]
+    # an agent's own cap (3) is lower than [reach]'s; another agent's run is not affected
+    assert await codes("intern", "b", [("get_time", i) for i in range(4)]) == ["ok"] * 3 + ["budget_exceeded"]
+    assert await codes("default", "c", [("get_time", i) for i in range(4)]) == ["ok"] * 4
+
+
 async def test_a_call_refused_by_a_rate_limit_or_budget_does_not_count_in_its_run(make_reach):
     limited, _ = counting("get_quote", rate_limit="1/minute")
     budgeted, _ = counting("get_fx", daily_budget=1)
