@@ -39,7 +39,8 @@ class CallContext:
     progress_sink: Any = None
     _log: Any = None
     _state: dict[str, Any] | None = None
-    _guard_pending: Any = None  # what the guard rails took for this call (reach_core.guard)
+    _guard_pending: Any = None  # what the guard rails must settle after this call (reach_core.guard)
+    _guard_counted: Any = None  # (run, key, times) once the call is counted in its run
 
     def __init__(
         self,

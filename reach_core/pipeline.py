@@ -66,16 +66,17 @@ QUIET = 4  # no check applies outside a run (no limit, budget or ledger)
 CAPPED = 8  # the tool has process-wide concurrency caps to hold
 
 
-def _route(reach: Reach, agent: str | None, tool: Tool) -> int:
-    """Compute and cache the route flags of ``tool`` for ``agent`` (cleared with the
-    policies when tools or their state change)."""
+def _route(reach: Reach, agent: str | None, tool: Tool) -> tuple[int, Any]:
+    """Compute and cache the route of ``tool`` for ``agent``: its flags and its guard
+    plan (cleared with the policies when tools or their state change)."""
     verdict = reach._policy(agent).verdict(tool)
-    route = 0 if verdict == DENY else RUN | (CONFIRM if verdict == _VERDICT_CONFIRM else 0)
+    flags = 0 if verdict == DENY else RUN | (CONFIRM if verdict == _VERDICT_CONFIRM else 0)
+    plan = reach._guards.route_plan(tool, agent)
     if reach._guards.quiet(tool, agent):
-        route |= QUIET
-    if reach._guards.concurrency_caps(tool):
-        route |= CAPPED
-    reach._routes.setdefault(agent, {})[tool.name] = route
+        flags |= QUIET
+    if plan.caps:
+        flags |= CAPPED
+    route = reach._routes.setdefault(agent, {})[tool.name] = (flags, plan)
     return route
 
 
@@ -170,9 +171,8 @@ async def invoke(
         call.arguments = args
         ctx.arguments = args
         routes = reach._routes.get(agent)
-        route = routes.get(tool.name) if routes is not None else None
-        if route is None:
-            route = _route(reach, agent, tool)
+        found = routes.get(tool.name) if routes is not None else None
+        route, plan = found if found is not None else _route(reach, agent, tool)
         if not route & RUN:
             policy = reach._policy(agent)
             raise Denied(
@@ -208,14 +208,14 @@ async def invoke(
                 fix=fix,
             )
         guards = reach._guards
-        caps: Any = guards._tool_plans[tool.name].caps if route & CAPPED else ()  # concurrency_caps(tool)
+        caps: Any = plan.caps if route & CAPPED else ()
         if not route & QUIET:
             early = guards.before(tool, args, ctx)
             result = early if early is None or isinstance(early, ToolResult) else await early
         elif run_id is None:
             guards = None
         else:  # only the run-scoped guards apply, and none of them waits
-            result = guards.before_in_run(tool, args, ctx)
+            result = guards.before_in_run(tool, args, ctx, plan)
         if result is None:
             params = tool.args_model.model_validate(args) if tool.args_model is not None else args
             if deadline is not None:  # a run's deadline shortens the tool's own
@@ -241,7 +241,7 @@ async def invoke(
             if type(content) not in _PLAIN:
                 content = to_jsonable(content)
             result = ToolResult(call.id, call.name, True, content, None, 0.0, ctx.trace_id, meta)
-            if guards is not None:
+            if guards is not None and ctx._guard_pending is not None:  # see Guards.after
                 settle = guards.after(tool, args, ctx, result)
                 if settle is not None:
                     await settle

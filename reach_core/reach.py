@@ -76,7 +76,7 @@ class Reach:
         self.conflicts: dict[str, list[str]] = {}
         self._providers: dict[str, dict[str, Provider]] = {}
         self._policies: dict[str | None, Policy] = {}
-        self._routes: dict[str | None, dict[str, int]] = {}  # pipeline flags per agent and tool
+        self._routes: dict[str | None, dict[str, tuple[int, Any]]] = {}  # pipeline flags, guard plan per agent and tool
         self._allowed: dict[str | None, list[Tool]] = {}
         self._allowed_name_sets: dict[str | None, frozenset[str]] = {}
         self._started = False

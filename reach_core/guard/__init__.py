@@ -9,10 +9,11 @@ The pipeline calls one seam, :class:`Guards`:
   ``budget_exceeded``, ``denied``, ``outcome_unknown``) or return a ``ToolResult``
   to hand back without running (a ledger receipt, the earlier result of a
   repeated read, a cached read).
-* ``guards.after(tool, args, ctx, result)`` with every result of a call
-  whose ``before`` returned ``None``: settles budgets (a call that never ran gets
-  its reservation back), completes or releases the ledger row, records failures
-  and results for the run.
+* ``guards.after(tool, args, ctx, result)`` with every failed result of a call
+  whose ``before`` returned ``None``, and with a good one when ``before`` left
+  something to settle (``ctx._guard_pending``): settles budgets (a call that never
+  ran gets its reservation back), completes or releases the ledger row, records
+  failures and results for the run.
 * ``await guards.startup()`` once: ledger rows left ``running`` by a dead
   process become ``unknown``; connectors with ``reconcile(key)`` may settle them.
 
@@ -24,6 +25,7 @@ tool with no limit configured pays a dict lookup and nothing else.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import inspect
 import sys
@@ -167,9 +169,7 @@ class Guards:
         self.slots = Slots()
         self._tool_plans: dict[str, _ToolPlan] = {}
         self._agent_plans: dict[str, _AgentPlan] = {}
-        # an agent's own max_calls_per_run: then every call in a run looks at its agent's plan
-        self._agent_run_caps = any(
-            section(cfg, "agents", name).get("max_calls_per_run") is not None for name in section(cfg, "agents"))
+        self._route_plans: dict[tuple[str | None, str], _ToolPlan] = {}
         self._pool: Any = None
 
     # ------------------------------------------------------------------ plans
@@ -229,6 +229,18 @@ class Guards:
             plan.run_cap = min(caps) if caps else sys.maxsize
         return plan
 
+    def route_plan(self, tool: Tool, agent: str | None) -> _ToolPlan:
+        """The plan of ``tool`` for calls by ``agent``: its tool plan with ``run_limit``
+        lowered to the agent's own per-run cap. The pipeline keeps it with its route."""
+        plan = self._route_plans.get((agent, tool.name))
+        if plan is None:
+            plan = self.tool_plan(tool)
+            run_cap = self.agent_plan(agent).run_cap
+            if run_cap < plan.run_limit:
+                plan = dataclasses.replace(plan, run_limit=run_cap)
+            self._route_plans[(agent, tool.name)] = plan
+        return plan
+
     def concurrency_caps(self, tool: Tool) -> tuple[WeightedLimit, ...]:
         """Process-wide caps the executor must hold (one unit each) around each attempt of ``tool``."""
         return (self._tool_plans.get(tool.name) or self.tool_plan(tool)).caps
@@ -264,7 +276,7 @@ class Guards:
         plan = self._tool_plans.get(tool.name) or self.tool_plan(tool)
         aplan = self._agent_plans.get(ctx.agent) or self.agent_plan(ctx.agent)
         if ctx.run_id is not None:  # 1. run-scoped guards
-            earlier = self.before_in_run(tool, args, ctx)
+            earlier = self.before_in_run(tool, args, ctx, self.route_plan(tool, ctx.agent))
             if earlier is not None:
                 return earlier
         elif plan.simple and aplan.simple:
@@ -274,15 +286,16 @@ class Guards:
         if plan.rate_rules or aplan.rate_rules:  # 2. in-memory rate limits: all or nothing
             denied = self.limiter.hit_sync(plan.rate_rules + aplan.rate_rules)
             if denied is not None:
-                counted = ctx._guard_pending
+                counted = ctx._guard_counted
                 if counted is not None:  # not to run: no longer counted in its run
-                    ctx._guard_pending = None
+                    ctx._guard_counted = ctx._guard_pending = None
                     _uncount(counted[0], counted[1], plan, tool.name)
                 _raise_if_limited(denied)
         return None
 
-    def before_in_run(self, tool: Tool, args: dict[str, Any], ctx: CallContext) -> ToolResult | None:
-        """The run-scoped guards, then the call counted in its run (``ctx.run_id`` is set).
+    def before_in_run(self, tool: Tool, args: dict[str, Any], ctx: CallContext, plan: _ToolPlan) -> ToolResult | None:
+        """The run-scoped guards, then the call counted in its run (``ctx.run_id`` is set;
+        ``plan`` is :meth:`route_plan` for the call's tool and agent).
 
         The pipeline calls this instead of :meth:`before` for a *quiet* tool (no
         limit, budget or ledger, see :meth:`quiet`), whose call in a run needs
@@ -290,7 +303,6 @@ class Guards:
         for most calls none can.
         """
         name = tool.name
-        plan = self._tool_plans.get(name) or self.tool_plan(tool)
         runs = self.runs
         run_id = ctx.run_id
         run = runs._last if run_id == runs._last_id else runs.get(run_id)  # type: ignore[arg-type]
@@ -300,7 +312,7 @@ class Guards:
             key = call_key(name, args)
         counts = run.counts
         seen = counts.get(key, 0)
-        if seen >= plan.identical_limit or run.calls >= plan.run_limit or run.failures or self._agent_run_caps:
+        if seen >= plan.identical_limit or run.calls >= plan.run_limit or run.failures:
             earlier = self._check_run(tool, plan, run, key, ctx)
             if earlier is not None:
                 return earlier
@@ -308,8 +320,11 @@ class Guards:
         counts[key] = seen = seen + 1
         if plan.max_calls_per_run is not None:
             counts[name] = counts.get(name, 0) + 1
-        # after() settles it; the last item says a good result needs nothing settled
-        ctx._guard_pending = (run, key, seen, seen < plan.keep_from and not plan.keeps_epoch)
+        # after() settles a failure; a good result only when it is kept or ends failures
+        # in a row, or the call is a write (a new epoch): else the pipeline skips after()
+        ctx._guard_counted = counted = (run, key, seen)
+        if seen >= plan.keep_from or plan.keeps_epoch or run.failures:
+            ctx._guard_pending = counted
         return None
 
     def _check_run(self, tool: Tool, plan: _ToolPlan, run: RunState, key: int,
@@ -354,10 +369,11 @@ class Guards:
                            aplan: _AgentPlan) -> ToolResult | None:
         """Steps 2-4 of :meth:`before` (rate limits, budgets, the ledger) when one may have to wait."""
         pending = _Pending()
-        counted = ctx._guard_pending
+        counted = ctx._guard_counted
         if counted is not None:  # counted in its run by before_in_run
-            pending.run, pending.key, pending.seen = counted[0], counted[1], counted[2]
+            pending.run, pending.key, pending.seen = counted
             pending.counted = True
+            ctx._guard_counted = None
         ctx._guard_pending = pending
         try:
             # 2. rate limits (tool, plugin, agent): all or nothing
@@ -449,25 +465,30 @@ class Guards:
         self, tool: Tool, args: dict[str, Any], ctx: CallContext, result: ToolResult
     ) -> Coroutine[Any, Any, None] | None:
         """Settle what :meth:`before` took. A plain function; returns a coroutine to
-        await only when the ledger has to be written."""
-        pending: _Pending | tuple[RunState, int, int, bool] | None = ctx._guard_pending
+        await only when the ledger has to be written.
+
+        The pipeline calls it with every failed result, and with a good one only
+        when ``ctx._guard_pending`` is set (a good read made for the first time in
+        its run, the usual call, has nothing to settle)."""
+        pending: _Pending | tuple[RunState, int, int] | None = ctx._guard_pending
+        if pending is None:
+            pending = ctx._guard_counted
+            if pending is None or (result.ok and ctx.attempt):
+                return None
         if isinstance(pending, tuple):  # only counted in its run (the usual call in a run)
-            ctx._guard_pending = None
-            run, key, seen, nothing_to_keep = pending
-            if result.ok and ctx.attempt:  # it ran and succeeded
-                if nothing_to_keep and not run.failures:
-                    return None
-                plan = self._tool_plans[tool.name]
-                if not plan.keeps_epoch:  # a read
-                    if run.failures:
-                        run.failures.pop(key, None)
-                    if seen >= plan.keep_from:
-                        if run.kept is None:
-                            run.kept = {}
-                        run.kept[key] = (result, run.epoch)
-                    return None
-            elif ctx.attempt == 0:
-                _uncount(run, key, self._tool_plans[tool.name], tool.name)
+            ctx._guard_pending = ctx._guard_counted = None
+            run, key, seen = pending
+            plan = self._tool_plans[tool.name]
+            if result.ok and ctx.attempt and not plan.keeps_epoch:  # a read that ran and succeeded
+                if run.failures:
+                    run.failures.pop(key, None)
+                if seen >= plan.keep_from:
+                    if run.kept is None:
+                        run.kept = {}
+                    run.kept[key] = (result, run.epoch)
+                return None
+            if ctx.attempt == 0:
+                _uncount(run, key, plan, tool.name)
             self._settle(tool, ctx, result, run, key, seen)
             return None
         if isinstance(pending, _Pending):
