@@ -74,6 +74,7 @@ class _ToolPlan:
     # only a call made identical_limit times is ever replayed, so distinct calls (most)
     # keep no result alive in the run (a run may live long and results can be large).
     keep_from: int = 0
+    settle_from: int = 0  # a good result must be settled from this count on (0: always, for a write)
     # Below this many calls in a run, no run limit can refuse a call of this tool (the
     # lower of its own per-run cap and [reach]'s; 0 with the read cache, which always
     # looks). A run's total bounds each tool's count, so one comparison rules out both.
@@ -209,6 +210,7 @@ class Guards:
         plan.simple = not rules and plan.daily_budget is None and not plan.ledgered
         plan.keeps_epoch = plan.write or plan.read_cache
         plan.keep_from = 0 if plan.read_cache else plan.identical_limit - 1
+        plan.settle_from = 0 if plan.keeps_epoch else plan.keep_from
         run_caps = [c for c in (plan.max_calls_per_run, self.defaults.max_calls_per_run) if c is not None]
         plan.run_limit = 0 if plan.read_cache else min(run_caps, default=sys.maxsize)
         plan.waits = plan.daily_budget is not None or bool(rules and not self.limiter.is_memory)
@@ -323,7 +325,7 @@ class Guards:
         # after() settles a failure; a good result only when it is kept or ends failures
         # in a row, or the call is a write (a new epoch): else the pipeline skips after()
         ctx._guard_counted = counted = (run, key, seen)
-        if seen >= plan.keep_from or plan.keeps_epoch or run.failures:
+        if seen >= plan.settle_from or run.failures:
             ctx._guard_pending = counted
         return None
 
