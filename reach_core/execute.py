@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from .deadline import until
 from .errors import BusinessError, RateLimited, RetryableError, ToolFailure
-from .guard.concurrency import give_back, take_now
+from .guard.concurrency import free_now, give_back, take_now, take_running
 from .guard.threads import DaemonPool
 
 if TYPE_CHECKING:
@@ -241,40 +241,32 @@ def run_connector(
     that began (0: the connector never ran).
 
     An ``@connector`` async function is stepped right here, in a plain function,
-    when its concurrency caps (if any) are free at once: most cheap tools finish
-    on that first step, and then no coroutine, no deadline and no timer is made
-    for them. A tool that waits, or raises, continues in :func:`_run` under the
-    full rules (deadline, retries), still holding its caps until that attempt ends.
+    when its concurrency caps (if any) have a free slot: most cheap tools finish on
+    that first step, and then no coroutine, no deadline and no timer is made for
+    them. Nor do they take a slot: a call that never waits never runs beside
+    another, so a cap has nothing to limit. A call that waits takes its slots
+    then (still free: nothing else ran since they were checked) and continues in
+    :func:`_run` under the full rules (deadline, retries), holding them until that
+    attempt ends; one that raises continues there too.
     """
     direct = tool.direct
     if direct is None:
         return _run(tool, params, ctx, caps)
     if caps:
-        one = caps[0]  # one cap (the usual case) is taken and given back without a call
-        if len(caps) == 1 and one.free > 0 and not one._waiters:
-            one.free -= 1
-        elif not take_now(caps):  # no free slot: _run waits for one
-            return _run(tool, params, ctx, caps)
+        one = caps[0]  # one cap, the usual case, is checked without a call
+        if not (one.free > 0 and not one._waiters and (len(caps) == 1 or free_now(caps))):
+            return _run(tool, params, ctx, caps)  # no free slot: _run waits for one
     ctx.attempt = 1
     cell: list[Any] = []
     try:
         driver = _drive(direct(**params), cell)
         first = next(driver, _DONE)
     except Exception as exc:  # noqa: BLE001 - classified, maybe retried, by the full rules
-        if caps:
-            give_back(caps)
         return _run(tool, params, ctx, caps, failed=exc)
-    except BaseException:
+    if first is not _DONE:  # it waits: it holds its slots from now on, the rest under the full rules
         if caps:
-            give_back(caps)
-        raise
-    if first is not _DONE:  # it waits: the rest under the full rules
+            take_running(caps)
         return _run(tool, params, ctx, caps, started=(driver, first, cell))
-    if caps:
-        if len(caps) == 1 and not one._waiters:
-            one.free += 1
-        else:
-            give_back(caps)
     content = cell[0]
     if type(content) is dict and len(content) == 1 and "error" in content:
         failure = BusinessError(str(content["error"]))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 
-__all__ = ["Slots", "WeightedLimit", "give_back", "take_now"]
+__all__ = ["Slots", "WeightedLimit", "free_now", "give_back", "take_now", "take_running"]
 
 class WeightedLimit:
     """A FIFO-fair semaphore where one holder may take several units.
@@ -111,6 +111,21 @@ def take_now(caps: tuple[WeightedLimit, ...]) -> bool:
             give_back(caps[:i])
             return False
     return True
+
+
+def free_now(caps: tuple[WeightedLimit, ...]) -> bool:
+    """True when every cap in ``caps`` has a unit free now and nobody waits for one."""
+    return all(lim.free > 0 and not lim._waiters for lim in caps)
+
+
+def take_running(caps: tuple[WeightedLimit, ...]) -> None:
+    """Take one unit of every cap for a call that is already running (see
+    ``reach_core.execute.run_connector``): checked free before it started, so normally
+    still free; a call nested in its own first step may have taken one meanwhile, and
+    then the cap is over by one until a unit comes back, rather than the call left
+    uncounted."""
+    for lim in caps:
+        lim.free -= 1
 
 
 def give_back(caps: tuple[WeightedLimit, ...]) -> None:
