@@ -257,6 +257,31 @@ async def test_max_concurrency_per_connector_is_process_wide(make_reach):
     assert all(x.ok for turn in results[:8] for x in turn)
 
 
+async def test_a_capped_function_tool_that_only_sometimes_waits_stays_within_its_cap(make_reach):
+    """Calls that finish on their first step take no slot (they never run beside
+    another); calls that wait take one then. Neither may push the count over the cap."""
+    state = {"inflight": 0, "peak": 0}
+
+    @connector(name="lookup", risk="read", max_concurrency=2)
+    async def lookup(x: int) -> int:
+        """Look x up."""
+        state["inflight"] += 1
+        state["peak"] = max(state["peak"], state["inflight"])
+        try:
+            if x % 3 == 0:
+                await asyncio.sleep(0.01)
+            return x
+        finally:
+            state["inflight"] -= 1
+
+    r = make_reach(lookup)
+    results = await asyncio.gather(*(r.invoke("lookup", {"x": i}) for i in range(60)))
+    assert [res.content for res in results] == list(range(60))
+    assert state["peak"] == 2
+    cap = r._guards.concurrency_caps(r._tools["lookup"])[0]
+    assert (cap.free, len(cap._waiters)) == (2, 0)  # every slot came back
+
+
 async def test_max_concurrency_per_plugin(make_reach):
     a, sa = counting("get_p1", delay=0.02)
     b, sb = counting("get_p2", delay=0.02)
