@@ -5,19 +5,27 @@ python-jsonschema) with format validation on, and its meta-schema check at
 registration. Only when a call fails does python-jsonschema walk the errors
 (imported then, not at start-up), because its error objects say precisely which
 keyword failed, and that is what a good message for the model needs.
+
+Most tool schemas are a flat object of typed scalars (``{"city": {"type":
+"string"}, "days": {"type": "integer"}}``). For those, registration also writes a
+small Python predicate (:func:`scalar_check`) that accepts arguments whose values
+have exactly the declared types; anything it does not accept goes to
+``jsonschema-rs``, which decides. Handing a dict to ``jsonschema-rs`` converts it to
+Rust values first, which costs more than these few type checks.
 """
 
 from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable
 from typing import Any
 
 import jsonschema_rs
 
 from .errors import ConnectorError, ToolFailure
 
-__all__ = ["CompiledSchema", "normalize_schema", "strict_schema"]
+__all__ = ["CompiledSchema", "normalize_schema", "scalar_check", "strict_schema"]
 
 FORMAT_HINTS: dict[str, tuple[str, str]] = {
     "date": ("YYYY-MM-DD", "2024-05-01"),
@@ -104,14 +112,68 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "…"
 
 
+# A value of each JSON type, as the checks below accept it: exact Python types (a bool is
+# not an integer, an int subclass is left to jsonschema-rs), finite floats only
+# (jsonschema-rs refuses NaN and infinities), and 1.0 as an integer left to jsonschema-rs.
+_SCALAR_TESTS = {
+    "string": "type(v) is str",
+    "integer": "type(v) is int",
+    "number": "(type(v) is int or (type(v) is float and v - v == 0.0))",
+    "boolean": "type(v) is bool",
+    "null": "v is None",
+}
+# keywords that do not constrain a value (a default is filled in before the check)
+_NOTES = frozenset({"description", "title", "default", "examples", "$comment", "deprecated", "readOnly", "writeOnly"})
+_MISSING = object()
+
+
+def scalar_check(schema: dict[str, Any]) -> Callable[[dict[str, Any]], bool] | None:
+    """A predicate that is True only for arguments ``schema`` accepts, or ``None`` when the
+    schema is not a flat object of typed scalar properties.
+
+    It is written as Python source (one line per property, names as literals) and
+    compiled once. False means "not sure", never "invalid": the caller asks
+    ``jsonschema-rs``.
+    """
+    if set(schema) - {"type", "properties", "required", "additionalProperties"} - _NOTES:
+        return None
+    closed = schema.get("additionalProperties", True)
+    if not isinstance(closed, bool):
+        return None
+    props = schema.get("properties") or {}
+    required = schema.get("required") or []
+    if not isinstance(props, dict) or not all(isinstance(r, str) and r in props for r in required):
+        return None
+    lines = ["def check(args):"]
+    for name, sub in props.items():
+        if not isinstance(sub, dict) or set(sub) - {"type"} - _NOTES:
+            return None
+        types = sub.get("type")
+        types = [types] if isinstance(types, str) else types
+        if not types or not isinstance(types, list) or any(t not in _SCALAR_TESTS for t in types):
+            return None
+        test = " or ".join(_SCALAR_TESTS[t] for t in types)
+        lines.append(f"    v = args.get({name!r}, _MISSING)")
+        if name in required:
+            lines.append(f"    if v is _MISSING or not ({test}): return False")
+        else:
+            lines.append(f"    if v is not _MISSING and not ({test}): return False")
+    lines.append("    return args.keys() <= _NAMES" if closed is False else "    return True")
+    namespace: dict[str, Any] = {"_MISSING": _MISSING, "_NAMES": frozenset(props)}
+    exec(compile("\n".join(lines), "<reach scalar check>", "exec"), namespace)  # noqa: S102 - literals only
+    check: Callable[[dict[str, Any]], bool] = namespace["check"]
+    return check
+
+
 class CompiledSchema:
     """A tool's input schema, prepared once: fast check, defaults, null-dropping, messages."""
 
-    __slots__ = ("schema", "_rs", "_py", "_defaults", "_optional_nonnull", "_props")
+    __slots__ = ("schema", "_rs", "_py", "_defaults", "_optional_nonnull", "_props", "_quick")
 
     def __init__(self, schema: dict[str, Any]) -> None:
         self.schema = schema
         self._rs = jsonschema_rs.Draft202012Validator(schema, validate_formats=True)
+        self._quick = scalar_check(schema)
         self._py: Any = None  # python-jsonschema validator, built on the first failure
         props = schema.get("properties") or {}
         required = set(schema.get("required") or ())
@@ -136,6 +198,9 @@ class CompiledSchema:
                 args = dict(args)
                 for k in missing:
                     args[k] = copy.deepcopy(self._defaults[k])
+        quick = self._quick
+        if quick is not None and quick(args):
+            return args
         if not self._rs.is_valid(args):
             raise ToolFailure(self.explain(args), code="invalid_arguments")
         return args
