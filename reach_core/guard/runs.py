@@ -9,9 +9,9 @@ a bounded LRU so a long-lived server does not grow without limit.
 An exact call is keyed by :func:`call_key`: the 64-bit hash of its canonical JSON
 (:func:`canonical`). Two different calls of one run would have to collide in 64
 bits to be counted as one (about 1 in 10^19 per pair). A run keeps only that int
-per call: the JSON bytes come from ``orjson`` in a buffer allocated outside
-Python's small-object allocator, and keeping them scattered one such block per
-call around the heap (measured: most of the memory misses of a call in a run).
+per call: ``orjson`` allocates the JSON bytes outside Python's small-object
+allocator, and keeping one such block per call scattered them around the heap,
+which made most of the memory misses of a call in a run (measured with cachegrind).
 """
 
 from __future__ import annotations
