@@ -127,6 +127,31 @@ _NOTES = frozenset({"description", "title", "default", "examples", "$comment", "
 _MISSING = object()
 
 
+def _scalar_types(sub: Any) -> list[str] | None:
+    """The JSON types a property allows, when it says nothing but its type: ``{"type": T}``,
+    ``{"type": [T, ...]}`` or ``{"anyOf": [{"type": T}, ...]}`` (what ``Optional[int]``
+    becomes) with scalar types only; else ``None``."""
+    if not isinstance(sub, dict):
+        return None
+    if "anyOf" in sub and "type" not in sub:
+        if set(sub) - {"anyOf"} - _NOTES or not isinstance(sub["anyOf"], list) or not sub["anyOf"]:
+            return None
+        union: list[str] = []
+        for member in sub["anyOf"]:
+            types = _scalar_types(member) if isinstance(member, dict) and "anyOf" not in member else None
+            if types is None:
+                return None
+            union += types
+        return union
+    if set(sub) - {"type"} - _NOTES:
+        return None
+    types = sub.get("type")
+    types = [types] if isinstance(types, str) else types
+    if not types or not isinstance(types, list) or any(t not in _SCALAR_TESTS for t in types):
+        return None
+    return types
+
+
 def scalar_check(schema: dict[str, Any]) -> Callable[[dict[str, Any]], bool] | None:
     """A predicate that is True only for arguments ``schema`` accepts, or ``None`` when the
     schema is not a flat object of typed scalar properties.
@@ -146,11 +171,8 @@ def scalar_check(schema: dict[str, Any]) -> Callable[[dict[str, Any]], bool] | N
         return None
     lines = ["def check(args):"]
     for name, sub in props.items():
-        if not isinstance(sub, dict) or set(sub) - {"type"} - _NOTES:
-            return None
-        types = sub.get("type")
-        types = [types] if isinstance(types, str) else types
-        if not types or not isinstance(types, list) or any(t not in _SCALAR_TESTS for t in types):
+        types = _scalar_types(sub)
+        if types is None:
             return None
         test = " or ".join(_SCALAR_TESTS[t] for t in types)
         lines.append(f"    v = args.get({name!r}, _MISSING)")

@@ -19,14 +19,16 @@ class Colour(enum.IntEnum):
 VALUES = [None, True, False, 0, 1, -7, 2**64, 10**30, 1.0, 2.5, -0.0, float("nan"), float("inf"),
           float("-inf"), "", "x", "\ud800", [], [1], {}, {"k": 1}, (1,), Colour.RED, b"x"]
 TYPES = ["string", "integer", "number", "boolean", "null", ["string", "null"], ["integer", "number"],
-         ["boolean", "integer"]]
+         ["boolean", "integer"], {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+         {"anyOf": [{"type": "string", "description": "a name"}, {"type": ["boolean", "number"]}]}]
 
 
 def schemas():
     for t1, t2 in itertools.product(TYPES, repeat=2):
         for required, closed in itertools.product((["a"], ["a", "b"], []), (None, True, False)):
-            schema = {"type": "object", "properties": {"a": {"type": t1, "description": "first"},
-                                                       "b": {"type": t2}}, "required": required}
+            a = {**t1, "description": "first"} if isinstance(t1, dict) else {"type": t1, "description": "first"}
+            b = t2 if isinstance(t2, dict) else {"type": t2}
+            schema = {"type": "object", "properties": {"a": a, "b": b}, "required": required}
             if closed is not None:
                 schema["additionalProperties"] = closed
             yield schema
@@ -69,7 +71,9 @@ def test_the_pre_check_accepts_ordinary_calls_and_leaves_the_rest_to_jsonschema_
     {"type": "object", "properties": {"a": {"type": "string", "enum": ["x"]}}},
     {"type": "object", "properties": {"a": {"type": "array"}}},
     {"type": "object", "properties": {"a": {"type": "object"}}},
-    {"type": "object", "properties": {"a": {"anyOf": [{"type": "string"}]}}},
+    {"type": "object", "properties": {"a": {"anyOf": [{"type": "string", "minLength": 1}]}}},
+    {"type": "object", "properties": {"a": {"anyOf": [{"type": "array"}, {"type": "null"}]}}},
+    {"type": "object", "properties": {"a": {"oneOf": [{"type": "string"}]}}},
     {"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": {"type": "string"}},
     {"type": "object", "properties": {"a": {"$ref": "#/$defs/x"}}, "$defs": {"x": {"type": "string"}}},
 ])
