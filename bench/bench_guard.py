@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -149,13 +150,16 @@ def _per_call_in_workers() -> dict[str, list[float]]:
 
     One process's figures carry its own memory layout and hash seed: on this
     machine the same code measured 1.9x in one process and 2.1x in the next.
-    Several processes average that out (pyperf does the same).
+    Several processes average that out (pyperf does the same). Each gets its own
+    fixed hash seed (1, 2, ...), so a run is repeatable yet not tied to one seed
+    (``nox -s bench`` sets ``PYTHONHASHSEED=0`` for the parent).
     """
     pooled: dict[str, list[float]] = {k: [] for k in ("base", *PATHS)}
     for w in range(WORKERS):
         print(f"  per-call rounds: process {w + 1}/{WORKERS} ...", file=sys.stderr, flush=True)
         proc = subprocess.run([sys.executable, __file__, "--worker", str(ROUNDS // WORKERS)],
-                              capture_output=True, text=True, check=True)
+                              capture_output=True, text=True, check=True,
+                              env={**os.environ, "PYTHONHASHSEED": str(w + 1)})
         for k, v in json.loads(proc.stdout.strip().splitlines()[-1]).items():
             pooled[k].extend(v)
     return pooled
