@@ -415,7 +415,7 @@ class Store(StoreAPI):
 
         return run
 
-    async def migrate(self, component: str, migrations: Sequence[str | Callable[[sqlite3.Connection], None]]) -> int:
+    async def migrate(self, component: str, migrations: Sequence[Any]) -> int:
         """Apply ``component``'s migrations not yet applied, in order, atomically.
 
         ``migrations[i]`` is version ``i + 1``: SQL (statements separated by ``;``),
@@ -425,7 +425,7 @@ class Store(StoreAPI):
         """
         return await self._await(self._migrate(component, migrations))
 
-    def migrate_sync(self, component: str, migrations: Sequence[str | Callable[[sqlite3.Connection], None]]) -> int:
+    def migrate_sync(self, component: str, migrations: Sequence[Any]) -> int:
         return self._submit(self._migrate(component, migrations)).result()
 
     @classmethod
