@@ -237,7 +237,7 @@ def run_connector(
     """Run ``tool`` with ``params``: ``(content, meta)``, or a coroutine giving it; raises ``ToolFailure``.
 
     ``caps`` are the concurrency caps to hold, one unit each, around each attempt
-    (the guard rails' ``concurrency_caps(tool)``). ``ctx.attempt`` is the number of attempts
+    (``caps`` of the tool's guard plan). ``ctx.attempt`` is the number of attempts
     that began (0: the connector never ran).
 
     An ``@connector`` async function is stepped right here, in a plain function,

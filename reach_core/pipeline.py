@@ -210,7 +210,7 @@ async def invoke(
         guards = reach._guards
         caps: Any = plan.caps if route & CAPPED else ()
         if not route & QUIET:
-            early = guards.before(tool, args, ctx)
+            early = guards.before(tool, args, ctx, plan)
             result = early if early is None or isinstance(early, ToolResult) else await early
         elif run_id is None:
             guards = None

@@ -4,7 +4,7 @@ the operation ledger.
 
 The pipeline calls one seam, :class:`Guards`:
 
-* ``guards.before(tool, args, ctx)`` after validation and policy, before
+* ``guards.before(tool, args, ctx, plan)`` after validation and policy, before
   ``reach_pre_invoke``/execute. It may raise a ``ToolFailure`` (``rate_limited``,
   ``budget_exceeded``, ``denied``, ``outcome_unknown``) or return a ``ToolResult``
   to hand back without running (a ledger receipt, the earlier result of a
@@ -243,10 +243,6 @@ class Guards:
             self._route_plans[(agent, tool.name)] = plan
         return plan
 
-    def concurrency_caps(self, tool: Tool) -> tuple[WeightedLimit, ...]:
-        """Process-wide caps the executor must hold (one unit each) around each attempt of ``tool``."""
-        return (self._tool_plans.get(tool.name) or self.tool_plan(tool)).caps
-
     def thread_pool(self) -> Any:
         """The bounded pool sync connectors run in (``[reach] thread_pool`` workers)."""
         if self._pool is None:
@@ -264,9 +260,10 @@ class Guards:
         return self.tool_plan(tool).simple and self.agent_plan(agent).simple
 
     def before(
-        self, tool: Tool, args: dict[str, Any], ctx: CallContext
+        self, tool: Tool, args: dict[str, Any], ctx: CallContext, plan: _ToolPlan
     ) -> ToolResult | None | Coroutine[Any, Any, ToolResult | None]:
-        """Check and take what the call needs (see the module doc).
+        """Check and take what the call needs (see the module doc); ``plan`` is
+        :meth:`route_plan` for the call's tool and agent (the pipeline keeps it).
 
         A plain function: what needs no wait (run limits, the identical- and
         failing-call guards, in-memory rate limits, counting the call in its run) is
@@ -275,10 +272,9 @@ class Guards:
         ledger). A call in a run is counted there first, like a budget reservation,
         and taken back if a later check refuses it.
         """
-        plan = self._tool_plans.get(tool.name) or self.tool_plan(tool)
         aplan = self._agent_plans.get(ctx.agent) or self.agent_plan(ctx.agent)
         if ctx.run_id is not None:  # 1. run-scoped guards
-            earlier = self.before_in_run(tool, args, ctx, self.route_plan(tool, ctx.agent))
+            earlier = self.before_in_run(tool, args, ctx, plan)
             if earlier is not None:
                 return earlier
         elif plan.simple and aplan.simple:
@@ -480,17 +476,8 @@ class Guards:
         if isinstance(pending, tuple):  # only counted in its run (the usual call in a run)
             ctx._guard_pending = ctx._guard_counted = None
             run, key, seen = pending
-            plan = self._tool_plans[tool.name]
-            if result.ok and ctx.attempt and not plan.keeps_epoch:  # a read that ran and succeeded
-                if run.failures:
-                    run.failures.pop(key, None)
-                if seen >= plan.keep_from:
-                    if run.kept is None:
-                        run.kept = {}
-                    run.kept[key] = (result, run.epoch)
-                return None
             if ctx.attempt == 0:
-                _uncount(run, key, plan, tool.name)
+                _uncount(run, key, self._tool_plans[tool.name], tool.name)
             self._settle(tool, ctx, result, run, key, seen)
             return None
         if isinstance(pending, _Pending):

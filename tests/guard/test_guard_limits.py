@@ -278,7 +278,7 @@ async def test_a_capped_function_tool_that_only_sometimes_waits_stays_within_its
     results = await asyncio.gather(*(r.invoke("lookup", {"x": i}) for i in range(60)))
     assert [res.content for res in results] == list(range(60))
     assert state["peak"] == 2
-    cap = r._guards.concurrency_caps(r._tools["lookup"])[0]
+    cap = r._guards.tool_plan(r._tools["lookup"]).caps[0]
     assert (cap.free, len(cap._waiters)) == (2, 0)  # every slot came back
 
 
