@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import httpx
+
 from reach_core import ConfigError, Connector
 
-from .client import ServiceClient
+from .client import Origin, ServiceClient, origin
 from .connectors import HttpGet, HttpRequest
-from .guard import AddressGuard, Resolver
+from .guard import AddressGuard, HostRefused, Resolver, parse_host
 from .openapi import OpenAPIError, build_operations, load_document, server_url
 from .openapi.connector import OpenAPIOperation
 from .openapi.operations import OperationSpec
@@ -17,18 +19,43 @@ from .settings import HttpSettings
 __all__ = ["build_connectors"]
 
 
-def build_connectors(settings: HttpSettings | dict[str, Any] | None, *, resolver: Resolver | None = None) -> list[Connector]:
-    """Every tool the settings describe. ``resolver`` replaces DNS (tests, pinned names)."""
+def _check_document_server(url: str) -> None:
+    """The document's server URL passes the same checks as a configured ``base_url``.
+
+    Its host was written by whoever wrote the document, not by the operator, so it
+    is never covered by ``allow_private`` (see :class:`ServiceClient`) either.
+    """
+    if not url.lower().startswith(("http://", "https://")):
+        raise OpenAPIError(f"the document's server URL {url!r} is not http(s); set base_url")
+    try:
+        parse_host(httpx.URL(url).raw_host.decode("ascii"))
+    except (httpx.InvalidURL, ValueError, HostRefused) as exc:
+        raise OpenAPIError(f"the document's server URL {url!r} is not usable ({exc}); set base_url") from None
+
+
+def build_connectors(
+    settings: HttpSettings | dict[str, Any] | None,
+    *,
+    resolver: Resolver | None = None,
+    guard: AddressGuard | None = None,
+) -> list[Connector]:
+    """Every tool the settings describe. ``resolver`` replaces DNS (tests, pinned names);
+    ``guard`` replaces the whole address check (tests of what happens behind it)."""
     if settings is None:
         settings = HttpSettings()
     elif isinstance(settings, dict):
         settings = HttpSettings.model_validate(settings)
-    guard = AddressGuard(resolver) if resolver is not None else AddressGuard()
+    if guard is None:
+        guard = AddressGuard(resolver) if resolver is not None else AddressGuard()
     generic: dict[str, ServiceClient] = {}
     tools: list[Connector] = []
     taken = {"http_get", "http_request"}
     for name, service in settings.services.items():
         base = service.base_url
+        # allow_private opens only hosts the operator wrote: base_url and the document's URL
+        written: list[Origin] = [origin(httpx.URL(base))] if base else []
+        if service.openapi and service.openapi.lower().startswith(("http://", "https://")):
+            written.append(origin(httpx.URL(service.openapi)))
         specs: list[OperationSpec] = []
         if service.openapi:
             try:
@@ -36,7 +63,10 @@ def build_connectors(settings: HttpSettings | dict[str, Any] | None, *, resolver
                     service.openapi, guard=guard, allow_private=service.allow_private,
                     timeout=max(service.timeout, 10.0), verify=service.verify,
                 )
-                base = base or server_url(loaded.document, loaded.url)
+                if not base:
+                    base = server_url(loaded.document, loaded.url)
+                    if base:
+                        _check_document_server(base)
                 specs, _skipped = build_operations(
                     loaded.document, taken=taken, prefix=service.prefix, only=service.operations
                 )
@@ -52,7 +82,7 @@ def build_connectors(settings: HttpSettings | dict[str, Any] | None, *, resolver
                     "set base_url"
                 )
         assert base is not None
-        client = ServiceClient(name, service, guard, base)
+        client = ServiceClient(name, service, guard, base, private_origins=written)
         tools.extend(OpenAPIOperation(spec, client) for spec in specs)
         if service.offers_generic:
             generic[name] = client

@@ -17,7 +17,8 @@ from __future__ import annotations
 import base64
 import email.utils
 import time
-from dataclasses import dataclass
+from collections.abc import Collection
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
@@ -25,15 +26,18 @@ import httpx
 from reach_core import BusinessError, InvalidArguments, RetryableError
 
 from .guard import AddressGuard, HostRefused, HostUnresolved
+from .headers import check_header_value, header_key, is_credential_header, model_header_refusal
 from .settings import MissingSecret, ServiceSettings, reveal
 from .shaping import error_message, shape_response
 from .transport import PinnedTransport
 
-__all__ = ["SAFE_METHODS", "ServiceClient", "retry_after_seconds"]
+__all__ = ["SAFE_METHODS", "Credentials", "Origin", "ServiceClient", "origin", "retry_after_seconds"]
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
-_SENSITIVE = ("authorization", "cookie", "proxy-authorization")
+
+Origin = tuple[str, str, int]
+"""(scheme, lower-case host as sent, port with the scheme's default filled in)."""
 
 
 def retry_after_seconds(value: str | None) -> float | None:
@@ -52,8 +56,28 @@ def retry_after_seconds(value: str | None) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
-def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
-    return (url.scheme, url.host.lower(), url.port)
+def origin(url: httpx.URL) -> Origin:
+    """The origin of ``url``: two URLs share credentials only when these are equal."""
+    scheme = url.scheme.lower()
+    return (scheme, url.raw_host.decode("ascii").lower(), url.port or (443 if scheme == "https" else 80))
+
+
+@dataclass(frozen=True)
+class Credentials:
+    """What the operator configured for a service (headers, auth, query key).
+
+    Sent on a hop only when its URL is at the service's own origin: a redirect to
+    another scheme, host or port gets none of it, a redirect back gets it again.
+    """
+
+    headers: dict[str, str] = field(default_factory=dict)
+    query: list[tuple[str, str]] = field(default_factory=list)
+
+    def header_keys(self) -> set[str]:
+        return {header_key(k) for k in self.headers}
+
+    def query_names(self) -> set[str]:
+        return {k.lower() for k, _ in self.query}
 
 
 def _check_path(path: str) -> str:
@@ -79,22 +103,36 @@ class Prepared:
     query: list[tuple[str, str]]
     json_body: Any
     has_body: bool
+    credentials: Credentials = field(default_factory=Credentials)
 
 
 class ServiceClient:
     """Sends requests to one service, following its settings."""
 
-    def __init__(self, name: str, settings: ServiceSettings, guard: AddressGuard, base_url: str) -> None:
+    def __init__(
+        self,
+        name: str,
+        settings: ServiceSettings,
+        guard: AddressGuard,
+        base_url: str,
+        *,
+        private_origins: Collection[Origin] | None = None,
+    ) -> None:
+        """``private_origins``: origins the operator wrote in config that ``allow_private`` opens
+        (default: the base URL's when it is set); a host taken from an OpenAPI document is not one."""
         self.name = name
         self.settings = settings
         self.guard = guard
         self.base_url = httpx.URL(base_url.rstrip("/") + "/")
+        if private_origins is None:
+            private_origins = [origin(self.base_url)]
+        self.private_origins = frozenset(private_origins) if settings.allow_private else frozenset()
 
     def _url(self, path: str) -> httpx.URL:
         base = str(self.base_url).rstrip("/")
         return httpx.URL(base + path)
 
-    def _auth_headers(self) -> tuple[dict[str, str], list[tuple[str, str]]]:
+    def _credentials(self) -> Credentials:
         s = self.settings
         headers: dict[str, str] = {}
         query: list[tuple[str, str]] = []
@@ -117,7 +155,7 @@ class ServiceClient:
                 f"service {self.name!r} is not set up: the environment variable {exc.args[0]} "
                 "holding its credentials is not set; tell the user, do not retry"
             ) from None
-        return headers, query
+        return Credentials(headers, query)
 
     async def send(
         self,
@@ -128,23 +166,41 @@ class ServiceClient:
         json_body: Any = None,
         has_body: bool = False,
         headers: dict[str, str] | None = None,
+        cookies: list[tuple[str, str]] | None = None,
         idempotency_key: str | None = None,
     ) -> dict[str, Any]:
-        """Send and return the shaped response; raise reach failures otherwise."""
+        """Send and return the shaped response; raise reach failures otherwise.
+
+        ``headers`` and ``cookies`` come from tool arguments: a header that controls
+        the HTTP stack or a proxy (``Host``, ``Content-Length``, ``X-Forwarded-For`` ...)
+        is refused in any spelling, and none can replace a configured credential.
+        """
         method = method.upper()
-        auth_headers, auth_query = self._auth_headers()
-        all_headers = {"User-Agent": "reach-http", "Accept": "application/json, */*;q=0.5"}
-        all_headers.update(headers or {})
-        all_headers.update(auth_headers)
-        if idempotency_key and method not in SAFE_METHODS:
-            all_headers.setdefault("Idempotency-Key", idempotency_key)
+        credentials = self._credentials()
+        configured = credentials.header_keys()
+        plain = {"User-Agent": "reach-http", "Accept": "application/json, */*;q=0.5"}
+        for key, value in (headers or {}).items():
+            why = model_header_refusal(key)
+            if why is not None:
+                raise InvalidArguments(key, f"another argument: {why}")
+            if header_key(key) in configured:
+                continue  # the service's configured credential wins, whatever the spelling
+            for other in [k for k in plain if header_key(k) == header_key(key)]:
+                del plain[other]
+            plain[key] = check_header_value(key, str(value))
+        if cookies:
+            plain["Cookie"] = "; ".join(f"{k}={v}" for k, v in cookies)
+        if idempotency_key and method not in SAFE_METHODS and "idempotency-key" not in map(header_key, plain):
+            plain["Idempotency-Key"] = idempotency_key
+        secret_names = credentials.query_names()
         prepared = Prepared(
             method=method,
             url=self._url(_check_path(path)),
-            headers=all_headers,
-            query=list(query or []) + auth_query,
+            headers=plain,
+            query=[(k, v) for k, v in (query or []) if k.lower() not in secret_names],
             json_body=json_body,
             has_body=has_body,
+            credentials=credentials,
         )
         return await self._send_prepared(prepared, shown=f"{method} {path}")
 
@@ -157,13 +213,14 @@ class ServiceClient:
                 method=p.method,
                 url=p.url.copy_merge_params(httpx.QueryParams(tuple(p.query))) if p.query else p.url,
                 headers=p.headers,
+                credentials=p.credentials,
                 json_body=p.json_body,
                 has_body=p.has_body,
                 request_timeout=s.timeout,
                 verify=s.verify,
                 max_redirects=s.max_redirects,
                 max_bytes=s.max_response_bytes,
-                private_origin=_origin(self.base_url) if s.allow_private else None,
+                private_origins=self.private_origins,
             )
         except HostUnresolved as exc:
             raise RetryableError(f"service {self.name!r} on {shown}: {exc}; nothing was sent") from None
@@ -266,24 +323,33 @@ async def exchange(
     method: str,
     url: httpx.URL,
     headers: dict[str, str],
+    credentials: Credentials | None = None,
     json_body: Any = None,
     has_body: bool = False,
     request_timeout: float,
     verify: bool | str = True,
     max_redirects: int = 5,
     max_bytes: int = 2_000_000,
-    private_origin: tuple[str, str, int | None] | None = None,
+    private_origins: Collection[Origin] = (),
 ) -> RawResponse:
     """One request with its redirects, every hop checked by ``guard`` and pinned.
 
-    ``private_origin`` is the one origin (the service's base URL) allowed to be a
-    private address; a redirect elsewhere is checked as strictly as any URL.
-    Sensitive headers are dropped when a redirect changes origin; 303 (and
-    301/302 after POST) continue as GET without the body, as browsers do.
+    ``private_origins`` are the origins the operator wrote in config for a service
+    with ``allow_private``; every other hop (another host of the document, a
+    redirect target) is checked as strictly as any URL.
+
+    ``credentials`` go only to the first URL's origin: on a hop elsewhere they are
+    left out, and so is every header in ``headers`` that looks like a credential
+    (``Authorization``, ``Cookie``, ``*-Key``, ``*Token*`` ...). A later hop back to
+    that origin gets them again (query credentials included, which the redirect's
+    URL would otherwise lose). 303 (and 301/302 after POST) continue as GET without
+    the body, as browsers do.
     """
     pins: dict[str, str] = {}
     send_body = has_body
     headers = dict(headers)
+    credentials = credentials or Credentials()
+    home = origin(url)
     extensions = {"timeout": httpx.Timeout(request_timeout).as_dict()}
     # The transport is driven directly (not through AsyncClient.send) so no
     # redirect, cookie or proxy logic of httpx runs behind the guard's back.
@@ -291,12 +357,17 @@ async def exchange(
         for hop in range(max_redirects + 1):
             host = url.raw_host.decode("ascii")
             port = url.port or (443 if url.scheme == "https" else 80)
-            address = await guard.check(
-                url.scheme, host, port, allow_private=private_origin is not None and _origin(url) == private_origin
-            )
+            here = origin(url)
+            address = await guard.check(url.scheme, host, port, allow_private=here in private_origins)
             pins[host.lower()] = str(address)
+            if here == home:
+                hop_headers = _with_credentials(headers, credentials.headers)
+                hop_url = _with_query(url, credentials.query)
+            else:
+                hop_headers = {k: v for k, v in headers.items() if not is_credential_header(k)}
+                hop_url = url
             request = httpx.Request(
-                method, url, headers=headers, json=json_body if send_body else None, extensions=extensions
+                method, hop_url, headers=hop_headers, json=json_body if send_body else None, extensions=extensions
             )
             response = await transport.handle_async_request(request)
             response.request = request
@@ -310,10 +381,9 @@ async def exchange(
                     raise TooManyRedirects(f"more than {max_redirects} redirects")
                 try:
                     next_url = url.join(location)
-                except httpx.InvalidURL as exc:
+                    origin(next_url)
+                except (httpx.InvalidURL, ValueError) as exc:  # idna errors are ValueErrors
                     raise HostRefused(f"the redirect target {location[:200]!r} is not a valid URL ({exc})") from None
-                if _origin(next_url) != _origin(url):
-                    headers = {k: v for k, v in headers.items() if k.lower() not in _SENSITIVE}
                 if response.status_code == 303 or (response.status_code in (301, 302) and method == "POST"):
                     if method != "HEAD":
                         method = "GET"
@@ -331,3 +401,23 @@ async def exchange(
                 url=url,
             )
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _with_credentials(headers: dict[str, str], secret: dict[str, str]) -> dict[str, str]:
+    """``headers`` plus the configured ones, which replace any same-named header (any spelling)."""
+    keys = {header_key(k) for k in secret}
+    merged = {k: v for k, v in headers.items() if header_key(k) not in keys}
+    merged.update(secret)
+    return merged
+
+
+def _with_query(url: httpx.URL, pairs: list[tuple[str, str]]) -> httpx.URL:
+    """``url`` with the configured query credentials, replacing same-named parameters."""
+    if not pairs:
+        return url
+    names = {k.lower() for k, _ in pairs}
+    if any(k.lower() in names for k in url.params):
+        kept = [(k, v) for k, v in url.params.multi_items() if k.lower() not in names]
+        url = url.copy_with(query=str(httpx.QueryParams(kept)).encode("ascii") or None)
+    added = str(httpx.QueryParams(pairs)).encode("ascii")
+    return url.copy_with(query=url.query + b"&" + added if url.query else added)

@@ -9,6 +9,7 @@ from urllib.parse import quote
 from reach_core import Connector, InvalidArguments
 
 from ..client import ServiceClient
+from ..headers import check_header_value, model_header_refusal
 from .operations import OperationSpec, ParamSpec
 
 __all__ = ["OpenAPIOperation"]
@@ -68,7 +69,7 @@ class OpenAPIOperation(Connector):
         path = spec.path
         query: list[tuple[str, str]] = []
         headers: dict[str, str] = {}
-        cookies: list[str] = []
+        cookies: list[tuple[str, str]] = []
         for param in spec.params:
             if param.key not in params or params[param.key] is None:
                 if param.location == "path":
@@ -83,14 +84,11 @@ class OpenAPIOperation(Connector):
             elif param.location == "query":
                 query.extend(_query(param, value))
             elif param.location == "header":
-                text = _simple(value)
-                if "\r" in text or "\n" in text:
-                    raise InvalidArguments(param.key, "a single-line value")
-                headers[param.name] = text
+                if model_header_refusal(param.name) is not None:
+                    continue  # never declared as an argument (see operations.py); a stale spec cannot add it
+                headers[param.name] = check_header_value(param.key, _simple(value))
             else:
-                cookies.append(f"{param.name}={quote(_simple(value), safe='')}")
-        if cookies:
-            headers["Cookie"] = "; ".join(cookies)
+                cookies.append((param.name, quote(_simple(value), safe="")))
         has_body = spec.body_key is not None and params.get(spec.body_key) is not None
         return await self.client.send(
             spec.method,
@@ -99,5 +97,6 @@ class OpenAPIOperation(Connector):
             json_body=params.get(spec.body_key) if has_body and spec.body_key else None,
             has_body=has_body,
             headers=headers,
+            cookies=cookies,
             idempotency_key=None if spec.idempotent else getattr(ctx, "idempotency_key", None),
         )

@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 
-from ..client import exchange
+from ..client import exchange, origin
 from ..guard import AddressGuard
 from .schema import OpenAPIError
 
@@ -58,7 +58,6 @@ async def fetch_document(
 ) -> LoadedDocument:
     """GET ``url`` through the guard and parse it."""
     target = httpx.URL(url)
-    origin = (target.scheme, target.host.lower(), target.port)
     raw = await exchange(
         guard,
         method="GET",
@@ -67,7 +66,7 @@ async def fetch_document(
         request_timeout=request_timeout,
         verify=verify,
         max_bytes=MAX_DOCUMENT_BYTES,
-        private_origin=origin if allow_private else None,
+        private_origins=[origin(target)] if allow_private else (),
     )
     if raw.status >= 400:
         raise OpenAPIError(f"fetching {url} failed with HTTP {raw.status}")

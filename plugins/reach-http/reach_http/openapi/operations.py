@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..headers import model_header_refusal
 from .schema import OpenAPIError, SchemaBuilder
 
 __all__ = ["OperationSpec", "ParamSpec", "Skipped", "build_operations", "server_url", "tool_name"]
@@ -24,6 +25,7 @@ IDEMPOTENT = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
 _ILLEGAL = re.compile(r"[^A-Za-z0-9_-]+")
 _PROPERTY_ILLEGAL = re.compile(r"[^A-Za-z0-9_.-]+")
 _IGNORED_HEADERS = {"accept", "content-type", "authorization"}
+_COOKIE_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 MAX_DESCRIPTION = 1024
 
 
@@ -135,7 +137,9 @@ def _operation(
     params: list[ParamSpec] = []
     names = [n for n, _ in merged]
     for (pname, location), param in merged.items():
-        if location == "header" and pname.lower() in _IGNORED_HEADERS:
+        if location == "header" and (pname.lower() in _IGNORED_HEADERS or model_header_refusal(pname) is not None):
+            continue  # Accept/Content-Type/Authorization per the spec; Host, framing, proxy headers never
+        if location == "cookie" and not _COOKIE_NAME.match(pname):
             continue
         if location not in ("path", "query", "header", "cookie"):
             continue
