@@ -3,24 +3,35 @@
 All file access goes through :class:`~reach_files.jail.Jail`: check the path
 against the roots, then open it component by component without following
 symlinks. The connectors are plain ``def``: the core runs them in its worker
-thread pool, so blocking file I/O never touches the event loop.
+thread pool, so blocking file I/O never touches the event loop. A thread
+cannot be stopped from outside, so the work that can grow with the tree
+(search, listing) checks a :class:`~reach_files.walk.Budget` -- the call's
+deadline and an entry count -- as it goes, and stops with what it has.
 """
 
 from __future__ import annotations
 
+import errno
+import math
 import os
+import re
 import secrets
 import stat
+import time
+from contextlib import closing
 from typing import Any
 
 from reach_core import BusinessError, Connector, InvalidArguments, NotFound
 
-from .globs import compile_glob
+from .globs import GlobError, compile_glob
 from .jail import Jail, Located, PathMissing, PathRefused
 from .settings import FilesSettings
 from .sniff import SNIFF_BYTES, describe_size, guess_type, looks_binary
+from .walk import Budget, walk
 
 _PATH_PROP = {"type": "string", "description": "a path relative to the files folder, e.g. notes/todo.md"}
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_ESCAPED = re.compile("[\udc80-\udcff]")
 
 
 class _FilesConnector(Connector):
@@ -37,17 +48,81 @@ class _FilesConnector(Connector):
             raise InvalidArguments("path", message=str(exc)) from None
 
     def execute(self, params: dict[str, Any], ctx: Any = None) -> Any:
+        budget = Budget(self._deadline(ctx), self.settings.max_search_entries)
         try:
-            return self.run(params)
+            return self.run(params, budget)
         except PathRefused as exc:
             raise InvalidArguments("path", message=str(exc)) from None
+        except GlobError as exc:
+            raise InvalidArguments("pattern", message=str(exc)) from None
         except PathMissing as exc:
             raise NotFound(f"`{exc}`", message=f"`{exc}` does not exist; use list_dir or search_files to find the right path.") from None
         except PermissionError as exc:
             raise BusinessError(f"the operating system refused access ({exc.strerror})") from None
+        except OSError as exc:
+            if exc.errno == errno.ENAMETOOLONG:  # the jail checks lengths; a filesystem may allow less
+                raise InvalidArguments(
+                    "path", message="`path` (or a name in it) is longer than this filesystem allows; use shorter names."
+                ) from None
+            raise
 
-    def run(self, params: dict[str, Any]) -> Any:  # pragma: no cover - abstract
+    def _deadline(self, ctx: Any) -> float:
+        """When work must stop (``time.monotonic()``), a little before the call's deadline
+        so that the partial answer arrives before the core gives up on the call.
+
+        ``ctx.deadline`` is on the event loop's clock, which is ``time.monotonic()`` for
+        asyncio's loops (and uvloop's); the tool's timeout from now bounds it in any case.
+        """
+        now = time.monotonic()
+        tool = getattr(ctx, "tool", None)
+        end = now + float(getattr(tool, "timeout", None) or self.timeout)
+        deadline = getattr(ctx, "deadline", None)
+        if isinstance(deadline, (int, float)):
+            end = min(end, float(deadline))
+        return end - min(0.25, 0.1 * max(0.0, end - now))
+
+    def run(self, params: dict[str, Any], budget: Budget) -> Any:  # pragma: no cover - abstract
         raise NotImplementedError
+
+
+def _int_arg(params: dict[str, Any], field: str, default: int, low: int, high: int | None, hint: str) -> int:
+    """A whole-number argument checked here too (the schema may be bypassed or loose):
+    JSON gives floats such as 1e30, which must not reach the OS as an overflowing offset."""
+    value = params.get(field)
+    if value is None:
+        return default
+    shown = repr(value)[:40]
+    whole = isinstance(value, int) or (isinstance(value, float) and math.isfinite(value) and value.is_integer())
+    if isinstance(value, bool) or not whole:
+        raise InvalidArguments(field, message=f"`{field}` must be a whole number; you sent {shown}. {hint}")
+    number = int(value)
+    if number < low or (high is not None and number > high):
+        allowed = f"from {low} to {high}" if high is not None else f"at least {low}"
+        raise InvalidArguments(field, message=f"`{field}` must be {allowed}; you sent {shown}. {hint}")
+    return number
+
+
+def _text_arg(value: Any, field: str) -> str:
+    """Text that can be encoded: a lone surrogate (``"\\ud800"`` in JSON) is not Unicode text."""
+    if not isinstance(value, str):
+        raise InvalidArguments(field, "a string", "notes")
+    bad = _SURROGATE.search(value)
+    if bad:
+        raise InvalidArguments(
+            field,
+            message=f"`{field}` contains a lone surrogate (U+{ord(bad.group()):04X} at character {bad.start()}), "
+            "which is not valid Unicode text; send the characters themselves (an emoji as the emoji, "
+            "not half of an escaped pair).",
+        )
+    return value
+
+
+def _shown_name(name: str) -> str:
+    """A name as the model sees it: bytes that are not UTF-8 (kept by the OS as surrogates)
+    written as ``\\xff`` so the answer stays valid text."""
+    if _ESCAPED.search(name) is None:
+        return name
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 class ReadFile(_FilesConnector):
@@ -77,10 +152,13 @@ class ReadFile(_FilesConnector):
             "additionalProperties": False,
         }
 
-    def run(self, params: dict[str, Any]) -> Any:
-        loc = self._locate(params["path"])
-        offset = int(params.get("offset") or 0)
-        limit = int(params.get("max_bytes") or self.settings.max_read_bytes)
+    def run(self, params: dict[str, Any], budget: Budget) -> Any:
+        loc = self._locate(_text_arg(params["path"], "path"))
+        offset = _int_arg(params, "offset", 0, 0, None, "Use next_offset from the previous answer, or leave it out.")
+        limit = _int_arg(
+            params, "max_bytes", self.settings.max_read_bytes, 1, self.settings.max_read_bytes,
+            "Leave it out to get the most.",
+        )
         if not loc.parts:
             raise BusinessError("`.` is a folder; use list_dir to see what it holds")
         with self.jail.open_file(loc, os.O_RDONLY | os.O_NONBLOCK) as fd:
@@ -89,6 +167,13 @@ class ReadFile(_FilesConnector):
                 raise BusinessError(f"`{loc.shown}` is a folder; use list_dir to see what it holds")
             if not stat.S_ISREG(st.st_mode):
                 raise BusinessError(f"`{loc.shown}` is not a regular file (a device, pipe or socket); refused")
+            if offset > st.st_size:
+                raise InvalidArguments(
+                    "offset",
+                    message=f"`offset` {offset} is past the end of `{loc.shown}`, which has {st.st_size} bytes; "
+                    f"send an offset from 0 to {st.st_size} (next_offset from the previous answer), "
+                    "or leave it out to start at the beginning.",
+                )
             head = os.pread(fd, SNIFF_BYTES, 0)
             if looks_binary(head):
                 return {
@@ -143,12 +228,17 @@ class ListDir(_FilesConnector):
             "additionalProperties": False,
         }
 
-    def run(self, params: dict[str, Any]) -> Any:
-        loc = self._locate(params.get("path") or ".")
+    def run(self, params: dict[str, Any], budget: Budget) -> Any:
+        loc = self._locate(_text_arg(params.get("path") or ".", "path"))
+        entries = []
         with self.jail.open_dir(loc) as fd, os.scandir(fd) as it:
-            entries = []
             for entry in it:
-                st = entry.stat(follow_symlinks=False)
+                if not budget.tick():
+                    break
+                try:
+                    st = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue  # removed while listing
                 if stat.S_ISLNK(st.st_mode):
                     kind = "symlink"
                 elif stat.S_ISDIR(st.st_mode):
@@ -157,14 +247,20 @@ class ListDir(_FilesConnector):
                     kind = "file"
                 else:
                     kind = "other"
-                item: dict[str, Any] = {"name": entry.name, "type": kind}
+                item: dict[str, Any] = {"name": _shown_name(entry.name), "type": kind}
                 if kind == "file":
                     item["size"] = st.st_size
                 entries.append(item)
         entries.sort(key=lambda e: (e["type"] != "dir", e["name"]))
         cap = self.settings.max_list_entries
         out: dict[str, Any] = {"path": loc.shown, "entries": entries[:cap]}
-        if len(entries) > cap:
+        if budget.stopped:
+            out["more_entries"] = max(0, len(entries) - cap)
+            out["note"] = (
+                f"[truncated: {budget.stopped} of this folder, which holds more; "
+                "use search_files with a pattern to narrow]"
+            )
+        elif len(entries) > cap:
             out["more_entries"] = len(entries) - cap
             out["note"] = f"[truncated: {len(entries) - cap} more entries; use search_files with a pattern to narrow]"
         return out
@@ -198,50 +294,63 @@ class SearchFiles(_FilesConnector):
             "additionalProperties": False,
         }
 
-    def run(self, params: dict[str, Any]) -> Any:
-        loc = self._locate(params.get("path") or ".")
-        pattern = params.get("pattern") or "*"
-        if "\x00" in pattern:
-            raise InvalidArguments("pattern", "a glob without NUL bytes", "*.md")
-        if ".." in pattern.split("/"):
-            raise InvalidArguments("pattern", "a glob without `..`", "docs/**/*.md")
-        matcher = compile_glob(pattern)
+    def run(self, params: dict[str, Any], budget: Budget) -> Any:
+        loc = self._locate(_text_arg(params.get("path") or ".", "path"))
+        glob = compile_glob(_text_arg(params.get("pattern") or "*", "pattern"))
         text = params.get("text")
+        if text is not None:
+            text = _text_arg(text, "text")
         ignore_case = bool(params.get("ignore_case"))
         needle = text.casefold() if (text and ignore_case) else text
-        cap = int(params.get("max_results") or self.settings.max_search_results)
+        most = self.settings.max_search_results
+        cap = _int_arg(params, "max_results", most, 1, most, "Leave it out to get the most.")
         prefix = "" if loc.shown == "." else loc.shown.rstrip("/") + "/"
         hits: list[dict[str, Any]] = []
         scanned = 0
-        stopped = None
-        with self.jail.open_dir(loc) as top:
-            for dirpath, dirnames, filenames, dfd in os.fwalk(".", dir_fd=top, follow_symlinks=False):
-                dirnames.sort()
-                rel_dir = "" if dirpath == "." else dirpath[2:] + "/"
-                for name in sorted(filenames):
-                    rel = rel_dir + name
-                    if not matcher.match(rel):
+        stopped: str | None = None
+        skipped: list[str] = []
+
+        def enter(states: frozenset[int], name: str) -> frozenset[int] | None:
+            nxt = glob.step(states, name)
+            return nxt if glob.can_continue(nxt) else None
+
+        with self.jail.open_dir(loc) as top, closing(
+            walk(top, glob.start(), enter, budget, self.settings.max_search_depth, skipped)
+        ) as folders:
+            for folder in folders:
+                for name in folder.files:
+                    if not budget.check_clock():
+                        break
+                    if not glob.accepts(glob.step(folder.state, name)):
                         continue
                     scanned += 1
                     if scanned > self.settings.max_search_files:
                         stopped = f"stopped after looking at {self.settings.max_search_files} files"
                         break
+                    shown = _shown_name(prefix + folder.rel + name)
                     if needle is None:
-                        st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+                        try:
+                            st = os.stat(name, dir_fd=folder.fd, follow_symlinks=False)
+                        except OSError:
+                            continue  # removed while searching
                         if stat.S_ISREG(st.st_mode):
-                            hits.append({"path": prefix + rel, "size": st.st_size})
+                            hits.append({"path": shown, "size": st.st_size})
                     else:
-                        hits.extend(self._grep(dfd, name, prefix + rel, needle, ignore_case, cap - len(hits)))
+                        hits.extend(self._grep(folder.fd, name, shown, needle, ignore_case, cap - len(hits)))
                     if len(hits) >= cap:
                         stopped = f"stopped at {cap} results"
                         break
-                if stopped:
+                if stopped or budget.stopped:
                     break
         key = "files" if needle is None else "matches"
         out: dict[str, Any] = {key: hits[:cap], "files_looked_at": min(scanned, self.settings.max_search_files)}
-        if stopped:
+        reasons = [r for r in (stopped, budget.stopped) if r]
+        if reasons:
             out["truncated"] = True
-            out["note"] = f"[truncated: {stopped}; narrow the pattern or the folder]"
+            out["note"] = f"[truncated: {'; '.join(reasons)}; narrow the pattern or the folder]"
+        if skipped:
+            out["truncated"] = True
+            out["note"] = (out.get("note", "") + " " + f"[{skipped[0]}]").strip()
         return out
 
     def _grep(self, dfd: int, name: str, shown: str, needle: str, ignore_case: bool, room: int) -> list[dict[str, Any]]:
@@ -298,10 +407,12 @@ class WriteFile(_FilesConnector):
             "additionalProperties": False,
         }
 
-    def run(self, params: dict[str, Any]) -> Any:
-        loc = self._locate(params["path"])
+    def run(self, params: dict[str, Any], budget: Budget) -> Any:
+        loc = self._locate(_text_arg(params["path"], "path"))
         mode = params.get("mode") or "create"
-        data = params["content"].encode("utf-8")
+        if mode not in ("create", "overwrite", "append"):
+            raise InvalidArguments("mode", "one of create, overwrite, append", "create")
+        data = _text_arg(params["content"], "content").encode("utf-8")
         if len(data) > self.settings.max_write_bytes:
             raise InvalidArguments(
                 "content", message=f"`content` is {len(data)} bytes; the limit is {self.settings.max_write_bytes}. "

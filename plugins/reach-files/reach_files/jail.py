@@ -22,12 +22,16 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_SURROGATE = re.compile("[\ud800-\udfff]")
+NAME_MAX = 255  # bytes in one file or folder name (Linux, macOS; pathconf may say less)
+PATH_MAX = 4096  # bytes in a whole path, terminating NUL included
 
 
 class PathRefused(Exception):
@@ -58,6 +62,8 @@ class Jail:
         if not roots:
             raise ValueError("reach-files needs at least one root")
         self.roots = [os.path.realpath(os.path.expanduser(str(r))) for r in roots]
+        self.name_max = min(_pathconf(r, "PC_NAME_MAX", NAME_MAX) for r in self.roots)
+        self.path_max = min(_pathconf(r, "PC_PATH_MAX", PATH_MAX) for r in self.roots)
 
     def describe(self) -> str:
         return ", ".join(self.roots)
@@ -72,7 +78,15 @@ class Jail:
         """Check ``path`` (step 1 above) and return where it lives."""
         if "\x00" in path:
             raise PathRefused("`path` contains a NUL byte; send a plain file name such as notes/todo.md")
+        bad = _SURROGATE.search(path)
+        if bad:
+            raise PathRefused(
+                f"`path` contains a lone surrogate (U+{ord(bad.group()):04X} at character {bad.start()}), "
+                "which is not valid Unicode text and cannot name a file; send the name's characters themselves, "
+                "e.g. notes/todo.md"
+            )
         raw = path.strip() or "."
+        self._check_lengths(raw, "`path`")
         if ".." in PurePosixPath(raw).parts:
             raise PathRefused(
                 f"`path` may not contain `..`; give a path inside {self.describe()} "
@@ -80,7 +94,9 @@ class Jail:
             )
         candidate = raw if os.path.isabs(raw) else os.path.join(self.roots[0], raw)
         lexical = os.path.normpath(candidate)
+        self._check_lengths(lexical, "`path` joined to its folder")
         real = os.path.realpath(candidate)
+        self._check_lengths(real, "`path` after following its symlinks")
         for root in self.roots:
             if _inside(real, root):
                 rel = os.path.relpath(real, root)
@@ -95,6 +111,22 @@ class Jail:
             f"`{path}` is outside the allowed folders ({self.describe()}); "
             "use a path relative to the first one, e.g. notes/todo.md"
         )
+
+    def _check_lengths(self, path: str, what: str) -> None:
+        """Names and paths the OS would refuse (``ENAMETOOLONG``), refused here with the limit."""
+        size = len(path.encode("utf-8", "surrogateescape"))
+        if size >= self.path_max:
+            raise PathRefused(
+                f"{what} is {size} bytes long; a path can be at most "
+                f"{self.path_max - 1} bytes (UTF-8) on this system. Use fewer or shorter folder names."
+            )
+        for part in path.split("/"):
+            n = len(part.encode("utf-8", "surrogateescape"))
+            if n > self.name_max:
+                raise PathRefused(
+                    f"the name `{part[:40]}…` in `path` is {n} bytes long; a file or folder name can be at most "
+                    f"{self.name_max} bytes (UTF-8) on this system. Use a shorter name."
+                )
 
     # -- opening without following symlinks -----------------------------------
 
@@ -157,6 +189,14 @@ class Jail:
             raise PathRefused("`path` names the root folder itself; give a file path such as notes/todo.md")
         with self.open_dir(loc, parts=loc.parts[:-1], create=create) as fd:
             yield fd
+
+
+def _pathconf(path: str, name: str, default: int) -> int:
+    try:
+        value = os.pathconf(path, name)
+    except (OSError, ValueError):
+        return default
+    return min(value, default) if value > 0 else default
 
 
 def _inside(path: str, root: str) -> bool:

@@ -21,5 +21,9 @@ class FilesSettings(BaseModel):
     max_list_entries: int = Field(default=200, ge=1, description="entries list_dir returns")
     max_search_results: int = Field(default=50, ge=1, description="largest number of hits search_files returns")
     max_search_files: int = Field(default=5_000, ge=1, description="files search_files looks at before stopping")
+    max_search_entries: int = Field(
+        default=100_000, ge=1, description="folder entries a search (or list_dir) reads before it stops, matched or not"
+    )
+    max_search_depth: int = Field(default=64, ge=1, description="folder levels a search descends below its `path`")
     max_search_file_bytes: int = Field(default=2_000_000, ge=1, description="larger files are skipped by text search")
     max_line_chars: int = Field(default=300, ge=20, description="matched lines are cut to this length")
