@@ -31,10 +31,18 @@ def _echo_json(data: Any) -> None:
 )
 @click.option(
     "--scenario",
-    type=click.Choice(["run", "mofa"]),
-    default="run",
-    show_default=True,
-    help="run: weather + a note in Beijing; mofa: Tokyo weather + a calculation.",
+    type=click.Choice(["guardrails", "run", "mofa"]),
+    default=None,
+    help="guardrails (default with the scripted model): every guard rail once; "
+    "run: the seed scenario, weather + a note in Beijing (default with a real model); "
+    "mofa: Tokyo weather + a calculation.",
+)
+@click.option(
+    "--yes/--no",
+    "approve",
+    default=None,
+    help="guardrails: approve (--yes) or reject (--no) the payment that waits for a person, "
+    "instead of asking at the prompt. With no terminal and neither flag it is rejected.",
 )
 @click.option(
     "--base-url", default=None, help="Use a real OpenAI-compatible model at this URL (ends in /v1)."
@@ -51,9 +59,49 @@ def _echo_json(data: Any) -> None:
     "--data-dir",
     type=click.Path(file_okay=False),
     default=None,
-    help="Where notes go (default: a new temp dir).",
+    help="Where notes, audit records and confirmations go (default: a new temp dir).",
 )
 def demo_command(
+    as_json: bool,
+    lang: str,
+    scenario: str | None,
+    approve: bool | None,
+    base_url: str | None,
+    model: str | None,
+    offline: bool,
+    data_dir: str | None,
+) -> None:
+    """Show what reach is for, offline: a scripted model meets every guard rail once
+    (--scenario guardrails, the default), or the seed scenario (--scenario run)."""
+    import os
+
+    real_model = not offline and bool(base_url or os.environ.get("OPENAI_API_KEY"))
+    if scenario is None:
+        scenario = "run" if real_model else "guardrails"
+    if scenario == "guardrails":
+        if base_url:
+            raise click.ClickException(
+                "the guardrails scenario is scripted (the model's mistakes and the upstream's failures "
+                "are its plot); with a real model use --scenario run"
+            )
+        _guardrails_demo(as_json, lang, approve, data_dir)
+        return
+    _seed_demo(as_json, lang, scenario, base_url, model, offline, data_dir)
+
+
+def _missing_plugins(exc: ModuleNotFoundError, needed: dict[str, str]) -> None:
+    """Turn a missing demo plugin into a sentence that says what to install."""
+    top = (exc.name or "").split(".")[0]
+    if top in needed:
+        names = " ".join(needed.values())
+        local = " ".join(f"-e plugins/{n}" for n in needed.values())
+        raise click.ClickException(
+            f"reach demo needs the {', '.join(needed.values())} plugins ({needed[top]} is missing): "
+            f"pip install {names} (in this repo: pip install {local})"
+        ) from None
+
+
+def _seed_demo(
     as_json: bool,
     lang: str,
     scenario: str,
@@ -62,7 +110,6 @@ def demo_command(
     offline: bool,
     data_dir: str | None,
 ) -> None:
-    """Run the seed scenario end to end: weather + a note, tools in parallel, offline."""
     from .demo import DemoReport, run_demo
     from .trace import Trace
 
@@ -100,12 +147,7 @@ def demo_command(
             )
         )
     except ModuleNotFoundError as exc:
-        if exc.name and exc.name.split(".")[0] in ("reach_weather", "reach_notes"):
-            raise click.ClickException(
-                "reach demo needs the reach-weather and reach-notes plugins: "
-                "pip install reach-weather reach-notes (in this repo: pip install -e plugins/reach-weather "
-                "-e plugins/reach-notes)"
-            ) from None
+        _missing_plugins(exc, {"reach_weather": "reach-weather", "reach_notes": "reach-notes"})
         raise
     except Exception as exc:  # a demo failure must read as a sentence, not a traceback
         from reach_core import ReachError
@@ -126,6 +168,114 @@ def demo_command(
             )
     if not report.result.ok:
         sys.exit(1)
+
+
+_GUARD_PLUGINS = {
+    "reach_weather": "reach-weather",
+    "reach_notes": "reach-notes",
+    "reach_confirm": "reach-confirm",
+    "reach_audit": "reach-audit",
+}
+
+
+def _guardrails_demo(as_json: bool, lang: str, approve: bool | None, data_dir: str | None) -> None:
+    from .guardrails import AGENT, AGENT_POLICY, Decision, GuardReport, auto_decision, explain, run_guardrails
+    from .trace import Trace
+
+    trace = None if as_json else Trace()
+    line = trace._line if trace is not None else (lambda text, style=None: None)
+    decided: list[tuple[dict[str, Any], Decision]] = []
+    interactive = approve is None and not as_json and sys.stdin.isatty()
+    auto = auto_decision(approve)
+
+    async def decide(event: dict[str, Any]) -> Decision:
+        ask = (
+            f"  ⏸ {event.get('tool')}: risk dangerous, so reach-confirm holds the call for a person "
+            f"({event.get('confirmation_id')}): {event.get('summary')}"
+        )
+        if interactive:
+            line(ask, "yellow")
+            yes = await asyncio.to_thread(click.confirm, "    Approve?", default=False)
+            decision = Decision(yes, "person:you", "asked at the prompt", None if yes else "you said no")
+        else:
+            decision = await auto(event)
+            line(f"{ask}; {'approved' if decision.approve else 'rejected'}: {decision.how}", "yellow")
+        decided.append((event, decision))
+        return decision
+
+    def start(report: GuardReport) -> None:
+        if trace is None:
+            return
+        trace.rule(f"reach demo · scenario guardrails · {report.lang}")
+        trace._line(SCRIPTED_NOTICE, "yellow")
+        trace.header(
+            [
+                ("model", f"scripted {report.model} at {report.model_url}"),
+                ("weather", f"local demo weather service at {report.weather_url} "
+                            "(it fails once and hangs once, on cue)"),
+                ("agent", f"{AGENT}: [agents.{AGENT}] deny = {json.dumps(AGENT_POLICY['deny'])}; "
+                          "dangerous tools wait for a person (reach-confirm); every call audited (reach-audit)"),
+                ("data dir", str(report.data_dir)),
+                ("question", report.question),
+            ]
+        )
+
+    def step(s: Any) -> None:
+        if trace is None:
+            return
+        if s.index == 1:
+            trace._line(f"tools offered  {', '.join(s.tools_offered)}", "dim")
+        for result in s.results:
+            mark, text = explain(result, decided)
+            style = {"✓": "green", "↻": "cyan", "~": "yellow"}.get(mark, "red")
+            trace._line(f"  {mark} step {s.index} · {text}", style)
+        if s.error:
+            trace._line(f"  stopped: {s.error}", "red")
+
+    try:
+        report = asyncio.run(
+            run_guardrails(lang, decide=decide, data_dir=data_dir, on_step=step if trace else None,
+                           on_start=start)
+        )
+    except ModuleNotFoundError as exc:
+        _missing_plugins(exc, _GUARD_PLUGINS)
+        raise
+    except Exception as exc:  # a demo failure must read as a sentence, not a traceback
+        from reach_core import ReachError
+
+        if isinstance(exc, ReachError | ValueError | OSError):
+            raise click.ClickException(str(exc)) from None
+        raise
+    if as_json:
+        _echo_json(report.to_dict())
+    else:
+        assert trace is not None
+        trace.result(report.result)
+        _audit_tail(trace, report)
+        _tokens_saved(trace, report)
+    if not report.result.ok:
+        sys.exit(1)
+
+
+def _audit_tail(trace: Any, report: Any) -> None:
+    """``reach audit tail`` of this run, run as the command itself against the demo's data dir."""
+    from reach_core.cli import cli
+
+    count = max(1, report.audit_to - report.audit_from)
+    args = ["--config", str(report.config_file), "audit", "tail", "-n", str(count)]
+    trace.rule(f"reach audit tail -n {count} · this run's records")
+    sys.stdout.flush()
+    cli.main(args, standalone_mode=False)
+    trace._line(f"again, after the demo: reach {' '.join(args)}", "dim")
+
+
+def _tokens_saved(trace: Any, report: Any) -> None:
+    from .guardrails import declaration_tokens
+
+    trace.rule("tokens the preselector saved")
+    counted, how = declaration_tokens(report.all_tools, report.sent_tools)
+    trace._line(counted, "bold")
+    trace._line(how, "dim")
 
 
 def _root_reach(ctx: click.Context) -> Any:
