@@ -84,4 +84,7 @@ def lint_tool(tool: Tool) -> list[Problem]:
     ignored = set(getattr(connector, "lint_ignore", ()))
     if "risk" not in vars(type(connector)) and "risk" not in vars(connector) and tool.risk_declared == Connector.risk:
         out.append(Problem("risk", "risk is not declared; it defaults to 'write'. Declare read, write or dangerous"))
+    own = getattr(connector, "lint_problems", None)
+    if callable(own):  # a connector's checks of its own deployment (reach-shell: writable roots)
+        out.extend(Problem(rule, message) for rule, message in own())
     return [p for p in out if p.rule not in ignored]

@@ -3,7 +3,12 @@
 No argument is ever interpreted by a shell, so `;`, `$(…)`, backticks, globs and
 newlines are harmless literal text here. What remains dangerous is what the
 *program itself* does with its options (`sort --output=/etc/x`, `find -delete`),
-and that is what this module bounds. It errs on the side of refusing:
+and that is what this module bounds. The arguments are first read the way the
+program reads them (grammar.py: tar's dash-less bundle, git's global options,
+values attached or not, abbreviations); each option found is checked as that
+option, in all its spellings. Options that run another program are refused
+whatever the allow-list says. Where no grammar is known it errs on the side of
+refusing:
 
 * every argument that starts with `-` (except a lone `-`) is treated as an option,
   even after `--`, because not every program honours `--`;
@@ -19,6 +24,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
+from .grammar import Found, Grammar, Parsed, parse
+from .programs import DEFAULT
 from .settings import CommandRule
 
 _GLOB_CHARS = "*?["
@@ -43,8 +50,51 @@ def check_argv(
     *,
     max_arg_chars: int,
     max_total_chars: int,
+    grammar: Grammar = DEFAULT,
 ) -> list[str]:
     """Return `args` as a list of strings, or raise `ArgvRefused` saying what to change."""
+    return check_and_parse(
+        command, args, rule, max_arg_chars=max_arg_chars, max_total_chars=max_total_chars,
+        grammar=grammar,
+    )[0]
+
+
+def check_and_parse(
+    command: str,
+    args: Sequence[object],
+    rule: CommandRule,
+    *,
+    max_arg_chars: int,
+    max_total_chars: int,
+    grammar: Grammar = DEFAULT,
+) -> tuple[list[str], Parsed]:
+    """`check_argv`, also handing back how the program will read the arguments."""
+    checked = _check_texts(command, args, rule, max_arg_chars, max_total_chars)
+    parsed = parse(checked, grammar)
+    for found in parsed.options:
+        _check_found(command, found, rule)
+    plain = [f for f in parsed.found if f.plain]
+    first = parsed.subcommand if grammar.after_subcommand is not None else None
+    index = parsed.subcommand_index
+    if grammar.after_subcommand is None and plain:
+        first, index = plain[0].raw, plain[0].index
+    if first is not None and first in grammar.program_subcommands:
+        raise ArgvRefused(
+            f"args[{index}]",
+            f"a subcommand that does not run other programs; `{command} {first}` exists to "
+            "run them, so reach-shell refuses it whatever the allow-list says",
+            ", ".join(rule.subcommands or []) or "status",
+        )
+    if rule.subcommands is not None:
+        if first is None:
+            raise ArgvRefused("args", f"a subcommand of `{command}`", ", ".join(rule.subcommands))
+        _check_subcommand(command, f"args[{index}]", first, rule)
+    return checked, parsed
+
+
+def _check_texts(
+    command: str, args: Sequence[object], rule: CommandRule, max_arg_chars: int, max_total_chars: int
+) -> list[str]:
     if len(args) > rule.max_args:
         raise ArgvRefused(
             "args",
@@ -53,7 +103,6 @@ def check_argv(
         )
     checked: list[str] = []
     total = 0
-    seen_plain = False
     for index, arg in enumerate(args):
         field = f"args[{index}]"
         if not isinstance(arg, str):
@@ -73,19 +122,42 @@ def check_argv(
                 f"at most {max_total_chars} characters in all arguments together",
                 "fewer or shorter arguments",
             )
-        if _is_option(arg):
-            _check_option(command, field, arg, rule)
-        elif not seen_plain:
-            seen_plain = True
-            _check_subcommand(command, field, arg, rule)
         checked.append(arg)
-    if not seen_plain and rule.subcommands:
-        raise ArgvRefused("args", f"a subcommand of `{command}`", ", ".join(rule.subcommands))
     return checked
 
 
-def _is_option(arg: str) -> bool:
-    return arg.startswith("-") and arg != "-"
+def _check_found(command: str, found: Found, rule: CommandRule) -> None:
+    """One option, as the program reads it, against the program-running list and the rule."""
+    field = f"args[{found.index}]"
+    option = found.option
+    if option is not None and option.runs:
+        spelled = found.spelling if found.spelling != found.display else found.display
+        raise ArgvRefused(
+            field,
+            f"an option that does not run other programs; `{spelled}` (that is `{found.display}` "
+            f"to `{command}`) {option.runs}, so reach-shell refuses it whatever the allow-list says",
+            _allowed_hint(rule),
+        )
+    if option is None:
+        _check_option(command, field, found.raw, rule)
+        return
+    forms = [*found.forms, found.spelling]
+    for pattern in rule.forbid_options:
+        if any(_is_forbidden(form, pattern) for form in forms):
+            raise ArgvRefused(
+                field,
+                f"an option `{command}` may take here; `{found.display}` (written "
+                f"`{found.spelling}`) is forbidden by the allow-list (rule {pattern!r})",
+                _allowed_hint(rule),
+            )
+    allowed = rule.allow_options
+    if allowed is not None and not any(_matches(f, p) for f in found.forms for p in allowed):
+        raise ArgvRefused(
+            field,
+            f"one of the options allowed for `{command}`; `{found.display}` (written "
+            f"`{found.spelling}`) is not one",
+            _allowed_hint(rule),
+        )
 
 
 def _option_name(arg: str) -> str:

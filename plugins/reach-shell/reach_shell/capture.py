@@ -34,6 +34,10 @@ class HeadTail:
     def omitted(self) -> int:
         return self.total - len(self._head) - len(self._tail)
 
+    def raw(self) -> bytes:
+        """The bytes kept (all of them when nothing was omitted)."""
+        return bytes(self._head + self._tail)
+
     def text(self) -> str:
         """Decoded output; bytes that are not UTF-8 become U+FFFD rather than failing."""
         if not self.omitted:

@@ -10,8 +10,13 @@ from typing import Any
 
 from reach_core import ConfigError, Connector, InvalidArguments
 
-from .argv import ArgvRefused, check_argv
+from .argv import ArgvRefused, check_and_parse
+from .exposure import overlap_problems, warn
+from .gitcheck import refuse_program_config
+from .grammar import Parsed
+from .isolation import GIT_INJECT, Isolation
 from .process import Completed, run_argv
+from .programs import GIT, grammar_for
 from .settings import ShellSettings
 
 # Our own timeout must fire before the core's deadline so the model gets the
@@ -29,14 +34,29 @@ class RunCommand(Connector):
     idempotent = False
     max_retries = 0
 
-    def __init__(self, settings: ShellSettings) -> None:
+    def __init__(self, settings: ShellSettings, *, writable_roots: list[Path] | None = None) -> None:
+        """`writable_roots`: directories the agent can write through other tools (reach-files)."""
         self.settings = settings
         self.root = _resolve_root(settings)
         self.binaries = {
             name: _resolve_binary(name, rule.path, settings.search_path)
             for name, rule in settings.commands.items()
         }
-        self.env = _fixed_env(settings, self.root)
+        self.grammars = {
+            name: grammar_for(name, self.binaries[name], rule.grammar)
+            for name, rule in settings.commands.items()
+        }
+        writable = list(writable_roots or [])
+        self.isolation = Isolation([self.root, *writable])
+        if settings.commands and self.isolation.base is None:
+            raise ConfigError(
+                "[plugins.reach-shell]: no temporary directory outside the roots the agent can "
+                "write (HOME and TMPDIR of every command live there); set TMPDIR for reach to "
+                "a directory outside them"
+            )
+        self.exposure = overlap_problems(self.root, settings.search_path, self.binaries, writable)
+        warn(self.exposure)
+        self.env = _fixed_env(settings)
         slowest = max(
             (settings.timeout_for(n) for n in settings.commands), default=settings.timeout
         )
@@ -51,26 +71,49 @@ class RunCommand(Connector):
                 "command", "one of: " + ", ".join(sorted(self.binaries)), sorted(self.binaries)[0]
             )
         rule = self.settings.commands[command]
+        grammar = self.grammars[command]
         try:
-            args = check_argv(
+            args, parsed = check_and_parse(
                 command,
                 params.get("args") or [],
                 rule,
                 max_arg_chars=self.settings.max_arg_chars,
                 max_total_chars=self.settings.max_total_arg_chars,
+                grammar=grammar,
             )
         except ArgvRefused as refused:
             raise InvalidArguments(refused.field, refused.expected, refused.example) from None
         cwd = self._working_dir(params.get("cwd"))
         limit = self._time_left(command, ctx)
-        done = await run_argv(
-            [self.binaries[command], *args],
-            cwd=cwd,
-            env=self.env,
-            time_limit=limit,
-            max_output_bytes=self.settings.max_output_bytes,
-        )
+        binary = self.binaries[command]
+        with self.isolation.dirs() as dirs:
+            env = self.isolation.env(dirs, self.env, self.root)
+            if grammar is GIT:
+                args = await self._git_checked(binary, args, parsed, cwd, env, limit)
+            done = await run_argv(
+                [binary, *args],
+                cwd=cwd,
+                env=env,
+                time_limit=limit,
+                max_output_bytes=self.settings.max_output_bytes,
+            )
         return _content(command, done, limit)
+
+    async def _git_checked(
+        self, binary: str, args: list[str], parsed: Parsed, cwd: Path, env: dict[str, str],
+        limit: float,
+    ) -> list[str]:
+        """Refuse a repository whose config runs programs; switch drivers off for the run."""
+        at = parsed.subcommand_index
+        if at is None or parsed.subcommand is None:
+            return args  # `git --version`, `git -h`: no repository is read
+        await refuse_program_config(binary, args[:at], cwd=cwd, env=env, time_limit=limit)
+        extra = list(GIT_INJECT.get(parsed.subcommand, ()))
+        return [*args[: at + 1], *extra, *args[at + 1 :]]
+
+    def lint_problems(self) -> list[tuple[str, str]]:
+        """For `reach tools lint`: ways the agent can change what an allowed command does."""
+        return [("shell_root_overlap", problem) for problem in self.exposure]
 
     def _working_dir(self, cwd: object) -> Path:
         """`cwd` relative to the root; resolved first (symlinks, `..`), then contained."""
@@ -135,11 +178,13 @@ def _resolve_binary(name: str, path: str | None, search_path: str) -> str:
     return os.path.abspath(found)
 
 
-def _fixed_env(settings: ShellSettings, root: Path) -> dict[str, str]:
-    """Nothing inherited: tokens in reach's own environment never reach the child."""
+def _fixed_env(settings: ShellSettings) -> dict[str, str]:
+    """Nothing inherited: tokens in reach's own environment never reach the child.
+
+    HOME, TMPDIR and the isolation variables are added per call (isolation.py).
+    """
     return {
         "PATH": settings.search_path,
-        "HOME": str(root),
         "LANG": "C.UTF-8",
         "LC_ALL": "C.UTF-8",
         **settings.env,

@@ -22,12 +22,17 @@ def reach_plugin_settings() -> type[ShellSettings]:
 
 
 @hookimpl
-def reach_register_tools(register: Any, settings: ShellSettings | None) -> None:
-    """Register `run_command` only when something is allow-listed: an empty tool is noise."""
+def reach_register_tools(register: Any, settings: ShellSettings | None, reach: Any) -> None:
+    """Register `run_command` only when something is allow-listed: an empty tool is noise.
+
+    The roots reach-files can write are passed on: private dirs are placed outside
+    them, and an overlap with the shell root is warned about.
+    """
     from .settings import ShellSettings
 
     settings = settings if settings is not None else ShellSettings()
     if settings.commands:
         from .connector import RunCommand
+        from .exposure import writable_roots
 
-        register(RunCommand(settings))
+        register(RunCommand(settings, writable_roots=writable_roots(reach)))

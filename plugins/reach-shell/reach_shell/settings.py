@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -39,6 +40,11 @@ class CommandRule(BaseModel):
     subcommands: list[str] | None = Field(
         default=None,
         description="When set, the first plain argument must be one of these (git: log, diff).",
+    )
+    grammar: Literal["git", "tar", "default"] | None = Field(
+        default=None,
+        description="How the program reads its options; default: from the binary's name "
+        "(git, tar), else the conservative default.",
     )
     max_args: int = Field(default=32, ge=0, le=4096)
     timeout: float | None = Field(
@@ -102,6 +108,14 @@ class ShellSettings(BaseModel):
     def _no_path_override(cls, value: dict[str, str]) -> dict[str, str]:
         if "PATH" in value:
             raise ValueError("set `search_path` instead of env.PATH")
+        from .isolation import managed_env_key
+
+        managed = sorted(name for name in value if managed_env_key(name))
+        if managed:
+            raise ValueError(
+                f"env may not set {', '.join(managed)}: reach-shell sets these itself so that "
+                "commands never read config the agent can write (docs/plugins/reach-shell.md)"
+            )
         return value
 
     @model_validator(mode="after")

@@ -86,7 +86,12 @@ async def test_environment_is_fixed_and_inherits_no_secret(
     assert "sk-very-secret" not in out["stdout"]
     assert variables["PATH"] == "/usr/local/bin:/usr/bin:/bin"
     assert variables["TZ"] == "UTC"
-    assert set(variables) == {"PATH", "HOME", "LANG", "LC_ALL", "TZ"}
+    isolation = {"HOME", "TMPDIR", "PAGER", "EDITOR", "VISUAL", "TAR_OPTIONS"}
+    extra = {k for k in variables if not k.startswith("GIT_")} - isolation
+    assert extra == {"PATH", "LANG", "LC_ALL", "TZ"}
+    home = Path(variables["HOME"])
+    assert not home.is_relative_to(root) and not Path(variables["TMPDIR"]).is_relative_to(root)
+    assert not home.exists()  # private to that one call, removed afterwards
 
 
 async def test_working_directory_stays_inside_the_root(

@@ -1,0 +1,57 @@
+"""Before git runs: list the configuration it is about to read, refuse what runs programs.
+
+git itself does the listing (`git config --list --show-scope --show-origin -z`)
+with the same global options, directory and environment as the real call, so it
+follows the same `.git` file, `--git-dir`, `-C`, includes and conditional
+includes as the real call will. Parsing config files here instead would be a
+second, slightly different git.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from reach_core import BusinessError, Denied
+
+from .isolation import parse_config_list, program_running
+from .process import run_argv
+
+_LIST = ("config", "--list", "--show-scope", "--show-origin", "-z")
+_SHOWN = 4
+
+
+async def refuse_program_config(
+    binary: str,
+    global_args: Sequence[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    time_limit: float,
+) -> None:
+    """Raise `Denied` when the repository's config would make git run a program."""
+    done = await run_argv(
+        [binary, "--no-pager", *global_args, *_LIST],
+        cwd=cwd,
+        env=env,
+        time_limit=time_limit,
+        max_output_bytes=1_000_000,
+    )
+    if done.timed_out or done.exit_code != 0 or done.stdout.omitted:
+        raise BusinessError(
+            "git could not list the repository's configuration, so reach-shell did not run "
+            f"the command: {done.stderr.text().strip()[:300] or 'no output'}. Check that the "
+            "directory is a readable repository."
+        )
+    bad = program_running(parse_config_list(done.stdout.raw()))
+    if not bad:
+        return
+    keys = ", ".join(f"`{e.key}` ({e.scope}, {e.origin})" for e in bad[:_SHOWN])
+    more = f" and {len(bad) - _SHOWN} more" if len(bad) > _SHOWN else ""
+    raise Denied(
+        f"git was not run: the repository's configuration sets {keys}{more}, which would make "
+        "git run another program. reach-shell does not run git in a repository whose own "
+        "config runs programs (the agent can write that config). Do not try to work around "
+        "this; tell the user, who can remove those keys.",
+        fix="remove the program-running keys from the repository's .git/config",
+    )

@@ -1,0 +1,159 @@
+"""The option grammars of the programs reach-shell knows: GNU tar and git.
+
+Written from the programs' own documentation (`tar --help`, git.c's
+`handle_options`, parse-options). Options marked with a `runs` reason make the
+program run another program the model chose; they are refused whatever the
+allow-list says, in every spelling. Other programs get the conservative
+default grammar (see grammar.py).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .grammar import Grammar, Option, Takes
+
+DEFAULT = Grammar("default", shorts_known=False)
+
+
+def _options(spec: str, runs: dict[str, str] | None = None) -> tuple[Option, ...]:
+    """`"-f --file=; -v --verbose; --backup[=]"`: `=` a required value, `[=]` an optional one."""
+    out = []
+    for entry in spec.split(";"):
+        names = entry.split()
+        if not names:
+            continue
+        takes: Takes = "no"
+        clean = []
+        for name in names:
+            if name.endswith("[=]"):
+                takes, name = "optional", name[:-3]
+            elif name.endswith("="):
+                takes, name = "required", name[:-1]
+            clean.append(name)
+        reason = next((r for n, r in (runs or {}).items() if n in clean), "")
+        out.append(Option(tuple(clean), takes, reason))
+    return tuple(out)
+
+
+_TAR_RUNS = {
+    "--to-command": "pipes every extracted file into a command",
+    "--use-compress-program": "runs the given program as the compressor",
+    "--rsh-command": "runs the given program to reach a remote archive",
+    "--rmt-command": "runs the given program as the remote tape server",
+    "--info-script": "runs a script at the end of each volume",
+    "--checkpoint-action": "can run a command at each checkpoint (exec=)",
+}
+
+TAR = Grammar(
+    "tar",
+    old_style_first=True,
+    options=_options(
+        """-A --catenate --concatenate; -c --create; --delete; -d --diff --compare; -r --append;
+        --test-label; -t --list; -u --update; -x --extract --get; --check-device;
+        -g --listed-incremental=; -G --incremental; --hole-detection=; --ignore-failed-read;
+        --level=; --no-check-device; --no-seek; -n --seek; --occurrence[=]; --sparse-version=;
+        -S --sparse; --add-file=; -C --directory=; --exclude=; --exclude-backups;
+        --exclude-caches; --exclude-caches-all; --exclude-caches-under; --exclude-ignore=;
+        --exclude-ignore-recursive=; --exclude-tag=; --exclude-tag-all=; --exclude-tag-under=;
+        --exclude-vcs; --exclude-vcs-ignores; --no-null; --no-recursion; --no-unquote;
+        --no-verbatim-files-from; --null; --verbatim-files-from; --recursion;
+        -T --files-from=; --unquote; -X --exclude-from=; --anchored; --ignore-case;
+        --no-anchored; --no-ignore-case; --no-wildcards; --no-wildcards-match-slash;
+        --wildcards; --wildcards-match-slash; --keep-directory-symlink; --keep-newer-files;
+        -k --keep-old-files; --no-overwrite-dir; --one-top-level[=]; --overwrite;
+        --overwrite-dir; --recursive-unlink; --remove-files; --skip-old-files;
+        -U --unlink-first; -W --verify; --ignore-command-error; --no-ignore-command-error;
+        -O --to-stdout; --to-command=; --atime-preserve[=]; --clamp-mtime;
+        --delay-directory-restore; --group=; --group-map=; --mode=; --mtime=; -m --touch;
+        --no-delay-directory-restore; -o --no-same-owner; --no-same-permissions;
+        --numeric-owner; --owner=; --owner-map=; -p --preserve-permissions --same-permissions;
+        --same-owner; --sort=; -s --preserve-order --same-order; --acls; --no-acls;
+        --no-selinux; --no-xattrs; --selinux; --xattrs; --xattrs-exclude=; --xattrs-include=;
+        --force-local; -f --file=; -F --info-script= --new-volume-script=; -L --tape-length=;
+        -M --multi-volume; --rmt-command=; --rsh-command=; --volno-file=;
+        -b --blocking-factor=; -B --read-full-records; -i --ignore-zeros; --record-size=;
+        -H --format=; --old-archive --portability; --pax-option=; --posix; -V --label=;
+        -a --auto-compress; -I --use-compress-program=; -j --bzip2; -J --xz; --lzip; --lzma;
+        --lzop; --no-auto-compress; --zstd; -z --gzip --gunzip --ungzip;
+        -Z --compress --uncompress; --backup[=]; --hard-dereference; -h --dereference;
+        -K --starting-file=; --newer-mtime=; -N --newer= --after-date=; --one-file-system;
+        -P --absolute-names; --suffix=; --strip-components=; --transform= --xform=;
+        --checkpoint[=]; --checkpoint-action=; --full-time; --index-file=; -l --check-links;
+        --no-quote-chars=; --quote-chars=; --quoting-style=; -R --block-number;
+        --show-defaults; --show-omitted-dirs; --show-snapshot-field-ranges;
+        --show-transformed-names --show-stored-names; --totals[=]; --utc; -v --verbose;
+        --warning=; -w --interactive --confirmation; --restrict; --usage; --version; -? --help""",
+        _TAR_RUNS,
+    ),
+)
+
+_GIT_GLOBAL_RUNS = {
+    "-c": "sets any configuration key, and many keys run programs (core.pager, core.fsmonitor)",
+    "--config-env": "sets any configuration key from the environment",
+    "--exec-path": "changes where git finds the programs it runs",
+    "--list-cmds": "is internal to git",
+}
+
+_GIT_SUB_RUNS = {
+    "--ext-diff": "runs an external diff program",
+    "--textconv": "runs text conversion programs",
+    "--upload-pack": "runs the given program for the transport",
+    "--receive-pack": "runs the given program for the transport",
+    "--exec": "runs the given command",
+    "--extcmd": "runs the given diff command",
+    "--open-files-in-pager": "runs the given pager",
+    "--tool": "runs a diff or merge tool",
+    "--web": "starts a web browser",
+}
+
+# Options of git's subcommands that read like prefixes of a program-running one
+# but are options of their own (an exact name wins over an abbreviation).
+_GIT_SUB_SAFE = "--text; --no-ext-diff; --no-textconv"
+
+# Subcommands that exist to run other programs (bisect run, submodule foreach, filter-branch).
+GIT_PROGRAM_SUBCOMMANDS = frozenset(
+    {
+        "filter-branch", "difftool", "mergetool", "instaweb", "web--browse", "send-email",
+        "bisect", "submodule", "daemon", "credential", "credential-cache", "credential-store",
+        "upload-pack", "receive-pack", "upload-archive", "remote-ext", "remote-fd", "shell",
+    }
+)
+
+GIT = Grammar(
+    "git",
+    program_subcommands=GIT_PROGRAM_SUBCOMMANDS,
+    abbreviations=False,  # git.c compares global options exactly; unknown ones are errors
+    options=_options(
+        """-c=; --config-env=; --exec-path[=]; --list-cmds=; -C=; --git-dir=; --work-tree=;
+        --namespace=; --super-prefix=; --attr-source=; -p --paginate; -P --no-pager; --bare;
+        --no-replace-objects; --literal-pathspecs; --glob-pathspecs; --noglob-pathspecs;
+        --icase-pathspecs; --no-optional-locks; --no-lazy-fetch; --no-advice; -v --version;
+        -h --help; --html-path; --man-path; --info-path""",
+        _GIT_GLOBAL_RUNS,
+    ),
+    after_subcommand=Grammar(
+        "git subcommand",
+        shorts_known=False,  # each subcommand has its own letters: read bundles conservatively
+        options=_options(
+            "; ".join(f"{name}[=]" for name in _GIT_SUB_RUNS) + "; " + _GIT_SUB_SAFE,
+            _GIT_SUB_RUNS,
+        ),
+        subcommand_dangers={
+            "grep": _options("-O --open-files-in-pager[=]", {"-O": "runs the given pager"}),
+            "rebase": _options("-x --exec=", {"-x": "runs the given command after each commit"}),
+            "clone": _options("-u --upload-pack=", {"-u": "runs the given upload-pack program"}),
+            "ls-remote": _options("-u --upload-pack=", {"-u": "runs the given upload-pack program"}),
+            "difftool": _options("-x --extcmd= ; -t --tool=", {"-x": "runs a diff command", "-t": "runs a tool"}),
+            "mergetool": _options("-t --tool=", {"-t": "runs a merge tool"}),
+        },
+    ),
+)
+_BY_NAME = {"tar": TAR, "gtar": TAR, "git": GIT}
+
+
+def grammar_for(command: str, binary: str, declared: str | None = None) -> Grammar:
+    """The grammar named in config, else the one of the binary's name, else the default."""
+    if declared is not None:
+        return {"tar": TAR, "git": GIT, "default": DEFAULT}[declared]
+    return _BY_NAME.get(Path(binary).name) or _BY_NAME.get(command) or DEFAULT
