@@ -200,25 +200,25 @@ def _class(seg: str, i: int) -> tuple[str, int] | None:
     negate = j < len(seg) and seg[j] in "!^"
     if negate:
         j += 1
-    items: list[str] = []
+    items: list[tuple[str, str]] = []
     first = True
     while j < len(seg):
         c = seg[j]
         if c == "]" and not first:
-            body = "".join(items)
+            for lo, hi in items:
+                if lo > hi:
+                    raise GlobError(
+                        f"`pattern` has the character range `{lo}-{hi}` backwards in `{seg[i:j + 1]}` "
+                        f"(`{lo}` comes after `{hi}`); write it as `{hi}-{lo}`"
+                    )
+            body = "".join(_esc(lo) if lo == hi else f"{_esc(lo)}-{_esc(hi)}" for lo, hi in items)
             return ("[^" if negate else "[") + body + "]", j + 1
         first = False
         if j + 2 < len(seg) and seg[j + 1] == "-" and seg[j + 2] != "]":
-            lo, hi = c, seg[j + 2]
-            if lo > hi:
-                raise GlobError(
-                    f"`pattern` has the character range `{lo}-{hi}` backwards in `{seg}` "
-                    f"(`{lo}` comes after `{hi}`); write it as `[{hi}-{lo}]`"
-                )
-            items.append(f"{_esc(lo)}-{_esc(hi)}")
+            items.append((c, seg[j + 2]))
             j += 3
         else:
-            items.append(_esc(c))
+            items.append((c, c))
             j += 1
     return None
 
