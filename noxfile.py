@@ -1,16 +1,23 @@
-"""Sessions: tests (core, then each plugin in a venv of its own), demo, bench, lint, typing.
+"""Sessions: tests (core, then each plugin in a venv of its own), demo, build, bench, lint, typing.
 
 Each plugin is tested in a virtual environment holding only reach-core, that
 plugin and its declared dependencies (plus the plugins its tests name in
 ``[tool.reach.dev] test-plugins``), so an undeclared dependency fails here
 rather than on a user's machine.
+
+Nothing here expects more than Python and ``pip install nox``: uv, which builds
+the per-plugin venvs, is installed into the session's own venv (nox falls back
+to virtualenv for that venv when uv is not on PATH).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import tomllib
+import xml.etree.ElementTree as ET
+from collections import Counter
 from pathlib import Path
 
 import nox
@@ -25,7 +32,45 @@ FIXTURES = [str(ROOT / "tests/fixtures/reach-sample"), str(ROOT / "tests/fixture
 # Cross-plugin tests that need several plugins and real servers, run in a venv of their own.
 INTEGRATION = [str(ROOT / "tests/scaleout")]
 INTEGRATION_PLUGINS = ["reach-serve", "reach-audit", "reach-confirm"]
+# What `nox -s demo` installs: the demo's model adapter, its connectors and the guard-rail plugins it shows.
+DEMO_PLUGINS = ["reach-openai", "reach-weather", "reach-notes"]
+REPORTS = ROOT / ".nox" / "reports"
 PYTEST = ["pytest", "-q", "-p", "no:cacheprovider", "--rootdir", str(ROOT), "-c", str(ROOT / "pyproject.toml")]
+
+
+def _uv(session: nox.Session) -> str:
+    """The uv inside this session's venv, installed on first use (never expected on PATH)."""
+    uv = Path(session.bin) / "uv"
+    if not uv.exists():
+        session.install("uv")
+    return str(uv)
+
+
+def _pytest(name: str) -> list[str]:
+    """pytest with a JUnit report per suite, read back for the closing total."""
+    return [*PYTEST, f"--junitxml={REPORTS / (name + '.xml')}"]
+
+
+def _summary(names: list[str]) -> tuple[Counter, Counter]:
+    """Totals over the suites' JUnit reports, and the skip reasons grouped."""
+    totals: Counter = Counter()
+    reasons: Counter = Counter()
+    for name in names:
+        report = REPORTS / f"{name}.xml"
+        if not report.exists():
+            totals["suites without a report"] += 1
+            continue
+        for case in ET.parse(report).getroot().iter("testcase"):
+            kinds = {child.tag for child in case}
+            if kinds & {"failure", "error"}:
+                totals["failed"] += 1
+            elif "skipped" in kinds:
+                totals["skipped"] += 1
+                skip = case.find("skipped")
+                reasons[(skip.get("message") or "no reason given").strip()] += 1
+            else:
+                totals["passed"] += 1
+    return totals, reasons
 
 
 def _meta(plugin: Path) -> dict:
@@ -41,25 +86,40 @@ def _has_extra(plugin: Path, extra: str) -> bool:
     return extra in _meta(plugin).get("project", {}).get("optional-dependencies", {})
 
 
-def _plugin_venv(session: nox.Session, plugin: Path) -> str:
-    """A fresh venv for one plugin; returns its python."""
-    venv = ROOT / ".nox" / f"plugin-{plugin.name}"
+def _venv(session: nox.Session, name: str) -> tuple[str, str]:
+    """A venv of its own under .nox (kept between runs unless CI); returns (uv, its python)."""
+    uv = _uv(session)
+    venv = ROOT / ".nox" / name
     py = venv / "bin" / "python"
     if not py.exists():
-        session.run("uv", "venv", "-q", "--python", sys.executable, str(venv), external=True)
+        session.run(uv, "venv", "-q", "--python", sys.executable, str(venv), external=True)
+    return uv, str(py)
+
+
+def _plugin_venv(session: nox.Session, plugin: Path) -> str:
+    """A venv holding reach-core, one plugin and what its tests name; returns its python."""
+    uv, py = _venv(session, f"plugin-{plugin.name}")
     spec = f"{plugin}[test]" if _has_extra(plugin, "test") else str(plugin)
-    session.run("uv", "pip", "install", "-q", "--python", str(py), "-e", str(ROOT) + "[test]",
+    session.run(uv, "pip", "install", "-q", "--python", py, "-e", str(ROOT) + "[test]",
                 "-e", spec, *[x for p in _test_plugins(plugin) for x in ("-e", p)], external=True)
-    return str(py)
+    return py
 
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """Core tests, then every plugin's tests in its own venv. Pass plugin names to run only those."""
+    """Core tests, then every plugin's tests in its own venv. Pass plugin names to run only those.
+
+    Every suite runs even when one fails; the session ends with one total over all of
+    them (and the skip reasons grouped), then fails if any suite failed. A suite that
+    collects no test fails too (pytest's exit 5 is not a success here).
+    """
     wanted = set(session.posargs)
     failed: list[str] = []
+    ran: list[str] = []
+    shutil.rmtree(REPORTS, ignore_errors=True)
 
     def step(name: str, fn) -> None:  # run every suite, report all failures at the end
+        ran.append(name)
         try:
             fn()
         except nox.command.CommandFailed:
@@ -67,19 +127,16 @@ def tests(session: nox.Session) -> None:
 
     if not wanted or "core" in wanted:
         session.install("-e", ".[test]", *[x for f in FIXTURES for x in ("-e", f)])
-        step("core", lambda: session.run(*PYTEST, "tests", *[f"--ignore={d}" for d in INTEGRATION]))
+        step("core", lambda: session.run(*_pytest("core"), "tests", *[f"--ignore={d}" for d in INTEGRATION]))
     if not wanted or "integration" in wanted:
         session.log("=== integration: several instances on PostgreSQL and Redis ===")
 
         def run_integration() -> None:
-            venv = ROOT / ".nox" / "integration"
-            py = venv / "bin" / "python"
-            if not py.exists():
-                session.run("uv", "venv", "-q", "--python", sys.executable, str(venv), external=True)
-            session.run("uv", "pip", "install", "-q", "--python", str(py), "-e", str(ROOT) + "[test]",
+            uv, py = _venv(session, "integration")
+            session.run(uv, "pip", "install", "-q", "--python", py, "-e", str(ROOT) + "[test]",
                         *[x for n in INTEGRATION_PLUGINS for x in ("-e", str(ROOT / "plugins" / n))],
                         external=True)
-            session.run(str(py), "-m", *PYTEST, *INTEGRATION, external=True)
+            session.run(py, "-m", *_pytest("integration"), *INTEGRATION, external=True)
 
         step("integration", run_integration)
     for plugin in PLUGINS:
@@ -89,20 +146,42 @@ def tests(session: nox.Session) -> None:
 
         def run_plugin(plugin: Path = plugin) -> None:
             py = _plugin_venv(session, plugin)
-            session.run(py, "-m", *PYTEST, str(plugin / "tests"), external=True,
+            session.run(py, "-m", *_pytest(plugin.name), str(plugin / "tests"), external=True,
                         env={"REACH_TEST_PACKAGING": "1"})
 
         step(plugin.name, run_plugin)
+    totals, reasons = _summary(ran)
+    for reason, count in reasons.most_common():
+        session.log(f"skipped {count}: {reason}")
+    if failed:
+        session.log(f"suites that failed: {', '.join(failed)}")
+    session.log(f"total over {len(ran)} suites:")
+    # the one closing line over every suite, alone on its line (CI reads it)
+    print(f"{totals['passed']} passed, {totals['failed']} failed, {totals['skipped']} skipped", flush=True)
     if failed:
         session.error(f"test suites failed: {', '.join(failed)}")
 
 
 @nox.session
 def demo(session: nox.Session) -> None:
-    """The offline demo: a scripted model, the real OpenAI SDK, real weather and notes tools."""
-    session.install("-e", ".", *[f"-e{ROOT / 'plugins' / n}" for n in ("reach-openai", "reach-weather", "reach-notes")],
-                    "rich")
+    """The offline demo: a scripted model, the real OpenAI SDK, real local services, reach's guard rails."""
+    session.install("-e", ".", *[f"-e{ROOT / 'plugins' / n}" for n in DEMO_PLUGINS], "rich")
     session.run("reach", "demo", *session.posargs)
+
+
+@nox.session
+def build(session: nox.Session) -> None:
+    """Wheels and sdists of reach-core and every plugin in dist/.
+
+    Until the packages are published, ``pip install --find-links dist reach-core
+    reach-weather reach-audit`` installs from there.
+    """
+    uv = _uv(session)
+    dist = ROOT / "dist"
+    shutil.rmtree(dist, ignore_errors=True)
+    for project in (ROOT, *PLUGINS):
+        session.run(uv, "build", "-q", "-o", str(dist), str(project), external=True)
+    session.log(f"{len(list(dist.glob('*.whl')))} wheels in {dist}")
 
 
 @nox.session
