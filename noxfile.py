@@ -33,7 +33,7 @@ FIXTURES = [str(ROOT / "tests/fixtures/reach-sample"), str(ROOT / "tests/fixture
 INTEGRATION = [str(ROOT / "tests/scaleout")]
 INTEGRATION_PLUGINS = ["reach-serve", "reach-audit", "reach-confirm"]
 # What `nox -s demo` installs: the demo's model adapter, its connectors and the guard-rail plugins it shows.
-DEMO_PLUGINS = ["reach-openai", "reach-weather", "reach-notes"]
+DEMO_PLUGINS = ["reach-openai", "reach-weather", "reach-notes", "reach-confirm", "reach-audit", "reach-preselect"]
 REPORTS = ROOT / ".nox" / "reports"
 PYTEST = ["pytest", "-q", "-p", "no:cacheprovider", "--rootdir", str(ROOT), "-c", str(ROOT / "pyproject.toml")]
 
