@@ -7,6 +7,14 @@ distribution name and the plugin's name everywhere. A blocked plugin
 the entry point's name before ``ep.load()``. A plugin that fails to import is
 recorded as ``failed`` and skipped, unless ``strict``.
 
+Config may name a plugin by its entry-point name or its distribution name
+(``Name:`` in its metadata, or that name normalised as pip does:
+``reach-weather``). :class:`PluginNames` resolves either to the entry-point
+name. A name in ``disable``/``load`` (or ``REACH_DISABLE_PLUGINS``/``REACH_PLUGINS``)
+that no installed plugin has is a ``ConfigError`` raised before any plugin is
+imported, with the closest installed name: a misspelt ``disable`` would
+otherwise load the very plugin it was meant to block.
+
 Entry points are read straight from the ``*.dist-info`` directories on
 ``sys.path`` (see :func:`_scan_entry_points`; ``importlib.metadata`` when a zip
 or a custom finder is involved), and a plugin's name and version from its
@@ -32,7 +40,7 @@ import pluggy
 from . import hookspecs
 from .errors import PluginError
 
-__all__ = ["Inventory", "PluginInfo", "extend_reach", "inventory", "load_plugins", "new_manager"]
+__all__ = ["Inventory", "PluginInfo", "PluginNames", "extend_reach", "inventory", "load_plugins", "new_manager"]
 
 
 @dataclass
@@ -48,11 +56,94 @@ class PluginInfo:
     hooks: list[str] = field(default_factory=list)
     obj: Any = None
 
+    @property
+    def aliases(self) -> list[str]:
+        """Every name config may use for this plugin: the entry-point name, the distribution name."""
+        return _aliases(self.name, self.distribution)
+
     def to_dict(self) -> dict[str, Any]:
         return {
-            "name": self.name, "distribution": self.distribution, "version": self.version,
+            "name": self.name, "entry_point": self.name, "distribution": self.distribution,
+            "aliases": self.aliases, "version": self.version,
             "module": self.module, "status": self.status, "reason": self.reason, "hooks": self.hooks,
         }
+
+
+def canonical_distribution(name: str) -> str:
+    """A distribution name as pip compares them (PEP 503): ``Reach_Weather`` -> ``reach-weather``."""
+    import re
+
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _aliases(name: str, distribution: str | None) -> list[str]:
+    out = [name]
+    if distribution:
+        out += [distribution, canonical_distribution(distribution)]
+    return list(dict.fromkeys(out))
+
+
+class PluginNames:
+    """Which plugin each name in config means: entry-point names first, then distribution names.
+
+    Built from what was found; entry points not seen yet (``Reach(plugins=[...])``
+    does not look at them) are read on the first name that is not known, so a
+    config naming an installed plugin that was not loaded is still valid.
+    """
+
+    def __init__(self, found: Iterable[tuple[str, str | None]] = (), *, scanned: bool = False) -> None:
+        self._found: dict[str, str | None] = {}
+        self._alias: dict[str, str] = {}
+        self._scanned = scanned
+        self.add(found)
+
+    def add(self, found: Iterable[tuple[str, str | None]]) -> None:
+        for name, dist in found:
+            if name not in self._found or (dist and not self._found[name]):
+                self._found[name] = dist
+        self._alias = {}
+        for name in self._found:  # entry-point names win over another plugin's distribution name
+            self._alias[name] = name
+        for name, dist in self._found.items():
+            for alias in _aliases(name, dist)[1:]:
+                self._alias.setdefault(alias, name)
+
+    def _scan(self) -> None:
+        if not self._scanned:
+            self._scanned = True
+            self.add((ep.name, _name_version(ep)[0]) for ep in _entry_points())
+
+    def resolve(self, name: str) -> str | None:
+        """The entry-point (or registered) name ``name`` means, or ``None`` if no plugin has it."""
+        if name not in self._alias:
+            self._scan()
+        return self._alias.get(name)
+
+    def all(self) -> list[str]:
+        """Every accepted name (entry-point and distribution names)."""
+        self._scan()
+        return sorted(self._alias)
+
+    def entry_names(self) -> list[str]:
+        self._scan()
+        return sorted(self._found)
+
+    def canonical(self, names: Iterable[str], table: str, key: str | None, problems: list[Any]) -> list[str]:
+        """``names`` as entry-point names; an unknown one adds a problem with the closest name."""
+        from .config_problems import Problem, suggest
+
+        out: list[str] = []
+        for raw in names:
+            name = raw.strip() if isinstance(raw, str) else raw
+            found = self.resolve(name) if isinstance(name, str) else None
+            if found is not None:
+                out.append(found)
+                continue
+            known = self.all()
+            hint = suggest(name, known) if isinstance(name, str) else None
+            listing = "" if hint else f" (installed: {', '.join(self.entry_names()) or 'none'})"
+            problems.append(Problem(table, key, f"`{name}` is not an installed plugin{listing}", hint))
+        return out
 
 
 # Methods plugins add to ``Reach`` (see ``extend_reach``), kept until ``reach_core.reach`` is imported.
@@ -126,16 +217,35 @@ def load_plugins(
     infos: list[PluginInfo] = []
     apply_reach_methods()  # plugins imported before Reach was (``reach plugins``, a direct import)
     items = ["auto"] if spec == "auto" else list(spec or [])
+    explicit = [item if isinstance(item, tuple) else (_plugin_name(item), item) for item in items if item != "auto"]
+    eps = _entry_points() if "auto" in items else None
+    meta: dict[str, tuple[str | None, str | None]] = {}
+    for ep in eps or ():
+        meta.setdefault(ep.name, _name_version(ep))
+    names = PluginNames([(n, None) for n, _ in explicit] + [(n, m[0]) for n, m in meta.items()],
+                        scanned=eps is not None)
+    # every name is checked before any plugin is imported: a misspelt `disable` must not load the plugin
+    problems: list[Any] = []
     env_allow = _env_list("REACH_PLUGINS")
-    env_disable = set(_env_list("REACH_DISABLE_PLUGINS") or [])
-    disable = disable | env_disable
+    if env_allow is not None:
+        env_allow = names.canonical(env_allow, "REACH_PLUGINS", None, problems)
+    env_disable = set(names.canonical(_env_list("REACH_DISABLE_PLUGINS") or [], "REACH_DISABLE_PLUGINS", None,
+                                      problems))
+    disable = set(names.canonical(sorted(disable), "plugins", "disable", problems)) | env_disable
+    if allow is not None:
+        allow = names.canonical(allow, "plugins", "load", problems)
+    if problems:
+        from .config_problems import raise_problems
+
+        raise_problems(problems)
     if env_allow is not None:
         allow = env_allow if allow is None else [a for a in allow if a in env_allow]
+    explicit_iter = iter(explicit)
     for item in items:
         if item == "auto":
-            infos.extend(_load_entry_points(pm, disable=disable, allow=allow, strict=strict))
+            infos.extend(_load_entry_points(pm, eps or [], meta, disable=disable, allow=allow, strict=strict))
             continue
-        name, obj = item if isinstance(item, tuple) else (_plugin_name(item), item)
+        name, obj = next(explicit_iter)
         reason = blocked_reason(name, disable=disable, allow=None)
         if reason:
             infos.append(PluginInfo(name=name, status="blocked", reason=reason))
@@ -294,15 +404,15 @@ def _name_version(ep: Any) -> tuple[str | None, str | None]:
     return (name or dist.name), (version or dist.version)
 
 
-def _load_entry_points(pm: pluggy.PluginManager, *, disable: set[str], allow: list[str] | None,
-                       strict: bool) -> list[PluginInfo]:
+def _load_entry_points(pm: pluggy.PluginManager, eps: list[Any], meta: dict[str, tuple[str | None, str | None]], *,
+                       disable: set[str], allow: list[str] | None, strict: bool) -> list[PluginInfo]:
     infos: list[PluginInfo] = []
     seen: set[str] = set()
-    for ep in _entry_points():
+    for ep in eps:
         if ep.name in seen:
             continue
         seen.add(ep.name)
-        dist_name, version = _name_version(ep)
+        dist_name, version = meta.get(ep.name) or _name_version(ep)
         reason = blocked_reason(ep.name, disable=disable, allow=allow)
         if reason:
             infos.append(PluginInfo(name=ep.name, distribution=dist_name, version=version,

@@ -21,7 +21,7 @@ from .errors import ConfigError, ConnectorError, PluginError
 from .hookcall import HookCaller
 from .pins import PinStore
 from .pipeline import invoke as _invoke
-from .plugins import PluginInfo, load_plugins, new_manager
+from .plugins import PluginInfo, PluginNames, load_plugins, new_manager
 from .policy import Policy
 from .result import ToolResult
 from .streaming import invoke_stream as _invoke_stream
@@ -71,6 +71,8 @@ class Reach:
             allow=cfg.plugins.load, strict=self.strict,
         )
         self._settings: dict[str, Any] = {}
+        #: every name config may use for a plugin (entry-point and distribution names)
+        self.plugin_names = PluginNames((p.name, p.distribution) for p in self.plugin_info)
         self._tools: dict[str, Tool] = {}
         self._candidates: dict[str, list[Tool]] = {}
         self.conflicts: dict[str, list[str]] = {}
@@ -104,7 +106,11 @@ class Reach:
         cfg = self.config
         disabled_hooks: dict[str, set[str]] = {}
         for info in self._loaded():
+        from .config_names import check_plugin_names, check_strategies
+        from .config_problems import raise_problems
+
             table = cfg.plugins.plugin_table(info.name)
+        raise_problems(check_plugin_names(cfg, self.plugin_names))  # before [plugins.NAME] is read
             disabled_hooks[info.name] = set(table.pop("hooks_disabled", []) or [])
             self._settings[info.name] = self._validate_settings(info, table)
         self._register_provider("parser", "tagged", "reach-core", TaggedParser())
@@ -116,6 +122,7 @@ class Reach:
         from .delegate import CORE, Delegation
 
         self._delegation = Delegation.from_config(self)
+        raise_problems(check_strategies(cfg, self._providers, self.plugin_names))
         if self._delegation is not None:  # only agents that name delegates are offered `delegate`
             self._add(self._delegation.connector, plugin=CORE)
             self._pm.register(self._delegation.hooks, name="reach-core.delegation")

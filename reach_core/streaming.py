@@ -167,7 +167,7 @@ def _idle_timeout(obj: Any, ctx: CallContext) -> float | None:
     tool = ctx.tool
     name = tool.name if tool is not None else getattr(obj, "name", "")
     ccfg = ctx.reach.config.connectors.get(name) if ctx.reach is not None else None
-    value = (ccfg.model_extra or {}).get("idle_timeout") if ccfg is not None else None
+    value = getattr(ccfg, "idle_timeout", None) if ccfg is not None else None
     if value is None:
         value = getattr(obj, "idle_timeout", None)
     return float(value) if value is not None else None

@@ -72,4 +72,4 @@ def test_plugin_command_added_by_hook(project):
 def test_bad_config_is_a_clear_error(tmp_path):
     (tmp_path / "reach.toml").write_text("[reach]\nconcurrency = 'x'\n")
     out = reach("tools", cwd=tmp_path, check=False)
-    assert out.returncode != 0 and "reach.concurrency" in out.stderr and "Traceback" not in out.stderr
+    assert out.returncode != 0 and "`[reach] concurrency`" in out.stderr and "Traceback" not in out.stderr

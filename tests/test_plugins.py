@@ -32,7 +32,7 @@ print(json.dumps(sorted(t.name for t in r.all_tools())))
     ("config", "env"),
     [
         ('{"plugins": {"disable": ["reach-sample"]}}', {}),
-        ("{}", {"REACH_DISABLE_PLUGINS": "reach-sample, reach-other"}),
+        ("{}", {"REACH_DISABLE_PLUGINS": "reach-sample, reach-broken"}),
         ('{"plugins": {"load": ["reach-broken"]}}', {}),
         ("{}", {"REACH_PLUGINS": ""}),
     ],
@@ -203,7 +203,7 @@ def test_config_file_and_pyproject(tmp_path, monkeypatch):
 def test_bad_config_names_the_field(tmp_path):
     bad = tmp_path / "reach.toml"
     bad.write_text("[reach]\nconcurrency = 'many'\n")
-    with pytest.raises(ConfigError, match=r"reach\.concurrency"):
+    with pytest.raises(ConfigError, match=r"`\[reach\] concurrency`"):
         Reach(bad, plugins=[])
     bad.write_text("[reach\n")
     with pytest.raises(ConfigError, match="not valid TOML"):

@@ -95,11 +95,11 @@ def test_blocked_plugin_is_not_imported_by_reach_plugins(tmp_path):
 
 
 def test_invalid_selection_gives_the_validation_error(tmp_path):
-    with pytest.raises(ConfigError, match="plugins.load"):
+    with pytest.raises(ConfigError, match=r"\[plugins\] load"):
         inventory({"plugins": {"load": "reach-sample"}})
     (tmp_path / "reach.toml").write_text('[plugins]\nload = "reach-sample"\n')
     out = _cli("plugins", cwd=tmp_path)
-    assert out.returncode != 0 and "plugins.load" in out.stderr and "Traceback" not in out.stderr
+    assert out.returncode != 0 and "[plugins] load" in out.stderr and "Traceback" not in out.stderr
 
 
 def test_strict_raises_for_a_broken_plugin():

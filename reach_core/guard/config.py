@@ -61,7 +61,11 @@ def _check_rate(value: str | None) -> str | None:
 
 
 class GuardDefaults(BaseModel):
-    """Process-wide defaults of the guard rails (fields of ``[reach]``)."""
+    """Process-wide defaults of the guard rails (fields of ``[reach]``).
+
+    The guard rails read these from the whole ``[reach]`` table, so extra keys are
+    ignored here; ``reach_core.config.ReachSection`` includes these fields and
+    forbids unknown keys (a typo is an error there, at start-up)."""
 
     model_config = ConfigDict(extra="ignore")
 
@@ -90,8 +94,9 @@ class PluginLimits(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    max_concurrency: int | None = Field(None, ge=1)
-    rate_limit: str | None = None
+    max_concurrency: int | None = Field(None, ge=1, description="calls of this plugin's tools running at once, "
+                                        "process-wide")
+    rate_limit: str | None = Field(None, description="calls of this plugin's tools, e.g. `\"100/minute\"`")
 
     _rate = field_validator("rate_limit")(classmethod(lambda cls, v: _check_rate(v)))
 
@@ -107,31 +112,42 @@ class LimitsConfig(BaseModel):
         description="fixed-window: O(1) per call; moving-window: no bursts at window edges, but keeps "
         "one timestamp per allowed call (costly for limits in the thousands)",
     )
-    plugins: dict[str, PluginLimits] = Field(default_factory=dict)
+    plugins: dict[str, PluginLimits] = Field(default_factory=dict, description="caps per plugin (entry-point "
+                                             "or distribution name): `[limits.plugins.NAME]`")
 
 
 class ConnectorGuard(BaseModel):
-    """Guard-rail fields of ``[connectors.NAME]`` (next to timeout, max_retries, risk ...)."""
+    """Guard-rail fields of ``[connectors.NAME]`` (next to timeout, max_retries, risk ...).
+
+    Extra keys are ignored here (the guard rails read the whole table);
+    ``reach_core.config.ConnectorConfig`` includes these fields and forbids unknown keys."""
 
     model_config = ConfigDict(extra="ignore")
 
-    rate_limit: str | None = None
-    daily_budget: int | None = Field(None, ge=0)
-    max_calls_per_run: int | None = Field(None, ge=1)
-    identical_call_limit: int | None = Field(None, ge=1)
-    read_cache: bool | None = None
+    rate_limit: str | None = Field(None, description="calls of this tool, e.g. `\"10/minute\"` or "
+                                   "`\"10/second; 1000/day\"`")
+    daily_budget: int | None = Field(None, ge=0, description="calls of this tool per day (resets at 00:00 "
+                                     "in `[reach] budget_timezone`)")
+    max_calls_per_run: int | None = Field(None, ge=1, description="calls of this tool one run may make")
+    identical_call_limit: int | None = Field(None, ge=1, description="same arguments allowed this many "
+                                             "times per run (default `[reach] identical_call_limit`)")
+    read_cache: bool | None = Field(None, description="reuse results of identical read calls within a run "
+                                    "(default `[reach] read_cache`)")
 
     _rate = field_validator("rate_limit")(classmethod(lambda cls, v: _check_rate(v)))
 
 
 class AgentGuard(BaseModel):
-    """Guard-rail fields of ``[agents.NAME]`` (next to allow, deny, tiers ...)."""
+    """Guard-rail fields of ``[agents.NAME]`` (next to allow, deny, tiers ...).
+
+    Extra keys are ignored here (the guard rails read the whole table);
+    ``reach_core.config.AgentConfig`` includes these fields and forbids unknown keys."""
 
     model_config = ConfigDict(extra="ignore")
 
-    rate_limit: str | None = None
-    daily_budget: int | None = Field(None, ge=0)
-    max_calls_per_run: int | None = Field(None, ge=1)
+    rate_limit: str | None = Field(None, description="calls by this agent, e.g. `\"100/minute\"`")
+    daily_budget: int | None = Field(None, ge=0, description="calls by this agent per day")
+    max_calls_per_run: int | None = Field(None, ge=1, description="tool calls one run of this agent may make")
 
     _rate = field_validator("rate_limit")(classmethod(lambda cls, v: _check_rate(v)))
 
