@@ -1,33 +1,72 @@
-"""Sort a statement sent to ``sql_execute`` into ``write`` or ``dangerous``.
+"""Decide what a statement is from its parse tree, never from its text.
 
-Why a lexical pass at all, when the guards live in the database? The
-read-only path never relies on it: there the database refuses every write. On
-the write path the question is a different one -- *how much* may this tool
-change? -- and the core's policy decides risk per tool, not per statement. So
-``sql_execute`` (risk ``write``) runs ordinary data changes and refuses the
-statements a person should look at first: anything that is not a plain data
-change (DDL, GRANT, TRUNCATE, DO, CALL, COPY, PRAGMA, ...) and DELETE/UPDATE
-without a WHERE clause. Those go to ``sql_admin`` (risk ``dangerous``), which
-the core's tiers send for confirmation. On SQLite the DDL refusal is also
-enforced by the engine (an authorizer), so this pass mainly serves
-PostgreSQL and gives the model a clear reason.
+Two questions are asked of the SQL a model sends:
 
-The scanner understands comments, quoted strings, quoted identifiers and
-PostgreSQL dollar quoting, which is all it needs to find keywords and
-top-level semicolons reliably. A WHERE clause is read as a signal of intent,
-not as proof: ``DELETE FROM t WHERE true`` passes, deliberately.
+- ``classify(sql, dialect)`` -- for ``sql_execute`` (risk ``write``): is this a
+  plain data change, or something a person should look at first (DDL,
+  ``SELECT … INTO``, GRANT, DO, COPY, SET, transaction control, several
+  statements, UPDATE/DELETE without WHERE, a write to a system catalog, a
+  function that signals other sessions or changes session state)? Those are
+  ``dangerous`` and go to ``sql_admin``, which the core sends for confirmation.
+- ``read_refusal(sql)`` -- for ``sql_query`` on PostgreSQL: one SELECT/VALUES
+  that calls none of the refused functions (``set_config`` would switch the
+  statement timeout off; ``pg_terminate_backend`` kills other sessions;
+  ``query_to_xml`` runs SQL hidden in a string).
+
+Why a parser: a text scanner has to re-implement PostgreSQL's lexer (``E'\\''``
+escapes, dollar quotes with any tag, nested comments, ``U&""`` identifiers)
+and every divergence is a bypass. PostgreSQL statements are parsed with
+``pglast``, which *is* PostgreSQL's own grammar (libpg_query), so reach sees
+exactly the statement the server will run. SQLite statements are parsed with
+``sqlglot``'s SQLite dialect (SQLite comments do not nest, ``[x]`` and
+```x``` are identifiers); on SQLite the engine's authorizer also refuses DDL
+on its own, so the parse mainly decides the WHERE rule. A statement the
+parser cannot read is refused, not guessed at.
+
+A WHERE clause is read as a signal of intent, not as proof: ``DELETE FROM t
+WHERE true`` passes, deliberately.
 """
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
-# First keywords of statements that only change rows.
-_DATA_CHANGE = {"insert", "update", "delete", "merge", "replace", "upsert", "with", "select", "values"}
+# SQLAlchemy's own bind-parameter pattern (sqlalchemy.sql.elements.TextClause):
+# the same :name spots it turns into driver placeholders.
+BIND = re.compile(r"(?<![:\w\x5c]):(\w+)(?!:)", re.UNICODE)
 
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
-_DOLLAR = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)?\$")
+# Functions no agent call may run, on the read or the write path. Matched on the
+# function's own name (schema qualification and case do not matter).
+DENIED_FUNCTIONS = frozenset(
+    {
+        "set_config",  # switches statement_timeout (or role, search_path) off from inside a query
+        "pg_terminate_backend", "pg_cancel_backend",  # signal other sessions
+        "pg_notify",  # wakes listeners of other sessions
+        "pg_reload_conf", "pg_rotate_logfile", "pg_log_backend_memory_contexts", "pg_promote",
+        "pg_switch_wal", "pg_create_restore_point", "pg_stat_reset", "pg_stat_reset_shared",
+        "pg_stat_reset_single_table_counters", "pg_stat_reset_single_function_counters",
+        "pg_stat_reset_slru", "pg_stat_reset_replication_slot", "pg_stat_reset_subscription_stats",
+        "ts_stat", "ts_rewrite",  # run a query given as text
+        "lo_import", "lo_export", "lo_unlink", "lo_create", "lo_creat", "lo_from_bytea", "lo_put",
+        "pg_read_file", "pg_read_binary_file", "pg_ls_dir", "pg_stat_file",
+        "pg_export_snapshot", "pg_import_snapshot",
+    }
+)
+_DENIED_PATTERN = re.compile(
+    r"pg_(try_)?advisory_\w*"  # session state that outlives the call, waits on other sessions
+    r"|(query|cursor|table|schema|database)_to_xml\w*"  # query_to_xml runs SQL from a string
+    r"|dblink\w*|pg_(read|write)_server_files|pg_replication_\w*|pg_drop_replication_slot"
+)
+
+
+def denied_function(name: str) -> bool:
+    """Is ``name`` (unqualified, any case) a function agent SQL may never call?"""
+    name = name.lower()
+    return name in DENIED_FUNCTIONS or bool(_DENIED_PATTERN.fullmatch(name))
 
 
 @dataclass(frozen=True)
@@ -39,113 +78,205 @@ class Classification:
     statements: int
 
 
-@dataclass(frozen=True)
-class _Token:
-    text: str  # lower-cased keyword/identifier, or a single punctuation char
-    depth: int
+# -- PostgreSQL: pglast (libpg_query) ------------------------------------------
 
 
-def _tokens(sql: str) -> list[_Token | None]:
-    """Keywords and structural punctuation; ``None`` marks a statement break."""
-    out: list[_Token | None] = []
-    i, n, depth = 0, len(sql), 0
-    while i < n:
-        c = sql[i]
-        if c.isspace():
-            i += 1
-        elif sql.startswith("--", i):
-            j = sql.find("\n", i)
-            i = n if j < 0 else j + 1
-        elif sql.startswith("/*", i):
-            # PostgreSQL nests block comments; SQLite does not, but nesting-aware
-            # scanning only errs towards treating more text as comment there.
-            level, i = 1, i + 2
-            while i < n and level:
-                if sql.startswith("/*", i):
-                    level, i = level + 1, i + 2
-                elif sql.startswith("*/", i):
-                    level, i = level - 1, i + 2
-                else:
-                    i += 1
-        elif c in "'\"`[":
-            close = {"'": "'", '"': '"', "`": "`", "[": "]"}[c]
-            i += 1
-            while i < n:
-                if sql[i] == close:
-                    if close != "]" and i + 1 < n and sql[i + 1] == close:
-                        i += 2
-                        continue
-                    break
-                i += 1
-            i += 1
-            out.append(_Token("<literal>", depth))
-        elif c == "$" and (m := _DOLLAR.match(sql, i)):
-            tag = m.group(0)
-            j = sql.find(tag, m.end())
-            i = n if j < 0 else j + len(tag)
-            out.append(_Token("<literal>", depth))
-        elif c == "(":
-            depth += 1
-            i += 1
-        elif c == ")":
-            depth = max(0, depth - 1)
-            i += 1
-        elif c == ";":
-            out.append(None)
-            i += 1
-        elif m := _WORD.match(sql, i):
-            out.append(_Token(m.group(0).lower(), depth))
-            i = m.end()
-        else:
-            i += 1
-    return out
+class SqlParseError(Exception):
+    """The parser could not read the statement; ``str()`` is PostgreSQL's own message."""
 
 
-def _split(tokens: list[_Token | None]) -> list[list[_Token]]:
-    statements: list[list[_Token]] = [[]]
-    for tok in tokens:
-        if tok is None:
-            statements.append([])
-        else:
-            statements[-1].append(tok)
-    return [s for s in statements if s]
+def _pg_placeholders(sql: str) -> str:
+    """``:name`` -> ``$1`` padded to the same length, so offsets still point into ``sql``."""
+    return BIND.sub(lambda m: "$1".ljust(len(m.group(0))), sql)
 
 
-def _unbounded_change(stmt: list[_Token]) -> str | None:
-    """Name the first DELETE/UPDATE that has no WHERE at its own nesting level."""
-    for idx, tok in enumerate(stmt):
-        if tok.text not in ("delete", "update"):
-            continue
-        prev = stmt[idx - 1].text if idx else ""
-        if tok.text == "update" and prev in ("do", "for", "key"):
-            continue  # ON CONFLICT DO UPDATE, SELECT ... FOR [NO KEY] UPDATE
-        if tok.text == "delete" and prev == "on":
-            continue  # ON DELETE CASCADE in a definition
-        has_where = False
-        for later in stmt[idx + 1 :]:
-            if later.depth < tok.depth:
-                break
-            if later.depth == tok.depth and later.text == "where":
-                has_where = True
-                break
-            if later.depth == tok.depth and later.text in ("delete", "update", "insert") and later is not tok:
-                break
-        if not has_where:
-            return tok.text.upper()
+def pg_statements(sql: str) -> list[dict[str, Any]]:
+    """The statements of ``sql`` as libpg_query's JSON tree (one dict per RawStmt)."""
+    from pglast import parser
+
+    try:
+        tree = json.loads(parser.parse_sql_json(_pg_placeholders(sql)))
+    except parser.ParseError as exc:
+        raise SqlParseError(str(exc)) from exc
+    return list(tree.get("stmts") or [])
+
+
+def pg_statement_text(sql: str, raw: dict[str, Any]) -> str:
+    """The text of one parsed statement (no trailing ``;`` or comment after it).
+
+    libpg_query counts bytes of the placeholder-replaced text; that text has as many
+    characters as ``sql``, so offsets are mapped to characters and ``sql`` is cut there.
+    """
+    data = _pg_placeholders(sql).encode("utf-8")
+    start = int(raw.get("stmt_location") or 0)
+    length = int(raw.get("stmt_len") or 0)
+    end = start + length if length else len(data)
+    return sql[len(data[:start].decode("utf-8")) : len(data[:end].decode("utf-8"))]
+
+
+def _nodes(tree: Any) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every typed node (``{"TypeName": {...}}``) in a libpg_query JSON tree, depth first."""
+    stack = [tree]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if len(item) == 1:
+                (key, value), = item.items()
+                if key[:1].isupper() and isinstance(value, dict):
+                    yield key, value
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
+def _func_name(node: dict[str, Any]) -> str:
+    parts = node.get("funcname") or []
+    last = parts[-1] if parts else {}
+    return str(last.get("String", {}).get("sval", "")) if isinstance(last, dict) else ""
+
+
+_PG_NAMES = {
+    "CreateStmt": "CREATE TABLE", "CreateTableAsStmt": "CREATE TABLE AS", "IndexStmt": "CREATE INDEX",
+    "DropStmt": "DROP", "TruncateStmt": "TRUNCATE", "AlterTableStmt": "ALTER TABLE", "DoStmt": "DO",
+    "CallStmt": "CALL", "CopyStmt": "COPY", "GrantStmt": "GRANT", "GrantRoleStmt": "GRANT",
+    "VariableSetStmt": "SET", "VariableShowStmt": "SHOW", "TransactionStmt": "transaction control",
+    "PrepareStmt": "PREPARE", "ExecuteStmt": "EXECUTE", "DeallocateStmt": "DEALLOCATE",
+    "DiscardStmt": "DISCARD", "ListenStmt": "LISTEN", "UnlistenStmt": "UNLISTEN", "NotifyStmt": "NOTIFY",
+    "LockStmt": "LOCK", "ExplainStmt": "EXPLAIN", "VacuumStmt": "VACUUM", "DeclareCursorStmt": "DECLARE",
+    "ViewStmt": "CREATE VIEW", "CreateFunctionStmt": "CREATE FUNCTION", "RenameStmt": "ALTER … RENAME",
+    "CreateSchemaStmt": "CREATE SCHEMA", "CreateSeqStmt": "CREATE SEQUENCE", "RuleStmt": "CREATE RULE",
+    "CreateTrigStmt": "CREATE TRIGGER", "CommentStmt": "COMMENT", "ReindexStmt": "REINDEX",
+    "ClusterStmt": "CLUSTER", "RefreshMatViewStmt": "REFRESH MATERIALIZED VIEW", "LoadStmt": "LOAD",
+    "CheckPointStmt": "CHECKPOINT", "ClosePortalStmt": "CLOSE", "FetchStmt": "FETCH",
+    "CreateRoleStmt": "CREATE ROLE", "AlterRoleStmt": "ALTER ROLE", "DropRoleStmt": "DROP ROLE",
+    "CreateExtensionStmt": "CREATE EXTENSION", "SecLabelStmt": "SECURITY LABEL",
+    "AlterDefaultPrivilegesStmt": "ALTER DEFAULT PRIVILEGES", "ReassignOwnedStmt": "REASSIGN OWNED",
+    "DropOwnedStmt": "DROP OWNED", "ConstraintsSetStmt": "SET CONSTRAINTS", "CreatedbStmt": "CREATE DATABASE",
+}
+_PG_DATA_CHANGE = {"InsertStmt", "UpdateStmt", "DeleteStmt", "MergeStmt", "SelectStmt"}
+_PG_WRITES = {"InsertStmt", "UpdateStmt", "DeleteStmt", "MergeStmt"}
+_SYSTEM_SCHEMAS = {"pg_catalog", "information_schema", "pg_toast"}
+
+
+def _pg_kind(node_type: str) -> str:
+    if node_type in _PG_NAMES:
+        return _PG_NAMES[node_type]
+    words = re.findall(r"[A-Z][a-z]*", node_type.removesuffix("Stmt"))
+    return " ".join(words).upper() or node_type
+
+
+def _system_target(node: dict[str, Any]) -> str | None:
+    rel = node.get("relation") or {}
+    schema = str(rel.get("schemaname") or "").lower()
+    name = str(rel.get("relname") or "")
+    if schema in _SYSTEM_SCHEMAS or schema.startswith("pg_") or (not schema and name.lower().startswith("pg_")):
+        return f"{schema + '.' if schema else ''}{name}"
     return None
 
 
-def classify(sql: str) -> Classification:
-    """Classify one statement for the write path (see the module docstring)."""
-    statements = _split(_tokens(sql))
-    if not statements:
+def _pg_refusal(stmt: dict[str, Any]) -> str | None:
+    """The first reason found anywhere in one statement's tree, or None."""
+    for node_type, node in _nodes(stmt):
+        if node_type == "FuncCall" and denied_function(name := _func_name(node)):
+            return f"{name}() is not allowed: it signals other sessions, changes session state or runs hidden SQL"
+        if node_type == "SelectStmt" and node.get("intoClause"):
+            return "SELECT … INTO creates a table (a schema change)"
+        if node_type in ("UpdateStmt", "DeleteStmt") and not node.get("whereClause"):
+            return f"{node_type[:6].upper()} without a WHERE clause changes every row"
+        if node_type in _PG_WRITES and (target := _system_target(node)):
+            return f"it writes to the system catalog {target}"
+    return None
+
+
+def _classify_pg(sql: str) -> Classification:
+    try:
+        stmts = pg_statements(sql)
+    except SqlParseError as exc:
+        return Classification("dangerous", f"the statement could not be parsed ({exc})", 1)
+    if not stmts:
         return Classification("write", "empty statement", 0)
-    if len(statements) > 1:
-        return Classification("dangerous", "more than one statement", len(statements))
-    stmt = statements[0]
-    first = stmt[0].text
-    if first not in _DATA_CHANGE:
-        return Classification("dangerous", f"{first.upper()} is not a plain data change", 1)
-    if verb := _unbounded_change(stmt):
-        return Classification("dangerous", f"{verb} without a WHERE clause changes every row", 1)
+    if len(stmts) > 1:
+        return Classification("dangerous", "more than one statement", len(stmts))
+    stmt = stmts[0].get("stmt") or {}
+    (top, _body), = stmt.items() if len(stmt) == 1 else (("", {}),)
+    if top not in _PG_DATA_CHANGE:
+        return Classification("dangerous", f"{_pg_kind(top)} is not a plain data change", 1)
+    if reason := _pg_refusal(stmt):
+        return Classification("dangerous", reason, 1)
     return Classification("write", "data change", 1)
+
+
+def read_refusal(sql: str) -> str | None:
+    """Why ``sql_query`` refuses this PostgreSQL statement, or None when it may run.
+
+    Raises :class:`SqlParseError` with PostgreSQL's message for a syntax error.
+    """
+    return pg_read_statement(sql)[0]
+
+
+def pg_read_statement(sql: str) -> tuple[str | None, str]:
+    """``(why sql_query refuses it or None, the statement's own text)``; see :func:`read_refusal`."""
+    stmts = pg_statements(sql)
+    if len(stmts) != 1:
+        why = "send exactly one SQL statement per call (no `;` between statements)" if stmts else "the SQL is empty"
+        return why, ""
+    stmt = stmts[0].get("stmt") or {}
+    top = next(iter(stmt), "")
+    if top != "SelectStmt":
+        return f"{_pg_kind(top)} is not a SELECT", ""
+    for node_type, node in _nodes(stmt):
+        if node_type in _PG_WRITES:
+            return f"a {node_type[:-4].upper()} inside the query changes data", ""
+        if node_type == "SelectStmt" and node.get("intoClause"):
+            return "SELECT … INTO creates a table", ""
+        if node_type == "FuncCall" and denied_function(name := _func_name(node)):
+            return f"{name}() is not allowed: it signals other sessions, changes session state or runs hidden SQL", ""
+        if node_type == "LockingClause":
+            return "SELECT … FOR UPDATE/SHARE locks rows", ""
+    return None, pg_statement_text(sql, stmts[0])
+
+
+# -- SQLite (and other dialects): sqlglot ---------------------------------------
+
+_SQLGLOT_DIALECTS = {"mssql": "tsql", "mariadb": "mysql"}
+
+
+
+def _classify_sqlglot(sql: str, dialect: str) -> Classification:
+    import logging
+
+    import sqlglot
+    from sqlglot import exp
+    from sqlglot.errors import SqlglotError
+
+    # sqlglot logs a warning when it falls back to an opaque Command; that case is refused below.
+    logging.getLogger("sqlglot").setLevel(logging.ERROR)
+    try:
+        parsed = [p for p in sqlglot.parse(sql, read=_SQLGLOT_DIALECTS.get(dialect, dialect)) if p is not None]
+    except SqlglotError as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return Classification("dangerous", f"the statement could not be parsed as {dialect} ({first})", 1)
+    if not parsed:
+        return Classification("write", "empty statement", 0)
+    if len(parsed) > 1:
+        return Classification("dangerous", "more than one statement", len(parsed))
+    top = parsed[0]
+    if not isinstance(top, exp.Insert | exp.Update | exp.Delete | exp.Query):
+        kind = str(top.this).upper() if isinstance(top, exp.Command) else top.key.upper()
+        return Classification("dangerous", f"{kind} is not a plain data change", 1)
+    for node in top.walk():
+        if isinstance(node, exp.Select) and node.args.get("into") is not None:
+            return Classification("dangerous", "SELECT … INTO creates a table (a schema change)", 1)
+        if isinstance(node, exp.Update | exp.Delete) and node.args.get("where") is None:
+            verb = "UPDATE" if isinstance(node, exp.Update) else "DELETE"
+            return Classification("dangerous", f"{verb} without a WHERE clause changes every row", 1)
+        if isinstance(node, exp.Command | exp.Create | exp.Drop | exp.Pragma | exp.Attach | exp.Detach):
+            return Classification("dangerous", f"{node.key.upper()} is not a plain data change", 1)
+    return Classification("write", "data change", 1)
+
+
+def classify(sql: str, dialect: str = "postgresql") -> Classification:
+    """Classify one statement for the write path (see the module docstring)."""
+    if dialect == "postgresql":
+        return _classify_pg(sql)
+    return _classify_sqlglot(sql, dialect)

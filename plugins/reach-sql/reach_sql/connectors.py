@@ -10,10 +10,11 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Literal
 
-from reach_core import BusinessError, Connector, RetryableError
+from reach_core import BusinessError, Connector, RetryableError, ToolFailure
 
 from .classify import classify
-from .database import Database, Rows, SqlProblem, SqlUnavailable
+from .database import Database, Rows, SqlProblem, SqlTimeout, SqlUnavailable
+from .pg_session import Abort
 from .render import render_rows
 from .settings import SqlSettings
 
@@ -49,8 +50,20 @@ class _SqlConnector(Connector):
         return timeout
 
     async def _run(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        """Run a database operation on the database's own threads.
+
+        When the awaiting task is cancelled (the core's deadline passed first), the
+        statement is cancelled on the server too, not left running in its thread."""
+        abort = Abort()
+        loop = asyncio.get_running_loop()
+        future = loop.run_in_executor(self.db.executor(), lambda: fn(*args, abort=abort, **kwargs))
         try:
-            return await asyncio.to_thread(fn, *args, **kwargs)
+            return await future
+        except asyncio.CancelledError:
+            abort.fire()
+            raise
+        except SqlTimeout as exc:
+            raise ToolFailure(str(exc), code="timeout") from exc
         except SqlUnavailable as exc:
             raise RetryableError(str(exc)) from exc
         except SqlProblem as exc:
@@ -61,13 +74,24 @@ class _SqlConnector(Connector):
             "columns": rows.columns,
             "rows": render_rows(rows.rows, self.settings.max_cell_chars),
         }
+        notes = []
         if rows.more_rows:
             more = f"at least {rows.more_rows}" if rows.more_rows_capped else str(rows.more_rows)
             out["more_rows"] = rows.more_rows
-            out["note"] = (
+            notes.append(
                 f"{more} more rows not shown (limit {limit}); narrow the query with WHERE/GROUP BY, "
                 f"or pass a larger limit (at most {self.settings.max_rows})"
             )
+        if rows.cut_values:
+            out["cut"] = True
+            out["cut_values"] = rows.cut_values
+            notes.append(
+                f"{rows.cut_values} values were cut before fetching: a value may hold at most "
+                f"{self.settings.max_value_bytes} bytes and a result {self.settings.max_result_bytes} bytes; "
+                "select shorter columns (left(col, 200), length(col)) or fewer rows"
+            )
+        if notes:
+            out["note"] = "; ".join(notes)
         return out
 
 
@@ -152,7 +176,7 @@ class SqlExecute(_SqlConnector):
     admin = False
 
     def _check(self, sql: str) -> None:
-        verdict = classify(sql)
+        verdict = classify(sql, self.db.dialect)
         if verdict.statements == 0:
             raise BusinessError("the SQL is empty; send one INSERT, UPDATE or DELETE statement")
         if verdict.statements > 1:

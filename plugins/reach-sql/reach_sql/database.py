@@ -9,16 +9,21 @@ Read path, per dialect:
 - SQLite: a second engine on the same file opened with ``mode=ro`` plus the
   read-only authorizer (``sqlite_guard``); a progress handler stops the
   statement at its deadline.
-- PostgreSQL: the ``read_url`` role (SELECT rights only), inside a transaction
-  made ``READ ONLY`` before any query ran, with ``SET LOCAL statement_timeout``,
-  and a snapshot taken first so ``SET TRANSACTION READ WRITE`` can no longer
-  succeed. The statement runs through a server-side cursor (``DECLARE``):
-  one SELECT/VALUES statement only, rows streamed rather than loaded whole.
-  The transaction is always rolled back, which also undoes ``set_config``.
+- PostgreSQL: the statement is parsed first (``classify.pg_read_statement``:
+  one SELECT/VALUES calling no refused function such as ``set_config`` or
+  ``pg_terminate_backend``), then runs as the ``read_url`` role (SELECT rights
+  only) in a ``BEGIN READ ONLY`` transaction with ``SET LOCAL
+  statement_timeout``, through server-side cursors (``DECLARE``) with a byte
+  budget the server enforces (``pg_read``). The transaction is always rolled
+  back.
 
 Write path: SQLite uses the write authorizer; PostgreSQL connections prepare
 every statement (``prepare_threshold = 0``), and the server refuses to prepare
 more than one command, so ``...; DROP TABLE`` cannot ride along.
+
+Every PostgreSQL statement also has a client-side deadline (``pg_session.Watchdog``
+sends the protocol's cancel, which no query can switch off), and every pooled
+PostgreSQL connection is reset with ``DISCARD ALL`` after each call.
 """
 
 from __future__ import annotations
@@ -26,13 +31,17 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
+from .classify import SqlParseError, pg_read_statement
+from .pg_read import Cut, fetch_capped, to_pyformat
+from .pg_session import Abort, Watchdog, pg_cancel, pg_hard_stop, reset_session
 from .sqlite_guard import Authorizer, read_only_authorizer, write_authorizer
 
 if TYPE_CHECKING:  # SQLAlchemy is imported on first use: listing tools stays fast
@@ -40,6 +49,9 @@ if TYPE_CHECKING:  # SQLAlchemy is imported on first use: listing tools stays fa
     from sqlalchemy.engine import URL
 
 _COUNT_CHUNK = 1000
+# Worker threads for the synchronous drivers: one per statement that may run at once,
+# so statements stuck until their deadline never queue an honest call behind them.
+_WORKERS = 32
 
 
 class SqlProblem(Exception):
@@ -71,6 +83,8 @@ class Rows:
     more_rows: int = 0
     more_rows_capped: bool = False  # True when counting stopped at the cap
     rowcount: int | None = None  # rows changed, for writes
+    cut_values: int = 0  # values not sent whole (over max_value_bytes, or past max_result_bytes)
+    result_full: bool = False  # True when the result reached max_result_bytes
 
 
 def _first_line(exc: BaseException | None) -> str:
@@ -101,6 +115,9 @@ class Database:
         *,
         count_cap: int = 10_000,
         create_missing: bool = False,
+        max_value_bytes: int = 1024 * 1024,
+        max_result_bytes: int = 8 * 1024 * 1024,
+        max_chars: int = 500,
     ) -> None:
         self.url = url
         self.read_url = read_url
@@ -110,9 +127,20 @@ class Database:
             self.dialect = "postgresql"
         self.count_cap = count_cap
         self.create_missing = create_missing
+        self.max_value_bytes = max_value_bytes
+        self.max_result_bytes = max_result_bytes
+        self.max_chars = max_chars
         self._lock = threading.Lock()
         self._write: Engine | None = None
         self._read: Engine | None = None
+        self._executor: ThreadPoolExecutor | None = None
+
+    def executor(self) -> ThreadPoolExecutor:
+        """This database's own worker threads (asyncio's default pool has only cpu+4)."""
+        with self._lock:
+            if self._executor is None:
+                self._executor = ThreadPoolExecutor(_WORKERS, thread_name_prefix="reach-sql")
+            return self._executor
 
     @property
     def path(self) -> Path:
@@ -165,7 +193,7 @@ class Database:
         # discards it, and the core retries (reads are idempotent). Saves a round trip per call.
         engine = create_engine(self.read_url or self.url)
         if self.dialect == "postgresql":
-            event.listen(engine, "connect", _prepare_everything)
+            event.listen(engine, "connect", _read_only_session)
         return engine
 
     def dispose(self) -> None:
@@ -173,6 +201,9 @@ class Database:
             if engine is not None:
                 engine.dispose()
         self._read = self._write = None
+        if self._executor is not None:
+            self._executor.shutdown(wait=False)
+            self._executor = None
 
     # -- connections with guards -------------------------------------------
 
@@ -189,33 +220,33 @@ class Database:
         try:
             yield conn
         finally:
+            if self.dialect == "postgresql":
+                _reset_or_discard(conn)
             conn.close()
 
     @contextmanager
-    def _read_transaction(self, timeout: float) -> Iterator[Connection]:
+    def _read_transaction(self, timeout: float, abort: Abort | None = None) -> Iterator[Connection]:
         with self._connect(self.read_engine()) as conn:
-            with _translate(timeout, read=True):
+            with _translate(timeout, read=True), _deadline(conn, timeout, abort):
                 if self.dialect == "postgresql":
-                    conn.exec_driver_sql("SET TRANSACTION READ ONLY")
-                    # A query, so it also takes the snapshot: no READ WRITE from here on.
-                    conn.exec_driver_sql(
-                        f"SELECT set_config('statement_timeout', '{max(1, int(timeout * 1000))}', true)"
-                    )
-                with _sqlite_deadline(conn, timeout):
-                    try:
-                        yield conn
-                    finally:
-                        conn.rollback()
-                        if self.dialect == "postgresql":
-                            _release_session_state(conn)
+                    # The connection is read_only (BEGIN READ ONLY); SET LOCAL ends with the transaction.
+                    conn.exec_driver_sql(f"SET LOCAL statement_timeout = {_ms(timeout)}")
+                try:
+                    yield conn
+                finally:
+                    conn.rollback()
 
     # -- operations ----------------------------------------------------------
 
-    def query(self, sql: str, params: dict[str, Any] | None, limit: int, timeout: float) -> Rows:
+    def query(
+        self, sql: str, params: dict[str, Any] | None, limit: int, timeout: float, abort: Abort | None = None
+    ) -> Rows:
         """Run one read-only statement; return at most ``limit`` rows and count the rest."""
         from sqlalchemy import text
 
-        with self._read_transaction(timeout) as conn, _translate(timeout, read=True):
+        if self.dialect == "postgresql":
+            return self._pg_query(sql, params, limit, timeout, abort)
+        with self._read_transaction(timeout, abort) as conn, _translate(timeout, read=True):
             result = conn.execution_options(stream_results=True, max_row_buffer=limit + _COUNT_CHUNK).execute(
                 text(sql), params or {}
             )
@@ -223,15 +254,43 @@ class Database:
                 raise SqlRefused("sql_query runs one SELECT statement; this statement returns no rows")
             return self._collect(result, limit)
 
+    def _pg_query(
+        self, sql: str, params: dict[str, Any] | None, limit: int, timeout: float, abort: Abort | None
+    ) -> Rows:
+        try:
+            reason, statement = pg_read_statement(sql)
+        except SqlParseError as exc:
+            raise SqlFailed(f"{exc} (sql_query accepts one SELECT, WITH … SELECT or VALUES statement)") from exc
+        if reason:
+            raise SqlRefused(
+                f"sql_query is read-only and runs one SELECT statement; refused: {reason}. "
+                "Use sql_execute for changes"
+            )
+        query = to_pyformat(statement)
+        with self._connect(self.read_engine()) as conn, _translate(timeout, read=True):
+            raw = conn.connection.driver_connection
+            with _deadline(conn, timeout, abort):
+                raw.execute(f"SET LOCAL statement_timeout = {_ms(timeout)}", prepare=False)
+                got = fetch_capped(
+                    raw, query, params or {}, limit=limit, count_cap=self.count_cap,
+                    max_value=self.max_value_bytes, max_total=self.max_result_bytes, max_chars=self.max_chars,
+                )
+        return Rows(
+            columns=got.columns, rows=got.rows, more_rows=got.more_rows, more_rows_capped=got.more_rows_capped,
+            cut_values=got.cut_values, result_full=got.result_full,
+        )
+
     def execute(
-        self, sql: str, params: dict[str, Any] | None, *, admin: bool, limit: int, timeout: float
+        self, sql: str, params: dict[str, Any] | None, *, admin: bool, limit: int, timeout: float,
+        abort: Abort | None = None,
     ) -> Rows:
         """Run one changing statement and commit it; RETURNING rows come back capped."""
         from sqlalchemy import text
 
-        with self._connect(self.write_engine()) as conn, _translate(timeout, read=False):
+        with self._connect(self.write_engine()) as conn, _translate(timeout, read=False), \
+                _deadline(conn, timeout, abort):
             if self.dialect == "postgresql":
-                conn.exec_driver_sql(f"SET LOCAL statement_timeout = {max(1, int(timeout * 1000))}")
+                conn.exec_driver_sql(f"SET LOCAL statement_timeout = {_ms(timeout)}")
             with _sqlite_deadline(conn, timeout), _sqlite_authorizer(conn, write_authorizer(admin=admin)):
                 result = conn.execute(text(sql), params or {})
                 if result.returns_rows:
@@ -243,11 +302,13 @@ class Database:
             conn.commit()
             return out
 
-    def schema(self, table: str | None, timeout: float, max_tables: int = 200) -> dict[str, Any]:
+    def schema(
+        self, table: str | None, timeout: float, max_tables: int = 200, abort: Abort | None = None
+    ) -> dict[str, Any]:
         """Tables (or one table) with columns, keys and exact row counts."""
         from sqlalchemy import inspect, text
 
-        with self._read_transaction(timeout) as conn, _translate(timeout, read=True):
+        with self._read_transaction(timeout, abort) as conn, _translate(timeout, read=True):
             insp = inspect(conn)
             tables = sorted(insp.get_table_names())
             views = sorted(insp.get_view_names())
@@ -294,21 +355,60 @@ class Database:
             return out
 
     def _collect(self, result: Any, limit: int) -> Rows:
+        """The first ``limit`` rows with the byte caps applied, then count the rest.
+
+        Used for SQLite (whose read connections cannot build a value over
+        ``READ_MAX_VALUE_BYTES``) and for RETURNING rows. Rows are taken one at a
+        time, so at most one row beyond the budget is ever held.
+        """
         columns = list(result.keys())
-        rows = [tuple(r) for r in result.fetchmany(limit)]
+        rows: list[tuple[Any, ...]] = []
+        total = 0
+        cut = 0
+        full = False
+        while len(rows) < limit:
+            row = result.fetchone()
+            if row is None:
+                break
+            values = list(row)
+            for i, value in enumerate(values):
+                size = _byte_size(value)
+                if size is None:
+                    continue
+                if size > self.max_value_bytes or total + size > self.max_result_bytes:
+                    full = full or size <= self.max_value_bytes
+                    values[i] = Cut(size, _prefix(value, self.max_chars), "value" if size > self.max_value_bytes else "total")
+                    cut += 1
+                else:
+                    total += size
+            rows.append(tuple(values))
         more = 0
         capped = False
         if len(rows) == limit:
-            while True:
-                chunk = result.fetchmany(_COUNT_CHUNK)
-                more += len(chunk)
-                if not chunk or len(chunk) < _COUNT_CHUNK:
-                    break
+            while result.fetchone() is not None:
+                more += 1
                 if more >= self.count_cap:
                     capped = True
                     break
         result.close()
-        return Rows(columns=columns, rows=rows, more_rows=more, more_rows_capped=capped)
+        return Rows(columns=columns, rows=rows, more_rows=more, more_rows_capped=capped, cut_values=cut, result_full=full)
+
+
+def _byte_size(value: Any) -> int | None:
+    """Bytes a str/bytes value holds (None for small fixed-size values)."""
+    if isinstance(value, str):
+        return len(value) if value.isascii() else len(value.encode("utf-8", errors="replace"))
+    if isinstance(value, bytes | bytearray | memoryview):
+        return len(value)
+    return None
+
+
+def _prefix(value: Any, max_chars: int) -> Any:
+    if isinstance(value, str):
+        return value[:max_chars]
+    if isinstance(value, bytes | bytearray | memoryview):
+        return bytes(value[:32])
+    return None
 
 
 def _type_name(sa_type: Any) -> str:
@@ -322,20 +422,81 @@ def _type_name(sa_type: Any) -> str:
 # -- connection-level helpers ------------------------------------------------
 
 
-def _release_session_state(conn: Connection) -> None:
-    """Session-level advisory locks survive a rollback and would stay with the pooled
-    connection; a read may not leave anything behind. A connection that cannot do
-    this is dropped from the pool instead."""
+def _ms(timeout: float) -> int:
+    return max(1, int(timeout * 1000))
+
+
+def _reset_or_discard(conn: Connection) -> None:
+    """Leave nothing with the pooled connection (``DISCARD ALL``), or drop it from the pool.
+
+    Dropped too when the watchdog had to cancel: a cancel may arrive late, and it
+    must not hit the next caller's statement."""
+    discard = bool(conn.info.pop("reach_discard", False)) if not conn.invalidated else False
+    if conn.invalidated:
+        return
     try:
-        conn.exec_driver_sql("SELECT pg_advisory_unlock_all()")
         conn.rollback()
     except Exception:  # noqa: BLE001 - the original error, if any, is the one to report
+        discard = True
+    if discard or not reset_session(conn.connection.driver_connection):
         conn.invalidate()
+
+
+@contextmanager
+def _deadline(conn: Connection, timeout: float, abort: Abort | None) -> Iterator[Watchdog | None]:
+    """A client-side deadline for everything run inside: cancel on the server when it passes.
+
+    PostgreSQL: the protocol's cancel (psycopg ``cancel_safe``), then the socket is
+    shut down if that fails; SQLite: ``interrupt()``. ``abort`` lets the awaiting
+    coroutine cancel early, when the core's deadline passed first."""
+    raw = conn.connection.driver_connection
+    cancel: Callable[[], None] | None = None
+    hard_stop: Callable[[], None] | None = None
+    if isinstance(raw, sqlite3.Connection):
+        cancel = raw.interrupt
+    elif hasattr(raw, "cancel"):
+        cancel, hard_stop = pg_cancel(raw), pg_hard_stop(raw)
+    if cancel is None:
+        yield None
+        return
+    watchdog = Watchdog(cancel, timeout, hard_stop).start()
+    if abort is not None:
+        abort.attach(watchdog)
+    try:
+        yield watchdog
+    except SqlProblem as exc:
+        if watchdog.fired and not isinstance(exc, SqlTimeout):
+            raise SqlTimeout(_timeout_message(timeout)) from exc
+        raise
+    except Exception as exc:
+        if watchdog.fired:
+            raise SqlTimeout(_timeout_message(timeout)) from exc
+        raise
+    finally:
+        watchdog.stop()
+        if abort is not None:
+            abort.attach(None)
+        if watchdog.fired and not isinstance(raw, sqlite3.Connection):
+            conn.info["reach_discard"] = True
+
+
+def _timeout_message(timeout: float) -> str:
+    return (
+        f"the statement ran longer than {timeout:g} s and was cancelled on the server; "
+        "nothing it did was kept. Narrow it (WHERE, LIMIT, fewer joins) and send it again"
+    )
 
 
 def _prepare_everything(dbapi_conn: Any, _record: Any) -> None:
     """Make psycopg prepare each statement: the server refuses to prepare two commands at once."""
     dbapi_conn.prepare_threshold = 0
+
+
+def _read_only_session(dbapi_conn: Any, _record: Any) -> None:
+    """Read connections: every transaction is BEGIN READ ONLY; statements are not prepared
+    (the reads run inside DECLARE, which takes one query only, and a prepare costs a round trip)."""
+    dbapi_conn.read_only = True
+    dbapi_conn.prepare_threshold = None
 
 
 # Largest string or blob a read may build (randomblob(1e9) would allocate 1 GB).
@@ -387,7 +548,8 @@ _REFUSED_SQLSTATES = {"25006", "42501", "25001", "0A000"}
 
 @contextmanager
 def _translate(timeout: float, *, read: bool) -> Iterator[None]:
-    """Map driver errors onto the four outcomes a connector reports."""
+    """Map driver errors (through SQLAlchemy, or raised by psycopg directly) onto the
+    outcomes a connector reports."""
     from sqlalchemy import exc as sa_exc
 
     try:
@@ -395,38 +557,49 @@ def _translate(timeout: float, *, read: bool) -> Iterator[None]:
     except SqlProblem:
         raise
     except sa_exc.DBAPIError as exc:
-        orig = exc.orig
-        msg = _first_line(orig)
-        state = getattr(orig, "sqlstate", None)
-        lowered = msg.lower()
-        if state == "57014" or lowered == "interrupted":
-            raise SqlTimeout(
-                f"the statement ran longer than {timeout:g} s and was stopped; "
-                "narrow it (WHERE, LIMIT, fewer joins) and send it again"
-            ) from exc
-        if "multiple commands" in lowered or "one statement at a time" in lowered:
-            raise SqlRefused("send exactly one SQL statement per call (no `;` between statements)") from exc
-        if read and (
-            state in _REFUSED_SQLSTATES
-            or "not authorized" in lowered
-            or "readonly database" in lowered
-            or "read-only" in lowered
-        ):
-            raise SqlRefused(
-                f"sql_query is read-only and runs one SELECT statement; the database refused: {msg}. "
-                "Use sql_execute for changes"
-            ) from exc
-        if "not authorized" in lowered:
-            raise SqlRefused(
-                f"the database refused this statement ({msg}): sql_execute changes rows only "
-                "(INSERT/UPDATE/DELETE); schema changes, ATTACH, PRAGMA and transaction control are not allowed"
-            ) from exc
-        if isinstance(exc, sa_exc.OperationalError) and state and state.startswith("08"):
-            raise SqlUnavailable(f"lost the database connection ({msg}); try again later") from exc
-        if state == "42601" and read:
-            raise SqlFailed(f"{msg} (sql_query accepts one SELECT, WITH … SELECT or VALUES statement)") from exc
-        raise SqlFailed(msg) from exc
+        state = getattr(exc.orig, "sqlstate", None)
+        lost = isinstance(exc, sa_exc.OperationalError) and bool(state) and str(state).startswith("08")
+        _raise_driver_problem(exc.orig, exc, timeout, read=read, lost=lost)
     except sa_exc.StatementError as exc:  # e.g. a :name placeholder without a value
         raise SqlFailed(_first_line(exc.orig) if exc.orig else _first_line(exc)) from exc
     except sa_exc.ArgumentError as exc:
         raise SqlFailed(_first_line(exc)) from exc
+    except Exception as exc:
+        if not type(exc).__module__.startswith("psycopg"):
+            raise
+        import psycopg
+
+        lost = isinstance(exc, psycopg.OperationalError) and str(getattr(exc, "sqlstate", None) or "08").startswith("08")
+        _raise_driver_problem(exc, exc, timeout, read=read, lost=lost)
+
+
+def _raise_driver_problem(orig: BaseException | None, exc: BaseException, timeout: float, *, read: bool, lost: bool) -> None:
+    msg = _first_line(orig)
+    state = getattr(orig, "sqlstate", None)
+    lowered = msg.lower()
+    if state == "57014" or lowered == "interrupted":
+        raise SqlTimeout(_timeout_message(timeout)) from exc
+    if "multiple commands" in lowered or "one statement at a time" in lowered:
+        raise SqlRefused("send exactly one SQL statement per call (no `;` between statements)") from exc
+    if read and (
+        state in _REFUSED_SQLSTATES
+        or "not authorized" in lowered
+        or "readonly database" in lowered
+        or "read-only" in lowered
+    ):
+        raise SqlRefused(
+            f"sql_query is read-only and runs one SELECT statement; the database refused: {msg}. "
+            "Use sql_execute for changes"
+        ) from exc
+    if "not authorized" in lowered:
+        raise SqlRefused(
+            f"the database refused this statement ({msg}): sql_execute changes rows only "
+            "(INSERT/UPDATE/DELETE); schema changes, ATTACH, PRAGMA and transaction control are not allowed"
+        ) from exc
+    if state == "42501":
+        raise SqlRefused(f"the database refused this statement: {msg}") from exc
+    if lost:
+        raise SqlUnavailable(f"lost the database connection ({msg}); try again later") from exc
+    if state == "42601" and read:
+        raise SqlFailed(f"{msg} (sql_query accepts one SELECT, WITH … SELECT or VALUES statement)") from exc
+    raise SqlFailed(msg) from exc

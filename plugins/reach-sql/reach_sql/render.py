@@ -8,7 +8,9 @@ blobs as walls of text, so every such type gets one explicit rendering here:
 - dates, times, datetimes -> ISO 8601; intervals -> ISO 8601 durations (``"PT90S"``);
 - bytes -> ``{"bytes": size, "hex": first 32 bytes, "truncated": bool}``;
 - long text -> cut at ``max_chars`` with a ``"… [N more chars]"`` marker;
-- UUIDs, IP addresses, ranges and anything else -> ``str(value)``.
+- UUIDs, IP addresses, ranges and anything else -> ``str(value)``;
+- a value over the byte caps (a :class:`~reach_sql.pg_read.Cut`) -> its prefix
+  with a ``… [cut: N bytes]`` marker, or a sentence saying it was not sent.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ import math
 from decimal import Decimal
 from typing import Any
 
+from .pg_read import Cut
+
 _HEX_BYTES = 32
 
 
@@ -25,6 +29,8 @@ def render_value(value: Any, max_chars: int) -> Any:
     """One cell, recursively for arrays and JSON documents."""
     if value is None or isinstance(value, bool | int):
         return value
+    if isinstance(value, Cut):
+        return render_cut(value, max_chars)
     if isinstance(value, float):
         return value if math.isfinite(value) else str(value)
     if isinstance(value, str):
@@ -43,6 +49,16 @@ def render_value(value: Any, max_chars: int) -> Any:
     if isinstance(value, dict):
         return {str(k): render_value(v, max_chars) for k, v in value.items()}
     return clip_text(str(value), max_chars)
+
+
+def render_cut(cut: Cut, max_chars: int) -> Any:
+    """A value that was not sent whole: say so, with its size, so the model can ask for less."""
+    why = "too large to send" if cut.reason == "value" else "not sent: the result reached its size cap"
+    if isinstance(cut.prefix, str):
+        return f"{cut.prefix[:max_chars]}… [cut: the value holds {cut.size} bytes, {why}]"
+    if isinstance(cut.prefix, bytes | bytearray | memoryview):
+        return {"bytes": cut.size, "hex": bytes(cut.prefix[:_HEX_BYTES]).hex(), "truncated": True}
+    return f"[value of {cut.size} bytes {why}; select part of it, e.g. left(col::text, 200) or length(col)]"
 
 
 def clip_text(text: str, max_chars: int) -> str:

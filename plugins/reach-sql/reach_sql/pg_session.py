@@ -1,0 +1,147 @@
+"""Connection hygiene: stop a statement at its deadline, leave nothing behind.
+
+``statement_timeout`` alone is no guard: it is an ordinary setting, and a query
+can switch it off for itself (``set_config('statement_timeout', '0', true)``
+inside a ``UNION``). reach therefore also cancels from the client: a
+:class:`Watchdog` sends the protocol's CancelRequest (psycopg's
+``cancel_safe``) when the deadline passes. A cancel request needs no SQL
+privilege and does not depend on anything the query set. If it cannot be
+delivered, the connection's socket is shut down a moment later, so the worker
+thread returns; either way a connection that needed a cancel is discarded
+rather than pooled (a late cancel must not hit the next caller's statement).
+
+Pooled connections are shared between calls and agents, so after every call
+:func:`reset_session` rolls back and runs ``DISCARD ALL`` (advisory locks,
+temporary tables, prepared statements, ``SET`` values, ``LISTEN``, cursors).
+A connection that cannot be reset is discarded.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+from collections.abc import Callable
+from typing import Any
+
+# How long after a failed cancel the socket is shut down (the statement may end on its own).
+HARD_STOP_AFTER = 1.0
+
+
+class Watchdog:
+    """Calls ``cancel`` once when ``timeout`` seconds pass, unless stopped first.
+
+    ``fired`` tells the caller the connection saw a cancel (discard it);
+    ``failed`` that the cancel could not be delivered.
+    """
+
+    def __init__(self, cancel: Callable[[], None], timeout: float, hard_stop: Callable[[], None] | None = None) -> None:
+        self._cancel = cancel
+        self._hard_stop = hard_stop
+        self._lock = threading.Lock()
+        self._stopped = False
+        self.fired = False
+        self.failed = False
+        self._timer = threading.Timer(max(0.0, timeout), self.fire)
+        self._timer.daemon = True
+
+    def start(self) -> Watchdog:
+        self._timer.start()
+        return self
+
+    def fire(self) -> None:
+        """Cancel now (the deadline passed, or the awaiting call was abandoned)."""
+        with self._lock:  # held while cancelling: stop() waits, so no cancel lands after it
+            if self._stopped or self.fired:
+                return
+            self.fired = True
+            try:
+                self._cancel()
+            except Exception:  # noqa: BLE001 - whatever the driver raised, the fallback is the same
+                self.failed = True
+        if self.failed and self._hard_stop is not None:
+            later = threading.Timer(HARD_STOP_AFTER, self._stop_hard)
+            later.daemon = True
+            later.start()
+
+    def _stop_hard(self) -> None:
+        with self._lock:
+            if self._stopped or self._hard_stop is None:
+                return
+            try:
+                self._hard_stop()
+            except Exception:  # noqa: BLE001 - best effort; the connection is discarded anyway
+                pass
+
+    def stop(self) -> None:
+        """The statement ended: no cancel may be sent from now on."""
+        self._timer.cancel()
+        with self._lock:
+            self._stopped = True
+
+
+class Abort:
+    """Lets the async side cancel the statement a worker thread is running.
+
+    The connector creates one per call and fires it when the awaiting task is
+    cancelled (the core's deadline); the database operation attaches its
+    watchdog while a statement runs.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._watchdog: Watchdog | None = None
+        self.requested = False
+
+    def attach(self, watchdog: Watchdog | None) -> None:
+        with self._lock:
+            self._watchdog = watchdog
+            fire_now = self.requested and watchdog is not None
+        if fire_now and watchdog is not None:
+            watchdog.fire()
+
+    def fire(self) -> None:
+        with self._lock:
+            self.requested = True
+            watchdog = self._watchdog
+        if watchdog is not None:
+            watchdog.fire()
+
+
+def pg_cancel(raw: Any) -> Callable[[], None]:
+    """The driver's out-of-band cancel for a psycopg 3 connection."""
+    cancel_safe = getattr(raw, "cancel_safe", None)
+    if cancel_safe is not None:
+        return lambda: cancel_safe(timeout=2.0)
+    return raw.cancel  # type: ignore[no-any-return]
+
+
+def pg_hard_stop(raw: Any) -> Callable[[], None]:
+    """Shut the connection's socket down so a blocked read returns (the pool then drops it)."""
+
+    def stop() -> None:
+        fd = raw.pgconn.socket
+        sock = socket.socket(fileno=os.dup(fd))
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        finally:
+            sock.close()
+
+    return stop
+
+
+def reset_session(raw: Any) -> bool:
+    """Roll back and ``DISCARD ALL``; False when the connection must not be pooled again."""
+    try:
+        if raw.closed or raw.broken:
+            return False
+        raw.rollback()
+        autocommit = raw.autocommit
+        raw.autocommit = True
+        try:
+            raw.execute("DISCARD ALL", prepare=False)
+        finally:
+            raw.autocommit = autocommit
+        return True
+    except Exception:  # noqa: BLE001 - any failure here means the session state is unknown
+        return False
