@@ -220,13 +220,20 @@ def _guardrails_demo(as_json: bool, lang: str, approve: bool | None, data_dir: s
             ]
         )
 
+    refused: set[str] = set()  # tools refused for their arguments, until a call of them passes
+
     def step(s: Any) -> None:
         if trace is None:
             return
         if s.index == 1:
             trace._line(f"tools offered  {', '.join(s.tools_offered)}", "dim")
+        calls = {c.get("id"): c["function"]["arguments"] for c in s.tool_calls}
         for result in s.results:
-            mark, text = explain(result, decided)
+            mark, text = explain(result, decided, calls.get(result.call_id), corrected=result.name in refused)
+            if result.error is not None and result.error.code == "invalid_arguments":
+                refused.add(result.name)
+            elif result.ok:
+                refused.discard(result.name)
             style = {"✓": "green", "↻": "cyan", "~": "yellow"}.get(mark, "red")
             trace._line(f"  {mark} step {s.index} · {text}", style)
         if s.error:

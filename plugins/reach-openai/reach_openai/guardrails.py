@@ -417,9 +417,18 @@ async def run_guardrails(
         weather.close()
 
 
-def explain(result: ToolResult, decisions: list[tuple[dict[str, Any], Decision]]) -> tuple[str, str]:
-    """``(mark, line)``: what reach did with one call, and why, in one line."""
-    name = result.name
+def explain(
+    result: ToolResult,
+    decisions: list[tuple[dict[str, Any], Decision]],
+    arguments: str | None = None,
+    *,
+    corrected: bool = False,
+) -> tuple[str, str]:
+    """``(mark, line)``: what reach did with one call (sent with ``arguments``), and why, in one line.
+
+    ``corrected``: the same tool was refused for its arguments earlier in the run.
+    """
+    name = result.name + (f" {_short(arguments, 60)}" if arguments else "")
     err = result.error
     attempts = int(result.meta.get("attempts") or 0)
     if result.meta.get("fallback"):
@@ -428,11 +437,14 @@ def explain(result: ToolResult, decisions: list[tuple[dict[str, Any], Decision]]
                      f"reach gave the model the tool's fallback instead: {_short(result.content)}")
     if err is None:
         if result.meta.get("approved") or result.meta.get("confirmation_id"):
-            return "✓", f"{name}: a person approved it, so reach ran exactly that call once: {_short(result.content)}"
+            return "✓", f"{name}: a person approved it, so reach ran exactly that call once: {_gist(result.content)}"
         if attempts > 1:
             return "↻", (f"{name}: the weather service failed (503) and reach retried {attempts - 1}× "
-                         f"because {name} is a read, safe to repeat; attempt {attempts} answered")
-        return "✓", f"{name}: checked against its schema and policy, ran: {_short(result.content)}"
+                         f"because {result.name} is a read, safe to repeat; attempt {attempts} answered")
+        if corrected:
+            return "✓", (f"{name}: the model resent the call corrected from reach's message; "
+                         f"it passed the schema and ran: {_gist(result.content)}")
+        return "✓", f"{name}: passed the schema and the agent's policy, ran: {_gist(result.content)}"
     if err.code == "invalid_arguments":
         return "✗", f"{name}: refused before any request, the arguments do not fit the schema: {err.message}"
     if err.code == "denied" and result.meta.get("confirmation_id"):
@@ -451,6 +463,16 @@ def explain(result: ToolResult, decisions: list[tuple[dict[str, Any], Decision]]
 
 def _decision_for(cid: str, decisions: list[tuple[dict[str, Any], Decision]]) -> Decision | None:
     return next((d for e, d in decisions if e.get("confirmation_id") == cid), None)
+
+
+def _gist(value: Any) -> str:
+    """A result in a few words: a dict's short scalar fields (``temperature 21 °C``), else its JSON."""
+    if isinstance(value, dict):
+        fields = [f"{k} {json.dumps(v) if isinstance(v, bool) else v}" for k, v in value.items()
+                  if isinstance(v, str | int | float | bool) and len(str(v)) <= 20][:6]
+        if fields:
+            return ", ".join(fields)
+    return _short(value, 80)
 
 
 def _short(value: Any, limit: int = 110) -> str:

@@ -71,7 +71,9 @@ def test_reach_demo_command_json(tmp_path):
 def test_reach_demo_command_says_a_scripted_model_answers(tmp_path):
     from reach_core.cli import cli
 
-    out = CliRunner().invoke(cli, ["demo", "--lang", "zh", "--data-dir", str(tmp_path / "d")])
+    out = CliRunner().invoke(
+        cli, ["demo", "--scenario", "run", "--lang", "zh", "--data-dir", str(tmp_path / "d")]
+    )
     assert out.exit_code == 0, out.output
     text = out.output
     assert "A scripted model is answering" in text
