@@ -14,6 +14,17 @@
 # and SELECT; the reader's transactions are read-only by default and it cannot
 # create temporary tables or run programs (COPY ... TO PROGRAM needs
 # superuser or pg_execute_server_program, which it never gets).
+#
+# Neither role may signal other sessions or keep state on a pooled connection:
+# EXECUTE on pg_terminate_backend, pg_cancel_backend, pg_notify and every
+# advisory-lock function is revoked from PUBLIC in the database (function rights
+# are per database), and set_config too, so a read cannot switch its own
+# statement_timeout off. The owner gets back only pg_advisory_xact_lock(bigint),
+# which reach's own PostgreSQL store (reach_core.store_pg) uses, and set_config.
+# Role defaults bound what a lost client leaves running: statement_timeout and
+# idle_in_transaction_session_timeout for the reader, and
+# client_connection_check_interval (a query whose client went away is stopped)
+# for both. See docs/plugins/reach-sql.md.
 set -euo pipefail
 
 PORT="${REACH_PG_PORT:-54329}"
@@ -85,6 +96,10 @@ BEGIN
 END
 \$\$;
 ALTER ROLE $READER SET default_transaction_read_only = on;
+ALTER ROLE $READER SET statement_timeout = '30s';
+ALTER ROLE $READER SET idle_in_transaction_session_timeout = '60s';
+ALTER ROLE $READER SET client_connection_check_interval = '1s';
+ALTER ROLE $OWNER SET client_connection_check_interval = '1s';
 SQL
 
 if [ -z "$(psql_super -d postgres -c "SELECT 1 FROM pg_database WHERE datname = '$DB'")" ]; then
@@ -100,6 +115,21 @@ REVOKE CREATE ON SCHEMA public FROM PUBLIC;
 GRANT USAGE ON SCHEMA public TO $READER;
 GRANT SELECT ON ALL TABLES IN SCHEMA public TO $READER;
 ALTER DEFAULT PRIVILEGES FOR ROLE $OWNER IN SCHEMA public GRANT SELECT ON TABLES TO $READER;
+DO \$\$
+DECLARE f regprocedure;
+BEGIN
+  FOR f IN
+    SELECT p.oid::regprocedure FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+    WHERE n.nspname = 'pg_catalog'
+      AND (p.proname IN ('pg_terminate_backend', 'pg_cancel_backend', 'pg_notify', 'set_config')
+           OR p.proname ~ '^pg_(try_)?advisory_')
+  LOOP
+    EXECUTE format('REVOKE EXECUTE ON FUNCTION %s FROM PUBLIC', f);
+  END LOOP;
+END
+\$\$;
+GRANT EXECUTE ON FUNCTION pg_catalog.pg_advisory_xact_lock(bigint) TO $OWNER;
+GRANT EXECUTE ON FUNCTION pg_catalog.set_config(text, text, boolean) TO $OWNER;
 SQL
 
 echo "export REACH_TEST_POSTGRES_URL=postgresql+psycopg://$OWNER:$OWNER_PW@127.0.0.1:$PORT/$DB"
