@@ -1,0 +1,246 @@
+"""No search can freeze reach: the event loop keeps beating, the call ends by its deadline,
+and every walk stops at its entry budget, its depth limit and its clock.
+
+A heartbeat task runs next to each search and records the gaps between its
+beats. With the old regex matcher, ``**/**/.../zz`` over a 26-deep tree held the
+GIL inside one ``re`` call for minutes: no beat, no deadline. Assertions are on
+the gaps and on the answer arriving, with generous margins, never on speed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import resource
+import time
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+import reach_files.plugin
+
+from reach_core import InvalidArguments, Reach
+
+DEEP = "/".join(["node_modules"] * 26)
+MAX_GAP = 0.75  # seconds between heartbeats (each beat asks for 5 ms); a stalled loop shows many seconds
+
+
+def _reach(tmp_path: Path, timeout: float, **settings: Any) -> Reach:
+    root = tmp_path / "root"
+    root.mkdir(exist_ok=True)
+    config = {
+        "reach": {"data_dir": str(tmp_path / "data")},
+        "plugins": {"reach-files": {"roots": [str(root)], **settings}},
+        "connectors": {"search_files": {"timeout": timeout}, "list_dir": {"timeout": timeout}},
+    }
+    return Reach(config, plugins=[("reach-files", reach_files.plugin)], strict=True)
+
+
+async def _with_heartbeat(reach: Reach, tool: str, args: dict[str, Any]) -> tuple[Any, list[float], float]:
+    gaps: list[float] = []
+    stop = asyncio.Event()
+
+    async def beat() -> None:
+        last = time.monotonic()
+        while not stop.is_set():
+            await asyncio.sleep(0.005)
+            now = time.monotonic()
+            gaps.append(now - last)
+            last = now
+
+    task = asyncio.create_task(beat())
+    await asyncio.sleep(0.02)
+    started = time.monotonic()
+    result = await reach.invoke(tool, args)
+    elapsed = time.monotonic() - started
+    stop.set()
+    await task
+    return result, gaps, elapsed
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 26-deep node_modules chain (written through write_file) and a wide tree of long names."""
+    base = tmp_path_factory.mktemp("stall")
+    reach = _reach(base, 15)
+    for leaf in ("zz", "zy", "a" * 200 + "b"):
+        r = asyncio.run(reach.invoke("write_file", {"path": f"{DEEP}/{leaf}", "content": "needle\n"}))
+        assert r.ok, r.error
+    root = base / "root"
+    for d in range(40):
+        folder = root / "wide" / f"pkg{d:02}" / "lib"
+        folder.mkdir(parents=True)
+        for f in range(60):
+            (folder / ("a" * 180 + f"{f:03}")).write_text("haystack line\n" * 20)
+    return base
+
+
+CATASTROPHIC = [
+    "**/" * 12 + "zz",
+    "**/" * 40 + "zz",
+    "**/*/" * 12 + "zz",
+    "**/?*/**/*?/" * 5 + "zz",
+    "*a" * 13 + "*b",
+    "*a" * 100 + "*b",
+    "*?" * 60 + "b",
+    "*[ab]" * 40 + "*c",
+    "**/" + "*a" * 40 + "*c",
+    "**/**/**/node_modules/**/**/" + "*a" * 30 + "*b",
+    "wide/**/lib/" + "*a*a" * 30 + "*9",
+]
+
+
+@pytest.mark.parametrize("pattern", CATASTROPHIC, ids=lambda p: f"{p[:16]}..x{len(p)}")
+@pytest.mark.parametrize("text", [None, "needle"])
+async def test_catastrophic_search_keeps_the_loop_beating(tree: Path, pattern: str, text: str | None) -> None:
+    timeout = 3.0
+    reach = _reach(tree, timeout)
+    args: dict[str, Any] = {"pattern": pattern}
+    if text:
+        args["text"] = text
+    r, gaps, elapsed = await _with_heartbeat(reach, "search_files", args)
+    assert r.ok or r.error.code == "timeout", r.error  # linear matching usually just answers
+    assert len(gaps) >= 2 and max(gaps) < MAX_GAP, f"the event loop stalled for {max(gaps):.2f} s"
+    assert elapsed < timeout + 2.0  # the answer arrived by the deadline (with slack for a loaded machine)
+    if r.ok and not r.content.get("truncated"):
+        found = r.content["files" if text is None else "matches"]
+        for hit in found:
+            assert hit["path"].startswith(("node_modules/", "wide/", "a"))
+
+
+async def test_the_26_deep_match_is_found(tree: Path) -> None:
+    reach = _reach(tree, 5)
+    r, gaps, _ = await _with_heartbeat(reach, "search_files", {"pattern": "**/" * 12 + "zz"})
+    assert r.ok and r.content["files"] == [{"path": f"{DEEP}/zz", "size": 7}]
+    assert max(gaps) < MAX_GAP
+
+
+@pytest.mark.parametrize("timeout", [0.05, 0.1, 0.3])
+@pytest.mark.parametrize("pattern", ["**/*", "*a" * 40 + "*9", "**/" * 20 + "lib/*"])
+async def test_a_short_deadline_stops_the_walk(tree: Path, timeout: float, pattern: str) -> None:
+    """Reading every file of the wide tree takes longer than these deadlines: the walk
+    stops at its clock, and the model gets what was found (or ``timeout``), on time."""
+    reach = _reach(tree, timeout, max_search_files=100_000, max_search_results=50)
+    r, gaps, elapsed = await _with_heartbeat(reach, "search_files", {"pattern": pattern, "text": "absent"})
+    assert max(gaps) < MAX_GAP
+    assert elapsed < timeout + 1.5
+    if r.ok:
+        assert r.content["matches"] == []
+        if r.content.get("truncated"):
+            assert "time limit" in r.content["note"]
+    else:
+        assert r.error.code == "timeout"
+
+
+async def test_many_catastrophic_searches_at_once(tree: Path) -> None:
+    reach = _reach(tree, 3.0)
+    gaps: list[float] = []
+    stop = asyncio.Event()
+
+    async def beat() -> None:
+        last = time.monotonic()
+        while not stop.is_set():
+            await asyncio.sleep(0.005)
+            now = time.monotonic()
+            gaps.append(now - last)
+            last = now
+
+    task = asyncio.create_task(beat())
+    calls = [{"id": f"c{i}", "name": "search_files", "arguments": {"pattern": p, "text": "needle"}}
+             for i, p in enumerate(CATASTROPHIC)]
+    results = await reach.invoke_many(calls)
+    stop.set()
+    await task
+    assert all(r.ok or r.error.code == "timeout" for r in results)
+    assert max(gaps) < MAX_GAP
+
+
+# -- the budget, directly: deterministic, no clock races ----------------------------------
+
+
+def _connector(tmp_path: Path, **settings: Any) -> Any:
+    return _reach(tmp_path, 15, **settings).get("search_files")
+
+
+def test_a_passed_deadline_stops_the_walk_at_once(tree: Path) -> None:
+    search = _connector(tree)
+    ctx = SimpleNamespace(deadline=time.monotonic() - 1, tool=None)
+    out = search.execute({"pattern": "**/" * 12 + "zz"}, ctx)
+    assert out["truncated"] is True and "time limit" in out["note"] and out["files"] == []
+
+
+@pytest.mark.parametrize("budget", [1, 10, 100, 1000])
+def test_the_entry_budget_stops_the_walk(tree: Path, budget: int) -> None:
+    search = _connector(tree, max_search_entries=budget)
+    out = search.execute({"pattern": "*.nothing"}, None)
+    assert out["truncated"] is True and f"{budget} folder entries" in out["note"]
+    assert out["files"] == []
+
+
+def test_list_dir_stops_at_the_entry_budget(tree: Path) -> None:
+    listing = _reach(tree, 15, max_search_entries=7).get("list_dir")
+    out = listing.execute({"path": "wide/pkg00/lib"}, None)
+    assert len(out["entries"]) == 7 and "truncated" in out["note"] and "7 folder entries" in out["note"]
+
+
+@pytest.mark.parametrize("depth", [1, 5, 25])
+def test_the_depth_limit_is_said_not_silent(tree: Path, depth: int) -> None:
+    search = _connector(tree, max_search_depth=depth)
+    out = search.execute({"pattern": "**/zz"}, None)
+    assert out["files"] == [] and out["truncated"] is True
+    assert f"more than {depth} levels" in out["note"] and "`path`" in out["note"]
+    # and the way round it works: start deeper
+    out = search.execute({"pattern": "**/zz", "path": DEEP}, None)
+    assert out["files"] == [{"path": f"{DEEP}/zz", "size": 7}]
+
+
+def _remove_chain(parent: Path, name: str = "d") -> None:
+    """Remove a chain parent/d/d/.../d without recursion (pytest's rmtree recurses once per level):
+    move the second level up over the first, one level at a time."""
+    top, tmp = parent / name, parent / f"{name}.unchain"
+    while top.is_dir():
+        for entry in top.iterdir():
+            if entry.name != name:
+                entry.unlink()
+        if (top / name).is_dir():
+            (top / name).rename(tmp)
+            top.rmdir()
+            tmp.rename(top)
+        else:
+            top.rmdir()
+
+
+async def test_a_tree_deeper_than_python_recursion_is_walked(tmp_path: Path) -> None:
+    """The old walk (os.fwalk) recursed once per level and crashed near 1000 levels."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    levels = 1100  # the walk keeps one descriptor per level of the current path
+    if soft < levels + 200 and (hard == resource.RLIM_INFINITY or hard >= levels + 200):
+        resource.setrlimit(resource.RLIMIT_NOFILE, (levels + 200, hard))
+    reach = _reach(tmp_path, 15, max_search_depth=2000)
+    root = tmp_path / "root"
+    fd = os.open(str(root), os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        try:
+            for _ in range(levels):
+                os.mkdir("d", dir_fd=fd)
+                nfd = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+                os.close(fd)
+                fd = nfd
+            os.close(os.open("zz", os.O_WRONLY | os.O_CREAT, dir_fd=fd))
+        finally:
+            os.close(fd)
+        r, gaps, _ = await _with_heartbeat(reach, "search_files", {"pattern": "**/zz"})
+        assert r.ok, r.error
+        assert len(r.content["files"]) == 1 and r.content["files"][0]["path"] == "d/" * levels + "zz"
+        assert max(gaps) < MAX_GAP
+    finally:
+        _remove_chain(root)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def test_direct_calls_check_numbers_too(tree: Path) -> None:
+    search = _connector(tree)
+    for bad in (0, -1, 51, 1e30, float("nan"), float("inf"), 2.5, True, "5"):
+        with pytest.raises(InvalidArguments):
+            search.execute({"pattern": "*", "max_results": bad}, None)
