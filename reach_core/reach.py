@@ -23,6 +23,7 @@ from .pins import PinStore
 from .pipeline import invoke as _invoke
 from .plugins import PluginInfo, PluginNames, load_plugins, new_manager
 from .policy import Policy
+from .redact import Redactor
 from .result import ToolResult
 from .streaming import invoke_stream as _invoke_stream
 from .streaming import prepare_connector
@@ -88,6 +89,8 @@ class Reach:
         self._pins: PinStore | None = None
         self._delegation: Any = None
         self._logger: Any = None
+        # Masks secrets in the core's log events; plugins add rules (reach-audit shares it).
+        self.redactor = Redactor()
         self._log_calls = cfg.reach.log_calls
         self._log_info = False  # decided in start(): is the per-call info event wanted at all?
         self._setup()
@@ -235,8 +238,9 @@ class Reach:
         config on every call) and created on first use (importing structlog costs start-up time)."""
         if self._logger is None:
             from .logs import get_logger
+            from .redact import RedactingLogger
 
-            self._logger = get_logger()
+            self._logger = RedactingLogger(get_logger(), self.redactor)
         return self._logger
 
     async def start(self) -> None:

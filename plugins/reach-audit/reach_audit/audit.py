@@ -36,7 +36,7 @@ class Audit:
     def __init__(self, reach: Any, settings: AuditSettings | None = None) -> None:
         self.settings = settings or AuditSettings()
         s = self.settings
-        self.redactor = Redactor(s.redact_keys, s.redact_patterns)
+        self.redactor = _shared_redactor(reach, s)
         self._reach = weakref.ref(reach)
         self._store: Store | None = None
         self.events = EventLog(s.log, self.redactor)
@@ -128,6 +128,16 @@ class Audit:
                     self.spans.record(item, row)
                 except Exception as exc:  # telemetry must never cost a record
                     log.warning("reach-audit: span failed: %r", exc)
+
+
+def _shared_redactor(reach: Any, settings: AuditSettings) -> Redactor:
+    """The Reach's own redactor (also used by the core's log events), with this plugin's
+    ``redact_keys``/``redact_patterns`` added; a private one for a Reach that has none."""
+    redactor = getattr(reach, "redactor", None)
+    if not isinstance(redactor, Redactor):
+        return Redactor(settings.redact_keys, settings.redact_patterns)
+    redactor.add(keys=settings.redact_keys, patterns=settings.redact_patterns)
+    return redactor
 
 
 class _LazyStore:

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from .chain import GENESIS, link_hash
-from .record import iso
+from .record import exact_ts, iso
 from .stats import AuditStats, Since, compute, parse_since, query
 from .storage import COLUMNS, COMPONENT, MIGRATIONS, TABLE
 
@@ -126,8 +126,16 @@ class VerifyReport:
 _INDEXED = ("kind", "agent", "tool", "status", "elapsed_ms", "run_id", "call_id")
 
 
-def _check_row(row: tuple, prev: str) -> tuple[str, str | None]:
-    """Return (this row's expected hash, reason it is broken or None)."""
+def _check_row(row: tuple, prev: str, numbered: bool) -> tuple[str, str | None]:
+    """Return (this row's expected hash, the reason it is broken or None).
+
+    Every column is checked: ``record`` and ``hash`` by the link; ``seq`` and ``ts``
+    against the hashed record (its ``seq``, and the exact float of its ``ts``); the
+    other columns must equal the record's fields exactly, whatever their value.
+    Records written before ``seq`` was hashed (none has it) are checked as they
+    were then: every column but ``seq``, ``ts`` to the microsecond. Once one
+    numbered record was seen, every later one must be numbered too.
+    """
     seq, ts, *cols = row[:9]
     text, stored = row[9], row[10]
     expected = link_hash(prev, text)
@@ -139,18 +147,31 @@ def _check_row(row: tuple, prev: str) -> tuple[str, str | None]:
         record = json.loads(text)
     except ValueError:
         return expected, "record is not valid JSON"
+    if not isinstance(record, dict):
+        return expected, "record is not a JSON object"
     for name, value in zip(_INDEXED, cols, strict=True):
-        if record.get(name) != value and not (name == "agent" and value == "default"):
-            return expected, f"column {name!r} ({value!r}) differs from the hashed record ({record.get(name)!r})"
-    if iso(ts) != record.get("ts"):
+        held = record.get(name)
+        if held != value or type(held) is not type(value) and not _same_number(held, value):
+            return expected, f"column {name!r} ({value!r}) differs from the hashed record ({held!r})"
+    if "seq" in record or numbered:
+        if type(record.get("seq")) is not int or record["seq"] != seq or type(seq) is not int:
+            return expected, f"column 'seq' ({seq!r}) differs from the hashed record ({record.get('seq')!r})"
+        if not isinstance(ts, float) or ts != exact_ts(ts):
+            return expected, f"column 'ts' ({ts!r}) is not the instant of the hashed record"
+    if not isinstance(ts, int | float) or isinstance(ts, bool) or iso(ts) != record.get("ts"):
         return expected, "column 'ts' differs from the hashed record"
     return expected, None
+
+
+def _same_number(a: Any, b: Any) -> bool:
+    """A REAL column read back as int (SQLite stores 2.0 as REAL but a store may give 2)."""
+    return all(isinstance(x, int | float) and not isinstance(x, bool) for x in (a, b))
 
 
 def verify_sync(store: Any) -> VerifyReport:
     """Recompute every link from the first record; stop at the first broken one."""
     ensure_schema_sync(store)
-    prev, checked, last = GENESIS, 0, 0
+    prev, checked, last, numbered = GENESIS, 0, 0, False
     while True:
         rows = store.fetchall_sync(
             f"SELECT {COLUMNS} FROM {TABLE} WHERE seq > ? ORDER BY seq LIMIT ?", (last, CHUNK)
@@ -158,9 +179,10 @@ def verify_sync(store: Any) -> VerifyReport:
         if not rows:
             return VerifyReport(ok=True, checked=checked, head=prev)
         for row in rows:
-            expected, reason = _check_row(row, prev)
+            expected, reason = _check_row(row, prev, numbered)
             if reason is not None:
                 return VerifyReport(ok=False, checked=checked, head=prev, broken_at=row[0], reason=reason)
+            numbered = numbered or '"seq":' in row[9] and "seq" in json.loads(row[9])
             prev = expected
             checked += 1
         last = rows[-1][0]

@@ -78,8 +78,8 @@ class Row:
     """A built record ready for the chain: the canonical JSON plus indexed columns."""
 
     record: dict[str, Any]
-    canonical: str
-    ts: float
+    canonical: str  # set with ``seq`` when the row is chained
+    ts: float  # exactly the instant ``record["ts"]`` names (see exact_ts)
     kind: str
     agent: str | None
     tool: str | None
@@ -88,6 +88,7 @@ class Row:
     run_id: str | None
     call_id: str | None
     hash: str | None = None  # set when the row is chained
+    seq: int | None = None  # its position in the log, set (and hashed) when the row is chained
 
 
 _SECOND: list[Any] = [None, ""]
@@ -106,6 +107,19 @@ def iso(ts: float) -> str:
         _SECOND[1] = datetime.fromtimestamp(whole, UTC).strftime("%Y-%m-%dT%H:%M:%S")
         _SECOND[0] = whole
     return f"{_SECOND[1]}.{micros:06d}Z"
+
+
+def exact_ts(ts: float) -> float:
+    """The one float for the microsecond ``iso(ts)`` names: what the ``ts`` column holds.
+
+    The column is then bound to the hashed record exactly: ``verify`` accepts a
+    column value only when it is this canonical float of the record's ``ts``.
+    """
+    whole = int(ts)
+    micros = round((ts - whole) * 1e6)
+    if micros >= 1_000_000:
+        whole, micros = whole + 1, micros - 1_000_000
+    return whole + micros / 1_000_000
 
 
 def _rough_size(value: Any, budget: int) -> int:
@@ -224,9 +238,11 @@ def build_call(c: Captured, redactor: Redactor, cap: int) -> dict[str, Any]:
         record["parent_run_id"] = c.parent_run_id
     call_id = _call_id_of(call, result)
     if call_id is not None:
-        record["call_id"] = call_id
+        record["call_id"] = redactor.text(call_id) if type(call_id) is str else call_id
     record["agent"] = c.agent or "default"
-    record["tool"] = _name_of(call, tool, result)
+    name = _name_of(call, tool, result)
+    # an unknown tool's name is whatever the model sent, a pasted secret included
+    record["tool"] = redactor.text(name) if tool is None and type(name) is str else name
     if tool is not None:
         record["plugin"] = getattr(tool, "plugin", None)
         record["risk"] = getattr(tool, "risk", None)
@@ -237,7 +253,7 @@ def build_call(c: Captured, redactor: Redactor, cap: int) -> dict[str, Any]:
     if meta.get("fallback"):
         record["fallback"] = True
     if c.idempotency_key is not None:
-        record["idempotency_key"] = c.idempotency_key
+        record["idempotency_key"] = redactor.text(c.idempotency_key)
     args = _arguments_of(call)
     if args is not None:
         record["args"] = summarise(args, redactor, cap)
@@ -332,7 +348,7 @@ def build_step(c: Captured, redactor: Redactor, cap: int) -> dict[str, Any]:
         "step": _get(step, "index", _get(step, "step")),
         "model": c.model,
         "offered": _tool_names(offered),
-        "called": _tool_names(_get(step, "tool_calls")),
+        "called": [redactor.text(n) for n in _tool_names(_get(step, "tool_calls"))],
         "tool_choice": _get(step, "tool_choice") if isinstance(_get(step, "tool_choice"), str) else None,
         "tokens": usage_of(step),
         "model_ms": round(float(model_ms), 3) if model_ms is not None else None,
@@ -380,8 +396,8 @@ def build_row(c: Captured, redactor: Redactor, cap: int) -> Row:
         }
     return Row(
         record=record,
-        canonical=canonical_json(record),
-        ts=c.ts,
+        canonical="",
+        ts=exact_ts(c.ts),
         kind=record["kind"],
         agent=record.get("agent"),
         tool=record.get("tool"),

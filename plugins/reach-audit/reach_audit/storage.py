@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Protocol
 
-from .chain import GENESIS, link_hash
+from .chain import GENESIS, canonical_json, link_hash
 from .record import Row
 
 TABLE = "audit_log"
@@ -49,8 +49,8 @@ SQLITE_APPEND_ONLY = (
 )
 
 INSERT = (
-    f"INSERT INTO {TABLE} (ts, kind, agent, tool, status, elapsed_ms, run_id, call_id, record, hash)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    f"INSERT INTO {TABLE} (seq, ts, kind, agent, tool, status, elapsed_ms, run_id, call_id, record, hash)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 COLUMNS = "seq, ts, kind, agent, tool, status, elapsed_ms, run_id, call_id, record, hash"
 
@@ -202,17 +202,24 @@ def _landed(conn: sqlite3.Connection, rows: list[Row], head_seq: int) -> bool:
     return found is not None
 
 
-def chain(rows: list[Row], prev: str) -> list[tuple[Any, ...]]:
-    """Hash ``rows`` as the continuation of ``prev`` and return their INSERT parameters.
+def chain(rows: list[Row], prev: str, prev_seq: int) -> list[tuple[Any, ...]]:
+    """Number and hash ``rows`` as the continuation of ``(prev_seq, prev)``; return their
+    INSERT parameters.
 
-    Pure Python work; the writer does it on the event loop, in slices, so the store
-    thread only runs SQLite (which releases the GIL) and never makes the loop wait.
+    Each record holds its own ``seq``, so every column of a row is bound by the hash
+    (the others are copies of record fields that ``verify`` compares). Pure Python
+    work; the writer does it on the event loop, in slices, so the store thread only
+    runs SQLite (which releases the GIL) and never makes the loop wait.
     """
     params = []
     for row in rows:
+        prev_seq += 1
+        row.seq = row.record["seq"] = prev_seq
+        row.canonical = canonical_json(row.record)
         prev = row.hash = link_hash(prev, row.canonical)
         params.append(
             (
+                prev_seq,
                 row.ts,
                 row.kind,
                 row.agent,
@@ -256,6 +263,6 @@ def append_rows(
         return len(params), rows[-1].hash  # type: ignore[return-value]
     if head is not None and rows[-1].hash is not None and _landed(conn, rows, head[0]):
         return 0, head_hash  # an earlier attempt committed them (its caller was cancelled)
-    fresh = chain(rows, head_hash)
+    fresh = chain(rows, head_hash, int(head[0]) if head else 0)
     conn.executemany(INSERT, fresh)
     return len(fresh), fresh[-1][-1]

@@ -60,6 +60,7 @@ class AuditWriter:
         # retry sends the same rows and append_rows can tell if they already landed.
         self._inflight: tuple[Any, ...] | None = None  # (items, rows, params, expected head)
         self._head: str | None = None  # hash of the last row this writer saw committed
+        self._head_seq = 0  # ... and its seq
         self.last_error: BaseException | None = None
 
     # -- hot path -----------------------------------------------------------
@@ -137,7 +138,7 @@ class AuditWriter:
             if self._inflight is None:
                 batch = self._pending[: self.batch_size]
                 expected = self._head
-                items, rows, params = await self._build(batch, expected)
+                items, rows, params = await self._build(batch, expected, self._head_seq)
                 self._inflight = (items, rows, params, expected)
             items, rows, params, expected = self._inflight
             if not self._schema_ready:
@@ -156,6 +157,8 @@ class AuditWriter:
     def _committed(self, items: list[Captured], rows: list[Row]) -> None:
         """Only now drop the records from pending: a failed commit keeps them."""
         self._inflight = None
+        if rows and rows[-1].seq is not None:
+            self._head_seq = rows[-1].seq
         del self._pending[: len(rows)]
         self._written += len(rows)
         self._resolve_waiters()
@@ -183,7 +186,7 @@ class AuditWriter:
         return written
 
     async def _build(
-        self, batch: list[Any], prev: str | None
+        self, batch: list[Any], prev: str | None, prev_seq: int = 0
     ) -> tuple[list[Captured], list[Row], list[tuple[Any, ...]] | None]:
         """Build (and, when the head of the chain is known, hash) rows on the loop in
         slices, yielding between them.
@@ -201,8 +204,8 @@ class AuditWriter:
             part = [build_row(item, self.redactor, self.summary_chars) for item in items[start : start + BUILD_SLICE]]
             rows.extend(part)
             if params is not None and prev is not None:
-                params.extend(chain(part, prev))
-                prev = part[-1].hash
+                params.extend(chain(part, prev, prev_seq))
+                prev, prev_seq = part[-1].hash, prev_seq + len(part)
         return items, rows, params
 
     def _resolve_waiters(self) -> None:

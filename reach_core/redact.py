@@ -1,0 +1,479 @@
+"""Secret redaction: the one function the core's log events and reach-audit share.
+
+Three nets, because any one alone leaks:
+
+* **key names** catch structured secrets whatever their shape (``{"db_pass": ...}``,
+  ``headers["X-Auth-Token"]``, ``cardPin``): a key is normalised (Unicode
+  compatibility forms, look-alike letters, case, separators, camelCase) and cut
+  into words; a word of the secret families (``password``, ``pw``, ``pin``,
+  ``key``, ``token``, ``auth``, ``session``, ...), alone or as the tail of a
+  run-together word (``dbpass``, ``xauth``), marks it secret.
+* **structure in text**: ``name=value`` / ``"name": "value"`` / ``--name value`` /
+  ``<name>value</name>`` pairs decided by the same key rule, the password of any
+  URL's userinfo, ``Authorization:``/``Cookie:`` header lines, ``.pgpass`` and
+  ``.netrc`` lines, ``curl -u user:pass``, ``mysql -pX``.
+* **shapes and phrases**: "my password is ...", ``Bearer ...``, AWS keys, JWTs,
+  ``sk-...`` API keys, PEM private key blocks.
+
+Each :class:`~reach_core.Reach` owns one :class:`Redactor` (``reach.redactor``);
+a plugin adds its own rules to it (``reach.redactor.add(keys=..., patterns=...)``),
+so the core's log events and the audit trail mask the same things. Redaction by
+key name is exact; redaction of free text is best effort, and errs towards
+masking too much.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import orjson
+
+__all__ = ["MASK", "Redactor"]
+
+MASK = "[REDACTED]"
+
+# -- key names ---------------------------------------------------------------
+# A key word (lower case) that is a secret by itself, or in the plural.
+SECRET_WORDS: frozenset[str] = frozenset({
+    "password", "passwd", "passwort", "passphrase", "passcode", "pass", "pwd", "pw", "pword", "passw",
+    "pin", "pincode", "secret", "token", "key", "apikey", "accesskey", "privatekey", "secretkey",
+    "auth", "authn", "authz", "authentication", "authorization", "authorisation", "credential", "cred",
+    "creds", "cookie", "session", "sessionid", "sid", "sig", "signature", "jwt", "bearer", "otp", "totp",
+    "mfa", "ssn", "cvv", "cvc", "cvv2", "iban", "dsn", "connstr", "connectionstring",
+    "nonce", "csrf", "xsrf", "hmac", "privkey", "secrets", "tokens", "keys", "passwords", "cookies",
+})
+# A word holding one of these anywhere is secret (they do not occur inside innocent words).
+SECRET_PARTS: tuple[str, ...] = (
+    "password", "passwd", "passphrase", "passcode", "secret", "apikey", "accesskey", "privatekey",
+    "authorization", "authorisation", "authentication", "credential", "cookie", "sessionid", "sessionkey",
+    "sessiontoken", "signature", "token", "bearer", "jwt",
+)
+# Run-together words ending in one of these are secret: dbpass, cardpin, userpw, xauth, sshkey.
+SECRET_TAILS: tuple[str, ...] = (
+    "pass", "pwd", "pw", "pin", "key", "auth", "sig", "otp", "session", "cred", "creds", "secret",
+)
+# Words that contain or end in a secret word and are not secrets.
+NOT_SECRET_WORDS: frozenset[str] = frozenset({
+    "author", "authors", "authored", "authority", "authorities", "oauth2", "keyword", "keywords",
+    "keyboard", "keynote", "keystroke", "compass", "bypass", "underpass", "overpass", "passenger",
+    "passengers", "passage", "passive", "passport", "spin", "spinner", "spins", "monkey", "turkey",
+    "hockey", "donkey", "whiskey", "jockey", "lackey", "ping", "pinned", "pine", "pink", "pint",
+    "pinyin", "tokens", "tokenizer", "tokenizers", "tokenize", "tokenized", "tokencount", "tokenlimit",
+    "maxtokens", "keys", "sessions", "pinterest", "lockey", "turnkey", "hotkey", "pan", "salt",
+})
+# Token *counts* are figures, not secrets (max_tokens, prompt_tokens, token_count).
+COUNT_WORDS: frozenset[str] = frozenset({"count", "counts", "limit", "limits", "usage", "used", "budget", "total",
+                                         "max", "min", "num", "number", "size", "len", "length", "cost"})
+
+# Look-alike letters (Cyrillic, Greek) and fullwidth forms map onto ASCII one to one,
+# and invisible format characters are dropped: "ｐａｓｓ\u200bword", "раssword".
+_CONFUSABLE = dict(zip(
+    "аАвВеЕһКкМмНоОрРсСтТуУхХіІјЈѕЅԁԛԝαΑβΒεΕηΗιΙκΚμΜνΝοΟρΡτΤυΥχΧ",
+    "aABBeEhKkMmHoOpPcCtTyYxXiIjJsSdqwaABBeEHnIiKkMmvNoOpPtTuYxX",
+    strict=True,
+))
+_SKELETON: dict[int, Any] = {ord(k): v for k, v in _CONFUSABLE.items()}
+_SKELETON.update({cp: cp - 0xFEE0 for cp in range(0xFF01, 0xFF5F)})  # fullwidth ASCII
+_SKELETON.update({cp: None for cp in (*range(0x200B, 0x2010), *range(0x2060, 0x2065), 0xFEFF, 0x00AD, 0x180E)})
+_SKELETON[0x3000] = " "
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_WORDS = re.compile(r"[a-z]+|[0-9]+")
+
+
+def skeleton(text: str) -> str:
+    """``text`` with look-alike letters and fullwidth forms as ASCII, invisible characters dropped."""
+    if text.isascii():
+        return text
+    out = text.translate(_SKELETON)
+    if not out.isascii():
+        out = unicodedata.normalize("NFKC", out)
+    return out
+
+
+def key_words(key: str) -> list[str]:
+    """``"X-DB_passWord2"`` → ``["x", "db", "pass", "word", "2"]``-like words, lower case."""
+    key = skeleton(key)
+    return _WORDS.findall(_CAMEL.sub(" ", key).lower())
+
+
+def _word_is_secret(word: str) -> bool:
+    if word in NOT_SECRET_WORDS:
+        return False
+    if word in SECRET_WORDS:
+        return True
+    if any(part in word for part in SECRET_PARTS):
+        return not word.endswith(("tokens", "tokencount", "tokenizer", "tokenlimit"))
+    return len(word) > 3 and word.endswith(SECRET_TAILS)
+
+
+def key_is_secret(key: str, extra: frozenset[str] = frozenset()) -> bool:
+    """True when a value stored under ``key`` must never be written down."""
+    words = key_words(key)
+    if not words:
+        return False
+    joined = "".join(words)
+    if extra and (joined in extra or any(e in joined for e in extra)):
+        return True
+    if joined in NOT_SECRET_WORDS:
+        return False
+    if _word_is_secret(joined):
+        return True
+    for i, word in enumerate(words):
+        if not _word_is_secret(word):
+            # two words that only make a secret together: "pass"+"word", "api"+"key"
+            if i + 1 < len(words) and _word_is_secret(word + words[i + 1]) and (word + words[i + 1]) not in NOT_SECRET_WORDS:
+                return True
+            continue
+        if word in ("token", "tokens", "key", "keys", "session") and any(w in COUNT_WORDS for w in words):
+            continue  # max_tokens, token_count, key_count: a figure
+        return True
+    return False
+
+
+# -- text --------------------------------------------------------------------
+# What a secret-bearing key in text may look like, for the cheap first scan.
+# A value after a separator: quoted (also JSON-escaped quotes), or bare up to a delimiter.
+_VALUE = (
+    r"(?:\\\"(?P<v1>(?:[^\\\n]|\\(?!\"))*)\\\""
+    r"|\"(?P<v2>(?:[^\"\\\n]|\\.)*)\""
+    r"|'(?P<v3>[^'\n]*)'"
+    r"|(?P<v4>(?:(?:bearer|basic|digest|token|negotiate|ntlm|apikey)\s+)?[^\s\"'&,;<>}\]\\)|]+))"
+)
+_PAIR = re.compile(
+    r"(?i)(?<![\w.-])(?P<k>[a-z_][\w.-]{0,80})(?:\\?[\"'])?\s*(?P<sep>:=|=>|[:=])\s*(?=" + _VALUE + ")"
+)
+_FLAG = re.compile(r"(?i)(?<![\w-])--(?P<k>[a-z][\w-]{0,60})(?:=|\s+)(?=" + _VALUE + ")")
+_XML = re.compile(r"(?i)<(?P<k>[a-z_][\w.:-]{0,60})(?:\s[^>]*)?>(?P<v>[^<]*)</(?P=k)\s*>")
+
+# Unconditional patterns: the named group ``s`` (or the whole match) is masked.
+_PATTERNS: tuple[str, ...] = (
+    # any scheme's userinfo password: postgresql://user:PASS@host, redis://:PASS@host
+    r"(?i)\b[a-z][a-z0-9+.-]{0,30}://[^\s/@:\"'<>]*:(?P<s>[^\s/\"'<>]*)@",
+    # a long bare userinfo (a token as user name): https://ghp_xxx@github.com
+    r"(?i)\b[a-z][a-z0-9+.-]{0,30}://(?P<s>[^\s/@:\"'<>]{16,})@",
+    # user:password@host without a scheme
+    r"(?i)(?<![\w/:.@-])[\w.+-]{1,64}:(?P<s>[^\s/@:\"'<>]{1,128})@[\w-]+(?:\.[\w-]+)*",
+    # header lines: the whole rest of the line
+    r"(?i)(?<![\w-])(?:set-)?cookie\s*:\s*(?P<s>[^\r\n\"']+)",
+    r"(?i)(?<![\w-])(?:proxy-)?(?:authorization|x-api-key|x-auth-token|x-auth|x-access-token)\s*:\s*"
+    r"(?P<s>(?:(?:bearer|basic|digest|token|negotiate|ntlm|apikey)\s+)?[^\s\"',;]+)",
+    # natural language: "my password is X", "the PIN number for the card was 1234", "api key -> X"
+    r"(?i)\b(?:password|passwd|passphrase|passcode|pass\s*word|pwd|pw|pass|pin|secret|token|api\s*key"
+    r"|access\s*key|private\s*key|secret\s*key|key|credentials?|otp|cvv|cvc|ssn)s?"
+    r"(?:\s*(?:number|code|no\.?|#))?(?:\s+(?:for|of|to|on|at|in)(?:\s+[^\s]+){1,3}?)?"
+    r"(?:\s+(?:is|was|will\s+be|would\s+be|should\s+be|are|were|equals|reads|became|becomes)\b\s*[:=]?|\s*(?::|=|->|=>))\s*"
+    r"(?:[\"'`\u00ab\u201c\u2018](?P<s>[^\"'`\u00bb\u201d\u2019\n]{1,200})|(?P<s2>[^\s\"'`,;]{2,}))",
+    # digits right after a PIN-like word: "PIN 1234", "cvv: 123", "passcode #4321"
+    r"(?i)\b(?:pin|pincode|passcode|cvv|cvc|otp)s?(?:\s*(?:number|code|no\.?|#))?\s*[:=#]?\s*(?P<s>\d{3,12})\b",
+    r"(?:\u5bc6\u7801|\u53e3\u4ee4|\u5bc6\u94a5|\u4ee4\u724c)\s*(?:\u662f|\u4e3a|\uff1a|:|=)\s*(?P<s>\S+)",
+    # curl -u user:pass, --user user:pass, --proxy-user
+    r"(?i)(?<![\w-])(?:-u\s*|--(?:proxy-)?user(?:\s+|=))[\"']?[^\s:\"']*:(?P<s>[^\s\"']+)",
+    # mysql -pSECRET (no space: a password), sshpass -p SECRET
+    r"(?<![\w-])-p(?P<s>[^\s\"'-][^\s\"']*|[\"'][^\"']+[\"'])",
+    r"(?i)\bsshpass\s+-p\s*(?P<s>\S+)",
+    # .pgpass: host:port:database:user:password (fields may escape ':')
+    r"(?m)^[ \t]*(?:\\.|[^:\s#\\])+:(?:\d{1,5}|\*):(?:\\.|[^:\n\\])*:(?:\\.|[^:\n\\])*:(?P<s>[^\n]+)",
+    # .netrc: machine h login u password p
+    r"(?i)\blogin\s+\S+\s+password\s+(?P<s>\S+)",
+    # bearer / basic credentials anywhere
+    r"(?i)\b(?:bearer|basic|digest)\s+(?P<s>[a-z0-9._~+/=-]{8,})",
+    # vendor key shapes
+    r"\b(?:sk|pk|rk)[-_](?:live|test|proj|ant)?[-_]?[A-Za-z0-9_-]{16,}",
+    r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\b",
+    r"\bAIza[0-9A-Za-z_-]{35}",
+    r"\bgh[pousr]_[A-Za-z0-9]{30,}",
+    r"\bgithub_pat_[A-Za-z0-9_]{30,}",
+    r"\bglpat-[A-Za-z0-9_-]{20,}",
+    r"\bxox[abposr]-[A-Za-z0-9-]{10,}",
+    r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*",  # JWT (also unsigned)
+    r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|$)",
+)
+# The cheap first scan, on lower-cased text: a literal (or a keyword in context) that
+# every rule above needs. Text without one is returned as it is. Literal alternations
+# are several times faster in ``re`` than the case-insensitive patterns themselves.
+_KEYWORDS = (
+    "pass", "pw", "pin", "secret", "token", "key", "auth", "cookie", "session", "cred", "sig", "jwt",
+    "bearer", "otp", "ssn", "cvv", "cvc", "dsn", "salt", "nonce", "csrf", "hmac", "sid", "mfa", "iban",
+    "connstr", "connectionstring",
+)
+_HINT_WORDS = (
+    "@", "--", "-u", "-p", ":*:", "login", "bearer ", "basic ", "digest ", "sk-", "sk_", "pk-", "pk_", "rk-",
+    "rk_", "akia", "asia", "agpa", "aida", "aroa", "anpa", "anva", "aipa", "aiza", "ghp_", "gho_", "ghu_",
+    "ghs_", "ghr_", "github_pat_", "glpat-", "xox", "eyj", "-----begin", "\u5bc6\u7801", "\u53e3\u4ee4",
+    "\u5bc6\u94a5", "\u4ee4\u724c",
+)
+_IN_CONTEXT = (
+    r"(?:[\w.-]*\\?[\"']?\s*(?::|=|>)"  # a pair, a header, an XML tag
+    r"|\w*\s+(?:is|was|are|were|will|would|should|equals|reads|became|becomes|number|code|no|for|of|to|on|at|in)\b"
+    r"|\w*\s*[:=#]?\s*\d{3})"  # PIN 1234
+)
+
+
+def _hint(extra_keys: Iterable[str] = ()) -> re.Pattern[str]:
+    words = sorted({*_KEYWORDS, *(_loose(k) for k in extra_keys)}, key=len, reverse=True)
+    plain = sorted(_HINT_WORDS, key=len, reverse=True)
+    return re.compile(
+        "(?:" + "|".join(w if "[" in w else re.escape(w) for w in words) + ")" + _IN_CONTEXT
+        + "|" + "|".join(re.escape(w) for w in plain)
+        + r"|:\d{1,5}:"
+    )
+
+
+_MAX_DEPTH = 32
+# A JSON object key in a compact dump: a string followed by a colon. Strings inside
+# values can look like keys too; that only sends the value down the slow path.
+_JSON_KEY = re.compile(r'"([^"]*)":')  # dumps with a backslash never get here
+_GLOBAL_FLAGS = re.compile(r"^\(\?([aiLmsux]+)\)")
+
+
+def _scoped(pattern: str) -> str:
+    """Make a pattern safe inside an alternation: global flags scoped, groups unnamed."""
+    pattern = re.sub(r"\(\?P<\w+>", "(?:", pattern)
+    pattern = re.sub(r"\(\?P=\w+\)", "", pattern)
+    match = _GLOBAL_FLAGS.match(pattern)
+    if match:
+        return f"(?{match.group(1)}:{pattern[match.end():]})"
+    return f"(?:{pattern})"
+
+
+class Redactor:
+    """Masks secrets in nested JSON-like data and in text, for one Reach.
+
+    ``extra_keys`` add secret key names (matched after the same normalisation, also
+    inside longer names); ``extra_patterns`` add regexes (the group ``secret``, when
+    present, is masked, else the whole match); :meth:`add_rule` adds a function
+    ``text -> text`` that runs after the built-in rules.
+    """
+
+    def __init__(self, extra_keys: Iterable[str] = (), extra_patterns: Iterable[str] = ()) -> None:
+        self._extra_keys: frozenset[str] = frozenset()
+        self._extra_patterns: list[str] = []
+        self._rules: list[Callable[[str], str]] = []
+        self._compile()
+        self.add(keys=extra_keys, patterns=extra_patterns)
+
+    # -- configuration ---------------------------------------------------------
+    def add(self, *, keys: Iterable[str] = (), patterns: Iterable[str] = ()) -> None:
+        """Add secret key names and regexes (a plugin's or the configuration's own)."""
+        keys, patterns = list(keys), list(patterns)
+        if not keys and not patterns:
+            return
+        for p in patterns:
+            re.compile(p)  # a bad regex fails here, naming itself
+        self._extra_keys = self._extra_keys | frozenset("".join(key_words(k)) for k in keys if key_words(k))
+        self._extra_patterns.extend(p for p in patterns if p not in self._extra_patterns)
+        self._compile()
+
+    def add_rule(self, rule: Callable[[str], str]) -> None:
+        """Add a function that takes text (already redacted by the built-in rules) and returns it masked."""
+        self._rules.append(rule)
+        self._fast = False
+
+    def _compile(self) -> None:
+        extra = self._extra_patterns
+        self._patterns = [re.compile(p) for p in (*_PATTERNS, *extra)]
+        self._hint = _hint(self._extra_keys)
+        self._extra_any = re.compile("|".join(_scoped(p) for p in extra)) if extra else None
+        self._key_cache: dict[Any, tuple[bool, str]] = {}
+        # Scanning a whole dump equals scanning each string only for patterns that do
+        # not look at string boundaries; anchored extra patterns turn the fast path off.
+        self._fast = not self._rules and not any(re.search(r"\^|\$|\\A|\\Z|\(\?<[=!]", p) for p in extra)
+
+    # -- decisions -------------------------------------------------------------
+    def _key(self, key: Any) -> tuple[bool, str]:
+        """(is the value under ``key`` secret, ``key`` itself redacted), cached."""
+        cached = self._key_cache.get(key)
+        if cached is not None:
+            return cached
+        text = key if type(key) is str else str(key)
+        decision = (key_is_secret(text, self._extra_keys), self.text(text))
+        if len(self._key_cache) < 4096:
+            self._key_cache[key] = decision
+        return decision
+
+    def is_secret_key(self, key: Any) -> bool:
+        """True when a value stored under ``key`` must never be written down."""
+        if not isinstance(key, str):
+            return False
+        return self._key(key)[0]
+
+    # -- text ------------------------------------------------------------------
+    def text(self, value: str) -> str:
+        """``value`` with every secret the text rules recognise replaced by ``[REDACTED]``."""
+        if not self._maybe(value) and not self._rules:
+            if value.isascii():
+                return value
+            skel = skeleton(value)
+            if skel == value or not self._maybe(skel):
+                return value
+            return self._text(skel)  # a secret hidden by look-alike or invisible characters
+        out = self._text(value)
+        if out == value and not value.isascii():
+            skel = skeleton(value)
+            if skel != value:
+                masked = self._text(skel)
+                if masked != skel:
+                    return masked
+        return out
+
+    def _maybe(self, value: str) -> bool:
+        """Could any rule mask something in ``value``? (False is certain, True is a guess.)"""
+        if self._hint.search(value.lower()) is not None:
+            return True
+        return self._extra_any is not None and self._extra_any.search(value) is not None
+
+    def _text(self, value: str) -> str:
+        spans: list[tuple[int, int]] = []
+        for pattern in (_PAIR, _FLAG):
+            for m in pattern.finditer(value):
+                if self._key(m.group("k"))[0]:
+                    for g in ("v1", "v2", "v3", "v4"):
+                        if m.group(g) is not None:
+                            spans.append(m.span(g))
+                            break
+        for m in _XML.finditer(value):
+            if self._key(m.group("k"))[0]:
+                spans.append(m.span("v"))
+        for pattern in self._patterns:
+            groups = pattern.groupindex
+            for m in pattern.finditer(value):
+                named = [g for g in ("s", "s2", "secret") if g in groups and m.group(g) is not None]
+                spans.append(m.span(named[0]) if named else m.span())
+        out = _splice(value, spans)
+        for rule in self._rules:
+            out = rule(out)
+        return out
+
+    # -- data ------------------------------------------------------------------
+    def value(self, data: Any, _depth: int = 0) -> Any:
+        """A redacted copy of JSON-like ``data``: secret keys' values masked, every string
+        (and every key) run through :meth:`text`."""
+        kind = type(data)
+        if kind is str:
+            return self.text(data)
+        if data is None or kind is int or kind is float or kind is bool:
+            return data
+        if _depth >= _MAX_DEPTH:
+            return "[TOO DEEP]"
+        if kind is dict or isinstance(data, Mapping):
+            out = {}
+            for k, v in data.items():
+                secret, name = self._key(k)
+                out[name] = MASK if secret else self.value(v, _depth + 1)
+            return out
+        if isinstance(data, str):
+            return self.text(data)
+        if isinstance(data, bool | int | float):
+            return data
+        if isinstance(data, list | tuple | set | frozenset):
+            return [self.value(v, _depth + 1) for v in data]
+        if isinstance(data, bytes | bytearray):
+            return f"[{len(data)} bytes]"
+        return self.text(str(data))
+
+    def __call__(self, data: Any) -> Any:
+        """Redact ``data`` (text or JSON-like data)."""
+        return self.value(data)
+
+    def scan(self, data: Any) -> bytes | None:
+        """The compact JSON of ``data`` when it holds nothing to redact, else ``None``.
+
+        The fast path of bulk writers: one dump and C-level regex scans instead of a
+        Python walk. It may answer ``None`` for clean data (a string that merely looks
+        like a key); never the JSON of data that holds a secret, because every key
+        of the dump and every pattern is checked on it.
+        """
+        if not self._fast:
+            return None
+        try:
+            dumped = orjson.dumps(data)
+        except TypeError:  # not plain JSON data: let value() walk it
+            return None
+        if b"\\" in dumped:  # escapes (quotes, newlines) could hide a pattern from the scan
+            return None
+        text = dumped.decode("utf-8")
+        extra = self._extra_any
+        if self._hint.search(text.lower()) is not None or (extra is not None and extra.search(text) is not None):
+            return None
+        if not text.isascii() and skeleton(text) != text:
+            return None
+        key = self._key
+        for name in _JSON_KEY.findall(text):
+            if key(name)[0]:
+                return None
+        return dumped
+
+    def structlog_processor(self, _logger: Any, _method: str, event_dict: dict[str, Any]) -> dict[str, Any]:
+        """A structlog processor: add it to any logger chain to redact its events too."""
+        return self.value(event_dict)  # type: ignore[no-any-return]
+
+
+def _loose(joined: str) -> str:
+    """``"nationalid"`` → a regex that also finds ``national_id``, ``National-ID``."""
+    return r"[\W_]*".join(re.escape(ch) for ch in joined)
+
+
+def _splice(value: str, spans: list[tuple[int, int]]) -> str:
+    spans = sorted(s for s in spans if s[1] > s[0])
+    if not spans:
+        return value
+    parts, pos = [], 0
+    for start, end in spans:
+        if end <= pos:
+            continue
+        start = max(start, pos)
+        parts.append(value[pos:start])
+        parts.append(MASK)
+        pos = end
+    parts.append(value[pos:])
+    return "".join(parts)
+
+
+class RedactingLogger:
+    """A structlog bound logger whose every event and bound value is redacted first.
+
+    Independent of the structlog configuration (processors the host or a test sets
+    later still run), so no configuration can let a core event through unmasked.
+    """
+
+    __slots__ = ("_logger", "_redactor")
+
+    def __init__(self, logger: Any, redactor: Redactor) -> None:
+        self._logger = logger
+        self._redactor = redactor
+
+    def bind(self, **values: Any) -> RedactingLogger:
+        return RedactingLogger(self._logger.bind(**self._redactor.value(values)), self._redactor)
+
+    def _emit(self, method: str, event: Any, kw: dict[str, Any]) -> Any:
+        r = self._redactor
+        if isinstance(event, str):
+            event = r.text(event)
+        return getattr(self._logger, method)(event, **r.value(kw))
+
+    def debug(self, event: Any = None, **kw: Any) -> Any:
+        return self._emit("debug", event, kw)
+
+    def info(self, event: Any = None, **kw: Any) -> Any:
+        return self._emit("info", event, kw)
+
+    def warning(self, event: Any = None, **kw: Any) -> Any:
+        return self._emit("warning", event, kw)
+
+    warn = warning
+
+    def error(self, event: Any = None, **kw: Any) -> Any:
+        return self._emit("error", event, kw)
+
+    def exception(self, event: Any = None, **kw: Any) -> Any:
+        return self._emit("exception", event, kw)
+
+    def critical(self, event: Any = None, **kw: Any) -> Any:
+        return self._emit("critical", event, kw)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._logger, name)
