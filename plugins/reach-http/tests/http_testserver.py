@@ -30,6 +30,7 @@ class State:
             2: {"id": 2, "name": "Tom", "photoUrls": [], "status": "sold", "tags": [{"id": 2, "name": "cat"}]},
         }
         self.failures: list[tuple[int, dict[str, str]]] = []
+        self.documents: dict[str, bytes] = {}  # extra path -> JSON body served as is (test documents)
         self.lock = threading.Lock()
 
     def count(self, method: str, path: str) -> int:
@@ -79,6 +80,8 @@ class Handler(BaseHTTPRequestHandler):
     def _route(self, path: str, query: dict[str, list[str]], body: Any, record: dict[str, Any]) -> None:
         state = self.server.state
         m = self.command
+        if path in state.documents:
+            return self._send(200, state.documents[path])
         # ---- Swagger Petstore 3 (servers: /v3)
         if path == "/openapi.json":
             return self._send(200, (DATA / "petstore3" / "openapi.json").read_bytes())
