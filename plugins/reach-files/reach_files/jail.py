@@ -114,12 +114,6 @@ class Jail:
 
     def _check_lengths(self, path: str, what: str) -> None:
         """Names and paths the OS would refuse (``ENAMETOOLONG``), refused here with the limit."""
-        size = len(path.encode("utf-8", "surrogateescape"))
-        if size >= self.path_max:
-            raise PathRefused(
-                f"{what} is {size} bytes long; a path can be at most "
-                f"{self.path_max - 1} bytes (UTF-8) on this system. Use fewer or shorter folder names."
-            )
         for part in path.split("/"):
             n = len(part.encode("utf-8", "surrogateescape"))
             if n > self.name_max:
@@ -127,6 +121,12 @@ class Jail:
                     f"the name `{part[:40]}…` in `path` is {n} bytes long; a file or folder name can be at most "
                     f"{self.name_max} bytes (UTF-8) on this system. Use a shorter name."
                 )
+        size = len(path.encode("utf-8", "surrogateescape"))
+        if size >= self.path_max:
+            raise PathRefused(
+                f"{what} is {size} bytes long; a path can be at most "
+                f"{self.path_max - 1} bytes (UTF-8) on this system. Use fewer or shorter folder names."
+            )
 
     # -- opening without following symlinks -----------------------------------
 
