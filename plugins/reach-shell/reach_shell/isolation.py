@@ -33,6 +33,7 @@ import os
 import shutil
 import stat
 import tempfile
+import weakref
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
@@ -175,7 +176,9 @@ class Isolation:
             with contextlib.suppress(OSError):
                 real = candidate.resolve()
                 if real.is_dir() and not self.inside_protected(real):
-                    return Path(tempfile.mkdtemp(prefix="reach-shell-", dir=real))
+                    base = Path(tempfile.mkdtemp(prefix="reach-shell-", dir=real))
+                    weakref.finalize(self, shutil.rmtree, base, True)
+                    return base
         return None
 
     def inside_protected(self, path: Path) -> bool:
