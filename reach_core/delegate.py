@@ -16,6 +16,10 @@ What keeps a child from doing more than its parent could:
   policy (a core ``reach_pre_invoke`` that runs first): a tool an ancestor may
   not use is denied, and a tool an ancestor would need a person's approval for
   needs approval in the child too, whatever the child agent's own tiers say;
+* the approval mode a confirmer reads for a child call
+  (``reach.policy(agent).approval_mode(tool)``) is the strictest of the child's
+  and every ancestor's for that tool (see :func:`strictest_mode`): a parent's
+  ``always`` is never a child's ``once``;
 * the child shares the parent's run budget (its run counts into the parent
   run's guard-rail state), deadline (its deadline is what is left of the
   parent's) and cancellation (it runs inside the parent's task);
@@ -39,7 +43,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .connectors import Connector
-from .errors import ConfigError, Denied, InvalidArguments, ToolFailure
+from .errors import ConfigError, Denied, InvalidArguments, ToolFailure, config_line
 from .hookspecs import hookimpl
 from .policy import Policy, matches
 
@@ -79,6 +83,8 @@ class RunScope:
     adapter: Any
     max_steps: int
     ancestors: tuple[str | None, ...] = ()
+    #: the compiled policies of ``ancestors``, in the same order
+    ancestor_policies: tuple[Policy, ...] = ()
 
 
 _SCOPE: contextvars.ContextVar[RunScope | None] = contextvars.ContextVar("reach_run_scope", default=None)
@@ -110,7 +116,8 @@ def run_scope(
         if parent.allowed is not None:
             names = parent.allowed if names is None else names & parent.allowed
         scope = RunScope(run_id, agent, parent.depth + 1, names, ends_at, adapter, max_steps,
-                         (*parent.ancestors, parent.agent))
+                         (*parent.ancestors, parent.agent),
+                         (*parent.ancestor_policies, reach._policy(parent.agent)))
     else:
         scope = RunScope(run_id, agent, 0, names, ends_at, adapter, max_steps)
     token = _SCOPE.set(scope)
@@ -121,6 +128,34 @@ def run_scope(
 
 
 # ------------------------------------------------------------------ policy
+
+#: how much a person is asked under each approval mode; ``once`` (per arguments, for
+#: good) and ``run`` (per run, any arguments) each ask where the other does not
+_MODE_RANK = {"never": 0, "once": 1, "run": 1, "always": 2}
+
+
+def strictest_mode(modes: list[str | None]) -> str | None:
+    """The approval mode that asks at least whenever any of ``modes`` would ask.
+
+    ``None`` (no mode named: the confirmer's default) yields to any named mode; of
+    ``once`` and ``run`` together, neither covers the other, so ``always``.
+    """
+    named = [m for m in modes if m is not None]
+    if not named:
+        return None
+    top = max(_MODE_RANK[m] for m in named)
+    kinds = {m for m in named if _MODE_RANK[m] == top}
+    return kinds.pop() if len(kinds) == 1 else "always"
+
+
+def _implied_mode(policy: Policy, tool: Tool) -> str | None:
+    """The mode ``policy`` holds ``tool`` to: its named mode, ``always`` when its tiers
+    want a person without naming a mode (the strictest a confirmer may default to),
+    ``None`` when it asks nobody."""
+    mode = policy.configured_mode(tool)
+    if mode is not None:
+        return mode
+    return "always" if policy.needs_confirmation(tool) else None
 
 
 class DelegatingPolicy(Policy):
@@ -142,10 +177,23 @@ class DelegatingPolicy(Policy):
                 and not any(matches(p, delegate) for p in config.deny)
             )
 
-    def denial_fix(self, tool: Tool) -> str:
+    def approval_mode(self, tool: Tool) -> str | None:
+        """This agent's mode for ``tool``; inside a run delegated to this agent, the strictest
+        of its own and every ancestor's (what a confirmer must apply to the child's call)."""
+        own = self.configured_mode(tool)
+        scope = _SCOPE.get()
+        if scope is None or not scope.ancestor_policies or (scope.agent or "default") != self.name:
+            return own
+        inherited = [_implied_mode(p, tool) for p in scope.ancestor_policies]
+        if all(m is None for m in inherited):
+            return own
+        return strictest_mode([_implied_mode(self, tool), *inherited])
+
+    def denial_fix(self, tool: Tool, *, confirmer: bool = False) -> str:
         if tool is self._delegate and not self.config.delegates:
-            return f'name the agents it may hand work to: [agents.{self.name}] delegates = ["researcher"]'
-        return super().denial_fix(tool)
+            line = config_line(("agents", self.name), "delegates", ["researcher"])
+            return f"name the agents it may hand work to: set {line}"
+        return super().denial_fix(tool, confirmer=confirmer)
 
 
 # ------------------------------------------------------------------ the tool
@@ -213,16 +261,16 @@ class _Hooks:
                 f"`{tool.name}` is not among the tools this delegated task may use; "
                 "do the task with the tools offered to you."
             )
-        reach = ctx.reach
-        for agent in scope.ancestors:
-            policy = reach._policy(agent)
+        for policy in scope.ancestor_policies:
             if not policy.allows(tool):
                 raise Denied(
                     f"`{tool.name}` is not available to the agent that delegated this task, so it is not "
-                    "available here either; do the task with the tools offered to you."
+                    "available here either; do the task with the tools offered to you.",
+                    fix=policy.denial_fix(tool, confirmer=bool(ctx.reach._providers.get("confirmer"))),
                 )
             if policy.needs_confirmation(tool):
                 ctx.needs_confirmation = True
+                ctx.state.setdefault("approval_by", []).append(policy)  # the fix names each that asks
 
 
 class Delegation:
@@ -303,7 +351,8 @@ class Delegation:
             raise Denied(
                 f"delegation goes at most {self.max_depth} level(s) deep and this task was already delegated; "
                 "do it yourself with the tools offered to you.",
-                fix=f"raise [reach] max_delegation_depth (at most {MAX_DEPTH_CAP})",
+                fix=(f"set {config_line('reach', 'max_delegation_depth', depth + 1)}" if depth < MAX_DEPTH_CAP
+                     else None),
             )
         tools = self._child_tools(ctx, target, scope, depth + 1)
 

@@ -30,6 +30,8 @@ model-safe message; the traceback goes to the log only.
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
 __all__ = [
@@ -198,8 +200,31 @@ class RateLimited(ToolFailure):
         super().__init__(message, retry_after=retry_after)
 
 
+_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def _toml_key(key: str) -> str:
+    return key if _BARE_KEY.match(key) else json.dumps(key, ensure_ascii=False)
+
+
+def config_line(table: str | tuple[str, ...], key: str, value: Any) -> str:
+    """One line of configuration as a ``fix`` names it: ``[agents.support] allow = ["a", "b"]``.
+
+    A fix is for a person (and tools) to apply as written: every such line in it is
+    to be set, together. ``table`` is a dotted path or a tuple of its parts (parts
+    are quoted when TOML needs it: ``agents."ops.bot"``); ``value`` is written as
+    JSON, which is also TOML for strings, numbers, booleans and lists of them.
+    """
+    parts = table.split(".") if isinstance(table, str) else table
+    return f"[{'.'.join(_toml_key(p) for p in parts)}] {_toml_key(key)} = {json.dumps(value, ensure_ascii=False)}"
+
+
 class Denied(ToolFailure):
-    """Policy or a hook refused this call. The reason is shown to the model."""
+    """Policy or a hook refused this call. The reason is shown to the model.
+
+    ``fix`` is for the person who runs reach, not the model: what would allow the
+    call, written with :func:`config_line` where config can allow it.
+    """
 
     code = "denied"
 

@@ -16,6 +16,7 @@ import asyncio
 import difflib
 import inspect
 import itertools
+import logging
 import os
 import time
 import traceback
@@ -39,6 +40,10 @@ if TYPE_CHECKING:
     from .tool import Tool
 
 __all__ = ["invoke"]
+
+# The per-call event goes to the stdlib logger "reach" (see logs.py): silent, and not even
+# built, unless the host listens at INFO.
+_CALL_LOG = logging.getLogger("reach")
 
 # Trace ids: 32 random bits per process start, then a counter, written as one hex
 # number (a UUID per call would cost more than the rest of a cheap call's bookkeeping).
@@ -178,7 +183,7 @@ async def invoke(
             raise Denied(
                 (f"{tool.blocked}; do not call it again." if tool.blocked else
                  f"the tool {tool.name!r} is not available to this agent; do not call it again."),
-                fix=policy.denial_fix(tool),
+                fix=policy.denial_fix(tool, confirmer=bool(reach._providers.get("confirmer"))),
             )
         if not tool.idempotent:
             ctx.idempotency_key = call.idempotency_key or idempotency_key or (
@@ -197,10 +202,7 @@ async def invoke(
                 if res is not None and (impl.is_async or inspect.isawaitable(res)):
                     await res
         if ctx.needs_confirmation and not ctx.approved:
-            fix = (
-                f"install a confirmer plugin (pip install reach-confirm) or allow {tool.risk} tools to run "
-                f"unattended with [agents.{reach._policy(agent).name}] auto_tier = \"{tool.risk}\""
-            )
+            fix = _confirmation_fix(reach, agent, tool, ctx)
             ctx.log.warning("reach.confirmation_unavailable", tool=tool.name, fix=fix)
             raise Denied(
                 f"{tool.name} needs a person's approval, which is not available here; "
@@ -272,7 +274,7 @@ async def invoke(
             if new is not None:
                 result = new
         result.elapsed_ms = (time.perf_counter() - t0) * 1000.0  # with the post-invoke hooks' time
-    if reach._log_calls and reach._log_info:
+    if reach._log_calls and _CALL_LOG.isEnabledFor(20):  # asked per call: the host may configure logging any time
         reach._log.info(
             "reach.tool_call", trace_id=ctx.trace_id, run_id=run_id, call_id=call.id, agent=ctx.agent,
             tool=call.name, status="ok" if result.ok else result.error.code if result.error else "error",
@@ -282,6 +284,16 @@ async def invoke(
     if raise_errors and not result.ok:
         raise ToolCallError(result)
     return result
+
+
+def _confirmation_fix(reach: Reach, agent: str | None, tool: Tool, ctx: CallContext) -> str:
+    """The fix of a call denied for want of a person: a confirmer, or the config lines that
+    run it unattended for every policy that asks (the agent's own, and in a delegated run
+    each ancestor's that asks, as ``reach_core.delegate`` records in ``ctx.state``)."""
+    policies = [reach._policy(agent), *((ctx._state or {}).get("approval_by") or ())]
+    lines = list(dict.fromkeys(line for p in policies for line in p.confirmation_lines(tool)))
+    fix = "install a confirmer plugin (pip install reach-confirm) so a person approves each call"
+    return f"{fix}, or set {' and '.join(lines)}" if lines else fix
 
 
 def _fallback(tool: Tool, failure: ToolFailure) -> Any:

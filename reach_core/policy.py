@@ -18,6 +18,7 @@ import fnmatch
 from typing import TYPE_CHECKING
 
 from .connectors import RISKS
+from .errors import config_line
 
 if TYPE_CHECKING:
     from .config import AgentConfig
@@ -79,12 +80,18 @@ class Policy:
         or an approval mode other than ``never`` is configured for it."""
         hit = self._confirm.get(id(tool))
         if hit is None:
-            mode = self.approval_mode(tool)
+            mode = self.configured_mode(tool)
             hit = mode != "never" if mode is not None else _RANK[tool.risk] > _RANK[self.config.auto_tier]
             self._confirm[id(tool)] = hit
         return hit
 
     def approval_mode(self, tool: Tool) -> str | None:
+        """The approval mode a confirmer applies to a call of ``tool`` by this agent
+        (``never``, ``once``, ``run``, ``always``; ``None``: the confirmer's default)."""
+        return self.configured_mode(tool)
+
+    def configured_mode(self, tool: Tool) -> str | None:
+        """The mode this agent's own ``approval`` table names for ``tool`` (exact name first)."""
         approval = self.config.approval
         if not approval:
             return None
@@ -95,11 +102,38 @@ class Policy:
                 return mode
         return None
 
-    def denial_fix(self, tool: Tool) -> str:
+    def denial_fix(self, tool: Tool, *, confirmer: bool = False) -> str:
+        """What would let this agent run ``tool``, as config lines to set (see
+        ``errors.config_line``): each rule that refuses it is named by its own key
+        (``allow``, ``deny``, ``max_tier``). When the tool would then need a person and
+        no ``confirmer`` is installed, the lines that run it unattended come too."""
         if tool.blocked:
             return f"review the change, then run `reach tools pin {tool.name}`"
-        return (
-            f"add {tool.name!r} to [agents.{self.name}] allow (and remove it from deny)"
-            if not self.allows(tool)
-            else ""
-        )
+        cfg, table = self.config, ("agents", self.name)
+        lines = []
+        if cfg.allow is not None and not any(matches(p, tool) for p in cfg.allow):
+            lines.append(config_line(table, "allow", [*cfg.allow, tool.name]))
+        denied_by = [p for p in cfg.deny if matches(p, tool)]
+        if denied_by:
+            lines.append(config_line(table, "deny", [p for p in cfg.deny if p not in denied_by]))
+        if _RANK[tool.risk] > _RANK[cfg.max_tier]:
+            lines.append(config_line(table, "max_tier", tool.risk))
+        if not lines:
+            return ""
+        fix = "set " + " and ".join(lines)
+        unattended = [] if confirmer else self.confirmation_lines(tool)
+        if unattended:
+            fix += (f" and, since it then needs a person's approval, {' and '.join(unattended)} "
+                    "(or install a confirmer plugin, pip install reach-confirm, to have each call approved)")
+        return fix
+
+    def confirmation_lines(self, tool: Tool) -> list[str]:
+        """The config lines that let this agent run ``tool`` without a person's approval:
+        the tool's own approval entry (which wins over patterns) when an approval mode
+        asks, else ``auto_tier`` raised to the tool's tier; none when nothing asks."""
+        mode = self.configured_mode(tool)
+        if mode is not None:
+            return [] if mode == "never" else [config_line(("agents", self.name, "approval"), tool.name, "never")]
+        if _RANK[tool.risk] > _RANK[self.config.auto_tier]:
+            return [config_line(("agents", self.name), "auto_tier", tool.risk)]
+        return []

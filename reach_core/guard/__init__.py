@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 from orjson import OPT_SORT_KEYS
 from orjson import dumps as _dumps
 
-from ..errors import Denied, ToolFailure
+from ..errors import Denied, ToolFailure, config_line
 from ..result import ToolError, ToolResult, to_jsonable
 from .budgets import DailyBudgets, Exhausted
 from .concurrency import Slots, WeightedLimit
@@ -86,6 +86,10 @@ class _AgentPlan:
     rate_rules: list[Rule]
     daily_budget: int | None
     max_calls_per_run: int | None
+    #: the ``[agents.NAME]`` table the limits come from: ``default`` for an agent without one,
+    #: whose calls then count in ``default``'s rate limits and budgets (a fresh agent name
+    #: must never be a fresh allowance)
+    table: str = "default"
     simple: bool = False
     waits: bool = False  # a check that may have to await (budget, shared rate-limit store)
     run_cap: int = sys.maxsize  # the lower of [reach] and this agent's max_calls_per_run (an int: cheaper to compare)
@@ -124,11 +128,12 @@ def _uncount(run: RunState, key: int, plan: _ToolPlan, name: str) -> None:
         run.counts[name] -= 1
 
 
-def _run_limit(limit: int, who: str) -> ToolFailure:
+def _run_limit(limit: int, who: str, table: str | tuple[str, ...]) -> ToolFailure:
     return ToolFailure(
         f"the limit of {limit} tool call{'' if limit == 1 else 's'} for {who} is reached. "
         "Answer with what you have, or tell the user the task needs more steps.",
         code="budget_exceeded",
+        details={"fix": f"set {config_line(table, 'max_calls_per_run', limit * 2)}"},
     )
 
 
@@ -216,15 +221,22 @@ class Guards:
         plan.waits = plan.daily_budget is not None or bool(rules and not self.limiter.is_memory)
         return plan
 
+    def agent_table(self, agent: str | None) -> str:
+        """The ``[agents.NAME]`` table whose limits hold for ``agent``: its own, else ``default``'s
+        (as for its policy: an agent not named in config *is* the default agent)."""
+        return agent if agent and agent in section(self._cfg, "agents") else "default"
+
     def agent_plan(self, agent: str | None) -> _AgentPlan:
         name = agent or "default"
         plan = self._agent_plans.get(name)
         if plan is None:
-            g = AgentGuard(**section(self._cfg, "agents", name))
+            table = self.agent_table(name)
+            g = AgentGuard(**{k: v for k, v in section(self._cfg, "agents", table).items()
+                              if k in AgentGuard.model_fields})
             rules: list[Rule] = []
             if g.rate_limit:
-                rules.append((self.limiter.parse(g.rate_limit), ("reach", "agent", name), f"agent `{name}`"))
-            plan = self._agent_plans[name] = _AgentPlan(rules, g.daily_budget, g.max_calls_per_run)
+                rules.append((self.limiter.parse(g.rate_limit), ("reach", "agent", table), f"agent `{table}`"))
+            plan = self._agent_plans[name] = _AgentPlan(rules, g.daily_budget, g.max_calls_per_run, table)
             plan.simple = not rules and g.daily_budget is None
             plan.waits = g.daily_budget is not None or bool(rules and not self.limiter.is_memory)
             caps = [c for c in (self.defaults.max_calls_per_run, g.max_calls_per_run) if c is not None]
@@ -334,7 +346,8 @@ class Guards:
         if failed is not None and failed[0] >= self.defaults.failing_call_limit:
             raise Denied(
                 f"this exact call of `{tool.name}` already failed {failed[0]} times in this run "
-                f"(last error: {failed[1]}). Change the arguments or stop; do not send it again."
+                f"(last error: {failed[1]}). Change the arguments or stop; do not send it again.",
+                fix=f"set {config_line('reach', 'failing_call_limit', failed[0] + 1)}",
             )
         seen = run.counts.get(key, 0)
         kept = run.kept.get(key) if run.kept else None
@@ -350,17 +363,18 @@ class Guards:
                 )
             raise Denied(
                 f"`{tool.name}` was already called {seen} times with these exact arguments in this run; "
-                "refusing to repeat it. Use the earlier result, change the arguments, or stop."
+                "refusing to repeat it. Use the earlier result, change the arguments, or stop.",
+                fix=f"set {config_line(('connectors', tool.name), 'identical_call_limit', seen * 2)}",
             )
         limit = self.defaults.max_calls_per_run
         if limit is not None and run.calls >= limit:
-            raise _run_limit(limit, "this run")
+            raise _run_limit(limit, "this run", "reach")
         limit = aplan.max_calls_per_run
         if limit is not None and run.calls >= limit:
-            raise _run_limit(limit, f"this run of agent `{ctx.agent or 'default'}`")
+            raise _run_limit(limit, f"this run of agent `{aplan.table}`", ("agents", aplan.table))
         limit = plan.max_calls_per_run
         if limit is not None and run.counts.get(tool.name, 0) >= limit:
-            raise _run_limit(limit, f"`{tool.name}` in this run")
+            raise _run_limit(limit, f"`{tool.name}` in this run", ("connectors", tool.name))
         return None
 
     async def _before_wait(self, tool: Tool, args: dict[str, Any], ctx: CallContext, plan: _ToolPlan,
@@ -383,13 +397,16 @@ class Guards:
             if plan.daily_budget is not None or aplan.daily_budget is not None:
                 wanted = []
                 if aplan.daily_budget is not None:
-                    wanted.append(("agent", ctx.agent or "default", aplan.daily_budget))
+                    wanted.append(("agent", aplan.table, aplan.daily_budget))
                 if plan.daily_budget is not None:
                     wanted.append(("tool", tool.name, plan.daily_budget))
                 try:
                     pending.budget_keys = self.budgets.try_reserve(wanted) or await self.budgets.reserve(wanted)
                 except Exhausted as exc:
-                    raise ToolFailure(exc.message, code="budget_exceeded", retry_after=round(exc.retry_after)) from None
+                    table = ("agents", aplan.table) if exc.scope == "agent" else ("connectors", tool.name)
+                    raise ToolFailure(exc.message, code="budget_exceeded", retry_after=round(exc.retry_after),
+                                      details={"fix": f"set {config_line(table, 'daily_budget', exc.limit * 2)}"}
+                                      ) from None
             # 4. the ledger: claim the idempotency key before a side effect can happen
             ikey = ctx.idempotency_key
             if plan.ledgered and ikey:

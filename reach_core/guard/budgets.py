@@ -56,10 +56,12 @@ _UPSERT = (
 class Exhausted(Exception):
     """A daily budget is used up; carries what the model should be told."""
 
-    def __init__(self, message: str, retry_after: float) -> None:
+    def __init__(self, message: str, retry_after: float, scope: str = "", limit: int = 0) -> None:
         super().__init__(message)
         self.message = message
         self.retry_after = retry_after
+        self.scope = scope  # "agent" or "tool": whose budget is used up
+        self.limit = limit
 
 
 class _Full(Exception):
@@ -211,7 +213,7 @@ class DailyBudgets:
         return Exhausted(
             f"the daily quota of {limit} call{'' if limit == 1 else 's'} for {who} is used up; it resets at 00:00 "
             f"{self.tz_name} (in {hours} h {rest // 60} min). Tell the user; do not call it again today.",
-            resets_in,
+            resets_in, scope, limit,
         )
 
     def release(self, keys: list[tuple[str, str, str]]) -> None:
