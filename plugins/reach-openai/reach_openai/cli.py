@@ -195,8 +195,13 @@ def _guardrails_demo(as_json: bool, lang: str, approve: bool | None, data_dir: s
         )
         if interactive:
             line(ask, "yellow")
-            yes = await asyncio.to_thread(click.confirm, "    Approve?", default=False)
-            decision = Decision(yes, "person:you", "asked at the prompt", None if yes else "you said no")
+            try:
+                yes = await asyncio.to_thread(click.confirm, "    Approve?", default=False)
+                decision = Decision(yes, "person:you", "asked at the prompt", None if yes else "you said no")
+            except click.Abort:  # end of input: nobody to approve, so the safe default
+                click.echo()
+                decision = Decision(False, "person:you", "no answer at the prompt, so the safe default",
+                                    "nobody answered")
         else:
             decision = await auto(event)
             line(f"{ask}; {'approved' if decision.approve else 'rejected'}: {decision.how}", "yellow")

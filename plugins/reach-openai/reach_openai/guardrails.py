@@ -122,7 +122,11 @@ class Person:
     async def _answer(self, reach: Any, event: dict[str, Any]) -> None:
         from reach_confirm.plugin import queue_for
 
-        decision = await self.decide(event)
+        try:
+            decision = await self.decide(event)
+        except Exception as exc:  # noqa: BLE001 - the prompt got no answer (end of input): the safe default
+            decision = Decision(False, "person:demo", f"no answer at the prompt ({type(exc).__name__}), so the safe default",
+                                "nobody answered")
         self.decisions.append((event, decision))
         queue = queue_for(reach)
         if decision.approve:
