@@ -179,7 +179,15 @@ _GUARD_PLUGINS = {
 
 
 def _guardrails_demo(as_json: bool, lang: str, approve: bool | None, data_dir: str | None) -> None:
-    from .guardrails import AGENT, AGENT_POLICY, Decision, GuardReport, auto_decision, explain, run_guardrails
+    from .guardrails import (
+        AGENT,
+        AGENT_POLICY,
+        Decision,
+        GuardReport,
+        auto_decision,
+        explain,
+        run_guardrails,
+    )
     from .trace import Trace
 
     trace = None if as_json else Trace()
