@@ -210,6 +210,9 @@ def _option_at(args: Sequence[str], index: int, grammar: Grammar, parsed: Parsed
         return index + 1
     if not grammar.shorts_known:
         parsed.found.append(Found(index, arg))
+        word = next((o for o in grammar.options if arg in o.names), None)
+        if word is not None:  # a single-dash word (find's -exec) the grammar knows whole
+            parsed.found.append(Found(index, arg, word, spelling=arg))
         for letter in arg[1:]:
             option = grammar.short(letter)
             if option is not None and option.runs:

@@ -1,4 +1,4 @@
-"""The option grammars of the programs reach-shell knows: GNU tar and git.
+"""The option grammars of the programs reach-shell knows: GNU tar, git, GNU sort, find.
 
 Written from the programs' own documentation (`tar --help`, git.c's
 `handle_options`, parse-options). Options marked with a `runs` reason make the
@@ -142,18 +142,50 @@ GIT = Grammar(
         subcommand_dangers={
             "grep": _options("-O --open-files-in-pager[=]", {"-O": "runs the given pager"}),
             "rebase": _options("-x --exec=", {"-x": "runs the given command after each commit"}),
-            "clone": _options("-u --upload-pack=", {"-u": "runs the given upload-pack program"}),
+            "clone": _options(
+                "-u --upload-pack=; -c --config=",
+                {
+                    "-u": "runs the given upload-pack program",
+                    "-c": "writes config into the new repository, and many keys run programs",
+                },
+            ),
             "ls-remote": _options("-u --upload-pack=", {"-u": "runs the given upload-pack program"}),
             "difftool": _options("-x --extcmd= ; -t --tool=", {"-x": "runs a diff command", "-t": "runs a tool"}),
             "mergetool": _options("-t --tool=", {"-t": "runs a merge tool"}),
         },
     ),
 )
-_BY_NAME = {"tar": TAR, "gtar": TAR, "git": GIT}
+SORT = Grammar(
+    "sort",
+    options=_options(
+        """-b --ignore-leading-blanks; -d --dictionary-order; -f --ignore-case;
+        -g --general-numeric-sort; -i --ignore-nonprinting; -M --month-sort;
+        -h --human-numeric-sort; -n --numeric-sort; -R --random-sort; --random-source=;
+        -r --reverse; --sort=; -V --version-sort; --batch-size=; -c --check[=]; -C;
+        --compress-program=; --debug; --files0-from=; -k --key=; -m --merge; -o --output=;
+        -s --stable; -S --buffer-size=; -t --field-separator=; -T --temporary-directory=;
+        --parallel=; -u --unique; -z --zero-terminated; --help; --version""",
+        {"--compress-program": "runs the given program to compress temporary files"},
+    ),
+)
+
+# find's primaries are single-dash words, not letter bundles: they are matched whole.
+FIND = Grammar(
+    "find",
+    shorts_known=False,
+    abbreviations=False,
+    options=_options(
+        "-exec; -execdir; -ok; -okdir",
+        {name: "runs the given command for each file" for name in ("-exec", "-execdir", "-ok", "-okdir")},
+    ),
+)
+
+_BY_NAME = {"tar": TAR, "gtar": TAR, "git": GIT, "sort": SORT, "find": FIND}
+_DECLARED = {"tar": TAR, "git": GIT, "sort": SORT, "find": FIND, "default": DEFAULT}
 
 
 def grammar_for(command: str, binary: str, declared: str | None = None) -> Grammar:
     """The grammar named in config, else the one of the binary's name, else the default."""
     if declared is not None:
-        return {"tar": TAR, "git": GIT, "default": DEFAULT}[declared]
+        return _DECLARED[declared]
     return _BY_NAME.get(Path(binary).name) or _BY_NAME.get(command) or DEFAULT

@@ -160,3 +160,26 @@ def test_git_program_running_spellings_are_refused_even_with_everything_allowed(
     rule = CommandRule(allow_options=["-*", "--*"])
     with pytest.raises(ArgvRefused, match="whatever the allow-list says"):
         check(rule, GIT, *args)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--compress-program=sh", "a"], ["--compress-prog=sh", "a"], ["--comp=sh", "a"],
+        ["--compress-program", "sh", "a"], ["-r", "--compress-p=x", "a"],
+    ],
+)
+def test_sort_compress_program_is_refused_in_every_spelling(args: list[str]) -> None:
+    from reach_shell.programs import SORT
+
+    with pytest.raises(ArgvRefused, match="whatever the allow-list says"):
+        check(CommandRule(), SORT, *args)
+
+
+@pytest.mark.parametrize("word", ["-exec", "-execdir", "-ok", "-okdir"])
+def test_find_running_primaries_are_refused(word: str) -> None:
+    from reach_shell.programs import FIND
+
+    with pytest.raises(ArgvRefused, match="whatever the allow-list says"):
+        check(CommandRule(), FIND, ".", "-name", "x", word, "touch", "{}", ";")
+    assert check(CommandRule(), FIND, ".", "-name", "*.py", "-type", "f")
