@@ -418,6 +418,6 @@ def _with_query(url: httpx.URL, pairs: list[tuple[str, str]]) -> httpx.URL:
     names = {k.lower() for k, _ in pairs}
     if any(k.lower() in names for k in url.params):
         kept = [(k, v) for k, v in url.params.multi_items() if k.lower() not in names]
-        url = url.copy_with(query=str(httpx.QueryParams(kept)).encode("ascii") or None)
-    added = str(httpx.QueryParams(pairs)).encode("ascii")
+        url = url.copy_with(query=str(httpx.QueryParams(tuple(kept))).encode("ascii") or None)
+    added = str(httpx.QueryParams(tuple(pairs))).encode("ascii")
     return url.copy_with(query=url.query + b"&" + added if url.query else added)

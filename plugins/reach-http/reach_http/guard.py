@@ -9,10 +9,14 @@ or a router's admin page. The rules:
   resolvers read as IPv4 (``2130706433``, ``0177.0.0.1``, ``0x7f.1``) are refused
   outright, because different parsers disagree on what they mean;
 * a name is resolved **once**; if any address it resolves to is loopback,
-  private, link-local, carrier-grade NAT, multicast, unspecified, reserved,
-  IPv4-mapped IPv6 (or otherwise not globally routable) the hop is refused,
-  unless the service sets ``allow_private = true`` for its own host;
-* cloud metadata addresses are refused always, ``allow_private`` or not;
+  private, carrier-grade NAT, multicast, unspecified, reserved, IPv4-mapped
+  IPv6 (or otherwise not globally routable) the hop is refused, unless the
+  service sets ``allow_private = true`` for a host written in its config;
+* cloud metadata addresses, the link-local ranges and metadata names are refused
+  always, ``allow_private`` or not, in every spelling: each host is normalised
+  first (percent-escapes, IDNA, case, trailing dots, ``inet_aton`` numeric forms)
+  and each IPv6 address is judged by every IPv4 address it embeds (mapped,
+  compatible, NAT64, 6to4, Teredo, ISATAP);
 * the caller then connects to exactly the address returned here (see
   :mod:`reach_http.transport`), so a second DNS answer cannot swap it.
 """

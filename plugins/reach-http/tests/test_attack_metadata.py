@@ -144,7 +144,7 @@ def _encoded_variants(v4: str) -> list[str]:
     percent = "".join(f"%{ord(ch):02x}" for ch in v4)
     return [
         percent, percent.upper(), v4.replace(".", "%2e"), v4.replace(".", "%2E"), "%25" + percent[1:],
-        f"[::ffff:{v4}%25eth0]", f"[fe80::1%25eth0]", f"[fe80::a9fe:a9fe%25lo]",
+        f"[::ffff:{v4}%25eth0]", "[fe80::1%25eth0]", "[fe80::a9fe:a9fe%25lo]",
     ]
 
 
