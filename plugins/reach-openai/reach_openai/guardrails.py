@@ -9,9 +9,9 @@ walks into every guard rail once:
 1. it sends ``unit="kelvin"`` and reach refuses the call before any request,
    with a message naming the allowed values;
 2. it reads that message and sends the call again, corrected;
-3. the weather service answers 503 once: reach retries, because the call is a read;
-4. it posts to the running club, which this agent may not do: ``denied``, with the reason;
-5. it pays a race entry fee, a ``dangerous`` call: reach-confirm holds it for a person;
+3. it posts to the running club, which this agent may not do: ``denied``, with the reason;
+4. it pays a race entry fee, a ``dangerous`` call: reach-confirm holds it for a person;
+5. the weather service answers 503 once: reach retries, because the call is a read;
 6. the weather service hangs: the call's deadline passes and the tool's fallback answers.
 
 Only the model's decisions and the upstream's bad moments are scripted; every
@@ -50,13 +50,13 @@ TOOLS_PER_STEP = 5
 
 QUESTIONS = {
     "en": (
-        "I'm training for Sunday's Shanghai 10K. How is the weather in Beijing for a run today, "
-        "and for the next days? Save my training plan, share it with my running club, "
-        "sign me up for the race, and check Shanghai's forecast for Sunday."
+        "I'm training for Sunday's Shanghai 10K. Is today good for a run in Beijing? "
+        "Save my training plan, share it with my running club, sign me up for the race, "
+        "and check Shanghai's weather now and its forecast for Sunday."
     ),
     "zh": (
-        "我在为周日的上海 10 公里比赛训练。北京今天和接下来几天适合跑步吗？"
-        "把我的训练计划记下来，分享到跑团群里，帮我报名比赛，再看看上海周日的天气预报。"
+        "我在为周日的上海 10 公里比赛训练。北京今天适合跑步吗？"
+        "把我的训练计划记下来，分享到跑团群里，帮我报名比赛，再看看上海现在的天气和周日的预报。"
     ),
 }
 PLANS = {
@@ -171,7 +171,7 @@ def script_for(lang: str, weather: Any) -> list[Step]:
 
     def flaky(ctx: ScriptContext) -> list[Call]:
         weather.fail_next(1, 503)
-        return [Call("get_forecast", {"city": home, "days": 3})]
+        return [Call("get_weather", {"city": away})]
 
     def slow(ctx: ScriptContext) -> list[Call]:
         weather.delay = SLOW_UPSTREAM
@@ -185,48 +185,51 @@ def script_for(lang: str, weather: Any) -> list[Step]:
     return [
         ToolCalls([Call("get_weather", {"city": home, "unit": "kelvin"})]),
         ToolCalls(corrected),
-        ToolCalls(flaky),
         ToolCalls([
             Call("append_note", {"content": PLANS[lang], "tags": TAGS[lang]}),
             Call("post_to_club", {"message": share + PLANS[lang]}),
         ]),
         ToolCalls([Call("register_for_race", dict(RACE))]),
+        ToolCalls(flaky),
         ToolCalls(slow),
         Answer(answer),
     ]
 
 
 def _answer(lang: str, ctx: ScriptContext) -> str:
-    weather = next((w for w in reversed(_results(ctx, "get_weather")) if isinstance(w, dict) and "error" not in w), None)
-    forecasts = _results(ctx, "get_forecast")
+    home, away = CITIES[lang]
+    ok = [w for w in _results(ctx, "get_weather") if isinstance(w, dict) and "error" not in w]
+    here = next((w for w in ok if w.get("city") in (home, "Beijing")), None)
+    there = next((w for w in ok if w.get("city") in (away, "Shanghai")), None)
+    forecast = next(iter(_results(ctx, "get_forecast")), None)
     note = next(iter(_results(ctx, "append_note")), None)
     race = next(iter(_results(ctx, "register_for_race")), None)
     club = next(iter(_results(ctx, "post_to_club")), None)
-    away = forecasts[-1] if forecasts else None
     registered = isinstance(race, dict) and race.get("registered")
     saved = isinstance(note, dict) and note.get("saved")
     posted = isinstance(club, dict) and club.get("posted")
     if lang == "zh":
         parts = [
-            f"北京现在{weather['condition']}，{weather['temperature']}，适合轻松跑。" if weather else "没能查到北京的天气。",
-            "未来三天的预报也拿到了。" if len(forecasts) > 1 and isinstance(forecasts[0], dict) else "",
+            f"北京现在{here['condition']}，{here['temperature']}，适合轻松跑。" if here else "没能查到北京的天气。",
             f"训练计划已记下（笔记 {note.get('id')}）。" if saved else "训练计划没能记下。",
-            "跑团群我发不了：这个助手没有发帖权限。" if not posted else "已分享到跑团群。",
+            "已分享到跑团群。" if posted else "跑团群我发不了：这个助手没有发帖权限。",
             f"已报名上海 10 公里比赛，收据 {race.get('receipt')}。" if registered
             else "比赛没有报名：付款需要你的确认，这次没有被批准。",
-            f"上海的预报暂时查不到（{away}），晚点再试。" if isinstance(away, str) else "",
+            f"上海现在{there['condition']}，{there['temperature']}。" if there else "",
+            f"周日的预报暂时查不到（{forecast}），晚点再试。" if isinstance(forecast, str) else "",
         ]
         return "".join(p for p in parts if p)
     parts = [
-        f"Beijing right now: {weather['condition']}, {weather['temperature']}, fine for an easy run."
-        if weather else "I could not get Beijing's weather.",
-        "I have the next three days' forecast too." if len(forecasts) > 1 and isinstance(forecasts[0], dict) else "",
+        f"Beijing right now: {here['condition']}, {here['temperature']}, fine for an easy run."
+        if here else "I could not get Beijing's weather.",
         f"Your training plan is saved (note {note.get('id')})." if saved else "I could not save your plan.",
-        "I could not post to your running club: this assistant is not allowed to." if not posted
-        else "I shared it with your club.",
+        "I shared it with your club." if posted
+        else "I could not post to your running club: this assistant is not allowed to.",
         f"You are registered for the Shanghai 10K (receipt {race.get('receipt')})." if registered
         else "I did not register you for the race: paying needs your approval, and it was not given.",
-        f"Shanghai's forecast is unavailable right now ({away}); try again later." if isinstance(away, str) else "",
+        f"Shanghai now: {there['condition']}, {there['temperature']}." if there else "",
+        f"Sunday's forecast is unavailable right now ({forecast}); try again later."
+        if isinstance(forecast, str) else "",
     ]
     return " ".join(p for p in parts if p)
 
@@ -444,7 +447,7 @@ def explain(
             return "✓", f"{name}: a person approved it, so reach ran exactly that call once: {_gist(result.content)}"
         if attempts > 1:
             return "↻", (f"{name}: the weather service failed (503) and reach retried {attempts - 1}× "
-                         f"because {result.name} is a read, safe to repeat; attempt {attempts} answered")
+                         f"because {result.name} is a read, safe to repeat; attempt {attempts} answered: {_gist(result.content)}")
         if corrected:
             return "✓", (f"{name}: the model resent the call corrected from reach's message; "
                          f"it passed the schema and ran: {_gist(result.content)}")

@@ -62,16 +62,16 @@ def check_common_steps(lines: list[str]) -> None:
     # 2. resent, corrected from that message
     fixed = one(lines, "step 2", "get_weather", '"unit":"celsius"')
     assert fixed.startswith("✓") and "corrected from reach's message" in fixed and "21 °C" in fixed
-    # 3. a flaky upstream: retried because the call is a read
-    retry = one(lines, "step 3", "get_forecast")
-    assert retry.startswith("↻") and "503" in retry and "retried 1×" in retry
-    assert "because get_forecast is a read" in retry
-    # 4. a tool the agent may not use: denied, with the rule and reach's message
-    denied = one(lines, "step 4", "post_to_club")
+    # 3. a tool the agent may not use: denied, with the rule and reach's message
+    denied = one(lines, "step 3", "post_to_club")
     assert denied.startswith("⛔") and "denied by policy" in denied
     assert '[agents.runner] deny = ["tag:social"]' in denied
     assert "not available to this agent" in denied
-    assert one(lines, "step 4", "append_note").startswith("✓")
+    assert one(lines, "step 3", "append_note").startswith("✓")
+    # 5. a flaky upstream: retried because the call is a read
+    retry = one(lines, "step 5", "get_weather", "Shanghai")
+    assert retry.startswith("↻") and "503" in retry and "retried 1×" in retry
+    assert "because get_weather is a read" in retry and "attempt 2 answered" in retry
     # 6. a slow upstream: the deadline passes, the fallback answers
     slow = one(lines, "step 6", "get_forecast", "Shanghai")
     assert slow.startswith("~") and "deadline (timeout)" in slow
@@ -101,14 +101,15 @@ def test_guardrails_is_the_default_and_approves_with_yes(tmp_path):
     assert "A scripted model is answering" in text
     lines = step_lines(text)
     check_common_steps(lines)
-    # 5. the dangerous call waited for a person; --yes approved it and it ran once
+    # 4. the dangerous call waited for a person; --yes approved it and it ran once
     assert "⏸ register_for_race: risk dangerous, so reach-confirm holds the call for a person" in text
     assert "pay 30 EUR from your card to enter the Shanghai 10K; approved: decided by --yes" in text
-    paid = one(lines, "step 5", "register_for_race")
+    paid = one(lines, "step 4", "register_for_race")
     assert paid.startswith("✓") and "a person approved it, so reach ran exactly that call once" in paid
-    lines_in_order(text, "step 1 ·", "step 2 ·", "step 3 ·", "⏸ register_for_race", "step 5 ·", "step 6 ·",
+    lines_in_order(text, "step 1 ·", "step 2 ·", "step 3 ·", "⏸ register_for_race", "step 4 ·", "step 5 ·", "step 6 ·",
                    "answer", "reach audit tail", "tokens the preselector saved")
-    assert "You are registered for the Shanghai 10K" in text
+    assert "You are registered for the Shanghai 10K" in text and "Shanghai now: " in text
+    assert "Sunday's forecast is unavailable right now" in text
     check_audit_and_tokens(text, data)
     assert "confirm approved" in text and "confirm executed" in text
     registrations = (data / "registrations.jsonl").read_text(encoding="utf-8").splitlines()
@@ -122,7 +123,7 @@ def test_guardrails_rejects_with_no(tmp_path):
     lines = step_lines(text)
     check_common_steps(lines)
     assert "rejected: decided by --no" in text
-    refused = one(lines, "step 5", "register_for_race")
+    refused = one(lines, "step 4", "register_for_race")
     assert refused.startswith("✗") and "the person said no (decided by --no), so it never ran" in refused
     assert "a person rejected this action" in refused
     assert "I did not register you for the race" in text
@@ -134,7 +135,7 @@ def test_guardrails_rejects_with_no(tmp_path):
 def test_no_terminal_and_no_flag_rejects_and_says_so(tmp_path):
     text, data = demo(tmp_path)  # CliRunner's stdin is not a terminal
     assert "rejected: no terminal to ask and no --yes/--no, so the safe default" in text
-    assert one(step_lines(text), "step 5", "register_for_race").startswith("✗")
+    assert one(step_lines(text), "step 4", "register_for_race").startswith("✗")
     assert not (data / "registrations.jsonl").exists()
 
 
@@ -143,7 +144,7 @@ def test_guardrails_in_chinese(tmp_path):
     lines = step_lines(text)
     one(lines, "step 1", '"city":"北京","unit":"kelvin"')
     one(lines, "step 6", '"city":"上海"')
-    assert "北京现在晴，21 °C" in text and "已报名上海 10 公里比赛" in text
+    assert "北京现在晴，21 °C" in text and "已报名上海 10 公里比赛" in text and "上海现在多云" in text
 
 
 def test_audit_tail_command_reads_the_run_afterwards(tmp_path):
@@ -154,9 +155,10 @@ def test_audit_tail_command_reads_the_run_afterwards(tmp_path):
     calls = {(r.get("tool"), r.get("status")) for r in records if r.get("kind") == "call"}
     assert {("get_weather", "invalid_arguments"), ("post_to_club", "denied"),
             ("register_for_race", "needs_confirmation"), ("append_note", "ok")} <= calls
+    weather = [r for r in records if r.get("tool") == "get_weather" and r.get("kind") == "call"]
+    assert [(r["status"], r.get("attempts")) for r in weather] == [("invalid_arguments", 0), ("ok", 1), ("ok", 2)]
     forecast = [r for r in records if r.get("tool") == "get_forecast" and r.get("kind") == "call"]
-    assert [r.get("attempts") for r in forecast][0] == 2
-    assert forecast[1].get("fallback")
+    assert len(forecast) == 1 and forecast[0].get("fallback")
 
 
 def test_guardrails_json(tmp_path):
