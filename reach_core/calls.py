@@ -19,13 +19,32 @@ from typing import Any
 
 from .errors import ToolFailure
 
-__all__ = ["ToolCall", "TaggedParser", "decode_arguments", "to_call"]
+__all__ = ["MAX_INT", "MIN_INT", "ToolCall", "TaggedParser", "check_values", "decode_arguments", "to_call"]
 
 _ids = itertools.count(1)
+
+#: integers an argument may hold: what 64 bits hold, signed or not (what JSON tools,
+#: databases and reach's own serialiser agree on); larger ones go as strings
+MIN_INT, MAX_INT = -(2**63), 2**64 - 1
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number; send a finite number or null")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if value - value != 0.0:  # 1e999 and the like overflow to infinity
+        raise ValueError(f"the number {text[:40]} is too large; send a finite number or a string")
+    return value
+
+
 # The standard library's C scanner, without ``json.loads``' type checks and two
-# whitespace regexes around it: the same values (big integers exact, NaN accepted),
-# at a quarter of the cost on a typical small arguments object.
-_scan = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+# whitespace regexes around it: the same values (big integers exact), at a quarter
+# of the cost on a typical small arguments object. ``NaN``/``Infinity`` (not JSON)
+# and floats that overflow are refused by its hooks, which plain calls never reach.
+_DECODER = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite)
+_scan = _DECODER.scan_once  # type: ignore[attr-defined]
 
 
 @dataclass(slots=True, init=False)
@@ -96,28 +115,129 @@ def to_call(call: Any, arguments: Any = None) -> ToolCall:
     raise TypeError(f"cannot read a tool call from {type(call).__name__}")
 
 
-def _depth_ok(obj: Any, limit: int) -> bool:
-    if type(obj) is dict and limit >= 1:  # flat, the usual case: decided without the walk
-        for v in obj.values():
-            if isinstance(v, (dict, list)):
-                break
-        else:
-            return True
-    stack = [(obj, 1)]
+def _bad(path: tuple[Any, ...], problem: str) -> ToolFailure:
+    where = ".".join(str(p) for p in path) or "arguments"
+    return ToolFailure(f"`{where}` {problem}", code="invalid_arguments", details={"field": where})
+
+
+def _text_bytes(text: str, path: tuple[Any, ...]) -> int:
+    """UTF-8 length of non-ASCII ``text``; a lone surrogate (half of a UTF-16 pair, not a
+    character) has none and is refused."""
+    try:
+        return len(text.encode("utf-8"))
+    except UnicodeEncodeError as exc:
+        bad = text[exc.start]
+        raise _bad(path, f"holds a lone UTF-16 surrogate (\\u{ord(bad):04x}) at character {exc.start}, which is "
+                         "not valid Unicode; send the text as proper UTF-8 (a surrogate only comes in a pair)"
+                   ) from None
+
+
+def _number(value: Any, path: tuple[Any, ...]) -> int:
+    """Rough JSON size of a number; refuses what JSON cannot carry faithfully."""
+    if isinstance(value, int):
+        if MIN_INT <= value <= MAX_INT:
+            return 20
+        digits = "over 4300" if value.bit_length() > 14_000 else str(len(str(abs(value))))
+        raise _bad(path, f"is an integer of {digits} digits; integers must fit in 64 bits "
+                         f"({MIN_INT} to {MAX_INT}): send a large number as a string")
+    if value - value != 0.0:
+        raise _bad(path, f"is {value!r}, which JSON does not allow; send a finite number or null")
+    return 24
+
+
+def check_values(value: Any, max_bytes: int | None = None, max_depth: int | None = None) -> tuple[int, int]:
+    """Check that ``value`` is JSON reach can carry, in one walk without recursion.
+
+    Refused with ``invalid_arguments``, naming the field: keys that are not strings,
+    values that are not JSON (bytes, sets, objects ...), NaN and infinities, integers
+    beyond 64 bits, lone surrogates, nesting deeper than ``max_depth`` and more than
+    ``max_bytes`` of JSON (counted as UTF-8; the walk stops once past it). Returns the
+    number of object keys and of ``:`` inside strings, which tells duplicate keys
+    apart in the JSON text the value came from (see :func:`decode_arguments`).
+    """
+    depth_cap = max_depth if max_depth is not None else 1000  # a cycle ends here too
+    byte_cap = max_bytes if max_bytes is not None else 1 << 62
+    size = keys = colons = 0
+    stack: list[tuple[Any, int, tuple[Any, ...]]] = [(value, 1, ())]
     while stack:
-        cur, d = stack.pop()
-        if d > limit:
-            return False
-        if isinstance(cur, dict):
-            stack.extend((v, d + 1) for v in cur.values() if isinstance(v, (dict, list)))
-        elif isinstance(cur, list):
-            stack.extend((v, d + 1) for v in cur if isinstance(v, (dict, list)))
-    return True
+        obj, depth, path = stack.pop()
+        if depth > depth_cap:
+            raise ToolFailure(f"arguments are nested deeper than {depth_cap} levels; flatten them.",
+                              code="invalid_arguments")
+        is_obj = isinstance(obj, dict)
+        items: Any = obj.items() if is_obj else enumerate(obj)
+        size += 2
+        for k, v in items:
+            if not is_obj:
+                size += 1
+            elif type(k) is str or isinstance(k, str):
+                keys += 1
+                size += len(k) + 4 if k.isascii() else _text_bytes(k, (*path, k)) + 4
+                if ":" in k:
+                    colons += k.count(":")
+            else:
+                raise _bad(path, f"has a field name {k!r} ({type(k).__name__}); field names must be strings")
+            t = type(v)
+            if t is str:
+                size += len(v) + 2 if v.isascii() else _text_bytes(v, (*path, k)) + 2
+                if ":" in v:
+                    colons += v.count(":")
+            elif t is bool or v is None:
+                size += 5
+            elif t is int or t is float:
+                size += _number(v, (*path, k))
+            elif t is dict or t is list or isinstance(v, (dict, list, tuple)):
+                stack.append((v, depth + 1, (*path, k)))
+            elif isinstance(v, str):
+                size += _text_bytes(v, (*path, k)) + 2
+            elif isinstance(v, (int, float)):
+                size += _number(v, (*path, k))
+            else:
+                kind = type(v).__name__
+                kind = f"{'an' if kind[:1].lower() in 'aeiou' else 'a'} {kind}"
+                hint = " (send text, or base64 in a string)" if isinstance(v, (bytes, bytearray, memoryview)) else ""
+                raise _bad((*path, k), f"is {kind}, which is not a JSON value{hint}; send a string, number, "
+                                       "true/false, null, a list or an object")
+            if size > byte_cap:
+                raise ToolFailure(
+                    f"arguments are more than {byte_cap} bytes as JSON (the limit); send less data.",
+                    code="invalid_arguments",
+                )
+    return keys, colons
+
+
+def _duplicate_key(raw: str) -> None:
+    """Parse ``raw`` again, keeping every key, and refuse the first one given twice."""
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        seen: dict[str, Any] = {}
+        for k, v in items:
+            if k in seen:
+                raise _DuplicateKey(k)
+            seen[k] = v
+        return seen
+
+    try:
+        json.JSONDecoder(object_pairs_hook=pairs, parse_constant=_no_constant, parse_float=_finite).decode(raw)
+    except _DuplicateKey as dup:
+        raise ToolFailure(
+            f"the field `{dup.key}` is given more than once; send each field once, with the value you mean.",
+            code="invalid_arguments", details={"field": dup.key},
+        ) from None
+
+
+class _DuplicateKey(Exception):
+    def __init__(self, key: str) -> None:
+        self.key = key
 
 
 def decode_arguments(raw: Any, max_bytes: int = 1_000_000, max_depth: int = 32) -> dict[str, Any]:
     """Decode a call's arguments into a dict, enforcing size and depth caps.
 
+    The caps hold whichever way arguments come: a JSON string (its UTF-8 size, its
+    bracket depth) or a dict from Python, a framework or an MCP request (walked by
+    :func:`check_values`, which also refuses what is not JSON). What a JSON text may
+    hide is refused too: duplicate keys, lone surrogates, ``NaN``/``Infinity``.
     Raises ``ToolFailure`` with code ``invalid_json`` or ``invalid_arguments``.
     """
     if type(raw) is str:  # the usual case first
@@ -125,12 +245,19 @@ def decode_arguments(raw: Any, max_bytes: int = 1_000_000, max_depth: int = 32) 
             return {}
     elif raw is None:
         return {}
-    elif isinstance(raw, (bytes, bytearray)):
-        raw = raw.decode("utf-8", "replace")
-    if isinstance(raw, str):
-        if len(raw) > max_bytes:
+    elif isinstance(raw, (bytes, bytearray, memoryview)):
+        try:
+            raw = bytes(raw).decode("utf-8")
+        except UnicodeDecodeError as exc:
             raise ToolFailure(
-                f"arguments are {len(raw)} characters; the limit is {max_bytes}. Send less data.",
+                f"arguments are not valid UTF-8 (byte {exc.start}); send them as UTF-8 JSON text.",
+                code="invalid_json",
+            ) from None
+    if isinstance(raw, str):
+        size = len(raw)
+        if size > max_bytes or (not raw.isascii() and (size := _text_bytes(raw, ())) > max_bytes):
+            raise ToolFailure(
+                f"arguments are {size} bytes; the limit is {max_bytes}. Send less data.",
                 code="invalid_arguments",
             )
         if len(raw) > max_depth and raw.count("[") + raw.count("{") > max_depth and not _quick_depth_ok(
@@ -144,25 +271,31 @@ def decode_arguments(raw: Any, max_bytes: int = 1_000_000, max_depth: int = 32) 
             try:
                 value, end = _scan(raw, 0)
             except StopIteration:  # leading whitespace or not JSON: the full decoder decides
-                value, end = json.loads(raw), len(raw)
+                value, end = _DECODER.decode(raw), len(raw)
             if end != len(raw) and raw[end:].strip(" \t\n\r"):
-                value = json.loads(raw)  # raises "Extra data" with the standard message
+                value = _DECODER.decode(raw)  # raises "Extra data" with the standard message
         except (ValueError, RecursionError) as exc:
+            text = str(exc)
+            if "integer string conversion" in text:
+                text = "a number has more than 4300 digits; send large numbers as strings"
             snippet = raw[:80] + ("…" if len(raw) > 80 else "")
             raise ToolFailure(
-                f"arguments are not valid JSON ({exc}); send one JSON object such as "
+                f"arguments are not valid JSON ({text}); send one JSON object such as "
                 f'{{"field": "value"}}. You sent: {snippet}',
                 code="invalid_json",
             ) from None
         if value is None:
             return {}
+        if type(value) is dict and ("\\u" in raw or raw.count(":") != len(value)):
+            # escapes may hide lone surrogates; more colons than keys: nested objects, colons in
+            # strings, or a key given twice (which the count of both tells apart)
+            keys, colons = check_values(value)
+            if raw.count(":") - colons != keys:
+                _duplicate_key(raw)
     else:
         value = raw
-        if not _depth_ok(value, max_depth):
-            raise ToolFailure(
-                f"arguments are nested deeper than {max_depth} levels; flatten them.",
-                code="invalid_arguments",
-            )
+        if isinstance(value, dict):
+            check_values(value, max_bytes, max_depth)
     if not isinstance(value, dict):
         raise ToolFailure(
             f"arguments must be a JSON object with named fields, not {type(value).__name__}; "

@@ -178,7 +178,12 @@ class FunctionConnector(Connector):
         summary, param_docs = parse_docstring(fn.__doc__)
         fields: dict[str, Any] = {}
         self._ctx_param: str | None = None
+        #: with ``**kwargs`` the function takes fields it does not name; else an extra
+        #: field is an ``invalid_arguments`` naming the fields it takes (see ``Tool.build``)
+        self.takes_extra = False
         for p in sig.parameters.values():
+            if p.kind is p.VAR_KEYWORD:
+                self.takes_extra = True
             if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
                 continue
             if _is_ctx_param(p, hints):

@@ -23,6 +23,8 @@ import traceback
 from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
+from pydantic import ValidationError
+
 from .approvals import host_approval
 from .calls import ToolCall, decode_arguments, to_call
 from .configfile import mask_secrets
@@ -219,7 +221,7 @@ async def invoke(
         else:  # only the run-scoped guards apply, and none of them waits
             result = guards.before_in_run(tool, args, ctx, plan)
         if result is None:
-            params = tool.args_model.model_validate(args) if tool.args_model is not None else args
+            params = _model_args(tool, args) if tool.args_model is not None else args
             if deadline is not None:  # a run's deadline shortens the tool's own
                 ctx.deadline = min(deadline, asyncio.get_running_loop().time() + tool.timeout)
             try:
@@ -284,6 +286,20 @@ async def invoke(
     if raise_errors and not result.ok:
         raise ToolCallError(result)
     return result
+
+
+def _model_args(tool: Tool, args: dict[str, Any]) -> Any:
+    """A connector's ``Args`` instance; what its validators refuse (beyond the JSON Schema
+    already checked) is the model's ``invalid_arguments``, not a crash of reach."""
+    try:
+        return tool.args_model.model_validate(args)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors()[:3]:
+            field = ".".join(str(p) for p in err.get("loc", ())) or "arguments"
+            problems.append(f"`{field}`: {err.get('msg', 'is not valid')}")
+        raise ToolFailure("; ".join(problems) + ". Send the call again with corrected arguments.",
+                          code="invalid_arguments") from None
 
 
 def _confirmation_fix(reach: Reach, agent: str | None, tool: Tool, ctx: CallContext) -> str:

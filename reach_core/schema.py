@@ -23,6 +23,7 @@ from typing import Any
 
 import jsonschema_rs
 
+from .calls import MAX_INT, MIN_INT, check_values
 from .errors import ConnectorError, ToolFailure
 
 __all__ = ["CompiledSchema", "normalize_schema", "scalar_check", "strict_schema"]
@@ -117,8 +118,8 @@ def _short(value: Any) -> str:
 # (jsonschema-rs refuses NaN and infinities), and 1.0 as an integer left to jsonschema-rs.
 _SCALAR_TESTS = {
     "string": "type(v) is str",
-    "integer": "type(v) is int",
-    "number": "(type(v) is int or (type(v) is float and v - v == 0.0))",
+    "integer": f"(type(v) is int and {MIN_INT} <= v <= {MAX_INT})",
+    "number": f"((type(v) is int and {MIN_INT} <= v <= {MAX_INT}) or (type(v) is float and v - v == 0.0))",
     "boolean": "type(v) is bool",
     "null": "v is None",
 }
@@ -154,7 +155,8 @@ def _scalar_types(sub: Any) -> list[str] | None:
 
 def scalar_check(schema: dict[str, Any]) -> Callable[[dict[str, Any]], bool] | None:
     """A predicate that is True only for arguments ``schema`` accepts, or ``None`` when the
-    schema is not a flat object of typed scalar properties.
+    schema is not a flat object of typed scalar properties. It accepts declared fields
+    only, and integers only within 64 bits (see ``calls.check_values``).
 
     It is written as Python source (one line per property, names as literals) and
     compiled once. False means "not sure", never "invalid": the caller asks
@@ -180,7 +182,8 @@ def scalar_check(schema: dict[str, Any]) -> Callable[[dict[str, Any]], bool] | N
             lines.append(f"    if v is _MISSING or not ({test}): return False")
         else:
             lines.append(f"    if v is not _MISSING and not ({test}): return False")
-    lines.append("    return args.keys() <= _NAMES" if closed is False else "    return True")
+    # an undeclared field is left to the full check (which walks values too), open schema or not
+    lines.append("    return args.keys() <= _NAMES")
     namespace: dict[str, Any] = {"_MISSING": _MISSING, "_NAMES": frozenset(props)}
     exec(compile("\n".join(lines), "<reach scalar check>", "exec"), namespace)  # noqa: S102 - literals only
     check: Callable[[dict[str, Any]], bool] = namespace["check"]
@@ -223,6 +226,7 @@ class CompiledSchema:
         quick = self._quick
         if quick is not None and quick(args):
             return args
+        check_values(args)  # what jsonschema-rs cannot take (lone surrogates, huge integers ...)
         if not self._rs.is_valid(args):
             raise ToolFailure(self.explain(args), code="invalid_arguments")
         return args

@@ -25,6 +25,15 @@ NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 _RANK = {r: i for i, r in enumerate(RISKS)}
 
 
+def _closed(obj: Connector, schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema calls are checked against: an ``@connector`` function without ``**kwargs``
+    cannot take a field it does not name, so one is refused before it runs (the declared
+    schema, which pins fingerprint, stays as written)."""
+    if isinstance(obj, FunctionConnector) and not obj.takes_extra and "additionalProperties" not in schema:
+        return {**schema, "additionalProperties": False}
+    return schema
+
+
 @dataclass(eq=False)
 class Tool:
     """A connector as reach runs it: effective risk, limits and compiled schema."""
@@ -153,7 +162,7 @@ class Tool:
             name=name,
             description=(ov.get("description") or obj.description or "").strip(),
             schema=schema,
-            compiled=CompiledSchema(schema),
+            compiled=CompiledSchema(_closed(obj, schema)),
             plugin=plugin,
             risk=risk,
             idempotent=idem,
