@@ -12,7 +12,7 @@ from reach_core import ConfigError, Connector, InvalidArguments
 
 from .argv import ArgvRefused, check_and_parse
 from .exposure import overlap_problems, warn
-from .gitcheck import refuse_program_config
+from .gitcheck import disarmed_env
 from .grammar import Parsed
 from .isolation import GIT_INJECT, Isolation
 from .process import Completed, run_argv
@@ -89,7 +89,7 @@ class RunCommand(Connector):
         with self.isolation.dirs() as dirs:
             env = self.isolation.env(dirs, self.env, self.root)
             if grammar is GIT:
-                args = await self._git_checked(binary, args, parsed, cwd, env, limit)
+                args, env = await self._git_checked(binary, args, parsed, cwd, env, limit)
             done = await run_argv(
                 [binary, *args],
                 cwd=cwd,
@@ -102,14 +102,16 @@ class RunCommand(Connector):
     async def _git_checked(
         self, binary: str, args: list[str], parsed: Parsed, cwd: Path, env: dict[str, str],
         limit: float,
-    ) -> list[str]:
-        """Refuse a repository whose config runs programs; switch drivers off for the run."""
-        at = parsed.subcommand_index
-        if at is None or parsed.subcommand is None:
-            return args  # `git --version`, `git -h`: no repository is read
-        await refuse_program_config(binary, args[:at], cwd=cwd, env=env, time_limit=limit)
-        extra = list(GIT_INJECT.get(parsed.subcommand, ()))
-        return [*args[: at + 1], *extra, *args[at + 1 :]]
+    ) -> tuple[list[str], dict[str, str]]:
+        """Switch the repository's program-running keys off for the run (or refuse it)."""
+        at, subcommand = parsed.subcommand_index, parsed.subcommand
+        if at is None or subcommand is None:
+            return args, env  # `git --version`, `git -h`: no repository is read
+        env = await disarmed_env(
+            binary, args[:at], subcommand, cwd=cwd, env=env, time_limit=limit
+        )
+        extra = list(GIT_INJECT.get(subcommand, ()))
+        return [*args[: at + 1], *extra, *args[at + 1 :]], env
 
     def lint_problems(self) -> list[tuple[str, str]]:
         """For `reach tools lint`: ways the agent can change what an allowed command does."""

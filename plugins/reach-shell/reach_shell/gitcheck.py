@@ -1,4 +1,4 @@
-"""Before git runs: list the configuration it is about to read, refuse what runs programs.
+"""Before git runs: list the configuration it is about to read, disarm what runs programs.
 
 git itself does the listing (`git config --list --show-scope --show-origin -z`)
 with the same global options, directory and environment as the real call, so it
@@ -14,22 +14,24 @@ from pathlib import Path
 
 from reach_core import BusinessError, Denied
 
-from .isolation import parse_config_list, program_running
+from .gitconfig import parse_config_list, plan_for
+from .isolation import with_git_config
 from .process import run_argv
 
 _LIST = ("config", "--list", "--show-scope", "--show-origin", "-z")
 _SHOWN = 4
 
 
-async def refuse_program_config(
+async def disarmed_env(
     binary: str,
     global_args: Sequence[str],
+    subcommand: str,
     *,
     cwd: Path,
     env: Mapping[str, str],
     time_limit: float,
-) -> None:
-    """Raise `Denied` when the repository's config would make git run a program."""
+) -> dict[str, str]:
+    """`env` plus overrides for the repository's program keys; `Denied` if one cannot be disarmed."""
     done = await run_argv(
         [binary, "--no-pager", *global_args, *_LIST],
         cwd=cwd,
@@ -43,15 +45,16 @@ async def refuse_program_config(
             f"the command: {done.stderr.text().strip()[:300] or 'no output'}. Check that the "
             "directory is a readable repository."
         )
-    bad = program_running(parse_config_list(done.stdout.raw()))
+    plan = plan_for(parse_config_list(done.stdout.raw()), subcommand)
+    bad = plan.refused
     if not bad:
-        return
+        return with_git_config(env, plan.overrides)
     keys = ", ".join(f"`{e.key}` ({e.scope}, {e.origin})" for e in bad[:_SHOWN])
     more = f" and {len(bad) - _SHOWN} more" if len(bad) > _SHOWN else ""
     raise Denied(
         f"git was not run: the repository's configuration sets {keys}{more}, which would make "
-        "git run another program. reach-shell does not run git in a repository whose own "
-        "config runs programs (the agent can write that config). Do not try to work around "
-        "this; tell the user, who can remove those keys.",
+        f"`git {subcommand}` run another program and cannot be switched off. reach-shell does "
+        "not run git with config that runs programs (the agent can write that config). Do not "
+        "try to work around this; tell the user, who can remove those keys.",
         fix="remove the program-running keys from the repository's .git/config",
     )

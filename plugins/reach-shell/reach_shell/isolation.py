@@ -16,11 +16,8 @@ through *files*. So every run gets:
   program-running key, no system config (`GIT_CONFIG_NOSYSTEM`), the empty
   global file (`GIT_CONFIG_GLOBAL`), no repository discovery above the root;
 * before git runs, the configuration git is about to use is listed by git itself
-  (`git config --list --show-scope`, same global options, same directory, so the
-  same `.git` file / `--git-dir` / includes are followed); any key outside the
-  command-line scope that makes git run a program (named drivers such as
-  `filter.<x>.clean` or `diff.<x>.textconv` cannot be overridden, aliases,
-  includes...) refuses the call;
+  and each program-running key found in it is switched off too, or refuses the
+  call when it cannot be (gitconfig.py);
 * `--no-ext-diff --no-textconv` after diff-family subcommands and
   `--ignore-submodules=all` after `status`/`diff`, so a driver written between
   that check and the run, or a submodule's own config, is not used either.
@@ -36,7 +33,6 @@ import tempfile
 import weakref
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from fnmatch import fnmatchcase
 from pathlib import Path
 
 #: Variables every run gets, whatever the program: any program may start git or tar.
@@ -90,24 +86,6 @@ def git_overrides(hooks_dir: Path) -> list[tuple[str, str]]:
     ]
 
 
-#: Keys that make git run a program (lower case, as `git config --list` prints them;
-#: `*` spans a subsection, dots included). Found outside the command-line scope, they
-#: refuse the call.
-RUNS_PROGRAMS = (
-    "core.fsmonitor", "core.hookspath", "core.pager", "core.editor", "core.sshcommand",
-    "core.askpass", "core.gitproxy", "core.alternaterefscommand", "core.attributesfile",
-    "core.worktree", "sequence.editor", "diff.external", "diff.*.command", "diff.*.textconv",
-    "diff.tool", "diff.guitool", "difftool.*", "merge.*.driver", "merge.tool", "merge.guitool",
-    "mergetool.*", "filter.*", "credential.helper", "credential.*.helper", "alias.*",
-    "gpg.program", "gpg.*.program", "gpg.ssh.defaultkeycommand", "include.*", "includeif.*",
-    "remote.*.uploadpack", "remote.*.receivepack", "remote.*.vcs", "protocol.*allow",
-    "submodule.*.update",
-    "interactive.difffilter", "web.browser", "browser.*", "man.*", "help.browser", "sendemail.*",
-    "instaweb.*", "ssh.variant", "uploadpack.*", "uploadarchive.*", "receive.procreceiverefs",
-    "fsmonitor.*", "trace2.*",
-)
-_BOOLEANS = frozenset({"", "true", "false", "yes", "no", "on", "off", "1", "0"})
-
 #: Arguments added right after a git subcommand (race-free: no config can undo them).
 GIT_INJECT = {
     "diff": ("--no-ext-diff", "--no-textconv", "--ignore-submodules=all"),
@@ -117,40 +95,6 @@ GIT_INJECT = {
     "status": ("--ignore-submodules=all",),
     "grep": ("--no-textconv",),
 }
-
-
-@dataclass(frozen=True)
-class ConfigEntry:
-    scope: str
-    origin: str
-    key: str
-    value: str | None
-
-
-def parse_config_list(output: bytes) -> list[ConfigEntry]:
-    """`git config --list --show-scope --show-origin -z`: scope NUL origin NUL key LF value NUL."""
-    fields = output.decode("utf-8", errors="replace").split("\0")
-    entries = []
-    for i in range(0, len(fields) - 2, 3):
-        scope, origin, item = fields[i], fields[i + 1], fields[i + 2]
-        key, has_value, value = item.partition("\n")
-        entries.append(ConfigEntry(scope, origin, key.lower(), value if has_value else None))
-    return entries
-
-
-def program_running(entries: list[ConfigEntry]) -> list[ConfigEntry]:
-    """Entries, outside the command-line scope, that would make git run a program."""
-    bad = []
-    for entry in entries:
-        if entry.scope == "command":
-            continue
-        if entry.key.startswith("pager."):
-            if (entry.value or "").strip().lower() not in _BOOLEANS:
-                bad.append(entry)
-            continue
-        if any(fnmatchcase(entry.key, pattern) for pattern in RUNS_PROGRAMS):
-            bad.append(entry)
-    return bad
 
 
 @dataclass(frozen=True)
@@ -209,12 +153,18 @@ class Isolation:
         env["GIT_CONFIG_GLOBAL"] = str(dirs.git_global)
         if ceiling != ceiling.parent:
             env["GIT_CEILING_DIRECTORIES"] = str(ceiling.parent)
-        overrides = git_overrides(dirs.hooks)
-        env["GIT_CONFIG_COUNT"] = str(len(overrides))
-        for i, (key, value) in enumerate(overrides):
-            env[f"GIT_CONFIG_KEY_{i}"] = key
-            env[f"GIT_CONFIG_VALUE_{i}"] = value
-        return env
+        return with_git_config(env, git_overrides(dirs.hooks))
+
+
+def with_git_config(env: Mapping[str, str], overrides: list[tuple[str, str]]) -> dict[str, str]:
+    """`env` plus `overrides` in the command-line scope (after any already there: last wins)."""
+    out = dict(env)
+    start = int(out.get("GIT_CONFIG_COUNT", "0"))
+    for i, (key, value) in enumerate(overrides, start):
+        out[f"GIT_CONFIG_KEY_{i}"] = key
+        out[f"GIT_CONFIG_VALUE_{i}"] = value
+    out["GIT_CONFIG_COUNT"] = str(start + len(overrides))
+    return out
 
 
 def _remove(top: Path) -> None:

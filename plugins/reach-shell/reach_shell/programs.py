@@ -117,6 +117,7 @@ GIT_PROGRAM_SUBCOMMANDS = frozenset(
         "filter-branch", "difftool", "mergetool", "instaweb", "web--browse", "send-email",
         "bisect", "submodule", "daemon", "credential", "credential-cache", "credential-store",
         "upload-pack", "receive-pack", "upload-archive", "remote-ext", "remote-fd", "shell",
+        "help",  # starts man, info or a web browser
     }
 )
 

@@ -170,12 +170,54 @@ def test_control_the_same_attack_does_run_without_reach(
     assert marker.exists()
 
 
-@pytest.mark.parametrize("subcommand", ["status", "diff", "log", "show"])
-async def test_a_denied_repository_names_the_key(repo: Path, marker: Path, subcommand: str) -> None:
-    append_config(repo, f"[core]\n\tfsmonitor = touch {marker}")
+DISARMED = [
+    "fsmonitor", "fsmonitor-case", "fsmonitor-quoted", "fsmonitor-continued", "diff-external",
+    "pager", "pager-per-command", "filter-clean", "filter-process", "filter-info-attributes",
+    "textconv", "diff-driver-command", "include-path", "include-if-gitdir", "include-if-onbranch",
+    "gpg-signature", "credential-helper", "ssh-command", "askpass", "worktree-config", "editor",
+]
+
+
+@pytest.mark.parametrize("name", DISARMED)
+async def test_honest_reads_still_work_in_a_repository_with_program_config(
+    repo: Path, marker: Path, tmp_path: Path, name: str
+) -> None:
+    """The keys are switched off for the run, so the honest command answers as usual."""
+    _write_attack(repo, marker, name)
+    before = snapshot(tmp_path, repo)
+    tool = git_tool(repo)
+    for args, expected in HONEST:
+        out = await tool.execute({"command": "git", "args": args})
+        assert out["exit_code"] == 0, (name, args, out["stderr"])
+        assert expected in out["stdout"], (name, args, out["stdout"])
+    assert not marker.exists(), f"{name}: git ran the payload"
+    assert snapshot(tmp_path, repo) == before
+
+
+UNDISARMABLE = {
+    "merge-driver": ('[merge "m"]\n\tdriver = {cmd}', "merge.m.driver", ["status"]),
+    "git-proxy": ("[core]\n\tgitProxy = {cmd}", "core.gitproxy", ["status"]),
+    "alternate-refs": ("[core]\n\talternateRefsCommand = {cmd}", "core.alternaterefscommand", ["log"]),
+    "remote-vcs": ('[remote "o"]\n\tvcs = x', "remote.o.vcs", ["status"]),
+    "alias-of-the-subcommand": ("[alias]\n\tlg = !{cmd}", "alias.lg", ["lg"]),
+    "alias-case": ("[alias]\n\tLG = !{cmd}", "alias.lg", ["lg"]),
+    "external-diff-stash": ("[diff]\n\texternal = {cmd}", "diff.external", ["stash", "show", "-p"]),
+    "diff-driver-stash": ('[diff "d"]\n\tcommand = {cmd}', "diff.d.command", ["stash", "list"]),
+    "included-merge-driver": ("[include]\n\tpath = ../m.cfg", "merge.m.driver", ["status"]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNDISARMABLE))
+async def test_keys_that_cannot_be_switched_off_refuse_the_call_and_name_the_key(
+    repo: Path, marker: Path, name: str
+) -> None:
+    text, key, args = UNDISARMABLE[name]
+    (repo / "m.cfg").write_text(f'[merge "m"]\n\tdriver = touch {marker}\n')
+    append_config(repo, text.format(cmd=_touch(marker)))
+    tool = git_tool(repo, subcommands=None)
     with pytest.raises(Denied) as denied:
-        await git_tool(repo).execute({"command": "git", "args": [subcommand]})
-    assert "core.fsmonitor" in denied.value.reason and "local" in denied.value.reason
+        await tool.execute({"command": "git", "args": args})
+    assert key in denied.value.reason and "local" in denied.value.reason
     assert not marker.exists()
 
 
@@ -235,18 +277,27 @@ async def test_hooks_in_the_repository_do_not_run_but_commit_does(
 
 @pytest.mark.parametrize(
     "gitfile",
-    ["gitdir: ../elsewhere/.git", "gitdir: {outside}/.git", "gitdir:../elsewhere/.git\n"],
+    ["gitdir: ../elsewhere/.git", "gitdir: {outside}/.git", "gitdir:   ../elsewhere/.git  "],
 )
 async def test_a_dot_git_file_pointing_elsewhere_is_followed_by_the_check(
-    root: Path, tmp_path: Path, marker: Path, gitfile: str
+    root: Path, marker: Path, gitfile: str
 ) -> None:
+    """The listing runs where git runs, so it reads the config the `.git` file points at."""
     elsewhere = make_repo(root / "elsewhere")
-    append_config(elsewhere, f"[core]\n\tfsmonitor = touch {marker}")
+    append_config(elsewhere, f'[filter "x"]\n\tsmudge = touch {marker}; cat')
     work = root / "work2"
     work.mkdir()
     (work / ".git").write_text(gitfile.format(outside=elsewhere) + "\n")
-    with pytest.raises((Denied, BusinessError)):  # refused, or not a gitfile git can read
-        await git_tool(root).execute({"command": "git", "args": ["status"], "cwd": "work2"})
+    (work / ".gitattributes").write_text("*.txt filter=x\n")
+    tool = git_tool(root, subcommands=None)
+    try:
+        out = await tool.execute(
+            {"command": "git", "args": ["cat-file", "--filters", "HEAD:a.txt"], "cwd": "work2"}
+        )
+    except BusinessError:  # git itself cannot read that .git file
+        pass
+    else:
+        assert out["exit_code"] == 0 and out["stdout"] == "alpha\n", out["stderr"]
     assert not marker.exists()
 
 
