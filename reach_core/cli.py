@@ -33,10 +33,12 @@ def serve_group(cli: click.Group) -> click.Group:
     return serve
 
 
-def _configure_logging(verbose: int) -> None:
-    from .logs import configure_later
+def _configure_logging(verbose: int, level: str | None, log_json: bool) -> None:
+    """The CLI is a host: it shows reach's logs on stderr (warnings by default); stdout stays
+    for the command's own output (``reach run --json``, ``reach serve mcp --stdio``)."""
+    from .logs import configure_stderr
 
-    configure_later(_WARNING - 10 * verbose)
+    configure_stderr(level or max(_WARNING - 10 * verbose, 10), json_lines=log_json)
 
 
 def _echo_json(data: Any) -> None:
@@ -120,10 +122,13 @@ def _reach(ctx: click.Context, *, quiet: bool = False) -> Any:
 @click.option("--config", "config", type=click.Path(dir_okay=False), default=None,
               help="Config file (default: $REACH_CONFIG, ./reach.toml, [tool.reach] in ./pyproject.toml).")
 @click.option("-v", "--verbose", count=True, help="More log output on stderr (-v info, -vv debug).")
+@click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"], case_sensitive=False),
+              default=None, help="Level of reach's logs on stderr (default: warning; overrides -v).")
+@click.option("--log-json", is_flag=True, help="Logs on stderr as JSON lines (for log collectors).")
 @click.pass_context
-def cli(ctx: click.Context, config: str | None, verbose: int) -> None:
+def cli(ctx: click.Context, config: str | None, verbose: int, log_level: str | None, log_json: bool) -> None:
     """reach: checked, bounded, audited tool calls for LLM agents."""
-    _configure_logging(verbose)
+    _configure_logging(verbose, log_level, log_json)
     if not isinstance(ctx.obj, dict) or ctx.obj.get("config") != config:
         ctx.obj = {"config": config, "reach": None}
 

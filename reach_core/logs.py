@@ -1,36 +1,95 @@
-"""reach's logger, created on first use.
+"""reach's loggers: structlog events delivered through the standard ``logging`` module.
 
-structlog (and what it pulls in) costs start-up time that ``reach --version`` or
-``reach plugins`` should not pay, so the CLI only *asks* for a configuration
-(:func:`configure_later`) and it is applied when the first logger is made.
+reach is a guest in its host's process. Its events go to the stdlib loggers
+``reach`` and ``reach.<plugin>`` and nowhere else: nothing is printed unless the
+host configures logging (``logging.basicConfig(level="INFO")``, or the ``reach``
+CLI's ``--log-level``), and stdout is never touched (it may be a protocol: MCP
+over stdio, ``reach run --json``).
+
+Why structlog at all: call sites keep structlog's ``log.info("event", key=value)``
+style and ``bind()``. Each logger is wrapped on its own (``structlog.wrap_logger``),
+so structlog's process-wide configuration is neither read nor changed: a host
+that configures structlog for itself does not reconfigure reach, and reach never
+reconfigures the host.
+
+A record's message is ``event key=value ...``; the event and its fields are also
+on the record as ``record.reach_event`` (a dict) for JSON formatters.
+
+structlog and ``logging`` are imported on first use: ``reach --version`` does not
+pay for them.
 """
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
-__all__ = ["configure_later", "get_logger"]
-
-_pending: int | None = None
+__all__ = ["configure_stderr", "get_logger", "is_enabled"]
 
 
-def configure_later(level: int) -> None:
-    """Send logs at ``level`` and above to stderr, once a logger is first needed."""
-    global _pending
-    _pending = level
+def _field(value: Any) -> str:
+    if isinstance(value, str) and value and not any(c in value for c in " =\"'\n"):
+        return value
+    return repr(value)
 
 
-def get_logger() -> Any:
-    """The ``reach`` structlog logger, bound once (the lazy proxy would re-read config per call)."""
-    global _pending
+def _to_stdlib(_logger: Any, _method: str, event_dict: dict[str, Any]) -> tuple[tuple[str], dict[str, Any]]:
+    """The last processor: a readable message, and the whole event on ``record.reach_event``."""
+    event = str(event_dict.pop("event", ""))
+    fields = " ".join(f"{key}={_field(value)}" for key, value in event_dict.items())
+    message = f"{event} {fields}" if fields else event
+    return (message,), {"extra": {"reach_event": {"event": event, **event_dict}}}
+
+
+def get_logger(name: str = "reach") -> Any:
+    """A structlog logger bound to the stdlib logger ``name`` (a ``reach`` child by convention).
+
+    Events below the stdlib logger's effective level are dropped by the first
+    processor, before any rendering.
+    """
+    import logging
+
     import structlog
 
-    if _pending is not None:
-        structlog.configure(
-            wrapper_class=structlog.make_filtering_bound_logger(_pending),
-            logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
-            cache_logger_on_first_use=False,
-        )
-        _pending = None
-    return structlog.get_logger("reach").bind()
+    # The stdlib convention for libraries: without it, Python's last-resort handler
+    # would print reach's warnings on stderr of a host that configured nothing.
+    root = logging.getLogger("reach")
+    if not root.handlers:
+        root.addHandler(logging.NullHandler())
+    return structlog.wrap_logger(
+        logging.getLogger(name),
+        wrapper_class=structlog.stdlib.BoundLogger,
+        processors=[structlog.stdlib.filter_by_level, _to_stdlib],
+    ).bind()
+
+
+def is_enabled(level: int, name: str = "reach") -> bool:
+    """Whether anything listens at ``level`` (cheap: the stdlib logger caches the answer)."""
+    import logging
+
+    return logging.getLogger(name).isEnabledFor(level)
+
+
+def configure_stderr(level: int | str, *, json_lines: bool = False) -> None:
+    """What the ``reach`` CLI (a host, not a library) does: reach's loggers to stderr at ``level``.
+
+    Only the ``reach`` logger tree is configured; the root logger and other
+    libraries' loggers are left as they are.
+    """
+    import json
+    import logging
+    import sys
+
+    class _JSONLines(logging.Formatter):
+        def format(self, record: logging.LogRecord) -> str:
+            event = getattr(record, "reach_event", None) or {"event": record.getMessage()}
+            return json.dumps({"level": record.levelname.lower(), "logger": record.name, **event},
+                              ensure_ascii=False, default=str)
+
+    logger = logging.getLogger("reach")
+    for handler in [h for h in logger.handlers if getattr(h, "_reach_cli", False)]:
+        logger.removeHandler(handler)
+    handler = logging.StreamHandler(sys.stderr)
+    handler._reach_cli = True  # type: ignore[attr-defined]
+    handler.setFormatter(_JSONLines() if json_lines else logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    logger.addHandler(handler)
+    logger.setLevel(level if isinstance(level, int) else level.upper())

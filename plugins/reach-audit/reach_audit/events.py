@@ -14,6 +14,8 @@ from typing import IO, Any
 
 import structlog
 
+from reach_core.logs import get_logger, is_enabled
+
 from .record import Row
 from .redact import Redactor
 
@@ -25,9 +27,10 @@ def _dumps(obj: Any, **kw: Any) -> str:
 class EventLog:
     """Writes one structlog event per audit record.
 
-    ``"structlog"`` (default) goes through the application's structlog set-up,
-    like the core's own ``reach.tool_call`` events, so one configuration decides
-    level and destination (the ``reach`` CLI shows them with ``-v``).
+    ``"logging"`` (default) goes to the stdlib logger ``reach.audit``, like the
+    core's own ``reach.tool_call`` events: silent unless the host configures
+    logging, so one configuration decides level and destination (the ``reach``
+    CLI shows them with ``--log-level info``).
     ``"stderr"``, ``"stdout"`` or a file path give a self-contained stream: JSON
     lines, or a readable console line when the stream is a terminal.
     """
@@ -57,8 +60,10 @@ class EventLog:
         """Called by the writer (in a worker thread) after ``rows`` were committed."""
         if not self.enabled or not rows:
             return
-        if self.target.lower() == "structlog":
-            app_logger = structlog.get_logger("reach.audit")
+        if self.target.lower() == "logging":
+            if not is_enabled(20, "reach.audit"):
+                return
+            app_logger = get_logger("reach.audit")
             for row in rows:
                 app_logger.info(f"audit.{row.kind}", **self._event(row))
             return

@@ -32,10 +32,10 @@ class AuditSettings(BaseModel):
     redact_keys: list[str] = Field(default_factory=list, description="extra secret key names")
     redact_patterns: list[str] = Field(default_factory=list, description="extra regexes to mask")
     log: str = Field(
-        "structlog",
+        "logging",
         description=(
-            'where audit events go: "structlog" (the application\'s structlog set-up), '
-            '"stderr", "stdout" or a file path (JSON lines), or "off"'
+            'where audit events go: "logging" (the stdlib logger reach.audit, silent unless '
+            'the host configures logging), "stderr", "stdout" or a file path (JSON lines), or "off"'
         ),
     )
     otel: bool = Field(True, description="emit OpenTelemetry spans when opentelemetry is installed")

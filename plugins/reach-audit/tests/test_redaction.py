@@ -88,18 +88,27 @@ async def test_a_secret_never_reaches_disk(make_reach, data_dir, tmp_path):
     assert report.ok
 
 
-async def test_events_go_through_the_applications_structlog(make_reach):
-    import structlog
-    from structlog.testing import capture_logs
-
-    structlog.reset_defaults()  # the `reach` CLI tests configure a WARNING filter process-wide
-    reach = make_reach(log="structlog")
-    with capture_logs() as logs:
+async def test_events_go_through_stdlib_logging_and_only_when_someone_listens(make_reach, caplog, capsys):
+    reach = make_reach(log="logging")
+    with caplog.at_level("INFO", logger="reach.audit"):
         await reach.invoke("login", {"user": "ann", "password": SECRETS[0]})
         await reach.aclose()  # waits for the events that follow the commit
-    (event,) = [e for e in logs if e["event"] == "audit.call"]
+    (record,) = [r for r in caplog.records if r.name == "reach.audit" and r.reach_event["event"] == "audit.call"]
+    event = record.reach_event
     assert event["tool"] == "login" and event["status"] == "ok" and event["hash"]
-    assert event["args"]["password"] == MASK and SECRETS[0] not in json.dumps(event)
+    assert event["args"]["password"] == MASK and SECRETS[0] not in json.dumps(event, default=str)
+    assert SECRETS[0] not in record.getMessage()
+    out = capsys.readouterr()
+    assert out.out == "" and out.err == ""  # a library never prints; logging decides
+
+
+async def test_no_event_is_built_when_nobody_listens(make_reach, caplog, capsys):
+    reach = make_reach(log="logging")
+    with caplog.at_level("WARNING", logger="reach.audit"):
+        await reach.invoke("login", {"user": "ann", "password": SECRETS[0]})
+        await reach.aclose()
+    assert [r for r in caplog.records if r.name == "reach.audit"] == []
+    assert capsys.readouterr() == ("", "")
 
 
 def test_the_fast_scan_never_passes_what_the_walk_would_mask():

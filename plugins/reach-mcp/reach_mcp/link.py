@@ -29,9 +29,9 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
-import structlog
 
 from reach_core import BusinessError, Denied, NotFound, RetryableError
+from reach_core.logs import get_logger
 
 from .results import content_of
 from .settings import ServerConfig
@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ServerLink", "discover"]
 
-_log = structlog.get_logger("reach.mcp")
+_log = get_logger("reach.mcp")
 _PAGE_CAP = 100
 # forwarded with non-idempotent calls, so a reach server behind this one can recognise a repeat
 IDEMPOTENCY_META_KEY = "reach/idempotency_key"

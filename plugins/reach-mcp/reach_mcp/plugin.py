@@ -39,14 +39,13 @@ def reach_plugin_settings() -> type[McpSettings]:
 def reach_register_tools(register: Any, settings: McpSettings | None, reach: Any) -> None:
     if settings is None or not settings.servers:
         return
-    import structlog
-
     from reach_core import ConnectorError
+    from reach_core.logs import get_logger
 
     from .connector import McpTool
     from .link import ServerLink, describe_error, discover
 
-    _log = structlog.get_logger("reach.mcp")
+    _log = get_logger("reach.mcp")
     links = [ServerLink(name, cfg, reach) for name, cfg in settings.servers.items() if cfg.enabled]
     _LINKS[reach] = links
     results = discover(links)
