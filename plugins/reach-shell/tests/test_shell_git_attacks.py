@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from reach_shell import RunCommand, ShellSettings
-from shell_attack import GIT, append_config, make_repo, setup_git, snapshot
+from shell_attack import GIT, append_config, exists, make_repo, setup_git, snapshot
 
 from reach_core import BusinessError, Denied, InvalidArguments
 
@@ -155,7 +155,7 @@ async def test_repository_config_never_runs_a_program(
         assert "run another program" in denied.reason
     else:
         assert out["exit_code"] is not None
-    assert not marker.exists(), f"{name}: git ran the payload"
+    assert not exists(marker), f"{name}: git ran the payload"
     assert snapshot(tmp_path, repo) == before
 
 
@@ -190,7 +190,7 @@ async def test_honest_reads_still_work_in_a_repository_with_program_config(
         out = await tool.execute({"command": "git", "args": args})
         assert out["exit_code"] == 0, (name, args, out["stderr"])
         assert expected in out["stdout"], (name, args, out["stdout"])
-    assert not marker.exists(), f"{name}: git ran the payload"
+    assert not exists(marker), f"{name}: git ran the payload"
     assert snapshot(tmp_path, repo) == before
 
 
@@ -218,7 +218,7 @@ async def test_keys_that_cannot_be_switched_off_refuse_the_call_and_name_the_key
     with pytest.raises(Denied) as denied:
         await tool.execute({"command": "git", "args": args})
     assert key in denied.value.reason and "local" in denied.value.reason
-    assert not marker.exists()
+    assert not exists(marker)
 
 
 HOME_FILES = [
@@ -249,7 +249,7 @@ async def test_a_gitconfig_in_the_root_is_not_read_as_home(
     for args in (["status"], ["diff"], ["log", "-p"]):
         out = await tool.execute({"command": "git", "args": args})
         assert out["exit_code"] == 0, out["stderr"]
-    assert not marker.exists()
+    assert not exists(marker)
     assert snapshot(tmp_path, repo) == before
 
 
@@ -272,7 +272,7 @@ async def test_hooks_in_the_repository_do_not_run_but_commit_does(
         {"command": "git", "args": ["commit", "-q", "-am", "second"]}
     )
     # No identity configured in the private HOME: git may refuse to commit, never run the hook.
-    assert not marker.exists(), out
+    assert not exists(marker), out
 
 
 @pytest.mark.parametrize(
@@ -298,7 +298,7 @@ async def test_a_dot_git_file_pointing_elsewhere_is_followed_by_the_check(
         pass
     else:
         assert out["exit_code"] == 0 and out["stdout"] == "alpha\n", out["stderr"]
-    assert not marker.exists()
+    assert not exists(marker)
 
 
 async def test_no_repository_is_discovered_above_the_root(tmp_path: Path, marker: Path) -> None:
@@ -309,7 +309,7 @@ async def test_no_repository_is_discovered_above_the_root(tmp_path: Path, marker
     inner.mkdir()
     out = await git_tool(inner.resolve()).execute({"command": "git", "args": ["status"]})
     assert out["exit_code"] != 0 and "not a git repository" in out["stderr"]
-    assert not marker.exists()
+    assert not exists(marker)
 
 
 GLOBAL_OPTION_ATTACKS = [
@@ -340,7 +340,7 @@ async def test_program_running_global_options_are_refused_in_every_mode(
     with pytest.raises(InvalidArguments) as refused:
         await tool.execute({"command": "git", "args": [a.format(cmd=_touch(marker)) for a in args]})
     assert "whatever the allow-list says" in refused.value.message
-    assert not marker.exists()
+    assert not exists(marker)
 
 
 PATH_OPTIONS = [
@@ -400,7 +400,7 @@ async def test_program_running_subcommand_options_are_refused(
     with pytest.raises(InvalidArguments) as refused:
         await git_tool(repo).execute({"command": "git", "args": [a.format(cmd=_touch(marker)) for a in args]})
     assert "whatever the allow-list says" in refused.value.message
-    assert not marker.exists()
+    assert not exists(marker)
 
 
 @pytest.mark.parametrize(
@@ -433,7 +433,7 @@ async def test_without_a_subcommand_list_program_running_ones_are_still_refused(
     with pytest.raises(InvalidArguments) as refused:
         await tool.execute({"command": "git", "args": [a.format(cmd=_touch(marker)) for a in args]})
     assert "whatever the allow-list says" in refused.value.message
-    assert not marker.exists()
+    assert not exists(marker)
 
 
 async def test_harmless_negations_and_look_alikes_pass(repo: Path) -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from reach_shell import RunCommand, ShellSettings
+from shell_attack import exists
 
 from reach_core import ConfigError, InvalidArguments
 
@@ -30,7 +31,7 @@ async def test_shell_syntax_is_printed_not_run(make_tool, tmp_path: Path, payloa
     result = await make_tool(echo={}).execute({"command": "echo", "args": [text]})
     assert result["exit_code"] == 0
     assert result["stdout"] == text + "\n"
-    assert not marker.exists()
+    assert not exists(marker)
 
 
 async def test_globs_stay_literal(make_tool, root: Path) -> None:
@@ -91,7 +92,7 @@ async def test_environment_is_fixed_and_inherits_no_secret(
     assert extra == {"PATH", "LANG", "LC_ALL", "TZ"}
     home = Path(variables["HOME"])
     assert not home.is_relative_to(root) and not Path(variables["TMPDIR"]).is_relative_to(root)
-    assert not home.exists()  # private to that one call, removed afterwards
+    assert not exists(home)  # private to that one call, removed afterwards
 
 
 async def test_working_directory_stays_inside_the_root(

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from reach_shell import RunCommand, ShellSettings
-from shell_attack import TAR, make_archive, snapshot
+from shell_attack import TAR, exists, make_archive, snapshot
 
 from reach_core import InvalidArguments
 
@@ -131,7 +131,7 @@ async def test_list_only_tar_refuses_every_other_spelling(
     before = snapshot(tmp_path, root)
     with pytest.raises(InvalidArguments):
         await tar_tool(root, **LIST_ONLY).execute({"command": "tar", "args": filled})
-    assert not marker.exists()
+    assert not exists(marker)
     assert snapshot(tmp_path, root) == before
 
 
@@ -157,7 +157,7 @@ async def test_program_running_options_are_refused_whatever_the_config(
     with pytest.raises(InvalidArguments) as refused:
         await tar_tool(root, **rule).execute({"command": "tar", "args": _fill(args, root, marker, out_dir)})
     assert "whatever the allow-list says" in refused.value.message
-    assert not marker.exists()
+    assert not exists(marker)
 
 
 @pytest.mark.parametrize(
