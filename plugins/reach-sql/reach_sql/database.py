@@ -115,7 +115,7 @@ class Database:
         *,
         count_cap: int = 10_000,
         create_missing: bool = False,
-        max_value_bytes: int = 1024 * 1024,
+        max_value_bytes: int = 64 * 1024,
         max_result_bytes: int = 8 * 1024 * 1024,
         max_chars: int = 500,
     ) -> None:
@@ -270,10 +270,10 @@ class Database:
         with self._connect(self.read_engine()) as conn, _translate(timeout, read=True):
             raw = conn.connection.driver_connection
             with _deadline(conn, timeout, abort):
-                raw.execute(f"SET LOCAL statement_timeout = {_ms(timeout)}", prepare=False)
                 got = fetch_capped(
                     raw, query, params or {}, limit=limit, count_cap=self.count_cap,
                     max_value=self.max_value_bytes, max_total=self.max_result_bytes, max_chars=self.max_chars,
+                    setup=f"SET LOCAL statement_timeout = {_ms(timeout)}",
                 )
         return Rows(
             columns=got.columns, rows=got.rows, more_rows=got.more_rows, more_rows_capped=got.more_rows_capped,
@@ -359,39 +359,52 @@ class Database:
 
         Used for SQLite (whose read connections cannot build a value over
         ``READ_MAX_VALUE_BYTES``) and for RETURNING rows. Rows are taken one at a
-        time, so at most one row beyond the budget is ever held.
+        time from the driver's cursor, so at most one row beyond the budget is held.
         """
         columns = list(result.keys())
+        cursor = getattr(result, "cursor", None) or result
         rows: list[tuple[Any, ...]] = []
         total = 0
         cut = 0
         full = False
-        while len(rows) < limit:
-            row = result.fetchone()
-            if row is None:
-                break
+        max_value, max_total = self.max_value_bytes, self.max_result_bytes
+        it = iter(cursor)
+        for row in it:
+            for value in row:
+                if value.__class__ in _SIZED:
+                    break
+            else:  # no text or bytes: nothing to measure
+                rows.append(tuple(row))
+                if len(rows) >= limit:
+                    break
+                continue
             values = list(row)
             for i, value in enumerate(values):
                 size = _byte_size(value)
                 if size is None:
                     continue
-                if size > self.max_value_bytes or total + size > self.max_result_bytes:
-                    full = full or size <= self.max_value_bytes
-                    values[i] = Cut(size, _prefix(value, self.max_chars), "value" if size > self.max_value_bytes else "total")
+                if size > max_value or total + size > max_total:
+                    full = full or size <= max_value
+                    values[i] = Cut(size, _prefix(value, self.max_chars), "value" if size > max_value else "total")
                     cut += 1
                 else:
                     total += size
             rows.append(tuple(values))
+            if len(rows) >= limit:
+                break
         more = 0
         capped = False
         if len(rows) == limit:
-            while result.fetchone() is not None:
+            for _ in it:
                 more += 1
                 if more >= self.count_cap:
                     capped = True
                     break
         result.close()
         return Rows(columns=columns, rows=rows, more_rows=more, more_rows_capped=capped, cut_values=cut, result_full=full)
+
+
+_SIZED = frozenset({str, bytes, bytearray, memoryview})
 
 
 def _byte_size(value: Any) -> int | None:
@@ -459,7 +472,9 @@ def _deadline(conn: Connection, timeout: float, abort: Abort | None) -> Iterator
     if cancel is None:
         yield None
         return
-    watchdog = Watchdog(cancel, timeout, hard_stop).start()
+    watchdog = Watchdog(cancel, timeout, hard_stop)
+    if hard_stop is not None:  # SQLite: the progress handler keeps the deadline; abort only
+        watchdog.start()
     if abort is not None:
         abort.attach(watchdog)
     try:

@@ -4,17 +4,17 @@ A value is only measurable after the driver received it, and by then a
 ``SELECT repeat('x', 400000000)`` has cost reach 400 MB. So the size check runs
 on the server: the model's statement is first declared as a cursor and
 described (no row is computed), then wrapped so that every value of a
-variable-length column comes with its size, values over ``max_value_bytes`` are
-replaced by a short prefix (text, bytes) or nothing (JSON, arrays, ...), and a
-running total stops sending values once the result holds ``max_result_bytes``::
+variable-length column comes with its size, and values over ``max_value_bytes``
+are replaced by a short prefix (text, bytes) or nothing (JSON, arrays, ...)::
 
-    SELECT <c1, or a cut form of it>, …, <sizes>, <over budget?> FROM (
-      SELECT t.*, sum(<bytes this row sends>) OVER (ROWS UNBOUNDED PRECEDING) FROM (
-        SELECT q.*, octet_length(q.c1) AS z1, … FROM (
-          SELECT * FROM (<the model's statement>) AS q0 OFFSET 0) AS q(c1, …) OFFSET 0) AS t) AS s
+    SELECT <c1, or a cut form of it>, …, ARRAY[<sizes>] FROM (
+      SELECT q.*, octet_length(q.c1) AS z1, … FROM (
+        SELECT * FROM (<the model's statement>) AS q0 OFFSET 0) AS q(c1, …) OFFSET 0) AS s
 
-``OFFSET 0`` keeps each value computed once. Rows past the page are counted
-with ``MOVE``, which the server does without sending them.
+``OFFSET 0`` keeps each value computed once. Rows are fetched in pages small
+enough that one page cannot pass ``max_result_bytes`` (each value is capped),
+and fetching stops when the result is full. Rows not sent are counted with
+``MOVE``, which the server does without sending them.
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ def _ident(i: int) -> str:
     return f"c{i}"
 
 
-def _wrapped(query: str, type_oids: list[int], max_value: int, max_total: int, max_chars: int) -> tuple[str, list[int]]:
+def _wrapped(query: str, type_oids: list[int], max_value: int, max_chars: int) -> tuple[str, list[int]]:
     """The capped form of ``query`` and the positions of its measured columns."""
     n = len(type_oids)
     measured = [i for i, oid in enumerate(type_oids) if oid not in _FIXED]
@@ -84,7 +84,6 @@ def _wrapped(query: str, type_oids: list[int], max_value: int, max_total: int, m
         col = f"q.{_ident(i)}"
         sizes.append(f"octet_length({col})" if oid in _TEXT or oid == _BYTEA else f"octet_length({col}::text)")
     inner = ", ".join(f"{expr} AS z{i}" for expr, i in zip(sizes, measured, strict=True))
-    sent = " + ".join(f"(CASE WHEN t.z{i} > {max_value} THEN 0 ELSE coalesce(t.z{i}, 0) END)" for i in measured)
     outs = []
     for i in range(n):
         col = f"s.{_ident(i)}"
@@ -92,20 +91,18 @@ def _wrapped(query: str, type_oids: list[int], max_value: int, max_total: int, m
             outs.append(col)
             continue
         oid = type_oids[i]
-        over = f"(s.z{i} > {max_value} OR s.reach_total > {max_total})"
         if oid in _TEXT:
             short = f"left({col}, {max_chars})"
         elif oid == _BYTEA:
             short = f"substring({col} FROM 1 FOR {_HEX_BYTES})"
         else:
             short = "NULL"
-        outs.append(f"CASE WHEN {over} THEN {short} ELSE {col} END")
+        outs.append(f"CASE WHEN s.z{i} > {max_value} THEN {short} ELSE {col} END")
     size_array = "ARRAY[" + ", ".join(f"s.z{i}" for i in measured) + "]::int8[]"
     sql = (
-        f"SELECT {', '.join(outs)}, {size_array}, s.reach_total > {max_total} FROM ("
-        f"SELECT t.*, sum({sent}) OVER (ROWS UNBOUNDED PRECEDING) AS reach_total FROM ("
+        f"SELECT {', '.join(outs)}, {size_array} FROM ("
         f"SELECT q.*, {inner} FROM (SELECT * FROM (\n{query}\n) AS q0 OFFSET 0) AS q({cols}) OFFSET 0"
-        ") AS t) AS s"
+        ") AS s"
     )
     return sql, measured
 
@@ -120,44 +117,103 @@ def fetch_capped(
     max_value: int,
     max_total: int,
     max_chars: int,
+    setup: str | None = None,
 ) -> Fetched:
-    """Run ``query`` (psycopg pyformat) read-only through cursors; see the module docstring."""
-    probe = raw.cursor(name="reach_probe")
-    probe.execute(query, params)
-    desc = probe.description
+    """Run ``query`` (psycopg pyformat) read-only through cursors; see the module docstring.
+
+    Statements are pipelined: ``setup`` (e.g. ``SET LOCAL statement_timeout``), the
+    probe's DECLARE and an empty FETCH (for the column types) travel together, then the
+    capped cursor's DECLARE and its FETCH, so a read costs two round trips.
+    """
+    cur = raw.cursor()
+    with raw.pipeline():
+        if setup:
+            cur.execute(setup, prepare=False)
+        cur.execute(f"DECLARE reach_probe NO SCROLL CURSOR FOR {query}", params, prepare=False)
+        cur.execute("FETCH FORWARD 0 FROM reach_probe", prepare=False)
+    desc = cur.description
     if desc is None:
         return Fetched([], [], 0, False, 0, False)
     columns = [c.name for c in desc]
     oids = [int(c.type_code) for c in desc]
-    measured: list[int] = []
-    if any(oid not in _FIXED for oid in oids):
-        sql, measured = _wrapped(query, oids, max_value, max_total, max_chars)
-        cursor = raw.cursor(name="reach_rows")
-        cursor.execute(sql, params)
-        name = "reach_rows"
-    else:
-        cursor, name = probe, "reach_probe"
-    fetched = cursor.fetchmany(limit)
-    rows: list[tuple[Any, ...]] = []
-    cut_values = 0
-    result_full = False
+    measured = [i for i, oid in enumerate(oids) if oid not in _FIXED]
+    if not measured:  # fixed-size values only: the probe itself is the cursor
+        count = cur if count_cap > 0 else None
+        with raw.pipeline():
+            cur.execute(f"FETCH FORWARD {int(limit)} FROM reach_probe", prepare=False)
+            if count is not None:  # speculative: counts 0 when the page was not full
+                count = raw.cursor()
+                count.execute(f"MOVE FORWARD {int(count_cap)} FROM reach_probe", prepare=False)
+        rows = [tuple(r) for r in cur.fetchall()]
+        out = Fetched(columns, rows, 0, False, 0, False)
+        if count is not None and len(rows) == limit:
+            out.more_rows = max(0, count.rowcount)
+            out.more_rows_capped = out.more_rows >= count_cap
+        return out
+    sql, measured = _wrapped(query, oids, max_value, max_chars)
+    # Each measured value is at most max_value bytes now, so a page of `chunk` rows is
+    # at most max_total bytes: the total is checked between pages, never overrun.
+    chunk = max(1, min(limit, max_total // (len(measured) * max_value)))
+    count = None
+    with raw.pipeline():
+        cur.execute(f"DECLARE reach_rows NO SCROLL CURSOR FOR {sql}", params, prepare=False)
+        cur.execute(f"FETCH FORWARD {chunk} FROM reach_rows", prepare=False)
+        if chunk == limit and count_cap > 0:  # one page is the whole answer: count the rest now
+            count = raw.cursor()
+            count.execute(f"MOVE FORWARD {int(count_cap)} FROM reach_rows", prepare=False)
     n = len(columns)
-    for row in fetched:
-        if not measured:
-            rows.append(tuple(row))
-            continue
-        values = list(row[:n])
-        sizes, over_total = row[n], row[n + 1]
-        result_full = result_full or bool(over_total)
-        for pos, i in enumerate(measured):
-            size = sizes[pos]
-            if size is not None and (size > max_value or over_total):
-                values[i] = Cut(int(size), values[i], "total" if over_total and size <= max_value else "value")
-                cut_values += 1
-        rows.append(tuple(values))
-    more, capped = 0, False
-    if len(rows) == limit and count_cap > 0:
-        moved = raw.execute(f'MOVE FORWARD {int(count_cap)} FROM "{name}"', prepare=False)
-        more = max(0, moved.rowcount)
-        capped = more >= count_cap
-    return Fetched(columns, rows, more, capped, cut_values, result_full)
+    out = Fetched(columns, [], 0, False, 0, False)
+    total = 0
+    page = cur.fetchall()
+    while True:
+        for pos, row in enumerate(page):
+            values = list(row[:n])
+            sizes = row[n]
+            row_bytes = 0
+            for k, i in enumerate(measured):
+                size = sizes[k]
+                if size is None:
+                    continue
+                if size > max_value:
+                    values[i] = Cut(int(size), values[i], "value")
+                    out.cut_values += 1
+                else:
+                    row_bytes += size
+            if total + row_bytes > max_total and out.rows:
+                out.result_full = True  # this row and the rest are counted, not sent
+                out.more_rows = len(page) - pos
+                break
+            if total + row_bytes > max_total:  # one row alone over the budget: send it cut
+                out.result_full = True
+                for k, i in enumerate(measured):
+                    if not isinstance(values[i], Cut) and sizes[k] is not None:
+                        values[i] = Cut(int(sizes[k]), values[i], "total")
+                        out.cut_values += 1
+            total += row_bytes
+            out.rows.append(tuple(values))
+        if out.result_full or len(out.rows) >= limit or len(page) < chunk:
+            break
+        cur.execute(f"FETCH FORWARD {min(chunk, limit - len(out.rows))} FROM reach_rows", prepare=False)
+        page = cur.fetchall()
+        if not page:
+            break
+    if count is not None:  # counted in the first round trip (rows past the budget included)
+        if out.result_full or len(out.rows) == limit:
+            out.more_rows += max(0, count.rowcount)
+            out.more_rows_capped = count.rowcount >= count_cap
+        return out
+    if out.result_full:
+        return _counted(cur, "reach_rows", out, 0, count_cap)
+    return _counted(cur, "reach_rows", out, limit, count_cap)
+
+
+def _counted(cur: Any, name: str, out: Fetched, limit: int, count_cap: int) -> Fetched:
+    """Count the rows left in the cursor with MOVE (the server skips them without sending).
+
+    ``limit`` 0 means the page was cut short by the byte budget: count in any case."""
+    if (limit and len(out.rows) < limit) or count_cap <= 0:
+        return out
+    moved = cur.execute(f"MOVE FORWARD {int(count_cap)} FROM {name}", prepare=False).rowcount
+    out.more_rows += max(0, moved)
+    out.more_rows_capped = moved >= count_cap
+    return out

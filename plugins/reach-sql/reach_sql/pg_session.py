@@ -5,10 +5,13 @@ can switch it off for itself (``set_config('statement_timeout', '0', true)``
 inside a ``UNION``). reach therefore also cancels from the client: a
 :class:`Watchdog` sends the protocol's CancelRequest (psycopg's
 ``cancel_safe``) when the deadline passes. A cancel request needs no SQL
-privilege and does not depend on anything the query set. If it cannot be
-delivered, the connection's socket is shut down a moment later, so the worker
-thread returns; either way a connection that needed a cancel is discarded
-rather than pooled (a late cancel must not hit the next caller's statement).
+privilege and does not depend on anything the query set. If the statement has
+not ended shortly after (the cancel could not be delivered, or the server is
+inside a function that does not check for interrupts), the connection's socket
+is shut down, so the worker thread returns and the server drops the session
+(the roles' ``client_connection_check_interval`` makes it notice promptly).
+Either way a connection that needed a cancel is discarded rather than pooled:
+a late cancel must not hit the next caller's statement.
 
 Pooled connections are shared between calls and agents, so after every call
 :func:`reset_session` rolls back and runs ``DISCARD ALL`` (advisory locks,
@@ -18,14 +21,63 @@ A connection that cannot be reset is discarded.
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import os
 import socket
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
-# How long after a failed cancel the socket is shut down (the statement may end on its own).
-HARD_STOP_AFTER = 1.0
+# How long after a cancel the socket is shut down if the statement still runs.
+HARD_STOP_AFTER = 1.5
+
+
+class _Clock:
+    """One daemon thread keeps every watchdog's deadline (a timer thread per call costs
+    milliseconds on a busy host). Due callbacks run on a thread of their own, so a slow
+    cancel never delays another deadline."""
+
+    def __init__(self) -> None:
+        self._cv = threading.Condition()
+        self._heap: list[list[Any]] = []
+        self._seq = itertools.count()
+        self._thread: threading.Thread | None = None
+
+    def call_later(self, delay: float, fn: Callable[[], None]) -> list[Any]:
+        entry = [time.monotonic() + max(0.0, delay), next(self._seq), fn]
+        with self._cv:
+            heapq.heappush(self._heap, entry)
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="reach-sql-deadlines", daemon=True)
+                self._thread.start()
+            elif self._heap[0] is entry:
+                self._cv.notify()
+        return entry
+
+    @staticmethod
+    def cancel(entry: list[Any]) -> None:
+        entry[2] = None  # dropped when it comes up
+
+    def _run(self) -> None:
+        while True:
+            with self._cv:
+                while self._heap and self._heap[0][2] is None:
+                    heapq.heappop(self._heap)
+                if not self._heap:
+                    self._cv.wait(30.0)
+                    continue
+                wait = self._heap[0][0] - time.monotonic()
+                if wait > 0:
+                    self._cv.wait(wait)
+                    continue
+                fn = heapq.heappop(self._heap)[2]
+            if fn is not None:
+                threading.Thread(target=fn, name="reach-sql-cancel", daemon=True).start()
+
+
+_CLOCK = _Clock()
 
 
 class Watchdog:
@@ -42,11 +94,11 @@ class Watchdog:
         self._stopped = False
         self.fired = False
         self.failed = False
-        self._timer = threading.Timer(max(0.0, timeout), self.fire)
-        self._timer.daemon = True
+        self._timeout = timeout
+        self._entry: list[Any] | None = None
 
     def start(self) -> Watchdog:
-        self._timer.start()
+        self._entry = _CLOCK.call_later(self._timeout, self.fire)
         return self
 
     def fire(self) -> None:
@@ -59,10 +111,8 @@ class Watchdog:
                 self._cancel()
             except Exception:  # noqa: BLE001 - whatever the driver raised, the fallback is the same
                 self.failed = True
-        if self.failed and self._hard_stop is not None:
-            later = threading.Timer(HARD_STOP_AFTER, self._stop_hard)
-            later.daemon = True
-            later.start()
+        if self._hard_stop is not None:
+            _CLOCK.call_later(HARD_STOP_AFTER, self._stop_hard)
 
     def _stop_hard(self) -> None:
         with self._lock:
@@ -75,7 +125,8 @@ class Watchdog:
 
     def stop(self) -> None:
         """The statement ended: no cancel may be sent from now on."""
-        self._timer.cancel()
+        if self._entry is not None:
+            _CLOCK.cancel(self._entry)
         with self._lock:
             self._stopped = True
 

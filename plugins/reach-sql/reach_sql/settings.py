@@ -23,7 +23,7 @@ class SqlSettings(BaseModel):
     max_cell_chars: int = Field(default=500, ge=16, description="longer text values are cut with a marker")
     count_more_rows_up_to: int = Field(default=10_000, ge=0, description="stop counting hidden rows here")
     max_value_bytes: int = Field(
-        default=1024 * 1024, ge=1024, description="a longer value is cut before it is fetched (per value)"
+        default=64 * 1024, ge=1024, description="a longer value is cut before it is fetched (per value)"
     )
     max_result_bytes: int = Field(
         default=8 * 1024 * 1024, ge=4096, description="values past this many bytes in one result are not fetched"
