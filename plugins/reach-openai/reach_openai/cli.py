@@ -186,6 +186,7 @@ def _guardrails_demo(as_json: bool, lang: str, approve: bool | None, data_dir: s
         GuardReport,
         auto_decision,
         explain,
+        offer_line,
         run_guardrails,
     )
     from .trace import Trace
@@ -216,7 +217,10 @@ def _guardrails_demo(as_json: bool, lang: str, approve: bool | None, data_dir: s
         decided.append((event, decision))
         return decision
 
+    shown: list[GuardReport] = []
+
     def start(report: GuardReport) -> None:
+        shown.append(report)
         if trace is None:
             return
         trace.rule(f"reach demo · scenario guardrails · {report.lang}")
@@ -238,8 +242,8 @@ def _guardrails_demo(as_json: bool, lang: str, approve: bool | None, data_dir: s
     def step(s: Any) -> None:
         if trace is None:
             return
-        if s.index == 1:
-            trace._line(f"tools offered  {', '.join(s.tools_offered)}", "dim")
+        if s.index == 1 and shown:
+            trace._line(f"  ☰ step 1 · {offer_line(shown[0], list(s.tools_offered))}", "dim")
         calls = {c.get("id"): c["function"]["arguments"] for c in s.tool_calls}
         for result in s.results:
             mark, text = explain(result, decided, calls.get(result.call_id), corrected=result.name in refused)

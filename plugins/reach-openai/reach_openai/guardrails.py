@@ -253,6 +253,7 @@ class GuardReport:
     decisions: list[tuple[dict[str, Any], Decision]] = field(default_factory=list)
     all_tools: list[dict[str, Any]] = field(default_factory=list)
     sent_tools: list[list[dict[str, Any]]] = field(default_factory=list)
+    hidden_tools: list[str] = field(default_factory=list)
     audit_from: int = 0
     audit_to: int = 0
 
@@ -401,6 +402,8 @@ async def run_guardrails(
             )
             report.audit_from = await _audit_head(reach)
             report.all_tools = reach.tools(agent=AGENT)
+            allowed = {t["function"]["name"] for t in report.all_tools}
+            report.hidden_tools = sorted(c.name for c in reach.connectors() if c.name not in allowed)
             if on_start is not None:
                 on_start(report)
             try:
@@ -423,6 +426,16 @@ async def run_guardrails(
     finally:
         server.close()
         weather.close()
+
+
+def offer_line(report: GuardReport, offered: list[str]) -> str:
+    """Which tool declarations reach sent the model, and why those."""
+    hidden = ", ".join(report.hidden_tools)
+    policy = f"; {hidden}: never offered to {AGENT}, its policy denies it" if hidden else ""
+    if report.selector is None:
+        return f"reach offered all {len(offered)} tools {AGENT} may use: {', '.join(offered)}{policy}"
+    return (f"reach offered {', '.join(offered)}: reach-preselect ({report.selector}) ranked the {len(report.all_tools)} tools "
+            f"{AGENT} may use against the question and kept {len(offered)}{policy}")
 
 
 def explain(

@@ -55,6 +55,11 @@ def lines_in_order(text: str, *needles: str) -> None:
 
 
 def check_common_steps(lines: list[str]) -> None:
+    # 0. what was offered, and that the denied tool never was (policy holds before the model sees tools)
+    offer = one(lines, "step 1", "reach offered")
+    assert re.search(r"ranked the 6 tools runner may use against the question and kept 5", offer), offer
+    assert "post_to_club: never offered to runner, its policy denies it" in offer
+    assert "post_to_club" not in offer.split(":")[0]
     # 1. a bad argument, refused before any request, with what is allowed
     bad = one(lines, "step 1", "get_weather", '"unit":"kelvin"')
     assert bad.startswith("✗") and "refused before any request" in bad
