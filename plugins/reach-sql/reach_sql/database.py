@@ -227,7 +227,7 @@ class Database:
     @contextmanager
     def _read_transaction(self, timeout: float, abort: Abort | None = None) -> Iterator[Connection]:
         with self._connect(self.read_engine()) as conn:
-            with _translate(timeout, read=True), _deadline(conn, timeout, abort):
+            with _translate(timeout, read=True), _deadline(conn, timeout, abort), _sqlite_deadline(conn, timeout):
                 if self.dialect == "postgresql":
                     # The connection is read_only (BEGIN READ ONLY); SET LOCAL ends with the transaction.
                     conn.exec_driver_sql(f"SET LOCAL statement_timeout = {_ms(timeout)}")
