@@ -131,11 +131,13 @@ def _check_found(command: str, found: Found, rule: CommandRule) -> None:
     field = f"args[{found.index}]"
     option = found.option
     if option is not None and option.runs:
-        spelled = found.spelling if found.spelling != found.display else found.display
+        said = f"`{found.display}`"
+        if found.spelling and found.spelling != found.display:
+            said = f"`{found.spelling}` (that is {said} to `{command}`)"
         raise ArgvRefused(
             field,
-            f"an option that does not run other programs; `{spelled}` (that is `{found.display}` "
-            f"to `{command}`) {option.runs}, so reach-shell refuses it whatever the allow-list says",
+            f"an option that does not run other programs; {said} {option.runs}, so "
+            "reach-shell refuses it whatever the allow-list says",
             _allowed_hint(rule),
         )
     if option is None:

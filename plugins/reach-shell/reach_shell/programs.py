@@ -13,7 +13,6 @@ from pathlib import Path
 
 from .grammar import Grammar, Option, Takes
 
-DEFAULT = Grammar("default", shorts_known=False)
 
 
 def _options(spec: str, runs: dict[str, str] | None = None) -> tuple[Option, ...]:
@@ -179,6 +178,25 @@ FIND = Grammar(
         "-exec; -execdir; -ok; -okdir",
         {name: "runs the given command for each file" for name in ("-exec", "-execdir", "-ok", "-okdir")},
     ),
+)
+
+# Programs without a grammar: nothing is known of their letters, but long options
+# (and find-style words) that run a program in the common tools are refused in
+# any program, prefixes included. Refusing them in a program where they mean
+# something else costs a retry; missing them costs the host.
+_COMMON_RUNS = {
+    name: "runs another program in the tools that have it"
+    for name in (
+        "--to-command", "--use-compress-program", "--compress-program", "--checkpoint-action",
+        "--info-script", "--new-volume-script", "--rsh-command", "--rmt-command", "--rsh",
+        "--rsync-path", "--ext-diff", "--upload-pack", "--receive-pack", "--exec", "--execdir",
+        "--open-files-in-pager", "-exec", "-execdir", "-ok", "-okdir",
+    )
+}
+DEFAULT = Grammar(
+    "default",
+    shorts_known=False,
+    options=_options("; ".join(f"{n}[=]" for n in _COMMON_RUNS), _COMMON_RUNS),
 )
 
 _BY_NAME = {"tar": TAR, "gtar": TAR, "git": GIT, "sort": SORT, "find": FIND}

@@ -183,3 +183,16 @@ def test_find_running_primaries_are_refused(word: str) -> None:
     with pytest.raises(ArgvRefused, match="whatever the allow-list says"):
         check(CommandRule(), FIND, ".", "-name", "x", word, "touch", "{}", ";")
     assert check(CommandRule(), FIND, ".", "-name", "*.py", "-type", "f")
+
+
+@pytest.mark.parametrize(
+    "arg",
+    ["--to-command=x", "--to-comm=x", "--rsh=ssh x", "-e", "--rsync-path=x", "--compress-prog=x",
+     "--exec=x", "--exe", "-exec", "-execdir", "-okdir", "--upload-pack=x", "--use-compress=x"],
+)
+def test_unknown_programs_still_refuse_common_program_running_options(arg: str) -> None:
+    if arg == "-e":  # a letter means nothing without a grammar: the allow-list decides
+        assert check(CommandRule(), DEFAULT, arg, "x")
+        return
+    with pytest.raises(ArgvRefused, match="whatever the allow-list says"):
+        check(CommandRule(), DEFAULT, arg, "x")
