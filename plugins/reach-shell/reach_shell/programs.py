@@ -14,7 +14,6 @@ from pathlib import Path
 from .grammar import Grammar, Option, Takes
 
 
-
 def _options(spec: str, runs: dict[str, str] | None = None) -> tuple[Option, ...]:
     """`"-f --file=; -v --verbose; --backup[=]"`: `=` a required value, `[=]` an optional one."""
     out = []
