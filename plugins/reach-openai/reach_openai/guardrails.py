@@ -40,7 +40,7 @@ AGENT = "runner"
 #: The agent's policy, as config: what the denial and the approval come from.
 AGENT_POLICY: dict[str, Any] = {"deny": ["tag:social"]}
 #: A call of get_forecast may take this long in all (retries included), then its fallback answers.
-FORECAST_TIMEOUT = 1.0
+FORECAST_TIMEOUT = 0.5
 #: How long the hanging weather service takes to answer: well past the deadline.
 SLOW_UPSTREAM = 4.0
 #: Backoff before the first retry (reach's default is 1 s; a demo need not wait that long).
