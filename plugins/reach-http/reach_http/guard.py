@@ -24,6 +24,7 @@ or a router's admin page. The rules:
 from __future__ import annotations
 
 import asyncio
+import functools
 import ipaddress
 import re
 import socket
@@ -173,6 +174,7 @@ def _always_refused_v4ish(address: IPAddress, *, named: bool = True) -> str | No
     return None
 
 
+@functools.lru_cache(maxsize=4096)
 def always_refused_reason(address: IPAddress) -> str | None:
     """Why ``address`` is never contacted (metadata, link-local), or None.
 
@@ -197,6 +199,7 @@ def always_refused_reason(address: IPAddress) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=4096)
 def refusal_reason(address: IPAddress) -> str | None:
     """Why ``address`` is not a public destination, or None when it is one."""
     always = always_refused_reason(address)
@@ -257,12 +260,18 @@ def _inet_aton(text: str) -> ipaddress.IPv4Address | None:
     return ipaddress.IPv4Address(number)
 
 
+@functools.lru_cache(maxsize=4096)
 def canonical_host(host: str) -> str:
     """``host`` as a resolver or a lenient parser would read it, for deciding only.
 
     Percent-escapes decoded (repeatedly), ideographic full stops made dots, NFKC,
     case folded, brackets and trailing dots removed, ``xn--`` labels decoded.
     """
+    if host.isascii() and "%" not in host and "xn--" not in host.lower():
+        text = host.lower().strip()
+        if text.startswith("[") and text.endswith("]"):
+            text = text[1:-1]
+        return text.rstrip(".")
     text = host
     for _ in range(4):
         decoded = unquote(text)
@@ -284,6 +293,7 @@ def canonical_host(host: str) -> str:
     return ".".join(labels)
 
 
+@functools.lru_cache(maxsize=4096)
 def host_meaning(host: str) -> IPAddress | None:
     """The address any lenient parser could take ``host`` for (None for a name)."""
     text = canonical_host(host)
@@ -295,6 +305,7 @@ def host_meaning(host: str) -> IPAddress | None:
     return _inet_aton(text)
 
 
+@functools.lru_cache(maxsize=4096)
 def metadata_name(host: str) -> str | None:
     """The metadata service name ``host`` spells (any case, trailing dot, IDNA), or None."""
     text = canonical_host(host)
