@@ -19,7 +19,7 @@ from . import __version__
 
 __all__ = ["main", "serve_group"]
 
-CORE_COMMANDS = ("plugins", "tools", "call")
+CORE_COMMANDS = ("plugins", "tools", "call", "config")
 _WARNING = 30  # logging.WARNING, without importing logging at start-up
 
 
@@ -143,6 +143,9 @@ def cli(ctx: click.Context, config: str | None, verbose: int, log_level: str | N
 def plugins_cmd(ctx: click.Context, as_json: bool, hook: str | None, check: bool) -> None:
     """List plugins: name, distribution, version, hooks, status (loaded/blocked/failed) and why.
 
+    Config may name a plugin by its entry-point name (shown first) or its
+    distribution name (shown when it differs; ``aliases`` in --json).
+
     Plugins are imported to find their hooks but not started; --check starts them as
     every other command does, so settings errors, tools that fail to register and
     tools two plugins provide are reported too.
@@ -164,7 +167,9 @@ def plugins_cmd(ctx: click.Context, as_json: bool, hook: str | None, check: bool
         click.echo("no plugins installed (pip install reach-weather, for example)")
     for p in rows:
         version = f" {p['version']}" if p["version"] else ""
-        line = f"{p['name']}{version}  [{p['status']}]"
+        dist = p["distribution"]
+        also = f" (distribution {dist})" if dist and dist != p["name"] else ""  # config accepts either name
+        line = f"{p['name']}{also}{version}  [{p['status']}]"
         if p["reason"]:
             line += f"  {p['reason']}"
         click.echo(line)
@@ -340,6 +345,15 @@ class _ProgressView:
         if self.drawn:
             self.stream.write("\n")
             self.stream.flush()
+
+
+def _add_config_commands() -> None:
+    from .config_cli import config_group
+
+    cli.add_command(config_group)
+
+
+_add_config_commands()
 
 
 def main() -> None:

@@ -44,6 +44,7 @@ from .config_problems import Problem, raise_problems, unknown
 from .configfile import find_default as _find_default  # noqa: F401 - kept importable from here
 from .configfile import read_config, resolve_secrets
 from .configfile import read_file as _read_file  # noqa: F401 - kept importable from here
+from .errors import ConfigError
 from .guard.config import AgentGuard, ConnectorGuard, GuardDefaults, LimitsConfig
 
 __all__ = [
@@ -318,6 +319,8 @@ def _problem(error: Any, root: type[BaseModel]) -> list[Problem]:
     if _unwrap(tp) is not None and isinstance(_unwrap(tp), type) and issubclass(_unwrap(tp), BaseModel):
         # the error is about a whole table (e.g. a table given as a string)
         model, table_len = _unwrap(tp), len(loc)
+    if table_len == 0 and len(loc) > 1 and model is root:
+        table_len = 1  # a top-level table that is a plain mapping ([hooks])
     table = loc[:table_len]
     rest = loc[table_len:]
     name = ".".join(table)
@@ -349,6 +352,34 @@ def problems_of(exc: ValidationError, model: type[BaseModel] = Config) -> list[P
     for error in exc.errors():
         out.extend(_problem(error, model))
     return out
+
+
+def validate_settings(model: Any, table: dict[str, Any], plugin: str) -> tuple[Any, list[Problem]]:
+    """A plugin's ``[plugins.NAME]`` table (``hooks_disabled`` already taken out) validated by
+    the model it returned from ``reach_plugin_settings``: ``(settings, problems)``.
+
+    A model that ignores unknown keys (pydantic's default) is held to ``forbid`` here:
+    a misspelt setting must not fall back to its default silently. A model that says
+    ``extra="allow"`` keeps its extras."""
+    where = f"plugins.{plugin}"
+    if not (isinstance(model, type) and issubclass(model, BaseModel)):
+        return resolve_secrets(table, where=f"[{where}]"), []
+    problems: list[Problem] = []
+    if model.model_config.get("extra") in (None, "ignore"):
+        valid = [n for n in model.model_fields] + [f.alias for f in model.model_fields.values() if f.alias]
+        problems += [unknown(where, key, key, valid) for key in table if key not in valid]
+    try:
+        data = resolve_secrets(table, where=f"[{where}]")
+    except ConfigError as exc:
+        return None, [*problems, Problem(where, None, str(exc))]
+    try:
+        value = model.model_validate(data)
+    except ValidationError as exc:
+        for p in problems_of(exc, model):
+            p.table = f"{where}.{p.table}" if p.table else where
+            problems.append(p)
+        return None, problems
+    return value, problems
 
 
 def validate_config(data: Any, source: Any = None) -> Config:

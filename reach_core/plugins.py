@@ -226,20 +226,11 @@ def load_plugins(
                         scanned=eps is not None)
     # every name is checked before any plugin is imported: a misspelt `disable` must not load the plugin
     problems: list[Any] = []
-    env_allow = _env_list("REACH_PLUGINS")
-    if env_allow is not None:
-        env_allow = names.canonical(env_allow, "REACH_PLUGINS", None, problems)
-    env_disable = set(names.canonical(_env_list("REACH_DISABLE_PLUGINS") or [], "REACH_DISABLE_PLUGINS", None,
-                                      problems))
-    disable = set(names.canonical(sorted(disable), "plugins", "disable", problems)) | env_disable
-    if allow is not None:
-        allow = names.canonical(allow, "plugins", "load", problems)
+    disable, allow = checked_selection(names, disable, allow, problems)
     if problems:
         from .config_problems import raise_problems
 
         raise_problems(problems)
-    if env_allow is not None:
-        allow = env_allow if allow is None else [a for a in allow if a in env_allow]
     explicit_iter = iter(explicit)
     for item in items:
         if item == "auto":
@@ -253,6 +244,23 @@ def load_plugins(
         _register(pm, name, obj, infos, strict=strict)
     apply_reach_methods()  # ... and plugins imported just now
     return infos
+
+
+def checked_selection(names: PluginNames, disable: Iterable[str], allow: list[str] | None,
+                      problems: list[Any]) -> tuple[set[str], list[str] | None]:
+    """The blocked and allowed entry-point names from config (``disable``, ``load``) and the
+    environment (``REACH_DISABLE_PLUGINS``, ``REACH_PLUGINS``); unknown names add problems."""
+    env_allow = _env_list("REACH_PLUGINS")
+    if env_allow is not None:
+        env_allow = names.canonical(env_allow, "REACH_PLUGINS", None, problems)
+    env_disable = set(names.canonical(_env_list("REACH_DISABLE_PLUGINS") or [], "REACH_DISABLE_PLUGINS", None,
+                                      problems))
+    blocked = set(names.canonical(sorted(disable), "plugins", "disable", problems)) | env_disable
+    if allow is not None:
+        allow = names.canonical(allow, "plugins", "load", problems)
+    if env_allow is not None:
+        allow = env_allow if allow is None else [a for a in allow if a in env_allow]
+    return blocked, allow
 
 
 def _register(pm: pluggy.PluginManager, name: str, obj: Any, infos: list[PluginInfo], *, strict: bool,

@@ -10,10 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
-
 from .calls import TaggedParser
-from .config import Config, load_config, resolve_secrets
+from .config import Config, load_config
 from .configfile import mask_secrets
 from .connectors import Connector
 from .context import CallContext
@@ -106,14 +104,14 @@ class Reach:
         self._pm.unregister(name=info.name)
 
     def _setup(self) -> None:
-        cfg = self.config
-        disabled_hooks: dict[str, set[str]] = {}
-        for info in self._loaded():
         from .config_names import check_plugin_names, check_strategies
         from .config_problems import raise_problems
 
-            table = cfg.plugins.plugin_table(info.name)
+        cfg = self.config
         raise_problems(check_plugin_names(cfg, self.plugin_names))  # before [plugins.NAME] is read
+        disabled_hooks: dict[str, set[str]] = {}
+        for info in self._loaded():
+            table = cfg.plugins.plugin_table(info.name)
             disabled_hooks[info.name] = set(table.pop("hooks_disabled", []) or [])
             self._settings[info.name] = self._validate_settings(info, table)
         self._register_provider("parser", "tagged", "reach-core", TaggedParser())
@@ -122,10 +120,10 @@ class Reach:
                 self._setup_plugin(info, disabled_hooks[info.name])
             except (ConnectorError, PluginError, TypeError, ValueError) as exc:
                 self._fail_plugin(info, exc)
+        raise_problems(check_strategies(cfg, self._providers, self.plugin_names))
         from .delegate import CORE, Delegation
 
         self._delegation = Delegation.from_config(self)
-        raise_problems(check_strategies(cfg, self._providers, self.plugin_names))
         if self._delegation is not None:  # only agents that name delegates are offered `delegate`
             self._add(self._delegation.connector, plugin=CORE)
             self._pm.register(self._delegation.hooks, name="reach-core.delegation")
@@ -142,13 +140,12 @@ class Reach:
         model = impls[0].function()
         if model is None:
             return None
-        data = resolve_secrets(table, where=f"[plugins.{info.name}]")
-        try:
-            return model.model_validate(data) if isinstance(model, type) and issubclass(model, BaseModel) else data
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            loc = ".".join(str(p) for p in first["loc"])
-            raise ConfigError(f"[plugins.{info.name}] {loc}: {first['msg']}") from None
+        from .config import validate_settings
+        from .config_problems import raise_problems
+
+        settings, problems = validate_settings(model, table, info.name)
+        raise_problems(problems)
+        return settings
 
     def _setup_plugin(self, info: PluginInfo, disabled: set[str]) -> None:
         name = info.name
