@@ -31,7 +31,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
 
@@ -51,6 +51,105 @@ class HttpError(Exception):
 def _json(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
     body = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
     return Response(body, status_code=status, media_type="application/json", headers=headers)
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _BadJson(f"the key {key!r} appears twice in one object; send each key once")
+        out[key] = value
+    return out
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if value != value or value in (float("inf"), float("-inf")):
+        raise _BadJson(f"the number {text[:40]} is out of range; send a finite number")
+    return value
+
+
+def _no_constant(name: str) -> Any:
+    raise _BadJson(f"{name} is not JSON; send a number or null")
+
+
+class _BadJson(ValueError):
+    pass
+
+
+MAX_DEPTH = 100  # levels of nesting a request body may have (the parser's own stack ends near 1,000)
+MAX_DIGITS = 64  # digits of an integer: more is no identifier or amount, and int() of 100,000 digits is slow
+
+
+def _int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_DIGITS:
+        raise _BadJson(f"a number of {len(text)} digits is out of range; send at most {MAX_DIGITS} digits")
+    return int(text)
+
+
+def _depth(data: Any) -> int:
+    """Deepest nesting of lists and objects, without recursion."""
+    deepest, stack = 0, [(data, 1)]
+    while stack:
+        value, level = stack.pop()
+        if isinstance(value, dict):
+            value = list(value.values())
+        elif not isinstance(value, list):
+            continue
+        deepest = max(deepest, level)
+        if deepest > MAX_DEPTH:
+            return deepest
+        stack.extend((v, level + 1) for v in value if isinstance(v, dict | list))
+    return deepest
+
+
+def parse_object(raw: bytes) -> dict[str, Any]:
+    """Parse a request body that must be one JSON object; every defect is an HttpError 400."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise HttpError(400, "invalid_json",
+                        f"the body is not UTF-8 (byte {exc.start}); send a UTF-8 JSON object") from None
+    try:
+        data = json.loads(text, object_pairs_hook=_no_duplicates, parse_float=_finite, parse_int=_int,
+                          parse_constant=_no_constant)
+    except _BadJson as exc:
+        raise HttpError(400, "invalid_json", str(exc)) from None
+    except RecursionError:
+        raise HttpError(400, "invalid_json", "the body is nested too deeply; send a flatter JSON object") from None
+    except ValueError as exc:  # JSONDecodeError, and int() refusing a number of thousands of digits
+        hint = f" ({exc.msg} at line {exc.lineno} column {exc.colno})" if isinstance(exc, json.JSONDecodeError) else ""
+        raise HttpError(400, "invalid_json", f"the body must be a JSON object{hint}") from None
+    if not isinstance(data, dict):
+        raise HttpError(400, "invalid_json", "the body must be a JSON object")
+    if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and _depth(data) > MAX_DEPTH:
+        raise HttpError(400, "invalid_json",
+                        f"the body is nested more than {MAX_DEPTH} levels deep; send a flatter JSON object")
+    try:  # "\ud800" parses to a lone surrogate, which no store or response can encode
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise HttpError(400, "invalid_json",
+                        "the body holds a lone UTF-16 surrogate (\\ud800-\\udfff); send valid Unicode text") from None
+    except (RecursionError, ValueError):
+        raise HttpError(400, "invalid_json", "the body is nested too deeply; send a flatter JSON object") from None
+    return data
+
+
+def _int_param(request: Request, name: str, default: int | None, *, low: int, high: int) -> int | None:
+    """A small non-negative integer query parameter, or a 400 that says what is expected."""
+    value = request.query_params.get(name)
+    if value is None or value == "":
+        return default
+    if not (value.isascii() and value.isdigit() and len(value) <= 9):
+        raise HttpError(400, "invalid_request", f"`{name}` must be an integer from {low} to {high}")
+    return max(low, min(int(value), high))
+
+
+def scoped_key(agent: str, key: str) -> str:
+    """An idempotency key in the agent's own namespace: one agent can neither replay
+    another's recorded result nor claim its key first (as ``reach serve mcp`` does).
+    The agent's length is part of it, so no agent name and key can spell another's."""
+    return f"http:{len(agent)}:{agent}:{key}"
 
 
 class Api:
@@ -87,21 +186,27 @@ class Api:
         return agent
 
     async def body(self, request: Request) -> dict[str, Any]:
+        """The request's JSON object, read under the size limit as it streams in.
+
+        A declared ``Content-Length`` over the limit is refused before a byte is
+        read; a chunked body is read piece by piece and refused as soon as it
+        passes the limit, so an endless body costs at most ``max_body_bytes`` of
+        memory. Anything that is not one well-formed JSON object (bad UTF-8, lone
+        surrogates, duplicate keys, NaN, numbers too long to be numbers, nesting
+        deeper than the parser's stack) is a 400 with a JSON error, never a 500.
+        """
+        limit = self.settings.max_body_bytes
         size = request.headers.get("content-length")
-        if size is not None and size.isdigit() and int(size) > self.settings.max_body_bytes:
-            raise HttpError(413, "too_large", f"the body exceeds {self.settings.max_body_bytes} bytes")
-        raw = await request.body()
-        if len(raw) > self.settings.max_body_bytes:
-            raise HttpError(413, "too_large", f"the body exceeds {self.settings.max_body_bytes} bytes")
+        if size is not None and size.isascii() and size.isdigit() and int(size) > limit:
+            raise HttpError(413, "too_large", f"the body exceeds {limit} bytes; send at most {limit} bytes")
+        raw = bytearray()
+        async for chunk in request.stream():
+            raw += chunk
+            if len(raw) > limit:
+                raise HttpError(413, "too_large", f"the body exceeds {limit} bytes; send at most {limit} bytes")
         if not raw:
             return {}
-        try:
-            data = json.loads(raw)
-        except ValueError:
-            raise HttpError(400, "invalid_json", "the body must be a JSON object") from None
-        if not isinstance(data, dict):
-            raise HttpError(400, "invalid_json", "the body must be a JSON object")
-        return data
+        return parse_object(bytes(raw))
 
     # ------------------------------------------------------------ endpoints
     async def invoke(self, request: Request) -> Response:
@@ -122,17 +227,18 @@ class Api:
             if data.get(field) is not None and not isinstance(data[field], str):
                 raise HttpError(400, "invalid_request", f"`{field}` must be a string")
         call = {"id": data.get("id") or f"http_{uuid.uuid4().hex[:16]}", "name": name, "arguments": arguments}
-        result = await self.reach.invoke(call, agent=agent, run_id=data.get("run_id"),
-                                         idempotency_key=data.get("idempotency_key"))
+        run_id, key = data.get("run_id"), data.get("idempotency_key")
+        if not key and run_id:  # what the core would derive (run id + call id), scoped the same way
+            key = f"{run_id}:{call['id']}"
+        result = await self.reach.invoke(call, agent=agent, run_id=run_id,
+                                         idempotency_key=scoped_key(agent, key) if key else None)
         return _json(result.to_dict())
 
     async def tools(self, request: Request) -> Response:
         agent = self.agent_of(request)
         query = request.query_params.get("query") or None
-        limit = request.query_params.get("limit")
-        if limit is not None and not limit.isdigit():
-            raise HttpError(400, "invalid_request", "`limit` must be a positive integer")
-        tools = self.reach.tools(agent=agent, query=query, limit=int(limit) if limit else None)
+        limit = _int_param(request, "limit", None, low=1, high=10_000)
+        tools = self.reach.tools(agent=agent, query=query, limit=limit)
         return _json({"agent": agent, "tools": tools})
 
     def _queue(self) -> Any:
@@ -188,15 +294,12 @@ class Api:
 
     async def audit_tail(self, request: Request) -> Response:
         self.operator_of(request)
+        params = request.query_params
+        limit = _int_param(request, "limit", 50, low=1, high=1000)
+        after = _int_param(request, "after", None, low=0, high=999_999_999)
         audit = self._audit()
         from reach_audit.query import tail_sync
 
-        params = request.query_params
-        try:
-            limit = min(int(params.get("limit", "50")), 1000)
-            after = int(params["after"]) if params.get("after") else None
-        except ValueError:
-            raise HttpError(400, "invalid_request", "`limit` and `after` must be integers") from None
         await audit.flush(self.reach)  # this instance's own records first
         entries = await asyncio.to_thread(
             tail_sync, self.reach.store, limit=limit, after=after,
@@ -248,6 +351,14 @@ def build_app(reach: Any, settings: ServeHttpSettings | None = None, *, manage: 
             except HttpError as exc:
                 headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
                 return _json({"error": {"code": exc.code, "message": exc.message}}, exc.status, headers)
+            except ClientDisconnect:
+                return Response(status_code=400)  # nobody is listening for an answer
+            except Exception as exc:  # noqa: BLE001 - a request must get JSON back, never a bare 500 page
+                redact = getattr(getattr(reach, "redactor", None), "text", str)
+                log.error("reach-serve: %s %s failed: %s", request.method, request.url.path, redact(repr(exc)))
+                return _json({"error": {"code": "internal_error",
+                                        "message": "the server failed on this request; do not resend it unchanged"}},
+                             500)
 
         return endpoint
 
