@@ -369,6 +369,7 @@ class Database:
         full = False
         max_value, max_total = self.max_value_bytes, self.max_result_bytes
         it = iter(cursor)
+        more = 0
         for row in it:
             for value in row:
                 if value.__class__ in _SIZED:
@@ -379,22 +380,32 @@ class Database:
                     break
                 continue
             values = list(row)
+            row_bytes = 0
             for i, value in enumerate(values):
                 size = _byte_size(value)
                 if size is None:
                     continue
-                if size > max_value or total + size > max_total:
-                    full = full or size <= max_value
-                    values[i] = Cut(size, _prefix(value, self.max_chars), "value" if size > max_value else "total")
+                if size > max_value:
+                    values[i] = Cut(size, _prefix(value, self.max_chars), "value")
                     cut += 1
                 else:
-                    total += size
+                    row_bytes += size
+            if total + row_bytes > max_total:
+                full = True
+                if rows:  # this row and the rest are counted, not sent
+                    more = 1
+                    break
+                for i, value in enumerate(values):  # one row alone over the budget: send it cut
+                    size = _byte_size(value)
+                    if size is not None and not isinstance(value, Cut):
+                        values[i] = Cut(size, _prefix(value, self.max_chars), "total")
+                        cut += 1
+            total += row_bytes
             rows.append(tuple(values))
             if len(rows) >= limit:
                 break
-        more = 0
         capped = False
-        if len(rows) == limit:
+        if len(rows) == limit or full:
             for _ in it:
                 more += 1
                 if more >= self.count_cap:
@@ -579,6 +590,8 @@ def _translate(timeout: float, *, read: bool) -> Iterator[None]:
         raise SqlFailed(_first_line(exc.orig) if exc.orig else _first_line(exc)) from exc
     except sa_exc.ArgumentError as exc:
         raise SqlFailed(_first_line(exc)) from exc
+    except sqlite3.Error as exc:  # rows read from the driver's cursor directly
+        _raise_driver_problem(exc, exc, timeout, read=read, lost=False)
     except Exception as exc:
         if not type(exc).__module__.startswith("psycopg"):
             raise
