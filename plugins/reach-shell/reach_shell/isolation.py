@@ -5,9 +5,9 @@ runs `diff.external`; `$HOME/.gitconfig` is read by every git. When the files
 the agent can write include those, an allow-list of *options* is walked around
 through *files*. So every run gets:
 
-* a private directory per call, outside every root the agent can write, holding
+* private directories for each call, outside every root the agent can write:
   HOME (empty, read-only), TMPDIR, an empty global git config and an empty hooks
-  directory; it is deleted after the call;
+  directory, held by that call alone and reused only when left untouched;
 * a minimal environment: PATH, LANG, LC_ALL, HOME, TMPDIR, the operator's `env`,
   and the variables below that switch programs-by-config off;
 * for git, configuration from the command line scope (`GIT_CONFIG_COUNT`, the
@@ -97,31 +97,72 @@ GIT_INJECT = {
 }
 
 
+_POOL = 8  # idle sets kept per connector: enough for the usual concurrency
+
+
 @dataclass(frozen=True)
 class RunDirs:
     """One call's private directories (all under a base outside every writable root)."""
 
+    top: Path
     home: Path
     tmp: Path
     git_global: Path
     hooks: Path
 
+    @classmethod
+    def create(cls, base: Path) -> RunDirs:
+        top = Path(tempfile.mkdtemp(prefix="run-", dir=base))
+        home, tmp, hooks = top / "home", top / "tmp", top / "hooks"
+        for folder in (home, tmp, hooks):
+            folder.mkdir(mode=0o700)
+        git_global = top / "gitconfig"
+        git_global.touch(mode=0o400)
+        home.chmod(0o500)  # nothing may leave dotfiles for a later program
+        hooks.chmod(0o500)
+        return cls(top=top, home=home, tmp=tmp, git_global=git_global, hooks=hooks)
+
+    def pristine(self) -> bool:
+        """Exactly as created: empty folders of the right mode, an empty regular config file."""
+        try:
+            for folder, mode in ((self.home, 0o500), (self.hooks, 0o500), (self.tmp, 0o700)):
+                info = os.lstat(folder)
+                if not stat.S_ISDIR(info.st_mode) or stat.S_IMODE(info.st_mode) != mode:
+                    return False
+                with os.scandir(folder) as entries:
+                    if next(entries, None) is not None:
+                        return False
+            info = os.lstat(self.git_global)
+            return stat.S_ISREG(info.st_mode) and info.st_size == 0 and info.st_nlink == 1
+        except OSError:
+            return False
+
 
 class Isolation:
-    """Chooses the private base directory once, then builds each call's dirs and environment."""
+    """Chooses the private base directory once, then hands each call its own private dirs.
+
+    A call gets a set no other running call holds. Sets are reused only when they
+    are exactly as created (checked after the call and again before the next), so
+    nothing one command leaves reaches another; a set with anything left in it is
+    deleted. Reuse matters: creating and deleting folders costs milliseconds on
+    a journalled disk, more than running `echo`.
+    """
 
     def __init__(self, protected: list[Path], base_candidates: list[Path] | None = None) -> None:
         self.protected = [p.resolve() for p in protected]
-        candidates = base_candidates or [Path(tempfile.gettempdir()), Path("/var/tmp"), Path("/dev/shm")]
-        self.base = self._pick_base(candidates)
+        self._candidates = base_candidates or [
+            Path(tempfile.gettempdir()), Path("/var/tmp"), Path("/dev/shm")
+        ]
+        self._idle: list[RunDirs] = []
+        self.base = self._pick_base()
 
-    def _pick_base(self, candidates: list[Path]) -> Path | None:
-        for candidate in candidates:
+    def _pick_base(self) -> Path | None:
+        for candidate in self._candidates:
             with contextlib.suppress(OSError):
                 real = candidate.resolve()
                 if real.is_dir() and not self.inside_protected(real):
                     base = Path(tempfile.mkdtemp(prefix="reach-shell-", dir=real))
-                    weakref.finalize(self, shutil.rmtree, base, True)
+                    weakref.finalize(self, _remove, base)
                     return base
         return None
 
@@ -130,23 +171,27 @@ class Isolation:
 
     @contextlib.contextmanager
     def dirs(self) -> Iterator[RunDirs]:
-        """Fresh private dirs for one call; removed afterwards, whatever the command left."""
+        """Private dirs for one call, pristine; kept for reuse only if still pristine after."""
+        run = self._acquire()
+        try:
+            yield run
+        finally:
+            if len(self._idle) < _POOL and run.pristine():
+                self._idle.append(run)
+            else:
+                _remove(run.top)
+
+    def _acquire(self) -> RunDirs:
+        while self._idle:
+            run = self._idle.pop()
+            if run.pristine():
+                return run
+            _remove(run.top)
         if self.base is None or not self.base.is_dir():
-            self.base = self._pick_base([Path(tempfile.gettempdir()), Path("/var/tmp"), Path("/dev/shm")])
+            self.base = self._pick_base()
         if self.base is None:
             raise RuntimeError("no private directory outside the roots")
-        top = Path(tempfile.mkdtemp(prefix="run-", dir=self.base))
-        try:
-            home, tmp, hooks = top / "home", top / "tmp", top / "hooks"
-            for folder in (home, tmp, hooks):
-                folder.mkdir(mode=0o700)
-            git_global = top / "gitconfig"
-            git_global.touch(mode=0o400)
-            home.chmod(0o500)  # nothing may leave dotfiles for the next program of this call
-            hooks.chmod(0o500)
-            yield RunDirs(home=home, tmp=tmp, git_global=git_global, hooks=hooks)
-        finally:
-            _remove(top)
+        return RunDirs.create(self.base)
 
     def env(self, dirs: RunDirs, base: Mapping[str, str], ceiling: Path) -> dict[str, str]:
         env = {**base, **STATIC_ENV, "HOME": str(dirs.home), "TMPDIR": str(dirs.tmp)}
@@ -168,18 +213,24 @@ def with_git_config(env: Mapping[str, str], overrides: list[tuple[str, str]]) ->
 
 
 def _remove(top: Path) -> None:
-    """rmtree, making read-only folders writable first (a command may have chmod-ed more)."""
+    """rmtree, making read-only folders writable first; symlinks are unlinked, never followed."""
 
     def unlock(func: object, path: str, _exc: object) -> None:
         with contextlib.suppress(OSError):
-            os.chmod(os.path.dirname(path), stat.S_IRWXU)
-            os.chmod(path, stat.S_IRWXU)
-            if os.path.isdir(path) and not os.path.islink(path):
-                shutil.rmtree(path, ignore_errors=True)
-            else:
+            parent = os.path.dirname(path)
+            if not os.path.islink(parent):
+                os.chmod(parent, stat.S_IRWXU)
+            if os.path.islink(path) or not os.path.isdir(path):
                 os.unlink(path)
+            else:
+                os.chmod(path, stat.S_IRWXU)
+                shutil.rmtree(path, onerror=unlock)
 
     for folder in (top, top / "home", top / "hooks"):
         with contextlib.suppress(OSError):
-            folder.chmod(stat.S_IRWXU)
+            if not folder.is_symlink():
+                folder.chmod(stat.S_IRWXU)
+    if top.is_symlink():
+        top.unlink()
+        return
     shutil.rmtree(top, onerror=unlock)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -92,7 +93,35 @@ async def test_environment_is_fixed_and_inherits_no_secret(
     assert extra == {"PATH", "LANG", "LC_ALL", "TZ"}
     home = Path(variables["HOME"])
     assert not home.is_relative_to(root) and not Path(variables["TMPDIR"]).is_relative_to(root)
-    assert not exists(home)  # private to that one call, removed afterwards
+
+
+async def test_what_a_command_leaves_in_home_or_tmpdir_never_reaches_the_next_call(
+    root: Path,
+) -> None:
+    """Private dirs are reused only when untouched; a set with leftovers is deleted."""
+    code = (
+        "import os, sys\n"
+        "print(os.environ['HOME'], os.environ['TMPDIR'], sorted(os.listdir(os.environ['HOME'])),"
+        " sorted(os.listdir(os.environ['TMPDIR'])))\n"
+        "open(os.path.join(os.environ['TMPDIR'], 'left'), 'w').write('x')\n"
+        "try:\n"
+        "    open(os.path.join(os.environ['HOME'], '.gitconfig'), 'w').write('[core]\\n')\n"
+        "except OSError:\n"
+        "    pass\n"
+        "open(os.environ['GIT_CONFIG_GLOBAL'], 'a').write('[core]\\n') if os.access(os.environ['GIT_CONFIG_GLOBAL'], os.W_OK) else None\n"
+    )
+    tool = RunCommand(ShellSettings(root=root, commands={"python": {"path": sys.executable}}))
+    seen = set()
+    for _ in range(4):
+        out = await tool.execute({"command": "python", "args": ["-c", code]})
+        assert out["exit_code"] == 0, out["stderr"]
+        home, tmp, home_list, tmp_list = out["stdout"].split(" ", 3)
+        assert home_list == "[]" and tmp_list.strip() == "[]"
+        assert not Path(home).is_relative_to(root)
+        seen.add(home)
+    assert len(seen) == 4  # each dirtied set was thrown away, not handed on
+    clean = [await tool.execute({"command": "python", "args": ["-c", "import os; print(os.environ['HOME'])"]}) for _ in range(3)]
+    assert len({c["stdout"] for c in clean}) == 1  # untouched sets are reused
 
 
 async def test_working_directory_stays_inside_the_root(
