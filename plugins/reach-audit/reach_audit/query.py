@@ -171,10 +171,12 @@ def _same_number(a: Any, b: Any) -> bool:
 def verify_sync(store: Any) -> VerifyReport:
     """Recompute every link from the first record; stop at the first broken one."""
     ensure_schema_sync(store)
-    prev, checked, last, numbered = GENESIS, 0, 0, False
+    prev, checked, numbered = GENESIS, 0, False
+    last: int | None = None  # no lower bound at first: a row moved to seq <= 0 is read too
     while True:
+        after = "" if last is None else "WHERE seq > ?"
         rows = store.fetchall_sync(
-            f"SELECT {COLUMNS} FROM {TABLE} WHERE seq > ? ORDER BY seq LIMIT ?", (last, CHUNK)
+            f"SELECT {COLUMNS} FROM {TABLE} {after} ORDER BY seq LIMIT ?", (*(() if last is None else (last,)), CHUNK)
         )
         if not rows:
             return VerifyReport(ok=True, checked=checked, head=prev)
