@@ -115,7 +115,13 @@ def pg_statement_text(sql: str, raw: dict[str, Any]) -> str:
 
 
 def _nodes(tree: Any) -> Iterator[tuple[str, dict[str, Any]]]:
-    """Every typed node (``{"TypeName": {...}}``) in a libpg_query JSON tree, depth first."""
+    """Every node of a libpg_query JSON tree, depth first.
+
+    Fields typed ``Node*`` are wrapped (``{"TypeName": {...}}``); fields with a fixed
+    type are not (``larg``/``rarg`` of a UNION are bare SelectStmts, ``intoClause`` a
+    bare IntoClause). Bare SELECTs are recognised by their ``op`` field and reported
+    as ``SelectStmt``, so a ``SELECT … INTO`` inside a UNION is seen like any other.
+    """
     stack = [tree]
     while stack:
         item = stack.pop()
@@ -124,6 +130,8 @@ def _nodes(tree: Any) -> Iterator[tuple[str, dict[str, Any]]]:
                 (key, value), = item.items()
                 if key[:1].isupper() and isinstance(value, dict):
                     yield key, value
+            if "intoClause" in item or ("op" in item and "limitOption" in item):
+                yield "SelectStmt", item
             stack.extend(item.values())
         elif isinstance(item, list):
             stack.extend(item)
