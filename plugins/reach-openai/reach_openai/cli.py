@@ -16,6 +16,14 @@ SCRIPTED_NOTICE = (
 )
 
 
+GUARDRAILS_NOTICE = (
+    "A scripted model is answering: an OpenAI-compatible server on 127.0.0.1 replays a fixed "
+    "script that makes a mistake, oversteps and meets a failing weather service on purpose. "
+    "No LLM is involved; everything reach does about it is real. With OPENAI_API_KEY or "
+    "--base-url, `reach demo` runs the seed scenario (--scenario run) with that model."
+)
+
+
 def _echo_json(data: Any) -> None:
     click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
 
@@ -224,7 +232,7 @@ def _guardrails_demo(as_json: bool, lang: str, approve: bool | None, data_dir: s
         if trace is None:
             return
         trace.rule(f"reach demo · scenario guardrails · {report.lang}")
-        trace._line(SCRIPTED_NOTICE, "yellow")
+        trace._line(GUARDRAILS_NOTICE, "yellow")
         trace.header(
             [
                 ("model", f"scripted {report.model} at {report.model_url}"),

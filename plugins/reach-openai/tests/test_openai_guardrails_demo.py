@@ -187,6 +187,13 @@ def test_seed_scenario_still_runs_by_name(tmp_path):
     assert len((data / "notes.jsonl").read_text(encoding="utf-8").splitlines()) == 1
 
 
+def test_guardrails_by_name_stays_scripted_with_an_api_key(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-not-used")
+    text, data = demo(tmp_path, "--scenario", "guardrails", "--no")
+    assert "A scripted model is answering" in text and "reach demo · scenario guardrails" in text
+    assert one(step_lines(text), "step 3", "post_to_club").startswith("⛔")
+
+
 def test_guardrails_needs_the_scripted_model(tmp_path):
     out = CliRunner().invoke(cli, ["demo", "--scenario", "guardrails", "--base-url", "http://127.0.0.1:9/v1"])
     assert out.exit_code != 0 and "with a real model use --scenario run" in out.output
