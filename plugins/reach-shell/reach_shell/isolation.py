@@ -83,6 +83,8 @@ def git_overrides(hooks_dir: Path) -> list[tuple[str, str]]:
         ("submodule.recurse", "false"),
         ("status.submoduleSummary", "false"),
         ("core.attributesFile", os.devnull),
+        ("help.autocorrect", "0"),  # a typo must not run the nearest alias
+        ("help.format", "man"),
     ]
 
 

@@ -9,6 +9,7 @@ default grammar (see grammar.py).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from .grammar import Grammar, Option, Takes
@@ -91,6 +92,7 @@ _GIT_GLOBAL_RUNS = {
     "--config-env": "sets any configuration key from the environment",
     "--exec-path": "changes where git finds the programs it runs",
     "--list-cmds": "is internal to git",
+    "--help": "starts man, info or a web browser (configurable per repository)",
 }
 
 _GIT_SUB_RUNS = {
@@ -103,6 +105,7 @@ _GIT_SUB_RUNS = {
     "--open-files-in-pager": "runs the given pager",
     "--tool": "runs a diff or merge tool",
     "--web": "starts a web browser",
+    "--help": "starts man, info or a web browser (configurable per repository)",
 }
 
 # Options of git's subcommands that read like prefixes of a program-running one
@@ -206,4 +209,7 @@ def grammar_for(command: str, binary: str, declared: str | None = None) -> Gramm
     """The grammar named in config, else the one of the binary's name, else the default."""
     if declared is not None:
         return _DECLARED[declared]
-    return _BY_NAME.get(Path(binary).name) or _BY_NAME.get(command) or DEFAULT
+    for name in (Path(binary).name, Path(os.path.realpath(binary)).name, command):
+        if name in _BY_NAME:
+            return _BY_NAME[name]
+    return DEFAULT

@@ -107,6 +107,12 @@ CONFIG_ATTACKS = {
     "include-if-gitdir": ('[includeIf "gitdir:/"]\n\tpath = ../evil.cfg', {"evil.cfg": "[core]\n\tpager = {cmd}\n"}, ["status"]),
     "include-if-onbranch": ('[includeIf "onbranch:main"]\n\tpath = ../evil.cfg', {"evil.cfg": "[core]\n\tfsmonitor = {cmd}\n"}, ["status"]),
     "alias": ("[alias]\n\tstatus = !{cmd}\n\tst = !{cmd}", {}, ["st"]),
+    "alias-autocorrect": ("[help]\n\tautocorrect = -1\n[alias]\n\tzzqx = !{cmd}", {}, ["zzqy"]),
+    "help-browser": (
+        '[help]\n\tformat = web\n[web]\n\tbrowser = x\n[browser "x"]\n\tcmd = {cmd}',
+        {},
+        ["status"],
+    ),
     "gpg-signature": ("[log]\n\tshowSignature = true\n[gpg]\n\tprogram = {marker_script}", {}, ["log"]),
     "editor": ("[core]\n\teditor = {cmd}", {}, ["commit", "-q", "-a"]),
     "credential-helper": ("[credential]\n\thelper = !{cmd}", {}, ["status"]),
@@ -159,7 +165,9 @@ async def test_repository_config_never_runs_a_program(
     assert snapshot(tmp_path, repo) == before
 
 
-@pytest.mark.parametrize("name", ["fsmonitor", "diff-external", "filter-clean", "include-path", "alias"])
+@pytest.mark.parametrize(
+    "name", ["fsmonitor", "diff-external", "filter-clean", "include-path", "alias", "alias-autocorrect"]
+)
 def test_control_the_same_attack_does_run_without_reach(
     repo: Path, marker: Path, name: str
 ) -> None:
@@ -325,6 +333,8 @@ GLOBAL_OPTION_ATTACKS = [
     ["-p", "-c", "core.pager={cmd}", "log"],
     ["--no-pager", "-c", "core.editor={cmd}", "commit"],
     ["--list-cmds=main", "status"],
+    ["--help", "status"],
+    ["-h", "status"],
 ]
 
 
@@ -390,6 +400,8 @@ SUBCOMMAND_OPTION_ATTACKS = [
     ["log", "--upload-pack={cmd}"],
     ["log", "--receive-pack={cmd}"],
     ["status", "--web"],
+    ["status", "--help"],
+    ["log", "--hel"],
 ]
 
 
