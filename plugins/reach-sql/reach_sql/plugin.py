@@ -29,18 +29,19 @@ def database_for(settings: SqlSettings, data_dir: Path) -> Database:
     """The configured database, or a SQLite file in the data directory (created empty)."""
     from .database import Database
 
-    caps = {
-        "count_cap": settings.count_more_rows_up_to,
-        "max_value_bytes": settings.max_value_bytes,
-        "max_result_bytes": settings.max_result_bytes,
-        "max_chars": settings.max_cell_chars,
-    }
     url = settings.url
+    create_missing = url is None
     if url is None:
-        path = Path(data_dir) / DEFAULT_FILE
-        url = f"sqlite:///{path}"
-        return Database(url, settings.read_url, create_missing=True, **caps)
-    return Database(url, settings.read_url, **caps)
+        url = f"sqlite:///{Path(data_dir) / DEFAULT_FILE}"
+    return Database(
+        url,
+        settings.read_url,
+        count_cap=settings.count_more_rows_up_to,
+        create_missing=create_missing,
+        max_value_bytes=settings.max_value_bytes,
+        max_result_bytes=settings.max_result_bytes,
+        max_chars=settings.max_cell_chars,
+    )
 
 
 @hookimpl
