@@ -41,16 +41,17 @@ class _FilesConnector(Connector):
         self.jail = jail
         self.settings = settings
 
-    def _locate(self, path: str) -> Located:
+    def _locate(self, path: Any) -> Located:
+        if not isinstance(path, str):
+            raise InvalidArguments("path", "a string", "notes/todo.md")
         try:
             return self.jail.locate(path)
         except PathRefused as exc:
             raise InvalidArguments("path", message=str(exc)) from None
 
     def execute(self, params: dict[str, Any], ctx: Any = None) -> Any:
-        budget = Budget(self._deadline(ctx), self.settings.max_search_entries)
         try:
-            return self.run(params, budget)
+            return self.run(params, ctx)
         except PathRefused as exc:
             raise InvalidArguments("path", message=str(exc)) from None
         except GlobError as exc:
@@ -65,6 +66,9 @@ class _FilesConnector(Connector):
                     "path", message="`path` (or a name in it) is longer than this filesystem allows; use shorter names."
                 ) from None
             raise
+
+    def _budget(self, ctx: Any) -> Budget:
+        return Budget(self._deadline(ctx), self.settings.max_search_entries)
 
     def _deadline(self, ctx: Any) -> float:
         """When work must stop (``time.monotonic()``), a little before the call's deadline
@@ -81,7 +85,7 @@ class _FilesConnector(Connector):
             end = min(end, float(deadline))
         return end - min(0.25, 0.1 * max(0.0, end - now))
 
-    def run(self, params: dict[str, Any], budget: Budget) -> Any:  # pragma: no cover - abstract
+    def run(self, params: dict[str, Any], ctx: Any) -> Any:  # pragma: no cover - abstract
         raise NotImplementedError
 
 
@@ -120,7 +124,7 @@ def _text_arg(value: Any, field: str) -> str:
 def _shown_name(name: str) -> str:
     """A name as the model sees it: bytes that are not UTF-8 (kept by the OS as surrogates)
     written as ``\\xff`` so the answer stays valid text."""
-    if _ESCAPED.search(name) is None:
+    if name.isascii() or _ESCAPED.search(name) is None:
         return name
     return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
@@ -152,8 +156,8 @@ class ReadFile(_FilesConnector):
             "additionalProperties": False,
         }
 
-    def run(self, params: dict[str, Any], budget: Budget) -> Any:
-        loc = self._locate(_text_arg(params["path"], "path"))
+    def run(self, params: dict[str, Any], ctx: Any) -> Any:
+        loc = self._locate(params["path"])
         offset = _int_arg(params, "offset", 0, 0, None, "Use next_offset from the previous answer, or leave it out.")
         limit = _int_arg(
             params, "max_bytes", self.settings.max_read_bytes, 1, self.settings.max_read_bytes,
@@ -228,13 +232,22 @@ class ListDir(_FilesConnector):
             "additionalProperties": False,
         }
 
-    def run(self, params: dict[str, Any], budget: Budget) -> Any:
-        loc = self._locate(_text_arg(params.get("path") or ".", "path"))
+    def run(self, params: dict[str, Any], ctx: Any) -> Any:
+        loc = self._locate(params.get("path") or ".")
+        most = self.settings.max_search_entries
+        deadline = None  # worked out when a folder is big enough to need it
+        stopped = None
         entries = []
         with self.jail.open_dir(loc) as fd, os.scandir(fd) as it:
             for entry in it:
-                if not budget.tick():
+                if len(entries) >= most:
+                    stopped = f"stopped after looking at {most} folder entries"
                     break
+                if len(entries) & 255 == 255:
+                    deadline = deadline or self._deadline(ctx)
+                    if time.monotonic() >= deadline:
+                        stopped = f"stopped at the time limit after looking at {len(entries)} entries"
+                        break
                 try:
                     st = entry.stat(follow_symlinks=False)
                 except OSError:
@@ -254,10 +267,10 @@ class ListDir(_FilesConnector):
         entries.sort(key=lambda e: (e["type"] != "dir", e["name"]))
         cap = self.settings.max_list_entries
         out: dict[str, Any] = {"path": loc.shown, "entries": entries[:cap]}
-        if budget.stopped:
+        if stopped:
             out["more_entries"] = max(0, len(entries) - cap)
             out["note"] = (
-                f"[truncated: {budget.stopped} of this folder, which holds more; "
+                f"[truncated: {stopped} of this folder, which holds more; "
                 "use search_files with a pattern to narrow]"
             )
         elif len(entries) > cap:
@@ -294,8 +307,9 @@ class SearchFiles(_FilesConnector):
             "additionalProperties": False,
         }
 
-    def run(self, params: dict[str, Any], budget: Budget) -> Any:
-        loc = self._locate(_text_arg(params.get("path") or ".", "path"))
+    def run(self, params: dict[str, Any], ctx: Any) -> Any:
+        loc = self._locate(params.get("path") or ".")
+        budget = self._budget(ctx)
         glob = compile_glob(_text_arg(params.get("pattern") or "*", "pattern"))
         text = params.get("text")
         if text is not None:
@@ -318,24 +332,25 @@ class SearchFiles(_FilesConnector):
             walk(top, glob.start(), enter, budget, self.settings.max_search_depth, skipped)
         ) as folders:
             for folder in folders:
+                matches = glob.file_predicate(folder.state)
                 for name in folder.files:
-                    if not budget.check_clock():
-                        break
-                    if not glob.accepts(glob.step(folder.state, name)):
+                    if not matches(name):
                         continue
                     scanned += 1
                     if scanned > self.settings.max_search_files:
                         stopped = f"stopped after looking at {self.settings.max_search_files} files"
                         break
-                    shown = _shown_name(prefix + folder.rel + name)
                     if needle is None:
                         try:
                             st = os.stat(name, dir_fd=folder.fd, follow_symlinks=False)
                         except OSError:
                             continue  # removed while searching
                         if stat.S_ISREG(st.st_mode):
-                            hits.append({"path": shown, "size": st.st_size})
+                            hits.append({"path": _shown_name(prefix + folder.rel + name), "size": st.st_size})
                     else:
+                        if not budget.check_clock():  # reading files is the slow part of a text search
+                            break
+                        shown = _shown_name(prefix + folder.rel + name)
                         hits.extend(self._grep(folder.fd, name, shown, needle, ignore_case, cap - len(hits)))
                     if len(hits) >= cap:
                         stopped = f"stopped at {cap} results"
@@ -407,8 +422,8 @@ class WriteFile(_FilesConnector):
             "additionalProperties": False,
         }
 
-    def run(self, params: dict[str, Any], budget: Budget) -> Any:
-        loc = self._locate(_text_arg(params["path"], "path"))
+    def run(self, params: dict[str, Any], ctx: Any) -> Any:
+        loc = self._locate(params["path"])
         mode = params.get("mode") or "create"
         if mode not in ("create", "overwrite", "append"):
             raise InvalidArguments("mode", "one of create, overwrite, append", "create")

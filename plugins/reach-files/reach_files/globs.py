@@ -31,8 +31,9 @@ bounds the automaton and the per-name work.
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 __all__ = ["MAX_PATTERN_CHARS", "MAX_WILDCARDS", "Glob", "GlobError", "compile_glob"]
 
@@ -52,16 +53,17 @@ class _Piece:
     ``atoms`` are ``(literal, None)`` or ``(None, regex_atom)``, one character each.
     """
 
-    __slots__ = ("length", "text", "rx")
+    __slots__ = ("length", "text", "rx", "source")
 
     def __init__(self, atoms: list[tuple[str | None, str | None]]) -> None:
         self.length = len(atoms)
+        self.source = "".join(_esc(lit) if lit is not None else str(rx) for lit, rx in atoms)
         if all(lit is not None for lit, _ in atoms):  # all literal: plain str methods
             self.text: str | None = "".join(lit for lit, _ in atoms)  # type: ignore[misc]
             self.rx: re.Pattern[str] | None = None
         else:  # single-character atoms in a row: a regex with no quantifier, nothing to backtrack
             self.text = None
-            self.rx = re.compile("".join(_esc(lit) if lit is not None else str(rx) for lit, rx in atoms), re.DOTALL)
+            self.rx = re.compile(self.source, re.DOTALL)
 
     def at(self, s: str, i: int) -> bool:
         if self.text is not None:
@@ -79,20 +81,30 @@ class _Piece:
 
 
 class _Segment:
-    """One path segment of a pattern (no ``/``), e.g. ``test_*.py``."""
+    """One path segment of a pattern (no ``/``), e.g. ``test_*.py``.
 
-    __slots__ = ("pieces", "star", "minimum")
+    ``match(name)`` is chosen once: with no ``*`` or one ``*``, one C call of a
+    regular expression with at most one quantifier, which cannot backtrack more
+    than once over the name (``head.*tail``: O(len(name) x len(tail))); with more
+    stars, the leftmost-piece walk below, which never backtracks at all.
+    """
 
-    def __init__(self, pieces: list[_Piece], star: bool) -> None:
-        self.pieces = pieces  # star: head, middles..., tail (head/tail may be empty)
-        self.star = star
+    __slots__ = ("pieces", "minimum", "match")
+
+    def __init__(self, pieces: list[_Piece]) -> None:
+        self.pieces = pieces  # split at the stars: head, middles..., tail (any may be empty)
         self.minimum = sum(p.length for p in pieces)
+        self.match: Callable[[str], object]
+        if len(pieces) == 1:
+            piece = pieces[0]
+            self.match = piece.text.__eq__ if piece.text is not None else re.compile(piece.source, re.DOTALL).fullmatch
+        elif len(pieces) == 2:
+            self.match = re.compile(f"{pieces[0].source}.*{pieces[1].source}", re.DOTALL).fullmatch
+        else:
+            self.match = self._walk_pieces
 
-    def match(self, name: str) -> bool:
+    def _walk_pieces(self, name: str) -> bool:
         n = len(name)
-        if not self.star:
-            piece = self.pieces[0]
-            return n == piece.length and piece.at(name, 0)
         if n < self.minimum:
             return False
         head, tail = self.pieces[0], self.pieces[-1]
@@ -106,6 +118,14 @@ class _Segment:
                 return False
             pos = found + piece.length
         return True
+
+
+def _always(_: str) -> bool:
+    return True
+
+
+def _never(_: str) -> bool:
+    return False
 
 
 _ANY = None  # the ``**`` token: any number of whole segments
@@ -124,6 +144,8 @@ class Glob:
         self.tokens = tokens
         self.end = len(tokens)
         self._start = self._closure((0,))
+        self._finals: dict[frozenset[int], Callable[[str], object]] = {}
+        self._plans: dict[frozenset[int], tuple[frozenset[int], tuple[tuple[Callable[[str], object], int], ...]]] = {}
 
     def _closure(self, states: Iterable[int]) -> frozenset[int]:
         """Add the state after every ``**`` that is live (``**`` may match no segment)."""
@@ -142,24 +164,53 @@ class Glob:
         return self._start
 
     def step(self, states: frozenset[int], name: str) -> frozenset[int]:
-        nxt: list[int] = []
-        tokens, end = self.tokens, self.end
-        for s in states:
-            if s == end:
-                continue
-            token = tokens[s]
-            if token is _ANY:
-                nxt.append(s)
-            elif token.match(name):
-                nxt.append(s + 1)
-        return self._closure(nxt) if nxt else frozenset()
+        plan = self._plans.get(states)
+        if plan is None:  # what every name does from these states, worked out once per state set
+            stay = self._closure(s for s in states if s < self.end and self.tokens[s] is _ANY)
+            moves = tuple(
+                (token.match, s + 1) for s in sorted(states) if s < self.end and (token := self.tokens[s]) is not _ANY
+            )
+            plan = self._plans[states] = (stay, moves)
+            if len(self._plans) > 4096:  # a bound for a long-lived cached pattern
+                self._plans.clear()
+        stay, moves = plan
+        hits = [nxt for match, nxt in moves if match(name)]
+        return self._closure((*stay, *hits)) if hits else stay
 
     def accepts(self, states: frozenset[int]) -> bool:
         return self.end in states
 
+    def file_predicate(self, states: frozenset[int]) -> Callable[[str], object]:
+        """For the files of a folder in ``states``: whether a name matches (truthy), i.e.
+        ``accepts(step(states, name))`` without building state sets per file. Worked out
+        once per state set; usually one segment's ``match``."""
+        pred = self._finals.get(states)
+        if pred is None:
+            matchers: list[Callable[[str], object]] = []
+            for s in states:
+                if s == self.end:
+                    continue
+                token = self.tokens[s]
+                if token is _ANY:
+                    if self.end in self._closure((s,)):
+                        matchers = [_always]
+                        break
+                elif self.end in self._closure((s + 1,)):
+                    matchers.append(token.match)
+            if not matchers:
+                pred = _never
+            elif len(matchers) == 1:
+                pred = matchers[0]
+            else:
+                pred = lambda name: any(m(name) for m in matchers)  # noqa: E731
+            if len(self._finals) >= 4096:  # state sets met so far; a bound for a long-lived cached pattern
+                self._finals.clear()
+            self._finals[states] = pred
+        return pred
+
     def can_continue(self, states: frozenset[int]) -> bool:
         """Whether a folder in ``states`` may hold a match (some state short of the end)."""
-        return any(s < self.end for s in states)
+        return len(states) > (self.end in states)
 
     def matches(self, path: str) -> bool:
         """Whether a relative path such as ``docs/a/b.md`` matches (the walk uses the steps)."""
@@ -231,12 +282,10 @@ def _esc(c: str) -> str:
 def _segment(seg: str) -> _Segment:
     pieces: list[_Piece] = []
     atoms: list[tuple[str | None, str | None]] = []
-    star = False
     i, n = 0, len(seg)
     while i < n:
         c = seg[i]
         if c == "*":
-            star = True
             pieces.append(_Piece(atoms))
             atoms = []
             while i < n and seg[i] == "*":
@@ -252,11 +301,16 @@ def _segment(seg: str) -> _Segment:
             atoms.append((c, None))
         i += 1
     pieces.append(_Piece(atoms))
-    return _Segment(pieces, star)
+    return _Segment(pieces)
 
 
+@functools.lru_cache(maxsize=256)
 def compile_glob(pattern: str) -> Glob:
-    """Check and compile ``pattern`` (``GlobError`` says what is wrong with it)."""
+    """Check and compile ``pattern`` (``GlobError`` says what is wrong with it).
+
+    Cached like ``re.compile``: a model repeats its patterns, and a ``Glob`` holds
+    nothing but the pattern's own tables.
+    """
     _check(pattern)
     text = pattern.strip() or "*"
     if "/" not in text:

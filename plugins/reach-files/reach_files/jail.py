@@ -64,6 +64,7 @@ class Jail:
         self.roots = [os.path.realpath(os.path.expanduser(str(r))) for r in roots]
         self.name_max = min(_pathconf(r, "PC_NAME_MAX", NAME_MAX) for r in self.roots)
         self.path_max = min(_pathconf(r, "PC_PATH_MAX", PATH_MAX) for r in self.roots)
+        self._short = min(self.name_max, self.path_max) // 4  # shorter (in characters) is always fine
 
     def describe(self) -> str:
         return ", ".join(self.roots)
@@ -86,7 +87,8 @@ class Jail:
                 "e.g. notes/todo.md"
             )
         raw = path.strip() or "."
-        self._check_lengths(raw, "`path`")
+        if len(raw) >= self._short:
+            self._check_lengths(raw, "`path`")
         if ".." in PurePosixPath(raw).parts:
             raise PathRefused(
                 f"`path` may not contain `..`; give a path inside {self.describe()} "
@@ -94,9 +96,11 @@ class Jail:
             )
         candidate = raw if os.path.isabs(raw) else os.path.join(self.roots[0], raw)
         lexical = os.path.normpath(candidate)
-        self._check_lengths(lexical, "`path` joined to its folder")
+        if len(lexical) >= self._short:
+            self._check_lengths(lexical, "`path` joined to its folder")
         real = os.path.realpath(candidate)
-        self._check_lengths(real, "`path` after following its symlinks")
+        if len(real) >= self._short:
+            self._check_lengths(real, "`path` after following its symlinks")
         for root in self.roots:
             if _inside(real, root):
                 rel = os.path.relpath(real, root)
@@ -114,7 +118,14 @@ class Jail:
 
     def _check_lengths(self, path: str, what: str) -> None:
         """Names and paths the OS would refuse (``ENAMETOOLONG``), refused here with the limit."""
+        if len(path) >= 4 * self.path_max:  # too long in any encoding: skip looking at every name
+            raise PathRefused(
+                f"{what} is {len(path)} characters long; a path can be at most {self.path_max - 1} bytes "
+                "(UTF-8) on this system. Use fewer or shorter folder names."
+            )
         for part in path.split("/"):
+            if len(part) * 4 <= self.name_max:
+                continue
             n = len(part.encode("utf-8", "surrogateescape"))
             if n > self.name_max:
                 raise PathRefused(

@@ -15,11 +15,17 @@ import pytest
 from reach_core import InvalidArguments
 
 
-def _refused(r: Any, field: str) -> None:
+def _refused(r: Any, field: str, *, json_ok: bool = False) -> None:
+    """Refused as the field's fault. ``json_ok``: text that is not JSON at all (NaN, Infinity)
+    may be refused earlier by the core's decoder as ``invalid_json``."""
     assert not r.ok, r.content
-    assert r.error.code == "invalid_arguments", r.error
+    codes = ("invalid_arguments", "invalid_json") if json_ok else ("invalid_arguments",)
+    assert r.error.code in codes, r.error
     assert "internal error" not in r.error.message
-    assert f"`{field}`" in r.error.message, r.error.message
+    if r.error.code == "invalid_arguments":
+        assert f"`{field}`" in r.error.message, r.error.message
+    else:
+        assert "not a JSON number" in r.error.message
 
 
 async def _raw(box: Any, tool: str, arguments: str) -> Any:
@@ -39,7 +45,7 @@ async def test_read_offsets(box: Any, offset: str) -> None:
     if offset == "null-ish":
         offset = '"null"'
     r = await _raw(box, "read_file", f'{{"path": "notes/todo.md", "offset": {offset}}}')
-    _refused(r, "offset")
+    _refused(r, "offset", json_ok="Infinity" in offset or offset == "NaN")
 
 
 @pytest.mark.parametrize("offset", [0, 21, 20.0, 5])
@@ -61,7 +67,7 @@ MAX_BYTES = ["0", "-5", "1e30", "1001", "2.5", "NaN", "Infinity", "-Infinity", "
 @pytest.mark.parametrize("value", MAX_BYTES)
 async def test_read_max_bytes(box: Any, value: str) -> None:
     r = await _raw(box, "read_file", f'{{"path": "notes/todo.md", "max_bytes": {value}}}')
-    _refused(r, "max_bytes")
+    _refused(r, "max_bytes", json_ok="Infinity" in value or value == "NaN")
 
 
 MAX_RESULTS = ["0", "-1", "51", "1e30", "-1e30", "1.5", "NaN", "Infinity", '"3"', "true", str(2**70)]
@@ -70,7 +76,7 @@ MAX_RESULTS = ["0", "-1", "51", "1e30", "-1e30", "1.5", "NaN", "Infinity", '"3"'
 @pytest.mark.parametrize("value", MAX_RESULTS)
 async def test_search_max_results(box: Any, value: str) -> None:
     r = await _raw(box, "search_files", f'{{"pattern": "*", "max_results": {value}}}')
-    _refused(r, "max_results")
+    _refused(r, "max_results", json_ok="Infinity" in value or value == "NaN")
 
 
 DIRECT = [
@@ -91,6 +97,28 @@ DIRECT = [
     ("search_files", {"max_results": -7}, "max_results"),
     ("write_file", {"path": "x.txt", "content": "x", "mode": "truncate"}, "mode"),
 ]
+
+
+DIRECT += [
+    (tool, {**params, field: bad}, field)
+    for bad in ("\ud800", "a\udfffb", "北京\udbff")
+    for tool, params, field in [
+        ("read_file", {"path": "x"}, "path"),
+        ("list_dir", {"path": "x"}, "path"),
+        ("search_files", {"pattern": "*"}, "pattern"),
+        ("search_files", {"text": "x"}, "text"),
+        ("search_files", {"path": "x"}, "path"),
+        ("write_file", {"path": "x.txt", "content": "x"}, "content"),
+        ("write_file", {"path": "x.txt", "content": "x"}, "path"),
+    ]
+]
+DIRECT += [
+    (tool, {**params, "path": bad}, "path")
+    for bad in ("n" * 256, "/".join(["d" * 200] * 25), "é" * 128)
+    for tool, params in [("read_file", {}), ("list_dir", {}), ("search_files", {}),
+                         ("write_file", {"content": "x"})]
+]
+DIRECT += [("search_files", {"pattern": p}, "pattern") for p in ("[z-a]", "*a" * 200, "x" * 2000, "../*")]
 
 
 @pytest.mark.parametrize(("tool", "params", "field"), DIRECT)
@@ -160,7 +188,7 @@ LONG_PATHS = {
     "cjk_folders": "/".join(["北京" * 40] * 20),
     "one_char_4096": "/".join("z" * 2048),
     "dots_dont_count_twice": "./" * 3000 + "x",
-    "huge": "q/" * 500_000,
+    "huge": "q/" * 100_000,
 }
 
 
@@ -213,7 +241,7 @@ async def test_surrogates_in_content(box: Any, bad: str) -> None:
     for mode in ("create", "overwrite", "append"):
         r = await box.call("write_file", path="notes/s.txt", content="before " + bad + " after", mode=mode)
         _refused(r, "content")
-        assert "surrogate" in r.error.message and "U+D" in r.error.message
+        assert "surrogate" in r.error.message
     assert not (box.root / "notes" / "s.txt").exists()
 
 
