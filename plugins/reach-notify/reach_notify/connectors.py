@@ -7,10 +7,9 @@ from typing import Any
 from reach_core import ConfigError, Connector, Denied, InvalidArguments
 
 from . import mail, webhook
+from .headers import one_line
 from .recipients import RecipientRefused, describe_rules, outside_allow_list, parse_recipients
 from .settings import NotifySettings
-
-_CONTROL = {chr(code) for code in range(32)} - {"\t"} | {"\x7f"}
 
 
 class _Notifier(Connector):
@@ -160,7 +159,7 @@ class SendEmail(_Notifier):
                 "Nothing was sent; ask the user whom to send it to.",
                 fix="add the address or its domain to [plugins.reach-notify] allow_recipients",
             )
-        subject = _one_line(params.get("subject"), self.settings.max_subject_chars)
+        subject = one_line("subject", params.get("subject"), self.settings.max_subject_chars, '"Deploy finished"')
         body = params.get("body")
         if not isinstance(body, str):
             raise InvalidArguments("body", "plain text", '"The deploy finished at 10:02."')
@@ -172,7 +171,8 @@ class SendEmail(_Notifier):
         message = mail.build_message(
             sender=self.target.sender, to=to, subject=subject, body=body, msg_id=msg_id
         )
-        refused = await mail.send(self.target, message, to)
+        raw = mail.render(message, sender=self.target.sender, to=to)
+        refused = await mail.send(self.target, raw, to)
         content: dict[str, Any] = {
             "sent": True,
             "to": [addr for addr in to if addr not in refused],
@@ -181,21 +181,6 @@ class SendEmail(_Notifier):
         if refused:
             content["refused"] = refused
         return content
-
-
-def _one_line(subject: object, limit: int) -> str:
-    """A subject is a header: a line break in it would start a header of the model's choosing."""
-    if not isinstance(subject, str) or not subject.strip():
-        raise InvalidArguments("subject", "a non-empty line of text", '"Deploy finished"')
-    if any(char in _CONTROL for char in subject) or "\u2028" in subject or "\u2029" in subject:
-        raise InvalidArguments(
-            "subject",
-            "a single line without line breaks or control characters",
-            '"Deploy finished"',
-        )
-    if len(subject) > limit:
-        raise InvalidArguments("subject", f"at most {limit} characters", '"Deploy finished"')
-    return subject
 
 
 def _check_url(url: str, channel: str) -> str:

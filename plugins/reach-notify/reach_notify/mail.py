@@ -11,13 +11,22 @@ from __future__ import annotations
 import asyncio
 import functools
 import hashlib
+import io
 import smtplib
 import ssl
 from dataclasses import dataclass
+from email import message_from_bytes, policy
+from email.generator import BytesGenerator
 from email.message import EmailMessage
-from email.utils import formatdate, make_msgid
+from email.utils import formatdate, getaddresses, make_msgid
 
-from reach_core import BusinessError, RetryableError, ToolFailure
+from reach_core import BusinessError, InvalidArguments, RetryableError, ToolFailure
+
+from .headers import has_breaking
+
+HEADERS_SENT = ("From", "To", "Subject", "Date", "Message-ID", "Content-Type",
+                "Content-Transfer-Encoding", "MIME-Version")
+"""Exactly the headers a message reach sends has, each once."""
 
 
 @dataclass(frozen=True)
@@ -57,12 +66,50 @@ def build_message(
     return message
 
 
-async def send(target: SmtpTarget, message: EmailMessage, to: list[str]) -> dict[str, str]:
-    """Deliver to the server; returns the recipients it refused (others were accepted)."""
-    return await asyncio.to_thread(_send_blocking, target, message, to)
+def render(message: EmailMessage, *, sender: str, to: list[str]) -> bytes:
+    """The bytes to send (as ``smtplib.send_message`` would write them), after checking
+    that they parse back to exactly the headers reach set.
+
+    The subject is checked before (see :mod:`reach_notify.headers`); this catches
+    whatever a future ``email`` package or an unforeseen encoding would still let
+    through: an extra header, a second ``To``, a ``Bcc``, a changed recipient.
+    """
+    with io.BytesIO() as buffer:
+        BytesGenerator(buffer).flatten(message, linesep="\r\n")
+        raw = buffer.getvalue()
+    head = raw.split(b"\r\n\r\n", 1)[0]
+    problem = None
+    if b"\n" in head.replace(b"\r\n", b"") or b"\r" in head.replace(b"\r\n", b""):
+        problem = "a bare line break in the header block"
+    for reader in (policy.default, policy.compat32):
+        if problem:
+            break
+        parsed = message_from_bytes(raw, policy=reader)
+        names = sorted(k.lower() for k in parsed.keys())
+        if names != sorted(h.lower() for h in HEADERS_SENT):
+            problem = f"headers {sorted(set(names) - {h.lower() for h in HEADERS_SENT}) or names}"
+        elif [a for _, a in getaddresses([str(parsed["To"])])] != to:
+            problem = "a changed To header"
+        elif [a for _, a in getaddresses([str(parsed["From"])])] != [sender]:
+            problem = "a changed From header"
+        elif reader is policy.default and has_breaking(str(parsed["Subject"])):
+            problem = "a line break in the subject"
+    if problem:
+        raise InvalidArguments(
+            "subject",
+            f"plain text that leaves the message's headers alone (it produced {problem}); nothing was sent",
+            '"Deploy finished"',
+        )
+    return raw
 
 
-def _send_blocking(target: SmtpTarget, message: EmailMessage, to: list[str]) -> dict[str, str]:
+async def send(target: SmtpTarget, raw: bytes, to: list[str]) -> dict[str, str]:
+    """Deliver ``raw`` (from :func:`render`) to the server; returns the recipients it
+    refused (others were accepted)."""
+    return await asyncio.to_thread(_send_blocking, target, raw, to)
+
+
+def _send_blocking(target: SmtpTarget, raw: bytes, to: list[str]) -> dict[str, str]:
     handed_over = False
     try:
         smtp: smtplib.SMTP
@@ -81,7 +128,7 @@ def _send_blocking(target: SmtpTarget, message: EmailMessage, to: list[str]) -> 
             if target.username:
                 smtp.login(target.username, target.password or "")
             handed_over = True
-            refused = smtp.send_message(message, from_addr=target.sender, to_addrs=to)
+            refused = smtp.sendmail(target.sender, to, raw)
         return {addr: _reply(code, text) for addr, (code, text) in refused.items()}
     except smtplib.SMTPAuthenticationError:
         raise BusinessError(

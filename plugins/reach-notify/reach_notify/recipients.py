@@ -1,8 +1,18 @@
 """E-mail recipients: strict parsing and the allow-list.
 
-Only bare addresses (`name@example.com`) are accepted: no display names, quotes,
-comments, commas or line breaks. That closes header injection through `To` and
-keeps the allow-list check exact, because what is checked is what is sent.
+Only bare ASCII addresses (`name@example.com`) are accepted: no display names,
+quotes, comments, commas or line breaks. That closes header injection through
+`To` and keeps the allow-list check exact, because what is checked is what is sent.
+
+The local part of a recipient the model names is stricter still: letters, digits
+and `. _ + - '` only. RFC 5321 allows more, and mail servers give some of it a
+routing meaning the allow-list cannot see: `victim%evil.org@example.com` and
+`evil.org!victim@example.com` are relayed by some servers to evil.org (the
+percent hack, UUCP bang paths), `@a,@b:user@example.com` is a source route,
+`"x@evil.org"@example.com` and `x(comment)@example.com` read differently to
+different parsers. With one `@` and nothing but plain characters before it, the
+domain after the `@` is the only domain there is, and that is what the
+allow-list compares.
 """
 
 from __future__ import annotations
@@ -15,6 +25,8 @@ _LOCAL = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*
 _LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
 _DOMAIN = rf"{_LABEL}(?:\.{_LABEL})+"
 _ADDRESS = re.compile(rf"^{_LOCAL}@{_DOMAIN}$")
+_PLAIN_LOCAL = r"[A-Za-z0-9_+'-]{1,64}(?:\.[A-Za-z0-9_+'-]{1,64})*"
+_PLAIN = re.compile(rf"^{_PLAIN_LOCAL}@{_DOMAIN}$")
 _DOMAIN_ONLY = re.compile(rf"^{_DOMAIN}$")
 _MAX_ADDRESS = 254
 
@@ -29,7 +41,16 @@ class RecipientRefused(Exception):
 
 
 def is_address(text: str) -> bool:
+    """A bare RFC 5321 address (settings: the sender, allow-list entries)."""
     return len(text) <= _MAX_ADDRESS and bool(_ADDRESS.fullmatch(text))
+
+
+def is_recipient(text: str) -> bool:
+    """A bare address whose only routing part is its domain (what a model may send to)."""
+    if len(text) > _MAX_ADDRESS or not text.isascii() or not _PLAIN.fullmatch(text):
+        return False
+    local, domain = text.rsplit("@", 1)
+    return len(local) <= 64 and len(domain) <= 253 and any(c.isalpha() for c in domain.rsplit(".", 1)[1])
 
 
 def normalise_rule(rule: str) -> str:
@@ -56,10 +77,11 @@ def parse_recipients(value: object, *, limit: int) -> list[str]:
     seen: dict[str, None] = {}
     for index, item in enumerate(items):
         field = "to" if isinstance(value, str) else f"to[{index}]"
-        if not isinstance(item, str) or not is_address(item):
+        if not isinstance(item, str) or not is_recipient(item):
             raise RecipientRefused(
                 field,
-                "one plain address per entry (no names, commas or line breaks)",
+                "one plain address per entry: letters, digits and . _ + - ' before a single @, then "
+                "a domain (no names, quotes, comments, commas, line breaks, %, ! or routes)",
                 '"ops@example.com"',
             )
         seen.setdefault(item, None)
