@@ -198,7 +198,7 @@ _PATTERNS: tuple[str, ...] = (
 _KEYWORDS = (
     "pass", "pw", "pin", "secret", "token", "key", "auth", "cookie", "session", "cred", "sig", "jwt",
     "bearer", "otp", "ssn", "cvv", "cvc", "dsn", "salt", "nonce", "csrf", "hmac", "sid", "mfa", "iban",
-    "connstr", "connectionstring",
+    "connstr", "connectionstring", "connection_string", "connection-string",
 )
 _HINT_WORDS = (
     "@", "--", "-u", "-p", ":*:", "login", "bearer ", "basic ", "digest ", "sk-", "sk_", "pk-", "pk_", "rk-",
@@ -207,7 +207,7 @@ _HINT_WORDS = (
     "\u5bc6\u94a5", "\u4ee4\u724c",
 )
 _IN_CONTEXT = (
-    r"(?:[\w.-]*\\?[\"']?\s*(?::|=|>)"  # a pair, a header, an XML tag
+    r"(?:[\w.-]*\\?[\"']?\s*(?::|=|-?>)"  # a pair, a header, an XML tag
     r"|\w*\s+(?:is|was|are|were|will|would|should|equals|reads|became|becomes|number|code|no|for|of|to|on|at|in)\b"
     r"|\w*\s*[:=#]?\s*\d{3})"  # PIN 1234
 )
