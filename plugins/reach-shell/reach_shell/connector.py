@@ -188,7 +188,6 @@ def _fixed_env(settings: ShellSettings) -> dict[str, str]:
     return {
         "PATH": settings.search_path,
         "LANG": "C.UTF-8",
-        "LC_ALL": "C.UTF-8",
         **settings.env,
     }
 

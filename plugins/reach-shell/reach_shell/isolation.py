@@ -8,7 +8,7 @@ through *files*. So every run gets:
 * private directories for each call, outside every root the agent can write:
   HOME (empty, read-only), TMPDIR, an empty global git config and an empty hooks
   directory, held by that call alone and reused only when left untouched;
-* a minimal environment: PATH, LANG, LC_ALL, HOME, TMPDIR, the operator's `env`,
+* a minimal environment: PATH, LANG (C.UTF-8), HOME, TMPDIR, the operator's `env`,
   and the variables below that switch programs-by-config off;
 * for git, configuration from the command line scope (`GIT_CONFIG_COUNT`, the
   environment form of `-c`, which wins over every file and reaches the git
