@@ -237,7 +237,7 @@ class ListDir(_FilesConnector):
         most = self.settings.max_search_entries
         deadline = None  # worked out when a folder is big enough to need it
         stopped = None
-        entries = []
+        entries: list[dict[str, Any]] = []
         with self.jail.open_dir(loc) as fd, os.scandir(fd) as it:
             for entry in it:
                 if len(entries) >= most:

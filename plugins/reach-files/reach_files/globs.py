@@ -22,11 +22,13 @@ deadline can fire and the whole event loop stops. Here nothing backtracks:
   **leftmost** occurrence after the previous one (greedy is exact for globs:
   an earlier end never leaves less room for what follows). Each piece is
   found with ``str.find`` or a quantifier-free regular expression, so one
-  segment costs at most O(len(name) x len(piece)) in C, with no exponential
-  case.
+  segment costs at most O(len(name) x len(pattern)) in C, with no exponential
+  case. A segment with at most one ``*`` (``*.py``, ``test_*``) is a single
+  regex call with a single ``.*``, which can only slide once over the name.
 
 Pattern length and the number of wildcards are capped (``GlobError``), which
-bounds the automaton and the per-name work.
+bounds the automaton and the per-name work. Compiled globs are cached like
+``re.compile``'s patterns.
 """
 
 from __future__ import annotations

@@ -5,11 +5,12 @@ the event loop keeps running while they work. But a thread cannot be killed:
 when the call's deadline passes, the core answers the model and abandons the
 thread, which keeps its pool slot until it returns. So every walk checks a
 :class:`Budget` as it goes -- each folder entry counts, and the clock is
-read at each one -- and stops cleanly, handing back what it found with a
-note. Each step between checks is small and bounded (one ``readdir`` entry,
-one glob segment against one name, one file of at most
-``max_search_file_bytes``), so a walk can neither hold the GIL for long nor
-outlive its deadline by more than one step.
+read every 16 entries and before each file a text search reads -- and stops
+cleanly, handing back what it found with a note. The work between two checks
+is small and bounded (16 ``readdir`` entries matched against a glob that
+cannot backtrack, or one file of at most ``max_search_file_bytes``), so a
+walk neither holds the GIL for long nor outlives its deadline by more than
+one such step.
 
 The walk itself is iterative (no recursion limit to hit on a deep tree), keeps
 one descriptor per level of the current path only, opens every folder from its
@@ -22,7 +23,7 @@ from __future__ import annotations
 import errno
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
@@ -49,19 +50,8 @@ class Budget:
         self.entries = 0
         self.stopped: str | None = None
 
-    def tick(self) -> bool:
-        """Count one entry; False once the budget is spent (and from then on)."""
-        if self.stopped is not None:
-            return False
-        self.entries += 1
-        if self.entries > self.max_entries:
-            self.stopped = f"stopped after looking at {self.max_entries} folder entries"
-        elif self.entries & 15 == 1 and time.monotonic() >= self.deadline:  # the clock every 16 entries
-            self.stopped = self.out_of_time()
-        return self.stopped is None
-
     def check_clock(self) -> bool:
-        """Like ``tick`` for work that is not an entry (reading a file)."""
+        """False once the budget is spent; reads the clock (before work that is not an entry)."""
         if self.stopped is None and time.monotonic() >= self.deadline:
             self.stopped = self.out_of_time()
         return self.stopped is None
@@ -84,7 +74,7 @@ class Folder(Generic[S]):
 
 def _list(fd: int, budget: Budget) -> tuple[list[str], list[str]]:
     """The folder's entries split into folders and the rest, sorted; counted against the budget
-    (inline rather than ``budget.tick()``: this loop is the walk's hot path)."""
+    (counted inline: this loop is the walk's hot path)."""
     files: list[str] = []
     dirs: list[str] = []
     if budget.stopped is not None:
@@ -118,7 +108,7 @@ def _list(fd: int, budget: Budget) -> tuple[list[str], list[str]]:
 
 
 def walk(top: int, state: S, enter: Callable[[S, str], S | None], budget: Budget, max_depth: int,
-         skipped: list[str]) -> Iterator[Folder[S]]:
+         skipped: list[str]) -> Generator[Folder[S], None, None]:
     """Folders below the directory ``top`` (itself first), depth first, sorted by name.
 
     ``enter(state, name)`` gives the state of a subfolder, or None to leave it

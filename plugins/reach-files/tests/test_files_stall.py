@@ -116,15 +116,15 @@ async def test_the_26_deep_match_is_found(tree: Path) -> None:
     assert max(gaps) < MAX_GAP
 
 
-@pytest.mark.parametrize("timeout", [0.05, 0.1, 0.3])
+@pytest.mark.parametrize("seconds", [0.05, 0.1, 0.3])
 @pytest.mark.parametrize("pattern", ["**/*", "*a" * 40 + "*9", "**/" * 20 + "lib/*"])
-async def test_a_short_deadline_stops_the_walk(tree: Path, timeout: float, pattern: str) -> None:
+async def test_a_short_deadline_stops_the_walk(tree: Path, seconds: float, pattern: str) -> None:
     """Reading every file of the wide tree takes longer than these deadlines: the walk
     stops at its clock, and the model gets what was found (or ``timeout``), on time."""
-    reach = _reach(tree, timeout, max_search_files=100_000, max_search_results=50)
+    reach = _reach(tree, seconds, max_search_files=100_000, max_search_results=50)
     r, gaps, elapsed = await _with_heartbeat(reach, "search_files", {"pattern": pattern, "text": "absent"})
     assert max(gaps) < MAX_GAP
-    assert elapsed < timeout + 1.5
+    assert elapsed < seconds + 1.5
     if r.ok:
         assert r.content["matches"] == []
         if r.content.get("truncated"):
