@@ -12,7 +12,7 @@ from reach_core import ConfigError, Connector, InvalidArguments
 
 from .argv import ArgvRefused, check_and_parse
 from .exposure import overlap_problems, warn
-from .gitcheck import disarmed_env
+from .gitcheck import disarmed_env, require_isolating_git
 from .grammar import Parsed
 from .isolation import GIT_INJECT, Isolation
 from .process import Completed, run_argv
@@ -46,6 +46,9 @@ class RunCommand(Connector):
             name: grammar_for(name, self.binaries[name], rule.grammar)
             for name, rule in settings.commands.items()
         }
+        for name, grammar in self.grammars.items():
+            if grammar is GIT:
+                require_isolating_git(name, self.binaries[name])
         writable = list(writable_roots or [])
         self.isolation = Isolation([self.root, *writable])
         if settings.commands and self.isolation.base is None:

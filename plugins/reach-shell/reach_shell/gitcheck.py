@@ -9,10 +9,13 @@ second, slightly different git.
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from reach_core import BusinessError, Denied
+from reach_core import BusinessError, ConfigError, Denied
 
 from .gitconfig import parse_config_list, plan_for
 from .isolation import with_git_config
@@ -58,3 +61,27 @@ async def disarmed_env(
         "try to work around this; tell the user, who can remove those keys.",
         fix="remove the program-running keys from the repository's .git/config",
     )
+
+
+#: GIT_CONFIG_COUNT (the environment form of `-c`) arrived in git 2.31; older gits ignore it.
+MIN_GIT = (2, 31)
+
+
+def require_isolating_git(name: str, binary: str) -> None:
+    """At start-up: a git too old to honour the overrides would run with them silently missing."""
+    try:
+        done = subprocess.run(
+            [binary, "--version"], capture_output=True, text=True, timeout=10,
+            env={"PATH": os.defpath}, stdin=subprocess.DEVNULL, check=False,
+        )
+        match = re.search(r"(\d+)\.(\d+)", done.stdout)
+    except (OSError, subprocess.SubprocessError):
+        match = None
+    version = (int(match.group(1)), int(match.group(2))) if match else None
+    if version is None or version < MIN_GIT:
+        found = f"{version[0]}.{version[1]}" if version else "an unknown version"
+        raise ConfigError(
+            f"[plugins.reach-shell.commands.{name}]: {binary} is {found}; reach-shell needs git "
+            f"{MIN_GIT[0]}.{MIN_GIT[1]} or later to switch off program-running config "
+            "(GIT_CONFIG_COUNT). Install a newer git or remove the entry."
+        )

@@ -126,3 +126,15 @@ def test_private_dirs_are_never_inside_a_writable_root(tmp_path: Path, root: Pat
     base = tool.isolation.base
     assert base is not None and not base.is_relative_to(Path(tempfile.gettempdir()).resolve())
     assert not base.is_relative_to(root)
+
+
+@pytest.mark.parametrize("version", ["git version 2.30.9", "git version 1.8.3.1", "no version here"])
+def test_a_git_too_old_for_the_overrides_is_a_config_error(root: Path, tmp_path: Path, version: str) -> None:
+    from reach_core import ConfigError
+
+    fake = tmp_path / "bin" / "git"
+    fake.parent.mkdir()
+    fake.write_text(f"#!/bin/sh\necho '{version}'\n")
+    fake.chmod(0o755)
+    with pytest.raises(ConfigError, match="2.31 or later"):
+        RunCommand(ShellSettings(root=root, commands={"git": {"path": str(fake)}}))
