@@ -176,7 +176,7 @@ _PATTERNS: tuple[str, ...] = (
     r"(?<![\w-])-p(?P<s>[^\s\"'-][^\s\"']*|[\"'][^\"']+[\"'])",
     r"(?i)\bsshpass\s+-p\s*(?P<s>\S+)",
     # .pgpass: host:port:database:user:password (fields may escape ':')
-    r"(?m)^[ \t]*(?:\\.|[^:\s#\\])+:(?:\d{1,5}|\*):(?:\\.|[^:\n\\])*:(?:\\.|[^:\n\\])*:(?P<s>[^\n]+)",
+    r"(?m)(?:^|(?<=\s))(?:\\.|[^:\s#\\])+:(?:\d{1,5}|\*):(?:\\.|[^:\n\\])*:(?:\\.|[^:\n\\])*:(?P<s>[^\n]+)",
     # .netrc: machine h login u password p
     r"(?i)\blogin\s+\S+\s+password\s+(?P<s>\S+)",
     # bearer / basic credentials anywhere
