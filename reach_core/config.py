@@ -94,25 +94,25 @@ class ReachSection(_Section, GuardDefaults):
 
     model_config = _STRICT
 
-    data_dir: Path = Field(Path(".reach"), strict=False, description="directory of reach's state (SQLite store, pins, audit "
+    data_dir: Path = Field(default=Path(".reach"), strict=False, description="directory of reach's state (SQLite store, pins, audit "
                            "files); a relative path is taken from the config file's directory")
-    store: str | None = Field(None, description="state store: a file path, `sqlite:///path` or "
+    store: str | None = Field(default=None, description="state store: a file path, `sqlite:///path` or "
                               "`postgresql://user:pw@host/db` (query `schema=`, `pool_size=`); "
                               "default `<data_dir>/reach.db`")
-    strict: bool = Field(False, description="a plugin that fails to import or to set up raises instead of "
+    strict: bool = Field(default=False, description="a plugin that fails to import or to set up raises instead of "
                          "being reported and skipped")
-    max_argument_bytes: int = Field(1_000_000, ge=1, description="largest arguments of one call (bytes of JSON)")
-    max_argument_depth: int = Field(32, ge=1, description="deepest nesting of one call's arguments")
-    concurrency: int = Field(5, ge=1, description="calls of one model turn run at once (`invoke_many`)")
-    retry_backoff: float = Field(1.0, ge=0, description="first retry delay (s); doubles each retry, jittered")
-    default_timeout: float | None = Field(None, gt=0, description="timeout (s) of every tool whose "
+    max_argument_bytes: int = Field(default=1_000_000, ge=1, description="largest arguments of one call (bytes of JSON)")
+    max_argument_depth: int = Field(default=32, ge=1, description="deepest nesting of one call's arguments")
+    concurrency: int = Field(default=5, ge=1, description="calls of one model turn run at once (`invoke_many`)")
+    retry_backoff: float = Field(default=1.0, ge=0, description="first retry delay (s); doubles each retry, jittered")
+    default_timeout: float | None = Field(default=None, gt=0, description="timeout (s) of every tool whose "
                                           "`[connectors.NAME] timeout` is not set (else the connector's own)")
-    log_calls: bool = Field(True, description="log one `reach.call` event per tool call")
-    system_hint: str | None = Field(None, description="system text `reach.run` adds by default")
-    max_tools_per_step: Annotated[int, Field(ge=1, le=128)] = Field(
+    log_calls: bool = Field(default=True, description="log one `reach.call` event per tool call")
+    system_hint: str | None = Field(default=None, description="system text `reach.run` adds by default")
+    max_tools_per_step: Annotated[int, Field(ge=1, le=128)] = Field(default=
         8, description="tools offered to the model per step when a selector is installed")
-    pins: Path | None = Field(None, strict=False, description="pin file of `reach tools pin`; default `<data_dir>/pins.json`")
-    max_delegation_depth: int = Field(1, ge=1, le=3, description="longest chain of `delegate` calls "
+    pins: Path | None = Field(default=None, strict=False, description="pin file of `reach tools pin`; default `<data_dir>/pins.json`")
+    max_delegation_depth: int = Field(default=1, ge=1, le=3, description="longest chain of `delegate` calls "
                                       "(an agent delegating to one that delegates ...); hard cap 3")
 
 
@@ -121,7 +121,7 @@ class PluginsSection(BaseModel):
 
     model_config = ConfigDict(extra="allow", populate_by_name=True)
 
-    load: list[str] | None = Field(None, strict=False, description="allow-list of plugin names (entry-point or "
+    load: list[str] | None = Field(default=None, strict=False, description="allow-list of plugin names (entry-point or "
                                    "distribution name); unset: every installed plugin; `[]`: none. "
                                    "`REACH_PLUGINS` narrows it further")
     disable: list[str] = Field(default_factory=list, strict=False, description="plugins never imported (entry-point or "
@@ -169,11 +169,11 @@ def _looks_like_plugin(name: str) -> bool:
 class StrategiesSection(_Section):
     """``[strategies]``: which provider to use when several plugins offer one (checked once plugins are found)."""
 
-    selector: str | None = Field(None, description="selector provider (ranks tools per query), e.g. `hybrid`")
-    adapter: str | None = Field(None, description="model adapter provider for `reach run`, e.g. `openai`")
-    confirmer: str | None = Field(None, description="confirmer provider (asks a person), e.g. `queue`")
-    parser: str | None = Field(None, description="tool-call text parser; the core's is `tagged`")
-    error_formatter: str | None = Field(None, description="the one plugin whose `reach_format_error` "
+    selector: str | None = Field(default=None, description="selector provider (ranks tools per query), e.g. `hybrid`")
+    adapter: str | None = Field(default=None, description="model adapter provider for `reach run`, e.g. `openai`")
+    confirmer: str | None = Field(default=None, description="confirmer provider (asks a person), e.g. `queue`")
+    parser: str | None = Field(default=None, description="tool-call text parser; the core's is `tagged`")
+    error_formatter: str | None = Field(default=None, description="the one plugin whose `reach_format_error` "
                                         "writes error text (others are skipped)")
 
 
@@ -182,23 +182,23 @@ class ConnectorConfig(_Section, ConnectorGuard):
 
     model_config = _STRICT
 
-    enabled: bool = Field(True, description="`false` removes the tool")
-    provider: str | None = Field(None, description="the plugin whose tool of this name is used when several "
+    enabled: bool = Field(default=True, description="`false` removes the tool")
+    provider: str | None = Field(default=None, description="the plugin whose tool of this name is used when several "
                                  "provide one")
-    timeout: float | None = Field(None, gt=0, description="deadline (s) of the whole call, retries included")
-    attempt_timeout: float | None = Field(None, gt=0, description="deadline (s) of one attempt")
+    timeout: float | None = Field(default=None, gt=0, description="deadline (s) of the whole call, retries included")
+    attempt_timeout: float | None = Field(default=None, gt=0, description="deadline (s) of one attempt")
     max_retries: int | None = Field(default=None, ge=0, alias="retries",
                                     description="retries of a retryable failure (idempotent tools only); "
                                     "also written `retries`")
-    risk: Tier | None = Field(None, description="override of the declared tier (`read`, `write`, `dangerous`)")
-    idempotent: bool | None = Field(None, description="override: may the call be retried and run twice")
+    risk: Tier | None = Field(default=None, description="override of the declared tier (`read`, `write`, `dangerous`)")
+    idempotent: bool | None = Field(default=None, description="override: may the call be retried and run twice")
     tags: list[str] = Field(default_factory=list, strict=False, description="extra tags (selectors, `tag:NAME` patterns)")
     keywords: list[str] = Field(default_factory=list, strict=False, description="extra keywords for selectors")
-    description: str | None = Field(None, description="replaces the description the model sees")
-    max_concurrency: int | None = Field(None, ge=1, description="calls of this tool running at once, process-wide")
-    sequential: bool | None = Field(None, description="calls of this tool in one turn run one after another")
-    weight: int | None = Field(None, ge=1, description="slots one call takes of the turn's concurrency")
-    idle_timeout: float | None = Field(None, gt=0, description="a streaming tool that sends nothing for "
+    description: str | None = Field(default=None, description="replaces the description the model sees")
+    max_concurrency: int | None = Field(default=None, ge=1, description="calls of this tool running at once, process-wide")
+    sequential: bool | None = Field(default=None, description="calls of this tool in one turn run one after another")
+    weight: int | None = Field(default=None, ge=1, description="slots one call takes of the turn's concurrency")
+    idle_timeout: float | None = Field(default=None, gt=0, description="a streaming tool that sends nothing for "
                                        "this long (s) is stopped")
 
     def overrides(self) -> dict[str, Any]:
@@ -214,12 +214,12 @@ class AgentConfig(_Section, AgentGuard):
 
     model_config = _STRICT
 
-    allow: list[str] | None = Field(None, strict=False, description="tools it may use: names, globs (`sql_*`), `tag:NAME`, "
+    allow: list[str] | None = Field(default=None, strict=False, description="tools it may use: names, globs (`sql_*`), `tag:NAME`, "
                                     "`plugin:NAME`, `risk:TIER`; unset: every tool up to `max_tier`")
     deny: list[str] = Field(default_factory=list, strict=False, description="tools it may never use (same patterns); "
                             "deny wins over allow")
-    max_tier: Tier = Field("dangerous", description="highest risk tier it may use at all")
-    auto_tier: Tier = Field("write", description="highest tier that runs without a person's approval")
+    max_tier: Tier = Field(default="dangerous", description="highest risk tier it may use at all")
+    auto_tier: Tier = Field(default="write", description="highest tier that runs without a person's approval")
     approval: dict[str, Approval] = Field(default_factory=dict, description="approval mode per tool, pattern "
                                           "or tier: `never`, `once` (per arguments), `run`, `always`")
     delegates: list[str] = Field(default_factory=list, strict=False, description="agents it may hand work to (the "

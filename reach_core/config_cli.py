@@ -1,6 +1,7 @@
 """``reach config check`` and ``reach config show``: a config file checked or shown, nothing started.
 
-``check`` reports every problem at once (exit 1 if any), in this order:
+``check`` reports every problem at once (on stderr, or as ``--json`` on stdout; exit 1
+if any), in this order:
 
 1. the file: TOML syntax, every table and key against the models (``reach_core.config``);
 2. plugin names (``[plugins] load/disable``, ``REACH_PLUGINS``, ``REACH_DISABLE_PLUGINS``,
@@ -54,13 +55,13 @@ def check_cmd(ctx: click.Context, file: str | None, as_json: bool) -> None:
         click.echo(json.dumps({"file": str(source) if source else None, "ok": not problems,
                                "problems": [p.to_dict() for p in problems],
                                "warnings": [w.to_dict() for w in warnings]}, ensure_ascii=False, indent=2))
-    else:
+    else:  # problems on stderr, as every command that meets a bad config prints them
         for w in warnings:
-            click.echo(f"warning: {w}")
+            click.echo(f"warning: {w}", err=True)
         for p in problems:
-            click.echo(str(p))
+            click.echo(str(p), err=True)
         if problems:
-            click.echo(f"{len(problems)} problem(s) in {source or 'the configuration'}")
+            click.echo(f"{len(problems)} problem(s) in {source or 'the configuration'}", err=True)
         else:
             click.echo(f"{source or 'default configuration'}: ok")
     if problems:

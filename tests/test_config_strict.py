@@ -567,10 +567,10 @@ def test_cli_exits_non_zero_with_the_message_on_stderr(tmp_path, command):
 def test_config_check(tmp_path):
     (tmp_path / "reach.toml").write_text(BAD)
     out = _cli("config", "check", cwd=tmp_path)
-    assert out.returncode == 1
-    assert "`[reach] data_dri`: unknown key; did you mean `data_dir`?" in out.stdout
-    assert "`[agents.support] alow`: unknown key; did you mean `allow`?" in out.stdout
-    assert "`[plugin]`: unknown table; did you mean `[plugins]`?" in out.stdout
+    assert out.returncode == 1 and out.stdout == ""
+    assert "`[reach] data_dri`: unknown key; did you mean `data_dir`?" in out.stderr
+    assert "`[agents.support] alow`: unknown key; did you mean `allow`?" in out.stderr
+    assert "`[plugin]`: unknown table; did you mean `[plugins]`?" in out.stderr
     report = json.loads(_cli("config", "check", "--json", cwd=tmp_path).stdout)
     assert report["ok"] is False
     assert {(p["table"], p["key"], p["suggestion"]) for p in report["problems"]} >= {
@@ -582,7 +582,7 @@ def test_config_check_names_and_settings_without_starting(tmp_path):
     bad = tmp_path / "names.toml"
     bad.write_text('[plugins]\ndisable = ["reach-sampel"]\n')
     out = _cli("config", "check", str(bad), cwd=tmp_path, env={"REACH_SAMPLE_IMPORT_MARK": str(mark)})
-    assert out.returncode == 1 and "did you mean `reach-sample`?" in out.stdout and not mark.exists()
+    assert out.returncode == 1 and "did you mean `reach-sample`?" in out.stderr and not mark.exists()
     settings = tmp_path / "settings.toml"
     settings.write_text('[plugins.reach-sample]\noffset = "lots"\n[strategies]\nselector = "nobody"\n')
     out = _cli("config", "check", "--json", str(settings), cwd=tmp_path)

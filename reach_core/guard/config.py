@@ -69,13 +69,13 @@ class GuardDefaults(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    budget_timezone: str = Field("UTC", description="time zone in which daily budgets reset at 00:00")
-    max_calls_per_run: int | None = Field(None, ge=1, description="tool calls one run may make, all tools together")
-    identical_call_limit: int = Field(3, ge=1, description="same tool + same arguments allowed this many times per run")
-    failing_call_limit: int = Field(2, ge=1, description="a call that failed this many times in a run is refused")
-    read_cache: bool = Field(False, description="reuse results of identical read calls within a run")
-    retry_backoff_max: float = Field(30.0, ge=0, description="cap of one backoff delay (s)")
-    thread_pool: int = Field(16, ge=1, description="worker threads for sync connectors")
+    budget_timezone: str = Field(default="UTC", description="time zone in which daily budgets reset at 00:00")
+    max_calls_per_run: int | None = Field(default=None, ge=1, description="tool calls one run may make, all tools together")
+    identical_call_limit: int = Field(default=3, ge=1, description="same tool + same arguments allowed this many times per run")
+    failing_call_limit: int = Field(default=2, ge=1, description="a call that failed this many times in a run is refused")
+    read_cache: bool = Field(default=False, description="reuse results of identical read calls within a run")
+    retry_backoff_max: float = Field(default=30.0, ge=0, description="cap of one backoff delay (s)")
+    thread_pool: int = Field(default=16, ge=1, description="worker threads for sync connectors")
 
     @field_validator("budget_timezone")
     @classmethod
@@ -94,9 +94,9 @@ class PluginLimits(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    max_concurrency: int | None = Field(None, ge=1, description="calls of this plugin's tools running at once, "
+    max_concurrency: int | None = Field(default=None, ge=1, description="calls of this plugin's tools running at once, "
                                         "process-wide")
-    rate_limit: str | None = Field(None, description="calls of this plugin's tools, e.g. `\"100/minute\"`")
+    rate_limit: str | None = Field(default=None, description="calls of this plugin's tools, e.g. `\"100/minute\"`")
 
     _rate = field_validator("rate_limit")(classmethod(lambda cls, v: _check_rate(v)))
 
@@ -106,8 +106,8 @@ class LimitsConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    storage: str = Field("memory://", description="limits storage URI: memory:// or redis://host:port/db")
-    strategy: Literal["fixed-window", "moving-window", "sliding-window-counter"] = Field(
+    storage: str = Field(default="memory://", description="limits storage URI: memory:// or redis://host:port/db")
+    strategy: Literal["fixed-window", "moving-window", "sliding-window-counter"] = Field(default=
         "fixed-window",
         description="fixed-window: O(1) per call; moving-window: no bursts at window edges, but keeps "
         "one timestamp per allowed call (costly for limits in the thousands)",
@@ -124,14 +124,14 @@ class ConnectorGuard(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    rate_limit: str | None = Field(None, description="calls of this tool, e.g. `\"10/minute\"` or "
+    rate_limit: str | None = Field(default=None, description="calls of this tool, e.g. `\"10/minute\"` or "
                                    "`\"10/second; 1000/day\"`")
-    daily_budget: int | None = Field(None, ge=0, description="calls of this tool per day (resets at 00:00 "
+    daily_budget: int | None = Field(default=None, ge=0, description="calls of this tool per day (resets at 00:00 "
                                      "in `[reach] budget_timezone`)")
-    max_calls_per_run: int | None = Field(None, ge=1, description="calls of this tool one run may make")
-    identical_call_limit: int | None = Field(None, ge=1, description="same arguments allowed this many "
+    max_calls_per_run: int | None = Field(default=None, ge=1, description="calls of this tool one run may make")
+    identical_call_limit: int | None = Field(default=None, ge=1, description="same arguments allowed this many "
                                              "times per run (default `[reach] identical_call_limit`)")
-    read_cache: bool | None = Field(None, description="reuse results of identical read calls within a run "
+    read_cache: bool | None = Field(default=None, description="reuse results of identical read calls within a run "
                                     "(default `[reach] read_cache`)")
 
     _rate = field_validator("rate_limit")(classmethod(lambda cls, v: _check_rate(v)))
@@ -145,9 +145,9 @@ class AgentGuard(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    rate_limit: str | None = Field(None, description="calls by this agent, e.g. `\"100/minute\"`")
-    daily_budget: int | None = Field(None, ge=0, description="calls by this agent per day")
-    max_calls_per_run: int | None = Field(None, ge=1, description="tool calls one run of this agent may make")
+    rate_limit: str | None = Field(default=None, description="calls by this agent, e.g. `\"100/minute\"`")
+    daily_budget: int | None = Field(default=None, ge=0, description="calls by this agent per day")
+    max_calls_per_run: int | None = Field(default=None, ge=1, description="tool calls one run of this agent may make")
 
     _rate = field_validator("rate_limit")(classmethod(lambda cls, v: _check_rate(v)))
 
