@@ -165,6 +165,13 @@ def embedded_ipv4(address: IPAddress) -> list[tuple[str, ipaddress.IPv4Address]]
     return found
 
 
+def _unscoped(address: IPAddress) -> IPAddress:
+    """``fe80::1%eth0`` -> ``fe80::1``: a scope id must not make an address compare unequal to itself."""
+    if isinstance(address, ipaddress.IPv6Address) and address.scope_id:
+        return ipaddress.IPv6Address(int(address))
+    return address
+
+
 def _always_refused_v4ish(address: IPAddress, *, named: bool = True) -> str | None:
     if address in METADATA_ADDRESSES:
         return f"a cloud metadata address ({address})" if named else "a cloud metadata address"
@@ -183,6 +190,7 @@ def always_refused_reason(address: IPAddress) -> str | None:
     metadata IPv4 address sits at any RFC 6052 position (a network-specific NAT64
     prefix reach cannot know about).
     """
+    address = _unscoped(address)
     direct = _always_refused_v4ish(address)
     if direct is not None:
         return direct
@@ -205,6 +213,7 @@ def refusal_reason(address: IPAddress) -> str | None:
     always = always_refused_reason(address)
     if always is not None:
         return always
+    address = _unscoped(address)
     if address.is_unspecified:
         return "the unspecified address"
     if address.is_loopback:

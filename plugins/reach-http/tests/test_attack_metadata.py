@@ -260,3 +260,11 @@ async def test_redirects_to_metadata_in_any_spelling_are_refused(target: str, se
     assert not result.ok and result.error.code == "execution_failed", result
     assert "refused" in result.error.message
     assert [r["path"] for r in server.state.requests] == ["/redirect"]
+
+
+@pytest.mark.parametrize("answer", [f"{a}%eth0" for a in V6_METADATA] + ["fe80::a9fe:a9fe%1", "fd00:ec2::254%lo"])
+async def test_scoped_answers_are_judged_without_their_scope(answer: str) -> None:
+    assert always_refused_reason(ipaddress.ip_address(answer)) is not None
+    guard = AddressGuard(StaticResolver({"api.test": [answer]}))
+    with pytest.raises(HostRefused, match=NEVER):
+        await guard.check("http", "api.test", 80, allow_private=True)
