@@ -39,6 +39,7 @@ _EXPORTS = {
     "Progress": "streaming", "Final": "streaming", "StreamEvent": "streaming",
     "RunResult": "loop", "RunStep": "loop", "Adapter": "adapter", "ModelError": "adapter",
     "ModelRequest": "adapter", "ModelResponse": "adapter", "ModelToolCall": "adapter", "Usage": "adapter",
+    "Redactor": "redact",
 }
 
 if TYPE_CHECKING:
@@ -65,6 +66,7 @@ if TYPE_CHECKING:
     from .hookspecs import hookimpl, hookspec
     from .loop import RunResult, RunStep
     from .reach import Reach
+    from .redact import Redactor
     from .result import ToolError, ToolResult, to_jsonable
     from .streaming import Final, Progress, StreamEvent
     from .tool import Tool
@@ -110,6 +112,7 @@ __all__ = [
     "RateLimited",
     "Reach",
     "ReachError",
+    "Redactor",
     "RetryableError",
     "RunResult",
     "RunStep",
