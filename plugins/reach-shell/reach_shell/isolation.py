@@ -96,6 +96,7 @@ GIT_INJECT = {
     "whatchanged": ("--no-ext-diff", "--no-textconv"),
     "status": ("--ignore-submodules=all",),
     "grep": ("--no-textconv",),
+    "blame": ("--no-textconv",),
 }
 
 

@@ -98,6 +98,7 @@ _GIT_GLOBAL_RUNS = {
 _GIT_SUB_RUNS = {
     "--ext-diff": "runs an external diff program",
     "--textconv": "runs text conversion programs",
+    "--filters": "runs the repository's filter programs",
     "--upload-pack": "runs the given program for the transport",
     "--receive-pack": "runs the given program for the transport",
     "--exec": "runs the given command",
