@@ -16,10 +16,10 @@ from .openapi.connector import OpenAPIOperation
 from .openapi.operations import OperationSpec
 from .settings import HttpSettings
 
-__all__ = ["build_connectors"]
+__all__ = ["build_connectors", "check_document_server"]
 
 
-def _check_document_server(url: str) -> None:
+def check_document_server(url: str) -> None:
     """The document's server URL passes the same checks as a configured ``base_url``.
 
     Its host was written by whoever wrote the document, not by the operator, so it
@@ -66,7 +66,7 @@ def build_connectors(
                 if not base:
                     base = server_url(loaded.document, loaded.url)
                     if base:
-                        _check_document_server(base)
+                        check_document_server(base)
                 specs, _skipped = build_operations(
                     loaded.document, taken=taken, prefix=service.prefix, only=service.operations
                 )

@@ -20,6 +20,16 @@ from .settings import SERVICE_NAME
 __all__ = ["http_group", "settings_entry"]
 
 
+def _origin_of(url: str | None) -> tuple[str, str, int] | None:
+    if not url:
+        return None
+    import httpx
+
+    from .client import origin
+
+    return origin(httpx.URL(url))
+
+
 def _toml_string(value: str) -> str:
     # JSON string escapes are valid TOML basic-string escapes.
     return json.dumps(value, ensure_ascii=False)
@@ -71,6 +81,14 @@ def import_command(
         raise click.ClickException(f"cannot load {source}: {exc}") from None
     location = loaded.url or loaded.source
     base = base_url or server_url(loaded.document, loaded.url)
+    from_document = base is not None and not base_url
+    if from_document and base is not None:
+        from .build import check_document_server
+
+        try:
+            check_document_server(base)
+        except OpenAPIError as exc:
+            raise click.ClickException(f"{exc} (pass --base-url)") from None
     values: dict[str, Any] = {"openapi": location, "base_url": base}
     if allow_private:
         values["allow_private"] = True
@@ -97,6 +115,9 @@ def import_command(
         click.echo(f"added [plugins.reach-http.services.{service}] to {write_to}", err=True)
     if not base:
         click.echo("# the document has no absolute server URL: set base_url before use", err=True)
+    elif from_document and allow_private and _origin_of(base) != _origin_of(loaded.url):
+        click.echo(f"# base_url {base} comes from the document, not from you, and allow_private will apply "
+                   "to it: check that this host is the one you mean", err=True)
     click.echo(f"# {len(specs)} tools:", err=True)
     for op in operations:
         click.echo(f"#   {op['name']:<32} {op['risk']:<9} {op['method']} {op['path']}", err=True)

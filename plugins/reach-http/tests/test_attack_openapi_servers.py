@@ -145,3 +145,25 @@ async def test_redirect_from_a_document_server_does_not_inherit_allow_private(se
     result = await reach.invoke("http_get", {"service": "svc", "path": "/redirect",
                                              "query": {"to": "http://evil.test/admin"}})
     assert not result.ok and "10.0.0.5" in result.error.message
+
+
+@pytest.mark.parametrize("url", ["http://2852039166/", "http://0x7f.1/", "file:///etc/passwd", "http://%31.2.3.4/"])
+def test_import_command_refuses_a_document_server_in_a_refused_form(url: str, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+    from reach_http.cli import http_group
+
+    doc = _write(tmp_path, _doc(url))
+    result = CliRunner().invoke(http_group, ["import", doc, "--service", "svc"])
+    assert result.exit_code != 0 and "--base-url" in result.output
+    fixed = CliRunner().invoke(http_group, ["import", doc, "--service", "svc", "--base-url", "https://api.example.com"])
+    assert fixed.exit_code == 0, fixed.output
+
+
+def test_import_command_warns_when_allow_private_would_cover_a_host_from_the_document(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+    from reach_http.cli import http_group
+
+    doc = _write(tmp_path, _doc("http://10.0.0.9:8080/api"))
+    result = CliRunner().invoke(http_group, ["import", doc, "--service", "svc", "--allow-private"])
+    assert result.exit_code == 0, result.output
+    assert "comes from the document" in result.output
