@@ -46,7 +46,7 @@ class PostToClub(Connector):
     def __init__(self, data_dir: Path) -> None:
         self.file = Path(data_dir) / "club_posts.jsonl"
 
-    async def execute(self, params: dict[str, Any]) -> dict[str, Any]:
+    async def execute(self, params: dict[str, Any], ctx: Any = None) -> dict[str, Any]:
         _append(self.file, {"message": params["message"], "ts": time.time()})
         return {"posted": True}
 

@@ -196,18 +196,22 @@ def script_for(lang: str, weather: Any) -> list[Step]:
     ]
 
 
+def _first_dict(ctx: ScriptContext, tool: str) -> dict[str, Any]:
+    """The first result of ``tool`` in the run (an error result too), or ``{}``."""
+    first = next(iter(_results(ctx, tool)), None)
+    return first if isinstance(first, dict) else {}
+
+
 def _answer(lang: str, ctx: ScriptContext) -> str:
     home, away = CITIES[lang]
     ok = [w for w in _results(ctx, "get_weather") if isinstance(w, dict) and "error" not in w]
     here = next((w for w in ok if w.get("city") in (home, "Beijing")), None)
     there = next((w for w in ok if w.get("city") in (away, "Shanghai")), None)
     forecast = next(iter(_results(ctx, "get_forecast")), None)
-    note = next(iter(_results(ctx, "append_note")), None)
-    race = next(iter(_results(ctx, "register_for_race")), None)
-    club = next(iter(_results(ctx, "post_to_club")), None)
-    registered = isinstance(race, dict) and race.get("registered")
-    saved = isinstance(note, dict) and note.get("saved")
-    posted = isinstance(club, dict) and club.get("posted")
+    note = _first_dict(ctx, "append_note")
+    race = _first_dict(ctx, "register_for_race")
+    club = _first_dict(ctx, "post_to_club")
+    registered, saved, posted = race.get("registered"), note.get("saved"), club.get("posted")
     if lang == "zh":
         parts = [
             f"北京现在{here['condition']}，{here['temperature']}，适合轻松跑。" if here else "没能查到北京的天气。",
