@@ -92,7 +92,10 @@ class RunCommand(Connector):
         with self.isolation.dirs() as dirs:
             env = self.isolation.env(dirs, self.env, self.root)
             if grammar is GIT:
+                loop = asyncio.get_running_loop()
+                ends = loop.time() + limit
                 args, env = await self._git_checked(binary, args, parsed, cwd, env, limit)
+                limit = max(ends - loop.time(), 0.1)  # the listing spent part of the budget
             done = await run_argv(
                 [binary, *args],
                 cwd=cwd,
