@@ -471,3 +471,64 @@ async def test_the_environment_of_git_switches_programs_off(repo: Path) -> None:
     assert keys["core.fsmonitor"] == "false" and keys["core.hooksPath"] == "/k"
     assert keys["credential.helper"] == "" and keys["core.pager"] == "cat"
     assert "GIT_SSH_COMMAND" not in env and "GIT_EXTERNAL_DIFF" not in env
+
+
+RACE_FREE = [
+    "[core]\n\tfsmonitor = {cmd}",
+    "[core]\n\tpager = {cmd}",
+    "[core]\n\thooksPath = /tmp",
+    "[diff]\n\texternal = {cmd}",
+    '[diff "t"]\n\tcommand = {cmd}',
+    '[diff "t"]\n\ttextconv = {cmd}; cat',
+]
+
+
+@pytest.mark.parametrize("text", RACE_FREE)
+async def test_config_written_while_git_runs_is_still_switched_off(
+    repo: Path, marker: Path, text: str
+) -> None:
+    """Keys with a fixed name and the diff drivers do not depend on the listing's timing."""
+    import asyncio
+
+    (repo / ".gitattributes").write_text("*.txt diff=t\n")
+    config = repo / ".git" / "config"
+    clean = config.read_text()
+    evil = clean + "\n" + text.format(cmd=_touch(marker)) + "\n"
+    stop = asyncio.Event()
+
+    async def flip() -> None:
+        while not stop.is_set():
+            for body in (clean, evil):
+                await asyncio.to_thread(config.write_text, body)
+                await asyncio.sleep(0)
+
+    flipper = asyncio.create_task(flip())
+    tool = git_tool(repo)
+    try:
+        for _ in range(6):
+            for args in (["status"], ["diff"], ["log", "-p", "-n1"]):
+                await tool.execute({"command": "git", "args": args})
+    finally:
+        stop.set()
+        await flipper
+    assert not exists(marker)
+
+
+async def test_concurrent_calls_never_share_home_or_tmpdir(root: Path) -> None:
+    import asyncio
+    import sys
+
+    code = (
+        "import os, sys, time\n"
+        "tmp = os.environ['TMPDIR']\n"
+        "print(os.environ['HOME'], len(os.listdir(tmp)))\n"
+        "open(os.path.join(tmp, 'mine'), 'w').write('x')\n"
+        "time.sleep(0.2)\n"
+    )
+    tool = RunCommand(ShellSettings(root=root, commands={"python": {"path": sys.executable}}))
+    outs = await asyncio.gather(
+        *(tool.execute({"command": "python", "args": ["-c", code]}) for _ in range(12))
+    )
+    homes = [o["stdout"].split()[0] for o in outs]
+    assert all(o["stdout"].split()[1] == "0" for o in outs)
+    assert len(set(homes)) == 12
