@@ -331,6 +331,7 @@ async def exchange(
     max_redirects: int = 5,
     max_bytes: int = 2_000_000,
     private_origins: Collection[Origin] = (),
+    private_origin: tuple[str, str, int | None] | None = None,
 ) -> RawResponse:
     """One request with its redirects, every hop checked by ``guard`` and pinned.
 
@@ -345,6 +346,10 @@ async def exchange(
     URL would otherwise lose). 303 (and 301/302 after POST) continue as GET without
     the body, as browsers do.
     """
+    if private_origin is not None:  # the earlier single-origin spelling
+        scheme, host_name, port_number = private_origin
+        port_number = port_number or (443 if scheme == "https" else 80)
+        private_origins = [*private_origins, (scheme.lower(), host_name.lower(), port_number)]
     pins: dict[str, str] = {}
     send_body = has_body
     headers = dict(headers)

@@ -167,3 +167,23 @@ def test_import_command_warns_when_allow_private_would_cover_a_host_from_the_doc
     result = CliRunner().invoke(http_group, ["import", doc, "--service", "svc", "--allow-private"])
     assert result.exit_code == 0, result.output
     assert "comes from the document" in result.output
+
+
+async def test_exchange_opens_only_the_private_origin_it_is_given(server: Server) -> None:
+    import httpx
+    from reach_http import AddressGuard, HostRefused
+    from reach_http.client import exchange
+
+    guard = AddressGuard(StaticResolver({"other.test": ["127.0.0.1"]}))
+    url = httpx.URL(f"http://127.0.0.1:{server.port}/echo/a")
+    for kwargs in ({"private_origin": ("http", "127.0.0.1", server.port)},
+                   {"private_origins": [("http", "127.0.0.1", server.port)]}):
+        raw = await exchange(guard, method="GET", url=url, headers={}, request_timeout=5, **kwargs)
+        assert raw.status == 200
+        with pytest.raises(HostRefused, match="loopback"):
+            await exchange(guard, method="GET", headers={}, request_timeout=5, **kwargs,
+                           url=httpx.URL(f"http://127.0.0.1:{server.port}/redirect",
+                                         params={"to": f"http://other.test:{server.port}/echo/b"}))
+    with pytest.raises(HostRefused, match="loopback"):
+        await exchange(guard, method="GET", url=url, headers={}, request_timeout=5)
+    assert [r["path"] for r in server.state.requests] == ["/echo/a", "/redirect", "/echo/a", "/redirect"]
