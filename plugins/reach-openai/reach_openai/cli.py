@@ -97,7 +97,7 @@ def demo_command(
     _seed_demo(as_json, lang, scenario, base_url, model, offline, data_dir)
 
 
-def _missing_plugins(exc: ModuleNotFoundError, needed: dict[str, str]) -> None:
+def _missing_plugins(exc: ModuleNotFoundError, needed: dict[str, str], hint: str = "") -> None:
     """Turn a missing demo plugin into a sentence that says what to install."""
     top = (exc.name or "").split(".")[0]
     if top in needed:
@@ -105,7 +105,7 @@ def _missing_plugins(exc: ModuleNotFoundError, needed: dict[str, str]) -> None:
         local = " ".join(f"-e plugins/{n}" for n in needed.values())
         raise click.ClickException(
             f"reach demo needs the {', '.join(needed.values())} plugins ({needed[top]} is missing): "
-            f"pip install {names} (in this repo: pip install {local})"
+            f"pip install {names} (in this repo: pip install {local}){hint}"
         ) from None
 
 
@@ -270,7 +270,8 @@ def _guardrails_demo(as_json: bool, lang: str, approve: bool | None, data_dir: s
                            on_start=start)
         )
     except ModuleNotFoundError as exc:
-        _missing_plugins(exc, _GUARD_PLUGINS)
+        _missing_plugins(exc, _GUARD_PLUGINS, "; or run the seed scenario, which needs only the first two: "
+                         "reach demo --scenario run")
         raise
     except Exception as exc:  # a demo failure must read as a sentence, not a traceback
         from reach_core import ReachError

@@ -194,6 +194,16 @@ def test_guardrails_by_name_stays_scripted_with_an_api_key(tmp_path, monkeypatch
     assert one(step_lines(text), "step 3", "post_to_club").startswith("⛔")
 
 
+@pytest.mark.parametrize("module, plugin", [("reach_confirm", "reach-confirm"), ("reach_audit", "reach-audit")])
+def test_a_missing_plugin_reads_as_a_sentence(tmp_path, monkeypatch, module, plugin):
+    for name in [m for m in sys.modules if m == module or m.startswith(module + ".")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, module, None)  # as if not installed
+    out = CliRunner().invoke(cli, ["demo", "--no", "--data-dir", str(tmp_path / "d")])
+    assert out.exit_code == 1 and "Traceback" not in out.output
+    assert f"({plugin} is missing)" in out.output and "reach demo --scenario run" in out.output
+
+
 def test_guardrails_needs_the_scripted_model(tmp_path):
     out = CliRunner().invoke(cli, ["demo", "--scenario", "guardrails", "--base-url", "http://127.0.0.1:9/v1"])
     assert out.exit_code != 0 and "with a real model use --scenario run" in out.output
