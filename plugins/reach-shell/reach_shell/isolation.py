@@ -59,7 +59,15 @@ MANAGED_ENV = frozenset(
 )
 
 
+#: git variables that only name who and when: the operator may set them (commits need them).
+IDENTITY_ENV = frozenset(
+    f"GIT_{who}_{what}" for who in ("AUTHOR", "COMMITTER") for what in ("NAME", "EMAIL", "DATE")
+)
+
+
 def managed_env_key(name: str) -> bool:
+    if name in IDENTITY_ENV:
+        return False
     return name in MANAGED_ENV or name.startswith(MANAGED_ENV_PREFIXES)
 
 

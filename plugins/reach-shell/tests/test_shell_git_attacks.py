@@ -261,26 +261,37 @@ async def test_a_gitconfig_in_the_root_is_not_read_as_home(
     assert snapshot(tmp_path, repo) == before
 
 
+IDENTITY = {
+    "GIT_AUTHOR_NAME": "agent", "GIT_AUTHOR_EMAIL": "agent@example.org",
+    "GIT_COMMITTER_NAME": "agent", "GIT_COMMITTER_EMAIL": "agent@example.org",
+}
+
+
+@pytest.mark.parametrize(
+    "hook", ["pre-commit", "commit-msg", "prepare-commit-msg", "post-commit", "post-index-change"]
+)
 async def test_hooks_in_the_repository_do_not_run_but_commit_does(
-    repo: Path, marker: Path
+    repo: Path, marker: Path, hook: str
 ) -> None:
-    hook = repo / ".git" / "hooks" / "pre-commit"
-    hook.write_text(f"#!/bin/sh\ntouch {marker}\n")
-    hook.chmod(0o755)
-    (repo / ".git" / "hooks" / "post-commit").write_bytes(hook.read_bytes())
-    (repo / ".git" / "hooks" / "post-commit").chmod(0o755)
+    path = repo / ".git" / "hooks" / hook
+    path.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    path.chmod(0o755)
     tool = RunCommand(
-        ShellSettings(
-            root=repo,
-            commands={"git": {"subcommands": ["commit"]}},
-            env={"TZ": "UTC"},
-        )
+        ShellSettings(root=repo, commands={"git": {"subcommands": ["commit", "log"]}}, env=IDENTITY)
     )
-    out = await tool.execute(
-        {"command": "git", "args": ["commit", "-q", "-am", "second"]}
-    )
-    # No identity configured in the private HOME: git may refuse to commit, never run the hook.
-    assert not exists(marker), out
+    out = await tool.execute({"command": "git", "args": ["commit", "-q", "-am", "second"]})
+    assert out["exit_code"] == 0, out["stderr"]
+    log = await tool.execute({"command": "git", "args": ["log", "--oneline"]})
+    assert "second" in log["stdout"]
+    assert not exists(marker)
+
+
+def test_control_a_hook_does_run_without_reach(repo: Path, marker: Path) -> None:
+    path = repo / ".git" / "hooks" / "pre-commit"
+    path.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    path.chmod(0o755)
+    setup_git("commit", "-q", "-am", "second", cwd=repo)
+    assert marker.exists()
 
 
 @pytest.mark.parametrize(
