@@ -209,6 +209,17 @@ def test_guardrails_needs_the_scripted_model(tmp_path):
     assert out.exit_code != 0 and "with a real model use --scenario run" in out.output
 
 
+def test_without_reach_preselect_every_allowed_tool_is_offered(tmp_path, monkeypatch):
+    from reach_openai import guardrails
+
+    monkeypatch.setattr(guardrails, "_selector_plugin", lambda: None)
+    text, data = demo(tmp_path, "--no")
+    offer = one(step_lines(text), "step 1", "reach offered all 6 tools runner may use")
+    assert "post_to_club: never offered to runner" in offer
+    assert "no selector installed: all 6 tools were sent with each of 7 requests" in text
+    assert one(step_lines(text), "step 3", "post_to_club", "denied by policy").startswith("⛔")
+
+
 def test_without_a_selector_the_tokens_line_says_so(monkeypatch):
     from reach_openai import guardrails
 
