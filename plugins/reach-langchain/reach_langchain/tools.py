@@ -12,6 +12,14 @@ them into a ``ToolMessage`` with ``status="error"`` whose content is reach's
 error JSON (``{"error": {"code": ..., "message": ...}}``), so the agent goes on
 and the model reads what to do.
 
+Every call carries a run id, so a write gets an idempotency key (run id + tool-call
+id) and a step that is replayed writes once, as with the pydantic-ai bridge: the
+``run_id`` given to :func:`as_langchain_tools`, else the one the caller gave
+LangGraph (``config={"run_id": ...}``), else one made for the graph invocation
+the call belongs to. On a LangGraph thread (a checkpointer and ``thread_id``) the
+key is the thread's and the tool-call id, so a node re-run when the thread is
+resumed does not repeat a write that already happened.
+
 Calls that reach's policy wants a person to approve follow reach's confirmer
 (``approval="reach"``, the default), or, with ``approval="interrupt"``, LangGraph's
 own human-in-the-loop: the tool calls ``langgraph.types.interrupt`` before the
@@ -24,9 +32,12 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextvars
+import threading
 import uuid
+from collections import OrderedDict
 from typing import Any, Literal
 
+from langchain_core.runnables import ensure_config
 from langchain_core.tools import BaseTool, ToolException
 from pydantic import ConfigDict, Field
 
@@ -41,6 +52,42 @@ __all__ = ["ReachTool", "as_langchain_tools"]
 _CALL_ID: contextvars.ContextVar[str | None] = contextvars.ContextVar("reach_langchain_call_id", default=None)
 
 Approval = Literal["reach", "interrupt"]
+
+# One run id per LangGraph invocation: its RunControl is shared by every task of the
+# invocation (and only of that one). It cannot be weakly referenced, so the last few
+# thousand are held here with their ids: while held, no other object can take its id().
+_INVOCATION_RUNS: OrderedDict[int, tuple[Any, str]] = OrderedDict()
+_INVOCATION_LOCK = threading.Lock()
+_KEEP_INVOCATIONS = 4096
+
+
+def _invocation_run(control: Any) -> str:
+    with _INVOCATION_LOCK:
+        hit = _INVOCATION_RUNS.get(id(control))
+        if hit is not None and hit[0] is control:
+            _INVOCATION_RUNS.move_to_end(id(control))
+            return hit[1]
+        run = f"lc-{uuid.uuid4().hex}"
+        _INVOCATION_RUNS[id(control)] = (control, run)
+        if len(_INVOCATION_RUNS) > _KEEP_INVOCATIONS:
+            _INVOCATION_RUNS.popitem(last=False)
+        return run
+
+
+def _run_scope(config: Any) -> tuple[str | None, str | None]:
+    """``(run_id, thread_id)`` of the graph invocation a tool call belongs to."""
+    configurable = config.get("configurable") or {}
+    runtime = configurable.get("__pregel_runtime")
+    info = getattr(runtime, "execution_info", None)
+    thread = getattr(info, "thread_id", None) or configurable.get("thread_id")
+    thread = str(thread) if thread is not None else None
+    given = getattr(info, "run_id", None) or configurable.get("run_id")
+    if given is not None:
+        return f"lc-{given}", thread
+    control = getattr(runtime, "control", None)
+    if control is not None:
+        return _invocation_run(control), thread
+    return None, thread  # outside LangGraph, nothing names the whole run: no run id (as before)
 
 
 def _decision(answer: Any) -> tuple[bool, str | None]:
@@ -79,6 +126,8 @@ class ReachTool(BaseTool):
     """The user's question, handed to reach's hooks as ``ctx.query``."""
     ask_person: bool = False
     """Ask through a LangGraph interrupt before the call (``approval="interrupt"``)."""
+    run_id: str | None = None
+    """The reach run the calls belong to (``None``: the graph invocation's, see the module doc)."""
     handle_tool_error: Any = True
     response_format: Any = "content_and_artifact"
 
@@ -98,16 +147,23 @@ class ReachTool(BaseTool):
 
     async def _arun(self, /, **arguments: Any) -> tuple[str, ToolResult]:
         # a tool called without a tool call (``tool.ainvoke(args)``) still gets an id of its own
-        call_id = _CALL_ID.get() or f"lc_{uuid.uuid4().hex[:16]}"
+        given_id = _CALL_ID.get()
+        call_id = given_id or f"lc_{uuid.uuid4().hex[:16]}"
         call = {"id": call_id, "name": self.name, "arguments": arguments}
+        # the config LangChain runs this tool under (not a parameter: a tool field may be called `config`)
+        run_id, thread = _run_scope(ensure_config())
+        run_id = self.run_id or run_id
+        kwargs: dict[str, Any] = {"agent": self.agent, "query": self.query, "run_id": run_id}
+        if thread is not None and given_id is not None:
+            kwargs["idempotency_key"] = f"lc:{thread}:{given_id}"
         if self.ask_person:
             approved, message = _ask_person(self, arguments, call_id)
             if not approved:
                 raise ToolException(_declined(self.name, message))
             with approved_call(self.name, call_id, by="a LangGraph interrupt"):
-                result: ToolResult = await self.reach.invoke(call, agent=self.agent, query=self.query)
+                result: ToolResult = await self.reach.invoke(call, **kwargs)
         else:
-            result = await self.reach.invoke(call, agent=self.agent, query=self.query)
+            result = await self.reach.invoke(call, **kwargs)
         if not result.ok:
             raise ToolException(result.to_json())
         return result.to_json(), result
@@ -136,6 +192,7 @@ def as_langchain_tools(
     limit: int | None = None,
     names: list[str] | None = None,
     approval: Approval = "reach",
+    run_id: str | None = None,
 ) -> list[BaseTool]:
     """The tools ``agent`` may use, as LangChain tools.
 
@@ -148,6 +205,9 @@ def as_langchain_tools(
     calls the policy wants approved (the graph needs a checkpointer and the
     approval counts in reach's pipeline through ``reach_core.approvals``); ``"reach"`` leaves them to reach's
     confirmer plugin, or denies them when there is none.
+
+    ``run_id`` fixes the reach run of every call (guard rails per run, idempotency keys);
+    by default each graph invocation is a run of its own (see the module doc).
     """
     if approval not in ("reach", "interrupt"):
         raise ValueError("approval must be 'reach' (reach's confirmer) or 'interrupt' (a LangGraph interrupt)")
@@ -167,6 +227,7 @@ def as_langchain_tools(
             agent=agent,
             query=query,
             ask_person=approval == "interrupt" and policy.needs_confirmation(t),
+            run_id=run_id,
             tags=["reach", *t.tags],
             metadata={"reach_plugin": t.plugin, "risk": t.risk},
         )
