@@ -23,6 +23,7 @@ look secret (``password``, ``token``, ``api_key`` ...) and passwords in URLs.
 from __future__ import annotations
 
 import json
+import os
 import re
 from typing import Any
 
@@ -174,10 +175,15 @@ def show_cmd(ctx: click.Context, file: str | None, as_json: bool) -> None:
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None
     effective = mask(cfg.model_dump(mode="json", exclude_none=True))
+    own = list(vars(type(cfg.reach)).get("__annotations__", {}))  # [reach]'s own keys before the guard rails'
+    effective["reach"] = dict(sorted(effective["reach"].items(), key=lambda kv: (kv[0] not in own, 0)))
     if as_json:
         click.echo(json.dumps(effective, ensure_ascii=False, indent=2))
         return
     click.echo(f"# effective configuration from {source or 'defaults'}; secrets masked")
+    for var in ("REACH_PLUGINS", "REACH_DISABLE_PLUGINS"):
+        if var in os.environ:  # they change [plugins] load / disable
+            click.echo(f"# {var}={os.environ[var]}")
     click.echo(to_toml(effective))
 
 
