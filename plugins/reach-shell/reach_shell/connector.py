@@ -113,8 +113,13 @@ class RunCommand(Connector):
         at, subcommand = parsed.subcommand_index, parsed.subcommand
         if at is None or subcommand is None:
             return args, env  # `git --version`, `git -h`: no repository is read
+        base = cwd
+        for found in parsed.options:
+            if found.index < at and found.option is not None and "-C" in found.option.names:
+                base = base / (found.value or "")  # an absolute value replaces, as in git
         env = await disarmed_env(
-            binary, args[:at], subcommand, cwd=cwd, env=env, time_limit=limit
+            binary, args[:at], subcommand, cwd=cwd, env=env, time_limit=limit,
+            root=self.root, base=base,
         )
         extra = list(GIT_INJECT.get(subcommand, ()))
         return [*args[: at + 1], *extra, *args[at + 1 :]], env

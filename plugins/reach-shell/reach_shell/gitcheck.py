@@ -17,7 +17,7 @@ from pathlib import Path
 
 from reach_core import BusinessError, ConfigError, Denied
 
-from .gitconfig import parse_config_list, plan_for
+from .gitconfig import ConfigEntry, parse_config_list, plan_for
 from .isolation import with_git_config
 from .process import run_argv
 
@@ -33,8 +33,13 @@ async def disarmed_env(
     cwd: Path,
     env: Mapping[str, str],
     time_limit: float,
+    root: Path,
+    base: Path,
 ) -> dict[str, str]:
-    """`env` plus overrides for the repository's program keys; `Denied` if one cannot be disarmed."""
+    """`env` plus overrides for the repository's program keys; `Denied` if one cannot be disarmed.
+
+    `base` is where git will be after its `-C` options, for the relative paths it prints.
+    """
     done = await run_argv(
         [binary, "--no-pager", *global_args, *_LIST],
         cwd=cwd,
@@ -48,7 +53,16 @@ async def disarmed_env(
             f"the command: {done.stderr.text().strip()[:300] or 'no output'}. Check that the "
             "directory is a readable repository."
         )
-    plan = plan_for(parse_config_list(done.stdout.raw()), subcommand)
+    entries = parse_config_list(done.stdout.raw())
+    away = outside_root(entries, base, root)
+    if away is not None:
+        raise Denied(
+            f"git was not run: {away} lies outside the working root {root}, and a `.git` file "
+            "or `core.worktree` the agent can write must not take git there. Work on the "
+            "repository inside the root.",
+            fix="keep repositories and their work trees inside the reach-shell root",
+        )
+    plan = plan_for(entries, subcommand)
     bad = plan.refused
     if not bad:
         return with_git_config(env, plan.overrides)
@@ -61,6 +75,28 @@ async def disarmed_env(
         "try to work around this; tell the user, who can remove those keys.",
         fix="remove the program-running keys from the repository's .git/config",
     )
+
+
+def outside_root(entries: list[ConfigEntry], base: Path, root: Path) -> str | None:
+    """The repository git would use, or its `core.worktree`, when either lies outside `root`.
+
+    The first local entry always comes from the repository's own config file (an
+    include is listed after the `include.path` line that names it), so its origin
+    is the repository; `core.worktree` is relative to that directory.
+    """
+    local = [e for e in entries if e.scope in ("local", "worktree")]
+    if not local or not local[0].origin.startswith("file:"):
+        return None
+    config = Path(os.path.realpath(base / local[0].origin[len("file:") :]))
+    if not config.is_relative_to(root):
+        return f"the repository {config.parent}"
+    for entry in local:
+        if entry.lower == "core.worktree" and entry.value:
+            origin = Path(os.path.realpath(base / entry.origin[len("file:") :]))
+            tree = Path(os.path.realpath(origin.parent / entry.value))
+            if not tree.is_relative_to(root):
+                return f"the work tree {tree} (core.worktree in {origin})"
+    return None
 
 
 #: GIT_CONFIG_COUNT (the environment form of `-c`) arrived in git 2.31; older gits ignore it.

@@ -543,3 +543,45 @@ async def test_concurrent_calls_never_share_home_or_tmpdir(root: Path) -> None:
     homes = [o["stdout"].split()[0] for o in outs]
     assert all(o["stdout"].split()[1] == "0" for o in outs)
     assert len(set(homes)) == 12
+
+
+@pytest.mark.parametrize("form", ["gitdir: {other}/.git", "gitdir: ../../outside/other/.git"])
+async def test_a_dot_git_file_cannot_take_git_to_a_repository_outside_the_root(
+    root: Path, tmp_path: Path, form: str
+) -> None:
+    """Else `git add` or `commit` here would write into someone else's repository."""
+    other = make_repo(tmp_path / "outside" / "other")
+    work = root / "w"
+    work.mkdir()
+    (work / ".git").write_text(form.format(other=other) + "\n")
+    (work / "b.txt").write_text("new\n")
+    before = snapshot(tmp_path, root)
+    index = (other / ".git" / "index").read_bytes()
+    tool = git_tool(root)
+    for args in (["add", "b.txt"], ["status"], ["commit", "-qm", "x"]):
+        with pytest.raises(Denied) as denied:
+            await tool.execute({"command": "git", "args": args, "cwd": "w"})
+        assert "outside the working root" in denied.value.reason
+    assert (other / ".git" / "index").read_bytes() == index
+    assert snapshot(tmp_path, root) == before
+
+
+@pytest.mark.parametrize("value", ["/", "{outside}", "../../outside", "../.."])
+async def test_core_worktree_cannot_point_outside_the_root(
+    repo: Path, tmp_path: Path, marker: Path, value: str
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    append_config(repo, f"[core]\n\tworktree = {value.format(outside=outside)}")
+    before = snapshot(tmp_path, repo)
+    with pytest.raises(Denied) as denied:
+        await git_tool(repo).execute({"command": "git", "args": ["add", "-A"]})
+    assert "core.worktree" in denied.value.reason
+    assert snapshot(tmp_path, repo) == before
+
+
+@pytest.mark.parametrize("value", ["..", "{repo}", "../"])
+async def test_core_worktree_inside_the_root_is_fine(repo: Path, value: str) -> None:
+    append_config(repo, f"[core]\n\tworktree = {value.format(repo=repo)}")
+    out = await git_tool(repo).execute({"command": "git", "args": ["status", "--short"]})
+    assert out["exit_code"] == 0 and "a.txt" in out["stdout"], out["stderr"]
