@@ -197,3 +197,43 @@ async def test_extraction_when_allowed_stays_in_the_root(root: Path, tmp_path: P
     assert out["exit_code"] == 0, out["stderr"]
     assert (root / "dest" / "a.txt").read_text() == "alpha\n"
     assert snapshot(tmp_path, root) == before
+
+
+def _evil_archive(path: Path, outside: Path) -> None:
+    """Members that try to land outside: `..`, absolute names, a symlink then a file through it."""
+    import io
+    import tarfile
+
+    def add(tar: tarfile.TarFile, name: str, data: bytes = b"pwned\n") -> None:
+        info = tarfile.TarInfo(name)
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+
+    with tarfile.open(path, "w", format=tarfile.GNU_FORMAT) as tar:
+        add(tar, f"../../{outside.name}/dotdot.txt")
+        add(tar, f"{outside}/absolute.txt")
+        link = tarfile.TarInfo("escape")
+        link.type = tarfile.SYMTYPE
+        link.linkname = str(outside)
+        tar.addfile(link)
+        add(tar, "escape/through-link.txt")
+        hard = tarfile.TarInfo("hard")
+        hard.type = tarfile.LNKTYPE
+        hard.linkname = f"{outside}/victim.txt"
+        tar.addfile(hard)
+
+
+@pytest.mark.parametrize("args", [["xf", "evil.tar"], ["-xf", "evil.tar"], ["-x", "--file=evil.tar"], ["xvf", "evil.tar"]])
+async def test_extracting_a_hostile_archive_writes_nothing_outside(
+    root: Path, tmp_path: Path, args: list[str]
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "victim.txt").write_text("keep\n")
+    (root / "deep" / "er").mkdir(parents=True)
+    _evil_archive(root / "deep" / "er" / "evil.tar", outside)
+    before = snapshot(tmp_path, root)
+    tool = tar_tool(root, allow_options=["-x", "-v", "-f"])
+    await tool.execute({"command": "tar", "args": args, "cwd": "deep/er"})
+    assert snapshot(tmp_path, root) == before
+    assert (outside / "victim.txt").read_text() == "keep\n"
