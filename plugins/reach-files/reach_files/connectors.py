@@ -348,7 +348,8 @@ class SearchFiles(_FilesConnector):
                         if stat.S_ISREG(st.st_mode):
                             hits.append({"path": _shown_name(prefix + folder.rel + name), "size": st.st_size})
                     else:
-                        if not budget.check_clock():  # reading files is the slow part of a text search
+                        if time.monotonic() >= budget.deadline:  # reading files is the slow part of a text search
+                            budget.stopped = budget.out_of_time()
                             break
                         shown = _shown_name(prefix + folder.rel + name)
                         hits.extend(self._grep(folder.fd, name, shown, needle, ignore_case, cap - len(hits)))
@@ -383,9 +384,12 @@ class SearchFiles(_FilesConnector):
             os.close(fd)
         if looks_binary(data[:SNIFF_BYTES]):
             return []
+        text = data.decode("utf-8", errors="replace")
+        if needle not in (text.casefold() if ignore_case else text):
+            return []  # most files: one linear search in C, no lines split
         found: list[dict[str, Any]] = []
         width = self.settings.max_line_chars
-        for number, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), start=1):
+        for number, line in enumerate(text.splitlines(), start=1):
             hay = line.casefold() if ignore_case else line
             if needle in hay:
                 shown_line = line if len(line) <= width else line[:width] + f"… [{len(line) - width} more chars]"

@@ -141,7 +141,7 @@ class Glob:
     file name), ``accepts(states)`` whether a path ending there matches.
     """
 
-    def __init__(self, pattern: str, tokens: list[_Segment | None]) -> None:
+    def __init__(self, pattern: str, tokens: tuple[_Segment | None, ...]) -> None:
         self.pattern = pattern
         self.tokens = tokens
         self.end = len(tokens)
@@ -173,8 +173,6 @@ class Glob:
                 (token.match, s + 1) for s in sorted(states) if s < self.end and (token := self.tokens[s]) is not _ANY
             )
             plan = self._plans[states] = (stay, moves)
-            if len(self._plans) > 4096:  # a bound for a long-lived cached pattern
-                self._plans.clear()
         stay, moves = plan
         hits = [nxt for match, nxt in moves if match(name)]
         return self._closure((*stay, *hits)) if hits else stay
@@ -205,8 +203,6 @@ class Glob:
                 pred = matchers[0]
             else:
                 pred = lambda name: any(m(name) for m in matchers)  # noqa: E731
-            if len(self._finals) >= 4096:  # state sets met so far; a bound for a long-lived cached pattern
-                self._finals.clear()
             self._finals[states] = pred
         return pred
 
@@ -306,13 +302,18 @@ def _segment(seg: str) -> _Segment:
     return _Segment(pieces)
 
 
-@functools.lru_cache(maxsize=256)
 def compile_glob(pattern: str) -> Glob:
     """Check and compile ``pattern`` (``GlobError`` says what is wrong with it).
 
-    Cached like ``re.compile``: a model repeats its patterns, and a ``Glob`` holds
-    nothing but the pattern's own tables.
+    The segment matchers are cached like ``re.compile``'s patterns (a model
+    repeats its globs); the state tables a walk fills in belong to this one
+    ``Glob``, so nothing a call learns outlives it.
     """
+    return Glob(pattern, _tokens(pattern))
+
+
+@functools.lru_cache(maxsize=128)
+def _tokens(pattern: str) -> tuple[_Segment | None, ...]:
     _check(pattern)
     text = pattern.strip() or "*"
     if "/" not in text:
@@ -330,4 +331,4 @@ def compile_glob(pattern: str) -> Glob:
             tokens.append(_segment(seg))
     if tokens[-1] is _ANY:  # a trailing ** names files below: at least one more segment
         tokens[-1:] = [_segment("*"), _ANY]
-    return Glob(pattern, tokens)
+    return tuple(tokens)
