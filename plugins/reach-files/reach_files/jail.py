@@ -22,14 +22,12 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-_SURROGATE = re.compile("[\ud800-\udfff]")
 NAME_MAX = 255  # bytes in one file or folder name (Linux, macOS; pathconf may say less)
 PATH_MAX = 4096  # bytes in a whole path, terminating NUL included
 
@@ -79,13 +77,14 @@ class Jail:
         """Check ``path`` (step 1 above) and return where it lives."""
         if "\x00" in path:
             raise PathRefused("`path` contains a NUL byte; send a plain file name such as notes/todo.md")
-        bad = _SURROGATE.search(path)
-        if bad:
+        try:
+            path.encode("utf-8")
+        except UnicodeEncodeError as exc:  # only a lone surrogate cannot be encoded
             raise PathRefused(
-                f"`path` contains a lone surrogate (U+{ord(bad.group()):04X} at character {bad.start()}), "
+                f"`path` contains a lone surrogate (U+{ord(path[exc.start]):04X} at character {exc.start}), "
                 "which is not valid Unicode text and cannot name a file; send the name's characters themselves, "
                 "e.g. notes/todo.md"
-            )
+            ) from None
         raw = path.strip() or "."
         if len(raw) >= self._short:
             self._check_lengths(raw, "`path`")
