@@ -56,14 +56,15 @@ def _word_bytes(encoding: str, payload: str) -> bytes:
 def _decode_word(match: re.Match[str]) -> str:
     charset = match.group(1).split("*", 1)[0] or "ascii"  # RFC 2231 language suffix
     data = _word_bytes(match.group(2), match.group(3))
-    texts = [data.decode("latin-1")]  # the bytes as they are: a raw CR/LF byte shows here
     try:
         codecs.lookup(charset)
-        texts.append(data.decode(charset, "replace"))
-    except (LookupError, ValueError):
-        pass
-    # keep the reading that shows a break, if any (e.g. UTF-7's "+AA0-" is a CR)
-    return next((t for t in reversed(texts) if has_breaking(t)), texts[-1])
+        text = data.decode(charset, "replace")
+        ascii_compatible = "a\r\n".encode(charset) == b"a\r\n"
+    except (LookupError, ValueError, UnicodeError):
+        text, ascii_compatible = data.decode("latin-1"), True  # unknown charset: a reader may show the bytes
+    if ascii_compatible and any(b < 0x20 and b != 0x09 or b == 0x7F for b in data):
+        return text + "\n"  # a raw control byte (CR, LF ...) is a break whatever the charset claims
+    return text
 
 
 def _lenient_decode(text: str) -> str:
@@ -71,10 +72,13 @@ def _lenient_decode(text: str) -> str:
     return _ENCODED_WORD.sub(_decode_word, _FOLD.sub("?==?", text))
 
 
-def decoded_readings(value: str) -> list[str]:
+def decoded_readings(value: str, *, with_policy: bool = True) -> list[str]:
     """``value`` and what different decoders make of it (repeatedly: a decoded text may
-    itself hold encoded words)."""
+    itself hold encoded words). ``with_policy=False`` leaves out the ``email`` package's
+    header parser (the slowest reader) for text the package itself just encoded."""
     readings = [value]
+    if "=?" not in value:
+        return readings  # no encoded word: every decoder gives the text back as it is
     current = value
     for _ in range(_MAX_ROUNDS):
         decoded = _lenient_decode(current)
@@ -88,6 +92,8 @@ def decoded_readings(value: str) -> list[str]:
         readings.append(str(make_header(decode_header(value))))
     except Exception:  # noqa: BLE001 - a decoder failing on hostile input is not a finding
         pass
+    if not with_policy:
+        return readings
     try:
         from email import policy
 

@@ -15,14 +15,15 @@ import io
 import smtplib
 import ssl
 from dataclasses import dataclass
-from email import message_from_bytes, policy
+from email import policy
 from email.generator import BytesGenerator
 from email.message import EmailMessage
+from email.parser import BytesHeaderParser
 from email.utils import formatdate, getaddresses, make_msgid
 
 from reach_core import BusinessError, InvalidArguments, RetryableError, ToolFailure
 
-from .headers import has_breaking
+from .headers import decoded_readings, has_breaking
 
 HEADERS_SENT = ("From", "To", "Subject", "Date", "Message-ID", "Content-Type",
                 "Content-Transfer-Encoding", "MIME-Version")
@@ -81,18 +82,19 @@ def render(message: EmailMessage, *, sender: str, to: list[str]) -> bytes:
     problem = None
     if b"\n" in head.replace(b"\r\n", b"") or b"\r" in head.replace(b"\r\n", b""):
         problem = "a bare line break in the header block"
-    for reader in (policy.default, policy.compat32):
-        if problem:
-            break
-        parsed = message_from_bytes(raw, policy=reader)
+    else:
+        # compat32 keeps values as written (cheap); header splitting is the same feed parser
+        # every policy uses, so the names seen here are the names any reader sees
+        parsed = BytesHeaderParser(policy=policy.compat32).parsebytes(head + b"\r\n\r\n")
         names = sorted(k.lower() for k in parsed.keys())
-        if names != sorted(h.lower() for h in HEADERS_SENT):
-            problem = f"headers {sorted(set(names) - {h.lower() for h in HEADERS_SENT}) or names}"
+        expected = sorted(h.lower() for h in HEADERS_SENT)
+        if names != expected:
+            problem = f"headers {sorted(set(names) - set(expected)) or names}"
         elif [a for _, a in getaddresses([str(parsed["To"])])] != to:
             problem = "a changed To header"
         elif [a for _, a in getaddresses([str(parsed["From"])])] != [sender]:
             problem = "a changed From header"
-        elif reader is policy.default and has_breaking(str(parsed["Subject"])):
+        elif any(has_breaking(r) for r in decoded_readings(_unfold(str(parsed["Subject"])), with_policy=False)):
             problem = "a line break in the subject"
     if problem:
         raise InvalidArguments(
@@ -101,6 +103,11 @@ def render(message: EmailMessage, *, sender: str, to: list[str]) -> bytes:
             '"Deploy finished"',
         )
     return raw
+
+
+def _unfold(value: str) -> str:
+    """A header value with its folding (CRLF before whitespace) removed."""
+    return value.replace("\r\n ", " ").replace("\r\n\t", "\t").replace("\n ", " ").replace("\n\t", "\t")
 
 
 async def send(target: SmtpTarget, raw: bytes, to: list[str]) -> dict[str, str]:

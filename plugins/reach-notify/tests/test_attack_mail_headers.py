@@ -132,6 +132,9 @@ BENIGN = {
     "long-words": ("word " * 39 + "end", "word " * 39 + "end"),
     "question-marks": ("=? what ?= is =?this?", "=? what ?= is =?this?"),
     "rtl": ("\u202eevil.exe", "\u202eevil.exe"),
+    "utf8-bytes-look-like-c1": ("ąćę…€ — ✅ 🚀 Ņ", "ąćę…€ — ✅ 🚀 Ņ"),
+    "encoded-c1-lookalike": ("=?utf-8?q?=C4=85_=E2=80=A6?=", "ą …"),
+    "long-unicode": ("é" * 180, "é" * 180),
 }
 
 
