@@ -213,3 +213,30 @@ async def test_write_path_is_cancelled_on_the_server_too(postgresql_backend) -> 
     assert not r.ok and r.error.code in ("timeout", "outcome_unknown"), r.error
     assert await gone(marker)
     assert postgresql_backend.snapshot() == before
+
+
+@pytest.mark.parametrize("sql", ["SELECT pg_sleep(40)", "SELECT count(*) FROM generate_series(1,100000) a, generate_series(1,100000) b"])
+async def test_the_core_deadline_cancels_on_the_server_too(tmp_path, sql: str) -> None:
+    """The tool's own timeout (core) is shorter than statement_timeout: the statement still stops."""
+    import reach_sql.plugin
+
+    from reach_core import Reach
+
+    config = {
+        "reach": {"data_dir": str(tmp_path)},
+        "plugins": {"reach-sql": {
+            "url": os.environ["REACH_TEST_POSTGRES_URL"],
+            "read_url": os.environ["REACH_TEST_POSTGRES_READ_URL"],
+            "statement_timeout": 30,
+        }},
+        "connectors": {"sql_query": {"timeout": 1.5, "retries": 0}},
+    }
+    reach = Reach(config, plugins=[("reach-sql", reach_sql.plugin)])
+    text, marker = marked(sql)
+    try:
+        r = await reach.invoke("sql_query", {"sql": text})
+        assert not r.ok and r.error.code == "timeout", r.error
+        assert await gone(marker), "the core's timeout left the statement running on the server"
+    finally:
+        for conn in reach.connectors():
+            getattr(conn, "db", None) and conn.db.dispose()
