@@ -131,6 +131,11 @@ class PluginsSection(BaseModel):
     def _tables(self) -> PluginsSection:
         problems = []
         for name, table in (self.model_extra or {}).items():
+            if name == "hooks_disabled":
+                problems.append(Problem("plugins", name, "belongs in one plugin's table: "
+                                        "[plugins.NAME] hooks_disabled = [...]"))
+                table = {"hooks_disabled": table}
+                name = "NAME"
             if not isinstance(table, dict):
                 problems.append(unknown("plugins", name, name, ["load", "disable"])
                                 if not _looks_like_plugin(name) else

@@ -281,6 +281,13 @@ def test_unknown_hook_in_hooks_disabled(hook):
         assert "did you mean `reach_" in message
 
 
+@pytest.mark.parametrize("hook", HOOK_TYPOS)
+def test_hooks_disabled_in_the_wrong_table(hook):
+    message = _raises({"plugins": {"hooks_disabled": [hook]}})
+    assert "`[plugins] hooks_disabled`: belongs in one plugin's table" in message
+    assert f"`{hook}` is an unknown hook" in message
+
+
 @pytest.mark.parametrize("hook", ["reach_register_tools", "reach_startup"])
 def test_setup_hooks_have_no_order(hook):
     assert "only runtime hooks have an order" in _raises({"hooks": {hook: ["reach-sample"]}})
