@@ -12,15 +12,24 @@ run). Calls that reach's policy wants a person to approve are declared with
 ``reach_core.approvals.native_approval``): the SDK
 interrupts the run, and after ``RunState.approve`` the call runs through reach
 as approved.
+
+Every call carries the SDK run's id, so a write gets an idempotency key (run id +
+tool-call id) and a step that is replayed writes once, as with the pydantic-ai
+bridge: the run's trace id (kept when a run resumes from its ``RunState``), or,
+with tracing off, an id made for the run (keyed by the run's usage counter, which
+every step of the run shares, a resume from its ``RunState`` in the process too).
 """
 
 from __future__ import annotations
 
 import copy
+import uuid
+import weakref
 from typing import Any, Literal
 
 from agents import FunctionTool
 from agents.tool_context import ToolContext
+from agents.tracing import get_current_trace
 
 from reach_core import Reach
 from reach_core.approvals import approved_call, native_approval
@@ -55,14 +64,39 @@ def strict_compatible(schema: Any) -> bool:
     return True
 
 
+# Runs without a trace: an id per run, keyed by the run's Usage object, which the SDK
+# shares (by reference) with every ToolContext of the run; the entry goes with it.
+_RUN_IDS: dict[int, str] = {}
+
+
+def _run_id(ctx: ToolContext[Any]) -> str | None:
+    trace = get_current_trace()
+    trace_id = getattr(trace, "trace_id", None)
+    if isinstance(trace_id, str) and trace_id and trace_id != "no-op":
+        return f"oa-{trace_id}"
+    usage = getattr(ctx, "usage", None)
+    if usage is None:
+        return None
+    key = id(usage)
+    run = _RUN_IDS.get(key)
+    if run is None:
+        try:
+            weakref.finalize(usage, _RUN_IDS.pop, key, None)
+        except TypeError:  # not weak-referenceable: no id we could tell apart from a later run's
+            return None
+        run = _RUN_IDS[key] = f"oa-{uuid.uuid4().hex}"
+    return run
+
+
 def _invoker(reach: Reach, name: str, agent: str | None, query: str | None, approved: bool) -> Any:
     async def on_invoke_tool(ctx: ToolContext[Any], arguments: str) -> str:
         call = {"id": ctx.tool_call_id, "name": name, "arguments": arguments}
+        run_id = _run_id(ctx)
         if approved:  # the SDK only gets here once a person approved this call
             with approved_call(name, ctx.tool_call_id, by="the Agents SDK (RunState.approve)"):
-                result = await reach.invoke(call, agent=agent, query=query)
+                result = await reach.invoke(call, agent=agent, query=query, run_id=run_id)
         else:
-            result = await reach.invoke(call, agent=agent, query=query)
+            result = await reach.invoke(call, agent=agent, query=query, run_id=run_id)
         return result.to_json()
 
     return on_invoke_tool
