@@ -120,6 +120,8 @@ GIT_PROGRAM_SUBCOMMANDS = frozenset(
         "bisect", "submodule", "daemon", "credential", "credential-cache", "credential-store",
         "upload-pack", "receive-pack", "upload-archive", "remote-ext", "remote-fd", "shell",
         "help",  # starts man, info or a web browser
+        "maintenance",  # `start` installs crontab / systemd timers outside the root
+        "p4", "svn", "cvsimport", "cvsserver", "cvsexportcommit", "archimport", "quiltimport",
     }
 )
 

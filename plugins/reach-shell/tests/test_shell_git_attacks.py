@@ -448,6 +448,9 @@ async def test_program_running_subcommand_options_are_refused(
         ["bisect", "run", "{cmd}"],
         ["submodule", "foreach", "{cmd}"],
         ["instaweb"],
+        ["maintenance", "start"],
+        ["help", "-w", "status"],
+        ["svn", "clone", "x"],
     ],
 )
 async def test_without_a_subcommand_list_program_running_ones_are_still_refused(
