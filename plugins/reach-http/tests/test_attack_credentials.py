@@ -50,12 +50,21 @@ CREDENTIALS: dict[str, dict[str, Any]] = {
 }
 
 
-@pytest.fixture
-def two() -> Iterator[tuple[Server, Server]]:
+@pytest.fixture(scope="module")
+def pair() -> Iterator[tuple[Server, Server]]:
     a, b = Server(), Server()
     yield a, b
     a.stop()
     b.stop()
+
+
+@pytest.fixture
+def two(pair: tuple[Server, Server]) -> tuple[Server, Server]:
+    """The module's two servers, with what they received so far forgotten."""
+    for srv in pair:
+        with srv.state.lock:
+            srv.state.requests.clear()
+    return pair
 
 
 def _reach(tmp_path: Any, base: str, extra: dict[str, Any]) -> Any:

@@ -10,6 +10,7 @@ against the real loopback server: what it received is asserted.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,21 @@ FORBIDDEN_BASE = [
     "True-Client-IP", "X-Original-URL", "X-Rewrite-URL", "X-Host", "Sec-Fetch-Site", "X-Envoy-Original-Path",
     "Content-Encoding", "HTTP2-Settings",
 ]
+
+
+@pytest.fixture(scope="module")
+def _module_server() -> Iterator[Server]:
+    srv = Server()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture
+def server(_module_server: Server) -> Server:
+    """One loopback server for the module (these tests only read what it received)."""
+    with _module_server.state.lock:
+        _module_server.state.requests.clear()
+    return _module_server
 
 
 def _spellings(name: str) -> list[str]:
