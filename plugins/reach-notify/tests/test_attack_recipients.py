@@ -136,3 +136,11 @@ async def test_plain_addresses_still_arrive_unchanged(reach, inbox: Inbox, addre
     assert mail.rcpt_tos == [address]
     assert mail.message["To"] == address
     assert "Bcc" not in mail.message and "Cc" not in mail.message and "Reply-To" not in mail.message
+
+
+async def test_many_long_recipients_fold_without_tripping_the_header_check(reach, inbox: Inbox) -> None:
+    to = [f"{'a' * 50}.{i}@example.com" for i in range(10)]
+    result = await reach.invoke("send_email", {"to": to, "subject": "é" * 150, "body": "b"})
+    assert result.ok, result.error
+    [mail] = inbox.delivered
+    assert mail.rcpt_tos == to and mail.message["Subject"] == "é" * 150
