@@ -19,8 +19,11 @@
 # EXECUTE on pg_terminate_backend, pg_cancel_backend, pg_notify and every
 # advisory-lock function is revoked from PUBLIC in the database (function rights
 # are per database), and set_config too, so a read cannot switch its own
-# statement_timeout off. The owner gets back only pg_advisory_xact_lock(bigint),
-# which reach's own PostgreSQL store (reach_core.store_pg) uses, and set_config.
+# statement_timeout off. The owner gets back set_config and the advisory-lock
+# functions, which reach's own PostgreSQL store (reach_core.store_pg) and the
+# tests' owner connections use; agent SQL on the owner role (sql_execute) is
+# refused them by reach's parser, and DISCARD ALL after each call releases any.
+# The owner never gets the signalling functions back.
 # Role defaults bound what a lost client leaves running: statement_timeout and
 # idle_in_transaction_session_timeout for the reader, and
 # client_connection_check_interval (a query whose client went away is stopped)
@@ -128,8 +131,17 @@ BEGIN
   END LOOP;
 END
 \$\$;
-GRANT EXECUTE ON FUNCTION pg_catalog.pg_advisory_xact_lock(bigint) TO $OWNER;
-GRANT EXECUTE ON FUNCTION pg_catalog.set_config(text, text, boolean) TO $OWNER;
+DO \$\$
+DECLARE f regprocedure;
+BEGIN
+  FOR f IN
+    SELECT p.oid::regprocedure FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+    WHERE n.nspname = 'pg_catalog' AND (p.proname = 'set_config' OR p.proname ~ '^pg_(try_)?advisory_')
+  LOOP
+    EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO $OWNER', f);
+  END LOOP;
+END
+\$\$;
 SQL
 
 echo "export REACH_TEST_POSTGRES_URL=postgresql+psycopg://$OWNER:$OWNER_PW@127.0.0.1:$PORT/$DB"

@@ -90,6 +90,7 @@ async def test_advisory_locks_do_not_outlive_the_call(postgresql_backend) -> Non
     assert postgresql_backend.owner_exec(
         "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = 424242"
     ) == [(0,)]
+    assert postgresql_backend.owner_exec("SELECT pg_try_advisory_lock(424242)") == [(True,)]
 
 
 async def test_sqlite_huge_values_are_refused(sqlite_backend) -> None:
