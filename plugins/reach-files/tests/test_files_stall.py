@@ -10,8 +10,12 @@ the gaps and on the answer arriving, with generous margins, never on speed.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import resource
+import subprocess
+import sys
+import textwrap
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -154,6 +158,59 @@ async def test_many_catastrophic_searches_at_once(tree: Path) -> None:
     await task
     assert all(r.ok or r.error.code == "timeout" for r in results)
     assert max(gaps) < MAX_GAP
+
+
+_CHILD = textwrap.dedent("""
+    import asyncio, json, sys, time
+    import reach_files.plugin
+    from reach_core import Reach
+
+    async def main(base):
+        reach = Reach({"reach": {"data_dir": base + "/data"},
+                       "plugins": {"reach-files": {"roots": [base + "/root"]}},
+                       "connectors": {"search_files": {"timeout": 5}}},
+                      plugins=[("reach-files", reach_files.plugin)], strict=True)
+        deep = "/".join(["node_modules"] * 26)
+        for leaf in ("zy", "a" * 200):
+            r = await reach.invoke("write_file", {"path": deep + "/" + leaf, "content": "x"})
+            assert r.ok, r.error
+        gaps, stop = [], asyncio.Event()
+
+        async def beat():
+            last = time.monotonic()
+            while not stop.is_set():
+                await asyncio.sleep(0.005)
+                now = time.monotonic()
+                gaps.append(now - last)
+                last = now
+
+        task = asyncio.create_task(beat())
+        await asyncio.sleep(0.02)
+        results = []
+        for pattern in ("**/" * 12 + "zz", "*a" * 13 + "*b"):
+            r = await reach.invoke("search_files", {"pattern": pattern})
+            results.append(r.error.code if r.error else "ok")
+        stop.set()
+        await task
+        sys.stdout.write(json.dumps({"results": results, "max_gap": max(gaps)}))
+
+    asyncio.run(main(sys.argv[1]))
+""")
+
+
+def test_the_issue_scenario_in_a_child_process(tmp_path: Path) -> None:
+    """The issue's exact attack, run where a stalled loop cannot hang the test run too:
+    a child process, killed after a minute (the old matcher needed many minutes)."""
+    (tmp_path / "root").mkdir()
+    try:
+        done = subprocess.run([sys.executable, "-c", _CHILD, str(tmp_path)], capture_output=True, text=True,
+                              timeout=60, check=False)
+    except subprocess.TimeoutExpired:
+        pytest.fail("search_files froze the event loop: the child did not answer within 60 s")
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = json.loads(done.stdout)
+    assert all(code in ("ok", "timeout") for code in out["results"]), out
+    assert out["max_gap"] < MAX_GAP, out
 
 
 # -- the budget, directly: deterministic, no clock races ----------------------------------
