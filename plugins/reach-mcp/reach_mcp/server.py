@@ -28,7 +28,7 @@ from .annotations import annotations_for
 from .link import IDEMPOTENCY_META_KEY
 from .settings import ServeSettings
 
-__all__ = ["TokenGate", "build_server", "http_app", "to_call_result", "to_mcp_tool"]
+__all__ = ["TokenGate", "body_limit", "build_server", "http_app", "to_call_result", "to_mcp_tool"]
 
 #: The MCP request a tool call is running for: (reach call id, request context).
 PROGRESS_TARGET: contextvars.ContextVar[tuple[str, Any] | None] = contextvars.ContextVar(
@@ -144,18 +144,30 @@ def _version() -> str:
         return "0"
 
 
+def body_limit(reach: Any) -> int:
+    """The largest request body a served call can need: reach's argument cap
+    (``[reach] max_argument_bytes``) written with every character escaped as ``\\uXXXX``
+    (six bytes each), plus room for the JSON-RPC envelope."""
+    cap = getattr(getattr(getattr(reach, "config", None), "reach", None), "max_argument_bytes", 1_000_000)
+    return 6 * int(cap) + 65_536
+
+
 class TokenGate:
-    """ASGI gate in front of the MCP endpoint: bearer token -> reach agent, or 401.
+    """ASGI gate in front of the MCP endpoint: bearer token -> reach agent, or 401;
+    a body over ``max_body`` bytes -> 413, decided while it streams in.
 
     Tokens are compared in constant time. Without any configured token every
     request runs as ``anonymous_agent`` (or ``default``); with tokens, a request
-    without one runs as ``anonymous_agent`` only when that is set.
+    without one runs as ``anonymous_agent`` only when that is set. The body is read
+    here, up to ``max_body`` and no further, before the SDK parses any of it: a
+    call's arguments are capped by reach again once decoded (size, depth, values).
     """
 
-    def __init__(self, app: Any, settings: ServeSettings) -> None:
+    def __init__(self, app: Any, settings: ServeSettings, max_body: int | None = None) -> None:
         self.app = app
         self.tokens = [(t.encode(), a) for t, a in settings.token_agents().items()]
         self.anonymous = settings.anonymous_agent
+        self.max_body = max_body
 
     def agent_for(self, header: str | None) -> tuple[bool, str | None]:
         if header:
@@ -189,7 +201,59 @@ class TokenGate:
             await send({"type": "http.response.body", "body": body})
             return
         scope.setdefault("state", {})[AGENT_STATE_KEY] = agent
+        if self.max_body is not None and scope.get("method") not in ("GET", "HEAD", "DELETE"):
+            receive = await self._capped_body(scope, receive, send)
+            if receive is None:
+                return
         await self.app(scope, receive, send)
+
+    async def _capped_body(self, scope: dict[str, Any], receive: Any, send: Any) -> Any:
+        """Read the whole body, refusing it with 413 as soon as it is known to be too large
+        (by Content-Length or by what has arrived); else a ``receive`` that hands it on."""
+        limit = self.max_body
+        assert limit is not None
+        for key, value in scope.get("headers") or ():
+            if key == b"content-length":
+                try:
+                    declared = int(value)
+                except ValueError:
+                    declared = 0
+                if declared > limit:
+                    await _too_large(send, limit)
+                    return None
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return None
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > limit:
+                await _too_large(send, limit)
+                return None
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        body = b"".join(chunks)
+        sent = False
+
+        async def replay() -> dict[str, Any]:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()  # after the body: the client disconnecting
+
+        return replay
+
+
+async def _too_large(send: Any, limit: int) -> None:
+    body = json.dumps({"error": f"request body too large: the limit is {limit} bytes "
+                                "(6 x [reach] max_argument_bytes + 64 KiB); send less data"}).encode()
+    await send({"type": "http.response.start", "status": 413,
+                "headers": [(b"content-type", b"application/json"), (b"connection", b"close")]})
+    await send({"type": "http.response.body", "body": body})
 
 
 def http_app(reach: Any, settings: ServeSettings, *, host: str = "127.0.0.1") -> Any:
@@ -207,4 +271,4 @@ def http_app(reach: Any, settings: ServeSettings, *, host: str = "127.0.0.1") ->
                                              allowed_hosts=list(settings.allowed_hosts))
     app = server.streamable_http_app(streamable_http_path=settings.path, stateless_http=True, json_response=True,
                                      host=host, transport_security=security)
-    return TokenGate(app, settings)
+    return TokenGate(app, settings, max_body=body_limit(reach))
