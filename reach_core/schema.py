@@ -182,8 +182,10 @@ def scalar_check(schema: dict[str, Any]) -> Callable[[dict[str, Any]], bool] | N
             lines.append(f"    if v is _MISSING or not ({test}): return False")
         else:
             lines.append(f"    if v is not _MISSING and not ({test}): return False")
-    # an undeclared field is left to the full check (which walks values too), open schema or not
-    lines.append("    return args.keys() <= _NAMES")
+    # an undeclared field is left to the full check (which walks values too), open schema or not;
+    # when every field is required, all of them present and no more is a count
+    all_required = len(set(required)) == len(props)
+    lines.append(f"    return len(args) == {len(props)}" if all_required else "    return args.keys() <= _NAMES")
     namespace: dict[str, Any] = {"_MISSING": _MISSING, "_NAMES": frozenset(props)}
     exec(compile("\n".join(lines), "<reach scalar check>", "exec"), namespace)  # noqa: S102 - literals only
     check: Callable[[dict[str, Any]], bool] = namespace["check"]
