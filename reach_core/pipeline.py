@@ -89,8 +89,11 @@ def _route(reach: Reach, agent: str | None, tool: Tool) -> tuple[int, Any]:
 
 def _unknown_tool(reach: Reach, call: ToolCall, agent: str | None) -> ToolFailure:
     names = [t.name for t in reach._allowed_tools(agent)]
-    close = difflib.get_close_matches(call.name, names, n=3, cutoff=0.5)
-    msg = f"there is no tool called {call.name!r}"
+    name = call.name
+    # a tool name has at most 64 characters: a longer one is neither matched (difflib is
+    # quadratic) nor echoed in full
+    close = difflib.get_close_matches(name, names, n=3, cutoff=0.5) if len(name) <= 128 else []
+    msg = f"there is no tool called {name if len(name) <= 64 else name[:64] + '…'!r}"
     if close:
         msg += f"; did you mean {', '.join(close)}?"
     elif names:

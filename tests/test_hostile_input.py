@@ -503,3 +503,15 @@ def test_decode_refuses_each_family_directly():
             decode_arguments(raw)
             check_values(decode_arguments(raw))
         assert info.value.code in ("invalid_json", "invalid_arguments")
+
+
+# ------------------------------------------------------------------ tool names a model should not send
+
+@pytest.mark.parametrize("name", ["x" * 100_000, "add" + "\u200b" * 50_000, "a" * 65, "\ud800", "add\udc00",
+                                  "add\x00", " add", "ADD", "", "../add", "add;rm -rf /", "北京" * 1000])
+async def test_an_unknown_tool_name_is_refused_short_and_without_crashing(reach, name):
+    res = await reach.invoke({"id": "1", "name": name, "arguments": "{}"})
+    assert res.error.code == "unknown_tool"
+    assert len(res.error.message) < 600
+    res.to_json()
+    assert ran == []
