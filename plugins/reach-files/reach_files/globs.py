@@ -37,6 +37,8 @@ import functools
 import re
 from collections.abc import Callable, Iterable
 
+from .jail import NAME_MAX
+
 __all__ = ["MAX_PATTERN_CHARS", "MAX_WILDCARDS", "Glob", "GlobError", "compile_glob"]
 
 MAX_PATTERN_CHARS = 1024
@@ -91,11 +93,12 @@ class _Segment:
     stars, the leftmost-piece walk below, which never backtracks at all.
     """
 
-    __slots__ = ("pieces", "minimum", "match")
+    __slots__ = ("pieces", "minimum", "min_bytes", "match")
 
     def __init__(self, pieces: list[_Piece]) -> None:
         self.pieces = pieces  # split at the stars: head, middles..., tail (any may be empty)
         self.minimum = sum(p.length for p in pieces)
+        self.min_bytes = sum(len(p.text.encode()) if p.text is not None else p.length for p in pieces)
         self.match: Callable[[str], object]
         if len(pieces) == 1:
             piece = pieces[0]
@@ -328,7 +331,13 @@ def _tokens(pattern: str) -> tuple[_Segment | None, ...]:
                 continue  # **/** is **
             tokens.append(_ANY)
         else:
-            tokens.append(_segment(seg))
+            segment = _segment(seg)
+            if segment.min_bytes > NAME_MAX:
+                raise GlobError(
+                    f"`pattern` has the part `{seg[:40]}…`, which only matches names of at least {segment.min_bytes} "
+                    f"bytes; no file or folder name can be longer than {NAME_MAX} bytes. Shorten that part."
+                )
+            tokens.append(segment)
     if tokens[-1] is _ANY:  # a trailing ** names files below: at least one more segment
         tokens[-1:] = [_segment("*"), _ANY]
     return tuple(tokens)

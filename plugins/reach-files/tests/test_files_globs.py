@@ -233,11 +233,25 @@ async def test_pattern_size_and_wildcard_caps(box: Any, pattern: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "pattern", ["*a" * (MAX_WILDCARDS - 1) + "*b", "?" * MAX_WILDCARDS, "x" * MAX_PATTERN_CHARS]
+    "pattern", ["*a" * (MAX_WILDCARDS - 1) + "*b", "?" * MAX_WILDCARDS, "/".join(["x" * 200] * 5), "x" * 255,
+                "北" * 85, "*" + "?" * 120 + "x" * 135]
 )
 async def test_patterns_just_under_the_caps_run(box: Any, pattern: str) -> None:
     r = await box.call("search_files", pattern=pattern)
     assert r.ok and r.content["files"] == []
+
+
+LONGER_THAN_ANY_NAME = [
+    "x" * 256, "docs/" + "y" * 300 + "/*.md", "*" + "北" * 86, "😀" * 64 + "*", "**/" + "z" * 256, "a*" * 100 + "b" * 160,
+    "?" * 100 + "[ab]" * 20 + "c" * 140, "x" * 1000,
+]
+
+
+@pytest.mark.parametrize("pattern", LONGER_THAN_ANY_NAME, ids=lambda p: f"{p[:10]}..x{len(p)}")
+async def test_pattern_parts_longer_than_any_name(box: Any, pattern: str) -> None:
+    r = await box.call("search_files", pattern=pattern)
+    assert not r.ok and r.error.code == "invalid_arguments", r.error
+    assert "255 bytes" in r.error.message and "`pattern`" in r.error.message
 
 
 @pytest.mark.parametrize("pattern", ["..", "../*", "docs/../*", "**/../../etc/*", "a/..", "\x00", "*.md\x00"])
