@@ -182,7 +182,7 @@ class ServiceClient:
         for key, value in (headers or {}).items():
             why = model_header_refusal(key)
             if why is not None:
-                raise InvalidArguments(key, f"another argument: {why}")
+                raise InvalidArguments(key, f"left out ({why})")
             if header_key(key) in configured:
                 continue  # the service's configured credential wins, whatever the spelling
             for other in [k for k in plain if header_key(k) == header_key(key)]:
@@ -413,6 +413,11 @@ def _with_credentials(headers: dict[str, str], secret: dict[str, str]) -> dict[s
     keys = {header_key(k) for k in secret}
     merged = {k: v for k, v in headers.items() if header_key(k) not in keys}
     merged.update(secret)
+    # a configured cookie and the operation's cookie parameters travel together
+    theirs = [v for k, v in headers.items() if header_key(k) == "cookie"]
+    ours = [k for k in secret if header_key(k) == "cookie"]
+    if theirs and ours:
+        merged[ours[0]] = "; ".join([secret[ours[0]], *theirs])
     return merged
 
 

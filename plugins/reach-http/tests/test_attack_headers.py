@@ -167,3 +167,16 @@ async def test_the_client_refuses_forbidden_headers_itself(base: str, name: str,
     with pytest.raises(InvalidArguments):
         await client.send("GET", "/echo", headers={name: "evil"})
     assert server.state.requests == []
+
+
+async def test_configured_cookie_and_cookie_parameters_travel_together(server: Server, make, tmp_path: Path) -> None:
+    doc = _doc([])
+    doc["paths"]["/echo/{id}"]["post"]["parameters"].append({"name": "pref", "in": "cookie",
+                                                             "schema": {"type": "string"}})
+    path = tmp_path / "doc.json"
+    path.write_text(json.dumps(doc))
+    reach = make({"services": {"svc": {"openapi": str(path), "base_url": f"http://127.0.0.1:{server.port}",
+                                       "allow_private": True, "headers": {"Cookie": "session=configured"}}}})
+    result = await reach.invoke("postThing", {"id": "1", "pref": "dark", "body": {}})
+    assert result.ok, result.error
+    assert server.state.requests[-1]["headers"]["Cookie"] == "session=configured; pref=dark"
