@@ -187,3 +187,15 @@ async def test_exchange_opens_only_the_private_origin_it_is_given(server: Server
     with pytest.raises(HostRefused, match="loopback"):
         await exchange(guard, method="GET", url=url, headers={}, request_timeout=5)
     assert [r["path"] for r in server.state.requests] == ["/echo/a", "/redirect", "/echo/a", "/redirect"]
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["http://169.254.169.254/openapi.json", "http://[::ffff:169.254.169.254]/openapi.json",
+     "http://[64:ff9b::a9fe:a9fe]/openapi.json", "http://metadata.google.internal/openapi.json",
+     "http://METADATA.GOOGLE.INTERNAL./openapi.json", "http://169.254.170.23/openapi.json",
+     "http://[fd00:ec2::254]/openapi.json", "http://100.100.100.200/openapi.json"],
+)
+def test_a_document_url_on_metadata_is_refused_even_with_allow_private(url: str) -> None:
+    with pytest.raises(ConfigError, match="never calls"):
+        build_connectors({"services": {"svc": {"openapi": url, "allow_private": True}}})
