@@ -69,9 +69,9 @@ class Reach:
             self._pm, plugins, disable=set(disable) | set(cfg.plugins.disable),
             allow=cfg.plugins.load, strict=self.strict,
         )
-        self._settings: dict[str, Any] = {}
         #: every name config may use for a plugin (entry-point and distribution names)
         self.plugin_names = PluginNames((p.name, p.distribution) for p in self.plugin_info)
+        self._settings: dict[str, Any] = {}
         self._tools: dict[str, Tool] = {}
         self._candidates: dict[str, list[Tool]] = {}
         self.conflicts: dict[str, list[str]] = {}
@@ -90,7 +90,6 @@ class Reach:
         # Masks secrets in the core's log events; plugins add rules (reach-audit shares it).
         self.redactor = Redactor()
         self._log_calls = cfg.reach.log_calls
-        self._log_info = False  # decided in start(): is the per-call info event wanted at all?
         self._setup()
 
     # ------------------------------------------------------------ set-up
@@ -249,8 +248,6 @@ class Reach:
         async with self._start_lock:
             if self._started:
                 return
-            # skip building the per-call event when structlog filters info out anyway
-            self._log_info = bool(getattr(self._log, "is_enabled_for", lambda level: True)(20))
             if self._guards is not None:
                 await self._guards.startup()
             for impl in self._pm.hook.reach_startup.get_hookimpls():
@@ -439,6 +436,10 @@ class Reach:
                 pinned = [tools[n] for n in pinned_names if n in allowed_names and tools[n] not in chosen]
                 out = pinned + chosen
                 return out[: max(limit or len(out), len(pinned))]
+        if query:  # no selector installed: a plain keyword ranking, so a limit never drops a match
+            from .keywords import rank_by_keywords
+
+            allowed = rank_by_keywords(query, allowed)
         if limit is not None:
             pinned = [t for t in allowed if t.name in pinned_names]
             rest = [t for t in allowed if t.name not in pinned_names]
