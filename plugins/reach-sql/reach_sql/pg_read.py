@@ -2,8 +2,8 @@
 
 A value is only measurable after the driver received it, and by then a
 ``SELECT repeat('x', 400000000)`` has cost reach 400 MB. So the size check runs
-on the server: the model's statement is first declared as a cursor and
-described (no row is computed), then wrapped so that every value of a
+on the server: the model's statement is first described through the
+protocol's Parse + Describe (neither planned nor run), then wrapped so that every value of a
 variable-length column comes with its size, and values over ``max_value_bytes``
 are replaced by a short prefix (text, bytes) or nothing (JSON, arrays, ...)::
 
@@ -107,6 +107,29 @@ def _wrapped(query: str, type_oids: list[int], max_value: int, max_chars: int) -
     return sql, measured
 
 
+def describe(raw: Any, query: str, params: dict[str, Any]) -> tuple[list[str], list[int]]:
+    """Column names and type OIDs of ``query``, from the protocol's Parse + Describe.
+
+    Parse only analyses the statement (it is planned, and its constants folded, at
+    execution), so describing costs nothing however heavy the statement is. The
+    values are inlined as quoted literals (psycopg's client-side binding) for this
+    step only; the statement then runs with server-side parameters.
+    """
+    import psycopg
+
+    text = psycopg.ClientCursor(raw).mogrify(query, params)
+    encoding = raw.info.encoding
+    pgconn = raw.pgconn
+    res = pgconn.prepare(b"", text.encode(encoding))
+    if res.status != psycopg.pq.ExecStatus.COMMAND_OK:
+        raise psycopg.errors.error_from_result(res, encoding=encoding)
+    desc = pgconn.describe_prepared(b"")
+    if desc.status != psycopg.pq.ExecStatus.COMMAND_OK:
+        raise psycopg.errors.error_from_result(desc, encoding=encoding)
+    names = [(desc.fname(i) or b"").decode(encoding, errors="replace") for i in range(desc.nfields)]
+    return names, [int(desc.ftype(i)) for i in range(desc.nfields)]
+
+
 def fetch_capped(
     raw: Any,
     query: str,
@@ -121,29 +144,26 @@ def fetch_capped(
 ) -> Fetched:
     """Run ``query`` (psycopg pyformat) read-only through cursors; see the module docstring.
 
-    Statements are pipelined: ``setup`` (e.g. ``SET LOCAL statement_timeout``), the
-    probe's DECLARE and an empty FETCH (for the column types) travel together, then the
-    capped cursor's DECLARE and its FETCH, so a read costs two round trips.
+    The statement is described first without being planned (so a constant such as
+    ``repeat('x', 400000000)`` is not computed for that); then ``setup`` (e.g. ``SET
+    LOCAL statement_timeout``), the cursor's DECLARE, its first FETCH and a MOVE that
+    counts the rest are pipelined into one round trip.
     """
-    cur = raw.cursor()
-    with raw.pipeline():
-        if setup:
-            cur.execute(setup, prepare=False)
-        cur.execute(f"DECLARE reach_probe NO SCROLL CURSOR FOR {query}", params, prepare=False)
-        cur.execute("FETCH FORWARD 0 FROM reach_probe", prepare=False)
-    desc = cur.description
-    if desc is None:
+    columns, oids = describe(raw, query, params)
+    if not columns:
         return Fetched([], [], 0, False, 0, False)
-    columns = [c.name for c in desc]
-    oids = [int(c.type_code) for c in desc]
+    cur = raw.cursor()
     measured = [i for i, oid in enumerate(oids) if oid not in _FIXED]
-    if not measured:  # fixed-size values only: the probe itself is the cursor
-        count = cur if count_cap > 0 else None
+    if not measured:  # fixed-size values only: the statement itself is the cursor
+        count = None
         with raw.pipeline():
-            cur.execute(f"FETCH FORWARD {int(limit)} FROM reach_probe", prepare=False)
-            if count is not None:  # speculative: counts 0 when the page was not full
+            if setup:
+                cur.execute(setup, prepare=False)
+            cur.execute(f"DECLARE reach_rows NO SCROLL CURSOR FOR {query}", params, prepare=False)
+            cur.execute(f"FETCH FORWARD {int(limit)} FROM reach_rows", prepare=False)
+            if count_cap > 0:  # speculative: counts 0 when the page was not full
                 count = raw.cursor()
-                count.execute(f"MOVE FORWARD {int(count_cap)} FROM reach_probe", prepare=False)
+                count.execute(f"MOVE FORWARD {int(count_cap)} FROM reach_rows", prepare=False)
         rows = [tuple(r) for r in cur.fetchall()]
         out = Fetched(columns, rows, 0, False, 0, False)
         if count is not None and len(rows) == limit:
@@ -156,6 +176,8 @@ def fetch_capped(
     chunk = max(1, min(limit, max_total // (len(measured) * max_value)))
     count = None
     with raw.pipeline():
+        if setup:
+            cur.execute(setup, prepare=False)
         cur.execute(f"DECLARE reach_rows NO SCROLL CURSOR FOR {sql}", params, prepare=False)
         cur.execute(f"FETCH FORWARD {chunk} FROM reach_rows", prepare=False)
         if chunk == limit and count_cap > 0:  # one page is the whole answer: count the rest now
