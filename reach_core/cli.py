@@ -41,6 +41,29 @@ def _configure_logging(verbose: int, level: str | None, log_json: bool) -> None:
     configure_stderr(level or max(_WARNING - 10 * verbose, 10), json_lines=log_json)
 
 
+def shorten(text: str, width: int) -> str:
+    """``text`` cut to ``width`` characters at a word boundary, with an ellipsis when cut."""
+    text = " ".join(text.split())
+    if len(text) <= width:
+        return text
+    cut = text[: width - 1]
+    if " " in cut and not text[width - 1].isspace():
+        cut = cut.rsplit(" ", 1)[0]
+    return cut.rstrip(" ,;:.-") + "…"
+
+
+def _hooks_disabled(data: Any, *names: str | None) -> set[str]:
+    """The hooks ``[plugins.NAME] hooks_disabled`` switches off (under either of the plugin's
+    names), read from the raw config data."""
+    plugins = data.get("plugins") if isinstance(data, dict) else None
+    off: set[str] = set()
+    for name in filter(None, names):
+        table = plugins.get(name) if isinstance(plugins, dict) else None
+        if isinstance(table, dict) and isinstance(table.get("hooks_disabled"), list):
+            off.update(str(h) for h in table["hooks_disabled"])
+    return off
+
+
 def _echo_json(data: Any) -> None:
     import json
 
@@ -165,6 +188,9 @@ def plugins_cmd(ctx: click.Context, as_json: bool, hook: str | None, check: bool
         return
     if not rows:
         click.echo("no plugins installed (pip install reach-weather, for example)")
+    from .configfile import read_config
+
+    config = read_config(_root_obj(ctx).get("config"))[0]
     for p in rows:
         version = f" {p['version']}" if p["version"] else ""
         dist = p["distribution"]
@@ -174,10 +200,20 @@ def plugins_cmd(ctx: click.Context, as_json: bool, hook: str | None, check: bool
             line += f"  {p['reason']}"
         click.echo(line)
         if p["hooks"]:
-            click.echo("    hooks: " + ", ".join(p["hooks"]))
-    for name, plugins in getattr(source, "conflicts", {}).items():
+            off = _hooks_disabled(config, p["name"], dist)
+            click.echo("    hooks: " + ", ".join(f"{h} (off: hooks_disabled)" if h in off else h for h in p["hooks"]))
+    conflicts = getattr(source, "conflicts", {})
+    for name, plugins in conflicts.items():
         click.echo(f"conflict: tool {name!r} is provided by {', '.join(plugins)}; "
                    f'choose with [connectors.{name}] provider = "..."')
+    failed = sum(1 for p in rows if p["status"] == "failed")
+    if check:
+        tools = len(source.all_tools())
+        click.echo(f"checked: {len(rows)} plugin(s) started (settings validated, tools registered): "
+                   f"{tools} tool(s), {failed} failed, {len(conflicts)} conflict(s)")
+    else:
+        click.echo(f"{len(rows)} plugin(s) imported to find their hooks, not started; "
+                   "--check also validates their settings and registers their tools")
 
 
 @cli.group("tools", invoke_without_command=True)
@@ -212,12 +248,19 @@ def tools_cmd(ctx: click.Context, agent: str | None, query: str | None, limit: i
     if as_json:
         _echo_json([t.declaration(strict=strict) for t in selected])
         return
+    if not selected:
+        who = f"agent {agent!r}" if agent else "the default agent"
+        total = len(reach.all_tools())
+        click.echo(f"no tools for {who}: {total} registered" + (
+            "; install a connector plugin (pip install reach-weather, for example)" if not total
+            else f"; check [agents.{agent or 'default'}] allow / deny / max_tier in your config"))
+        return
     for t in selected:
         note = f"  ({t.risk_note})" if t.risk_note else ""
         first = (t.description.splitlines() or [""])[0]
         click.echo(f"{t.name}  [{t.risk}{', idempotent' if t.idempotent else ''}]  {t.plugin}{note}")
         if first:
-            click.echo(f"    {first[:110]}")
+            click.echo(f"    {shorten(first, 110)}")
 
 
 @tools_cmd.command("lint")

@@ -96,6 +96,10 @@ def tail_cmd(
     entries = tail_sync(store, limit=limit, agent=agent, tool=tool, kind=kind)
     for entry in entries:
         click.echo(show(entry))
+    if not entries and not as_json:
+        filters = ", ".join(f"{k}={v}" for k, v in (("agent", agent), ("tool", tool), ("kind", kind)) if v)
+        click.echo(f"no audit records{' matching ' + filters if filters else ' yet'}"
+                   + ("; waiting for new ones (Ctrl-C to stop)" if follow else ""))
     if not follow:
         return
     last = entries[-1].seq if entries else head_seq_sync(store)

@@ -138,3 +138,21 @@ def test_tail_follow_prints_new_records(config_file, data_dir):
     finally:
         proc.kill()
         proc.wait()
+
+
+@pytest.mark.parametrize("filters", [[], ["--agent", "nobody"], ["--tool", "nothing"], ["--kind", "step"]])
+async def test_tail_says_when_there_is_nothing(filled, config_file, filters):
+    code, out = run(config_file, "tail", *filters)
+    if not filters:
+        assert code == 0 and out.strip().count("\n") >= 4  # the filled log
+        return
+    assert code == 0
+    assert out.strip().startswith("no audit records matching ")
+    assert filters[1] in out
+    code, out = run(config_file, "tail", "--json", *filters)
+    assert code == 0 and out == ""  # JSON lines: nothing is nothing
+
+
+def test_tail_of_an_empty_log_says_so(config_file):
+    code, out = run(config_file, "tail")
+    assert code == 0 and out.strip() == "no audit records yet"
