@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from urllib.parse import unquote
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -144,7 +145,7 @@ _VALUE = (
     r"|(?P<v4>(?:(?:bearer|basic|digest|token|negotiate|ntlm|apikey)\s+)?[^\s\"'&,;<>}\]\\)|]+))"
 )
 _PAIR = re.compile(
-    r"(?i)(?<![\w.-])(?P<k>[a-z_][\w.-]{0,80})(?:\\?[\"'])?\s*(?P<sep>:=|=>|[:=])\s*(?=" + _VALUE + ")"
+    r"(?i)(?<![\w.%-])(?P<k>[a-z_%][\w.%-]{0,80})(?:\\?[\"'])?\s*(?P<sep>:=|=>|[:=])\s*(?=" + _VALUE + ")"
 )
 _FLAG = re.compile(r"(?i)(?<![\w-])--(?P<k>[a-z][\w-]{0,60})(?:=|\s+)(?=" + _VALUE + ")")
 _XML = re.compile(r"(?i)<(?P<k>[a-z_][\w.:-]{0,60})(?:\s[^>]*)?>(?P<v>[^<]*)</(?P=k)\s*>")
@@ -227,6 +228,8 @@ _MAX_DEPTH = 32
 # A JSON object key in a compact dump: a string followed by a colon. Strings inside
 # values can look like keys too; that only sends the value down the slow path.
 _JSON_KEY = re.compile(r'"([^"]*)":')  # dumps with a backslash never get here
+_PAIR_HEAD = re.compile(r'\["([^"]{1,99})",')
+_NAMED = re.compile(r'"(?:name|key|header|field|id)":"([^"]{1,99})"')
 _GLOBAL_FLAGS = re.compile(r"^\(\?([aiLmsux]+)\)")
 
 
@@ -330,7 +333,8 @@ class Redactor:
         spans: list[tuple[int, int]] = []
         for pattern in (_PAIR, _FLAG):
             for m in pattern.finditer(value):
-                if self._key(m.group("k"))[0]:
+                name = m.group("k")
+                if self._key(unquote(name) if "%" in name else name)[0]:
                     for g in ("v1", "v2", "v3", "v4"):
                         if m.group(g) is not None:
                             spans.append(m.span(g))
@@ -364,16 +368,29 @@ class Redactor:
             for k, v in data.items():
                 secret, name = self._key(k)
                 out[name] = MASK if secret else self.value(v, _depth + 1)
+            if "value" in out and out["value"] != MASK and self._names_secret(data):
+                out["value"] = MASK  # {"name": "DB_PASSWORD", "value": ...}: a form field, an env entry
             return out
         if isinstance(data, str):
             return self.text(data)
         if isinstance(data, bool | int | float):
             return data
         if isinstance(data, list | tuple | set | frozenset):
+            if len(data) == 2 and not isinstance(data, set | frozenset):
+                name = data[0]  # type: ignore[index]
+                if isinstance(name, str) and len(name) < 100 and self._key(name)[0]:
+                    return [self.text(name), MASK]  # ("Authorization", "...") header pairs
             return [self.value(v, _depth + 1) for v in data]
         if isinstance(data, bytes | bytearray):
             return f"[{len(data)} bytes]"
         return self.text(str(data))
+
+    def _names_secret(self, data: Mapping[Any, Any]) -> bool:
+        for field in ("name", "key", "header", "field", "id"):
+            name = data.get(field)
+            if isinstance(name, str) and len(name) < 100 and self._key(name)[0]:
+                return True
+        return False
 
     def __call__(self, data: Any) -> Any:
         """Redact ``data`` (text or JSON-like data)."""
@@ -405,6 +422,14 @@ class Redactor:
         for name in _JSON_KEY.findall(text):
             if key(name)[0]:
                 return None
+        if "[" in text:  # ["Authorization", "..."]: the walk masks such pairs
+            for name in _PAIR_HEAD.findall(text):
+                if key(name)[0]:
+                    return None
+        if '"value":' in text:  # {"name": "DB_PASSWORD", "value": ...}
+            for name in _NAMED.findall(text):
+                if key(name)[0]:
+                    return None
         return dumped
 
     def structlog_processor(self, _logger: Any, _method: str, event_dict: dict[str, Any]) -> dict[str, Any]:
@@ -448,6 +473,15 @@ class RedactingLogger:
 
     def bind(self, **values: Any) -> RedactingLogger:
         return RedactingLogger(self._logger.bind(**self._redactor.value(values)), self._redactor)
+
+    def new(self, **values: Any) -> RedactingLogger:
+        return RedactingLogger(self._logger.new(**self._redactor.value(values)), self._redactor)
+
+    def unbind(self, *keys: str) -> RedactingLogger:
+        return RedactingLogger(self._logger.unbind(*keys), self._redactor)
+
+    def try_unbind(self, *keys: str) -> RedactingLogger:
+        return RedactingLogger(self._logger.try_unbind(*keys), self._redactor)
 
     def _emit(self, method: str, event: Any, kw: dict[str, Any]) -> Any:
         r = self._redactor

@@ -421,3 +421,28 @@ async def test_secrets_in_unknown_tool_names_end_to_end(make_reach, data_dir, tm
     assert all(MASK in t for t in tools if t), tools
     report = await reach_audit.verify(reach)
     assert report.ok
+
+
+STRUCTURES = [
+    lambda s: {"headers": [["Authorization", f"Bearer {s}"]]},
+    lambda s: {"headers": [["X-Api-Key", s], ["Accept", "json"]]},
+    lambda s: [("Cookie", s)],
+    lambda s: {"env": [{"name": "DB_PASSWORD", "value": s}, {"name": "HOME", "value": "/root"}]},
+    lambda s: {"form": [{"field": "card_pin", "value": s}]},
+    lambda s: {"params": [{"key": "token", "value": s}]},
+    lambda s: {"url": f"https://h.test/?api%5Fkey={s}"},
+    lambda s: {"url": f"https://h.test/?%61pi_key={s}&x=1"},
+    lambda s: {"auth": ["bob", s]},
+    lambda s: {"deep": [[[[{"credentials": {"user": "bob", "pass": s}}]]]]},
+    lambda s: {f"password={s}": True},
+    lambda s: {"n": {"pin": int(s[-3:]) if s[-3:].isdigit() else s}},
+]
+
+
+@pytest.mark.parametrize("build", STRUCTURES, ids=[f"structure-{i}" for i in range(len(STRUCTURES))])
+def test_secrets_by_structure_and_the_fast_scan_agrees(build: Callable[[str], Any]) -> None:
+    r = Redactor()
+    secret = _secret(9)
+    data = build(secret)
+    assert secret not in json.dumps(r.value(data), ensure_ascii=False)
+    assert r.scan(data) is None, "the writer's fast path would have kept the secret"
