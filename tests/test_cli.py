@@ -73,3 +73,40 @@ def test_bad_config_is_a_clear_error(tmp_path):
     (tmp_path / "reach.toml").write_text("[reach]\nconcurrency = 'x'\n")
     out = reach("tools", cwd=tmp_path, check=False)
     assert out.returncode != 0 and "`[reach] concurrency`" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_plugins_says_what_it_checked_and_marks_disabled_hooks(project):
+    plain = reach("plugins", cwd=project).stdout
+    assert "imported to find their hooks, not started" in plain and "--check" in plain
+    checked = reach("plugins", "--check", cwd=project).stdout
+    assert "checked: 2 plugin(s) started" in checked and "1 tool(s)" in checked and "1 failed" in checked
+    with open(project / "reach.toml", "a") as f:
+        f.write('[plugins.reach-sample]\nhooks_disabled = ["reach_register_commands"]\n')
+    text = reach("plugins", cwd=project).stdout
+    assert "reach_register_commands (off: hooks_disabled)" in text
+    assert "reach_register_tools (off" not in text
+
+
+@pytest.mark.parametrize(("table", "agent"), [
+    ('[agents.nobody]\nallow = ["nothing_*"]\n', "nobody"),
+    ('[agents.default]\ndeny = ["*"]\n', None),
+])
+def test_tools_says_when_an_agent_has_none(project, table, agent):
+    with open(project / "reach.toml", "a") as f:
+        f.write(table)
+    out = reach("tools", *(["--agent", agent] if agent else []), cwd=project).stdout
+    assert out.startswith("no tools for ") and "1 registered" in out and "allow / deny" in out
+
+
+@pytest.mark.parametrize(("text", "width", "expected"), [
+    ("Add two integers. Use when the user asks for a sum.", 110, "Add two integers. Use when the user asks for a sum."),
+    ("Add two integers. Use when the user asks for a sum.", 20, "Add two integers…"),
+    ("Add two integers. Use when the user asks for a sum.", 22, "Add two integers. Use…"),
+    ("Supercalifragilisticexpialidocious words", 10, "Supercali…"),
+    ("a  b\tc   d", 110, "a b c d"),
+])
+def test_descriptions_are_cut_at_a_word_boundary(text, width, expected):
+    from reach_core.cli import shorten
+
+    assert shorten(text, width) == expected
+    assert len(shorten(text, width)) <= width
