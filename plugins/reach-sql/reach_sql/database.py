@@ -28,6 +28,7 @@ PostgreSQL connection is reset with ``DISCARD ALL`` after each call.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import threading
 import time
@@ -49,6 +50,7 @@ if TYPE_CHECKING:  # SQLAlchemy is imported on first use: listing tools stays fa
     from sqlalchemy.engine import URL
 
 _COUNT_CHUNK = 1000
+_CAST_AFTER_BIND = re.compile(r"(?<![:\w]):\w+::")
 # Worker threads for the synchronous drivers: one per statement that may run at once,
 # so statements stuck until their deadline never queue an honest call behind them.
 _WORKERS = 32
@@ -163,10 +165,17 @@ class Database:
                 self._read = self._make_read_engine()
             return self._read
 
+    def _pool_options(self) -> dict[str, Any]:
+        """As many pooled connections as worker threads: statements waiting for their
+        deadline must not leave an honest call waiting for a connection."""
+        if self.dialect == "sqlite":
+            return {}
+        return {"pool_size": 5, "max_overflow": _WORKERS - 5}
+
     def _make_write_engine(self) -> Engine:
         from sqlalchemy import create_engine, event
 
-        engine = create_engine(self.url, pool_pre_ping=self.dialect != "sqlite")
+        engine = create_engine(self.url, pool_pre_ping=self.dialect != "sqlite", **self._pool_options())
         if self.dialect == "postgresql":
             event.listen(engine, "connect", _prepare_everything)
         return engine
@@ -191,7 +200,7 @@ class Database:
             return engine
         # No pre-ping: a dropped connection fails the read as upstream_unavailable, the pool
         # discards it, and the core retries (reads are idempotent). Saves a round trip per call.
-        engine = create_engine(self.read_url or self.url)
+        engine = create_engine(self.read_url or self.url, **self._pool_options())
         if self.dialect == "postgresql":
             event.listen(engine, "connect", _read_only_session)
         return engine
@@ -260,7 +269,10 @@ class Database:
         try:
             reason, statement = pg_read_statement(sql)
         except SqlParseError as exc:
-            raise SqlFailed(f"{exc} (sql_query accepts one SELECT, WITH … SELECT or VALUES statement)") from exc
+            hint = " Write CAST(:name AS type) instead of :name::type." if _CAST_AFTER_BIND.search(sql) else ""
+            raise SqlFailed(
+                f"{exc} (sql_query accepts one SELECT, WITH … SELECT or VALUES statement).{hint}"
+            ) from exc
         if reason:
             raise SqlRefused(
                 f"sql_query is read-only and runs one SELECT statement; refused: {reason}. "
