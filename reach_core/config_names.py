@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from .config import Config
     from .plugins import PluginNames
 
-__all__ = ["CORE_NAMES", "check_plugin_names", "check_strategies"]
+__all__ = ["CORE_NAMES", "check_plugin_names", "check_strategies", "unknown_tool_names"]
 
 #: names that are not installed plugins but own tools: the core (``delegate``) and ``reach.register``
 CORE_NAMES = ("reach-core", "user")
@@ -148,4 +148,38 @@ def check_strategies(cfg: Config, providers: dict[str, dict[str, Any]], names: P
         listing = "" if hint else f" (installed: {', '.join(f'`{n}`' for n in sorted(bucket)) or 'none'})"
         problems.append(Problem("strategies", kind, f"no installed plugin provides a {kind} named `{chosen}`"
                                 f"{listing}", hint))
+    return problems
+
+
+_PREFIXES = ("tag:", "plugin:", "risk:")
+
+
+def unknown_tool_names(cfg: Config, tools: set[str]) -> list[Problem]:
+    """Tool names config gives that no registered tool has: ``[connectors.NAME]`` tables and
+    plain names in ``[agents.NAME] allow/deny/approval/pinned``, with the closest tool name.
+
+    Only knowable once every tool is registered (``Reach.start``; tools may also be
+    registered later, so these are logged as warnings, not raised). A misspelt name in
+    ``deny``, ``approval`` or ``[connectors.NAME]`` would leave the real tool unrestricted."""
+    problems: list[Problem] = []
+    if not tools:
+        return problems
+
+    def check(table: str, key: str | None, name: str) -> None:
+        if name in tools or _GLOB & set(name) or name.startswith(_PREFIXES):
+            return
+        hint = suggest(name, tools)
+        problems.append(Problem(table, key, f"`{name}` is not a registered tool", hint))
+
+    for name in cfg.connectors:
+        check(f"connectors.{name}", None, name)
+        if problems and problems[-1].table == f"connectors.{name}" and problems[-1].suggestion:
+            problems[-1].suggestion = f"connectors.{problems[-1].suggestion}"
+    for agent, acfg in cfg.agents.items():
+        for key in ("allow", "deny", "pinned"):
+            for name in getattr(acfg, key) or ():
+                check(f"agents.{agent}", key, name)
+        for name in acfg.approval:
+            if name not in ("read", "write", "dangerous"):
+                check(f"agents.{agent}", "approval", name)
     return problems

@@ -177,6 +177,11 @@ class Reach:
         if "timeout" not in overrides and self.config.reach.default_timeout:
             overrides["timeout"] = self.config.reach.default_timeout
         tool = Tool.build(obj, plugin=plugin, overrides=overrides, settings=settings)
+        if not tool.description and not self.config.reach.allow_undocumented:
+            raise ConnectorError(
+                f"the tool {tool.name!r} has no description, and a model cannot use a tool it cannot read "
+                "about: give it a docstring (a @connector function) or a `description` (a Connector class), "
+                "or set [reach] allow_undocumented = true")
         same = [t for t in self._candidates.get(tool.name, []) if t.plugin == plugin]
         if same:
             raise ConnectorError(f"plugin {plugin!r} registers the tool {tool.name!r} twice")
@@ -254,7 +259,15 @@ class Reach:
                 res = impl.function(reach=self)
                 if inspect.isawaitable(res):
                     await res
+            self._warn_unknown_tools()
             self._started = True
+
+    def _warn_unknown_tools(self) -> None:
+        """Log tool names in config that no tool has (a misspelt ``deny`` restricts nothing)."""
+        from .config_names import unknown_tool_names
+
+        for problem in unknown_tool_names(self.config, set(self._candidates) | set(self._tools)):
+            self._log.warning("reach.config_unknown_tool", problem=str(problem))
 
     async def aclose(self) -> None:
         """Run ``reach_shutdown`` hooks and close the state store."""

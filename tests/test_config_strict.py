@@ -669,3 +669,36 @@ def test_the_docs_hold_config_examples():
 @pytest.mark.parametrize(("where", "data"), SNIPPETS, ids=[w for w, _ in SNIPPETS])
 def test_every_toml_example_in_the_docs_is_valid_config(where, data):
     Config.model_validate(data)
+
+
+# ------------------------------------------------------------------ tool names (known only once tools are registered)
+@pytest.mark.parametrize(("data", "where", "hint"), [
+    ({"agents": {"a": {"deny": ["send_emial"]}}}, "[agents.a] deny", "send_email"),
+    ({"agents": {"a": {"deny": ["Send_Email"]}}}, "[agents.a] deny", "send_email"),
+    ({"agents": {"a": {"approval": {"delete-all": "always"}}}}, "[agents.a] approval", "delete_all"),
+    ({"agents": {"a": {"allow": ["get_wether"]}}}, "[agents.a] allow", "get_weather"),
+    ({"agents": {"a": {"pinned": ["getweather"]}}}, "[agents.a] pinned", "get_weather"),
+    ({"connectors": {"send_emails": {"daily_budget": 1}}}, "[connectors.send_emails]", "[connectors.send_email]"),
+    ({"connectors": {"zzqxxxxx": {"daily_budget": 1}}}, "[connectors.zzqxxxxx]", None),
+])
+async def test_a_tool_name_no_tool_has_is_logged_at_start(tmp_path, caplog, data, where, hint):
+    reach = make_reach(_tools_plugin(), config=data, data_dir=tmp_path)
+    with caplog.at_level("WARNING", logger="reach"):
+        await reach.start()
+    warned = [r.reach_event["problem"] for r in caplog.records
+              if getattr(r, "reach_event", {}).get("event") == "reach.config_unknown_tool"]
+    assert len(warned) == 1 and f"`{where}`" in warned[0], warned
+    assert (f"did you mean `{hint}`" in warned[0]) if hint else "did you mean" not in warned[0]
+    await reach.aclose()
+
+
+async def test_right_tool_names_patterns_and_tiers_are_not_logged(tmp_path, caplog):
+    reach = make_reach(_tools_plugin(), data_dir=tmp_path, config={
+        "agents": {"a": {"allow": ["get_*", "tag:x", "plugin:demo-tools", "risk:read", "send_email"],
+                         "deny": ["delete_all"], "approval": {"write": "always", "send_email": "once"},
+                         "pinned": ["get_weather"]}},
+        "connectors": {"get_weather": {"timeout": 3}}})
+    with caplog.at_level("WARNING", logger="reach"):
+        await reach.start()
+    assert "reach.config_unknown_tool" not in caplog.text
+    await reach.aclose()
