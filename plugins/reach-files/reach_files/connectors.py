@@ -95,14 +95,13 @@ def _int_arg(params: dict[str, Any], field: str, default: int, low: int, high: i
     value = params.get(field)
     if value is None:
         return default
-    shown = repr(value)[:40]
     whole = isinstance(value, int) or (isinstance(value, float) and math.isfinite(value) and value.is_integer())
     if isinstance(value, bool) or not whole:
-        raise InvalidArguments(field, message=f"`{field}` must be a whole number; you sent {shown}. {hint}")
+        raise InvalidArguments(field, message=f"`{field}` must be a whole number; you sent {repr(value)[:40]}. {hint}")
     number = int(value)
     if number < low or (high is not None and number > high):
         allowed = f"from {low} to {high}" if high is not None else f"at least {low}"
-        raise InvalidArguments(field, message=f"`{field}` must be {allowed}; you sent {shown}. {hint}")
+        raise InvalidArguments(field, message=f"`{field}` must be {allowed}; you sent {repr(value)[:40]}. {hint}")
     return number
 
 
