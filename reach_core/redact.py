@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from urllib.parse import unquote
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
+from urllib.parse import unquote
 
 import orjson
 

@@ -303,9 +303,13 @@ async def _run_everything(reach: Any, log_file: Path, calls: list[tuple[Any, ...
         await reach.invoke(*call[:2], **(call[2] if len(call) > 2 else {}))
     await reach_audit.flush(reach)
     for _ in range(100):  # JSON lines follow the commit
-        if log_file.exists() and log_file.read_text().count("\n") >= len(calls):
+        if _lines(log_file) >= len(calls):
             break
         await asyncio.sleep(0.02)
+
+
+def _lines(path: Path) -> int:
+    return path.read_text().count("\n") if path.exists() else 0
 
 
 def _assert_nowhere(secrets: list[str], data_dir: Path, log_file: Path, captured: list[str]) -> None:

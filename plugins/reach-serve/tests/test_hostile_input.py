@@ -133,8 +133,7 @@ def test_a_chunked_body_over_the_limit_is_413(make_served: Any, limit: int, piec
 
 def test_a_chunked_body_under_the_limit_works(served: Any) -> None:
     def pieces() -> Any:
-        for part in (b'{"name": "lookup", ', b'"arguments": {"city"', b': "', "北京".encode(), b'"}}'):
-            yield part
+        yield from (b'{"name": "lookup", ', b'"arguments": {"city"', b': "', "北京".encode(), b'"}}')
 
     with served.client() as c:
         resp = _chunked(c, pieces())
