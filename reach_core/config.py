@@ -347,7 +347,10 @@ def _problem(error: Any, root: type[BaseModel]) -> list[Problem]:
 
 
 def _shown(value: Any) -> str:
-    text = repr(value)
+    """A rejected value as an error shows it: short, and never a secret read from the environment."""
+    from .configfile import mask_secrets
+
+    text = mask_secrets(repr(value))
     return text if len(text) <= 60 else text[:57] + "..."
 
 

@@ -702,3 +702,22 @@ async def test_right_tool_names_patterns_and_tiers_are_not_logged(tmp_path, capl
         await reach.start()
     assert "reach.config_unknown_tool" not in caplog.text
     await reach.aclose()
+
+
+def test_a_rejected_secret_is_not_printed(tmp_path, monkeypatch):
+    from pydantic import BaseModel, Field
+
+    class S(BaseModel):
+        token: str = Field(min_length=40)
+
+    class P:
+        REACH_PLUGIN_NAME = "secretive"
+
+        @hookimpl
+        def reach_plugin_settings(self):
+            return S
+
+    monkeypatch.setenv("SECRETIVE_TOKEN", "tok-short-but-secret")
+    with pytest.raises(ConfigError) as info:
+        make_reach(P(), config={"plugins": {"secretive": {"token": {"env": "SECRETIVE_TOKEN"}}}}, data_dir=tmp_path)
+    assert "`[plugins.secretive] token`" in str(info.value) and "tok-short-but-secret" not in str(info.value)
