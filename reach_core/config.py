@@ -107,7 +107,10 @@ class ReachSection(_Section, GuardDefaults):
     retry_backoff: float = Field(default=1.0, ge=0, description="first retry delay (s); doubles each retry, jittered")
     default_timeout: float | None = Field(default=None, gt=0, description="timeout (s) of every tool whose "
                                           "`[connectors.NAME] timeout` is not set (else the connector's own)")
-    log_calls: bool = Field(default=True, description="log one `reach.call` event per tool call")
+    log_calls: bool = Field(default=True, description="log one `reach.tool_call` event per tool call (stdlib "
+                            "logger `reach`, INFO; built only when the host listens)")
+    allow_undocumented: bool = Field(default=False, description="register tools that have no description "
+                                     "(refused by default: a model cannot use a tool it cannot read about)")
     system_hint: str | None = Field(default=None, description="system text `reach.run` adds by default")
     max_tools_per_step: Annotated[int, Field(ge=1, le=128)] = Field(default=
         8, description="tools offered to the model per step when a selector is installed")

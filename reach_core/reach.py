@@ -177,6 +177,11 @@ class Reach:
         if "timeout" not in overrides and self.config.reach.default_timeout:
             overrides["timeout"] = self.config.reach.default_timeout
         tool = Tool.build(obj, plugin=plugin, overrides=overrides, settings=settings)
+        if not tool.description and not self.config.reach.allow_undocumented:
+            raise ConnectorError(
+                f"the tool {tool.name!r} has no description, and a model cannot use a tool it cannot read "
+                "about: give it a docstring (a @connector function) or a `description` (a Connector class), "
+                "or set [reach] allow_undocumented = true")
         same = [t for t in self._candidates.get(tool.name, []) if t.plugin == plugin]
         if same:
             raise ConnectorError(f"plugin {plugin!r} registers the tool {tool.name!r} twice")

@@ -156,3 +156,52 @@ def test_get_and_connectors(reach):
     assert {c.name for c in reach.connectors()} == {"add", "get_weather"}
     with pytest.raises(KeyError):
         reach.get("nope")
+
+
+def _undocumented_function():
+    from reach_core import connector
+
+    @connector(risk="read")
+    def mystery(a: int) -> int:
+        return a
+
+    return mystery
+
+
+def _undocumented_class(description):
+    from reach_core import Connector
+
+    class Mystery(Connector):
+        name = "mystery"
+        risk = "read"
+        input_schema = {"type": "object", "properties": {}}
+
+        async def execute(self, params, ctx):
+            return 1
+
+    Mystery.description = description
+    return Mystery()
+
+
+@pytest.mark.parametrize("make", [
+    _undocumented_function,
+    lambda: _undocumented_class(""),
+    lambda: _undocumented_class("   \n\t "),
+    lambda: _undocumented_class(None),
+])
+def test_a_tool_without_a_description_is_refused_unless_config_allows_it(make):
+    from reach_core import ConnectorError, Reach
+
+    with pytest.raises(ConnectorError, match="no description.*allow_undocumented"):
+        Reach(plugins=[]).register(make())
+    reach = Reach({"reach": {"allow_undocumented": True}}, plugins=[])
+    reach.register(make())
+    assert [t["function"]["name"] for t in reach.tools()] == ["mystery"]
+
+
+def test_a_description_from_config_documents_a_tool():
+    from reach_core import Reach
+
+    reach = Reach({"connectors": {"mystery": {"description": "A documented mystery. Use for tests."}}}, plugins=[])
+    reach.register(_undocumented_class(""))
+    assert reach.tools()[0]["function"]["description"] == "A documented mystery. Use for tests."
