@@ -175,7 +175,9 @@ _PATTERNS: tuple[str, ...] = (
     r"(?i)(?<![\w-])(?:-u\s*|--(?:proxy-)?user(?:\s+|=))[\"']?[^\s:\"']*:(?P<s>[^\s\"']+)",
     # mysql -pSECRET (no space: a password), sshpass -p SECRET
     r"(?<![\w-])-p(?P<s>[^\s\"'-][^\s\"']*|[\"'][^\"']+[\"'])",
-    r"(?i)\bsshpass\s+-p\s*(?P<s>\S+)",
+    r"(?i)\b(?:sshpass|mysql|mariadb|mysqldump|mysqladmin|mysqlimport|mysqlsh|mongo|mongosh|mongodump|docker|podman"
+    r"|helm)\b[^\n|;&]*?\s-p\s+(?P<s>[^\s-]\S*)",
+    r"(?i)\bredis-cli\b[^\n|;&]*?\s-a\s*(?P<s>[^\s-]\S*)",
     # .pgpass: host:port:database:user:password (fields may escape ':')
     r"(?m)(?:^|(?<=\s))(?:\\.|[^:\s#\\])+:(?:\d{1,5}|\*):(?:\\.|[^:\n\\])*:(?:\\.|[^:\n\\])*:(?P<s>[^\n]+)",
     # .netrc: machine h login u password p
@@ -202,7 +204,7 @@ _KEYWORDS = (
     "connstr", "connectionstring", "connection_string", "connection-string",
 )
 _HINT_WORDS = (
-    "@", "--", "-u", "-p", ":*:", "login", "bearer ", "basic ", "digest ", "sk-", "sk_", "pk-", "pk_", "rk-",
+    "@", "--", "-u", "-p", "-a", ":*:", "login", "bearer ", "basic ", "digest ", "sk-", "sk_", "pk-", "pk_", "rk-",
     "rk_", "akia", "asia", "agpa", "aida", "aroa", "anpa", "anva", "aipa", "aiza", "ghp_", "gho_", "ghu_",
     "ghs_", "ghr_", "github_pat_", "glpat-", "xox", "eyj", "-----begin", "\u5bc6\u7801", "\u53e3\u4ee4",
     "\u5bc6\u94a5", "\u4ee4\u724c",
@@ -329,7 +331,7 @@ class Redactor:
             return True
         return self._extra_any is not None and self._extra_any.search(value) is not None
 
-    def _text(self, value: str) -> str:
+    def _text(self, value: str, found: list[str] | None = None) -> str:
         spans: list[tuple[int, int]] = []
         for pattern in (_PAIR, _FLAG):
             for m in pattern.finditer(value):
@@ -347,10 +349,63 @@ class Redactor:
             for m in pattern.finditer(value):
                 named = [g for g in ("s", "s2", "secret") if g in groups and m.group(g) is not None]
                 spans.append(m.span(named[0]) if named else m.span())
+        if found is not None:
+            found.extend(value[a:b] for a, b in spans)
         out = _splice(value, spans)
         for rule in self._rules:
             out = rule(out)
         return out
+
+    def secrets_in(self, data: Any) -> list[str]:
+        """The secrets ``data`` holds, as text (values under secret keys, pattern matches).
+
+        What a call's arguments reveal lets the rest of its record be scrubbed of the
+        same strings: an error message that echoes a wrongly typed password, a result
+        that greets the user with it. Strings shorter than 4 characters are left out
+        (masking every "x" would mangle the record).
+        """
+        found: list[str] = []
+        self._secrets_in(data, found, 0)
+        return sorted({s for s in found if len(s) >= 4}, key=len, reverse=True)
+
+    def _secrets_in(self, data: Any, found: list[str], depth: int) -> None:
+        if depth >= _MAX_DEPTH or len(found) > 1000:
+            return
+        if isinstance(data, str):
+            self._text(data, found)
+        elif isinstance(data, Mapping):
+            for k, v in data.items():
+                if self._key(k)[0]:
+                    _leaves(v, found, depth)
+                else:
+                    self._secrets_in(v, found, depth + 1)
+            if "value" in data and self._names_secret(data):
+                _leaves(data["value"], found, depth)
+        elif isinstance(data, list | tuple):
+            if len(data) == 2 and isinstance(data[0], str) and len(data[0]) < 100 and self._key(data[0])[0]:
+                _leaves(data[1], found, depth)
+                return
+            for v in data:
+                self._secrets_in(v, found, depth + 1)
+
+    def scrub(self, data: Any, secrets: list[str], _depth: int = 0) -> Any:
+        """``data`` (already redacted) with every occurrence of ``secrets`` masked too."""
+        if not secrets:
+            return data
+        if isinstance(data, str):
+            for secret in secrets:
+                if secret in data:
+                    data = data.replace(secret, MASK)
+            return data
+        if _depth >= _MAX_DEPTH:
+            return data
+        if isinstance(data, dict):
+            return {self.scrub(k, secrets): self.scrub(v, secrets, _depth + 1) for k, v in data.items()}
+        if isinstance(data, list):
+            return [self.scrub(v, secrets, _depth + 1) for v in data]
+        if isinstance(data, int | float) and not isinstance(data, bool) and str(data) in secrets:
+            return MASK
+        return data
 
     # -- data ------------------------------------------------------------------
     def value(self, data: Any, _depth: int = 0) -> Any:
@@ -435,6 +490,24 @@ class Redactor:
     def structlog_processor(self, _logger: Any, _method: str, event_dict: dict[str, Any]) -> dict[str, Any]:
         """A structlog processor: add it to any logger chain to redact its events too."""
         return self.value(event_dict)  # type: ignore[no-any-return]
+
+
+def _leaves(value: Any, found: list[str], depth: int) -> None:
+    """Every scalar under a secret key, as text (and a container as its JSON too)."""
+    if depth >= _MAX_DEPTH:
+        return
+    if isinstance(value, str):
+        found.append(value)
+    elif isinstance(value, bool) or value is None:
+        return
+    elif isinstance(value, int | float):
+        found.append(str(value))
+    elif isinstance(value, Mapping):
+        for v in value.values():
+            _leaves(v, found, depth + 1)
+    elif isinstance(value, list | tuple):
+        for v in value:
+            _leaves(v, found, depth + 1)
 
 
 def _loose(joined: str) -> str:

@@ -143,8 +143,11 @@ def _rough_size(value: Any, budget: int) -> int:
     return 24
 
 
-def summarise(value: Any, redactor: Redactor, cap: int) -> Any:
-    """Redact, then cap the size: small values stay as they are, large ones become a preview."""
+def summarise(value: Any, redactor: Redactor, cap: int, learned: list[str] | None = None) -> Any:
+    """Redact, then cap the size: small values stay as they are, large ones become a preview.
+
+    With ``learned``, the secrets found in ``value`` are added to it (only on the slow
+    path: a value the fast scan passes holds none)."""
     kind = type(value)
     if value is None or kind is int or kind is float or kind is bool:
         return value
@@ -166,6 +169,8 @@ def summarise(value: Any, redactor: Redactor, cap: int) -> Any:
             return {"truncated": True, "chars": len(text), "preview": text[:cap]}
     try:
         clean = redactor.value(value)  # also turns anything unusual into text
+        if learned is not None:
+            learned.extend(redactor.secrets_in(value))
     except Exception as exc:  # a summary must never cost the record
         clean = f"[unserialisable {type(exc).__name__}]"
     if _rough_size(clean, cap // 2) <= cap // 2:
@@ -255,8 +260,9 @@ def build_call(c: Captured, redactor: Redactor, cap: int) -> dict[str, Any]:
     if c.idempotency_key is not None:
         record["idempotency_key"] = redactor.text(c.idempotency_key)
     args = _arguments_of(call)
+    learned: list[str] = []  # secrets the arguments hold: masked wherever else they show up
     if args is not None:
-        record["args"] = summarise(args, redactor, cap)
+        record["args"] = summarise(args, redactor, cap, learned)
     if ok:
         content = getattr(result, "content", None)
         if content is not None:
@@ -286,6 +292,10 @@ def build_call(c: Captured, redactor: Redactor, cap: int) -> dict[str, Any]:
             confirmation["reason"] = c.confirm[1]
     if confirmation:
         record["confirmation"] = summarise(confirmation, redactor, cap)
+    if learned:  # "`password` must be a string; you sent 98765432", a result that echoes it
+        for key in ("result", "error", "fix", "confirmation", "tool", "idempotency_key", "call_id"):
+            if key in record:
+                record[key] = redactor.scrub(record[key], learned)
     return record
 
 

@@ -164,7 +164,8 @@ FREE_TEXT = [
     "localhost:5432:*:app:{s}\nother:5433:db:u:{s}", "machine api.h.test login bob password {s}",
     "export DB_PASSWORD={s}", "DATABASE_URL=postgres://u:{s}@h/db", "spring.datasource.password={s}",
     "<password>{s}</password>", "<Password type=\"x\">{s}</Password>", "密码是{s}", "密码：{s}",
-    "login with user bob and password: {s}", "--token={s}", "-p{s}",
+    "login with user bob and password: {s}", "--token={s}", "-p{s}", "mysql -u root -p {s} -h db",
+    "docker login -u bob -p {s} registry.h", "redis-cli -h cache -a {s} ping", "mongosh -u admin -p {s}",
 ]
 
 
@@ -450,3 +451,40 @@ def test_secrets_by_structure_and_the_fast_scan_agrees(build: Callable[[str], An
     data = build(secret)
     assert secret not in json.dumps(r.value(data), ensure_ascii=False)
     assert r.scan(data) is None, "the writer's fast path would have kept the secret"
+
+
+class Login(Connector):
+    """Takes a password; greets with it (a careless connector)."""
+
+    name = "login2"
+    description = "Log in."
+    risk = "read"
+    input_schema = {"type": "object", "properties": {"user": {"type": "string"}, "password": {"type": "string"},
+                                                      "pin": {"type": "integer"}},
+                    "required": ["user", "password"], "additionalProperties": False}
+
+    async def execute(self, params: dict) -> Any:
+        return {"msg": f"welcome {params['user']}, you signed in with {params['password']}"}
+
+
+ECHOED = [
+    {"user": "bob", "password": 98765432109},  # wrong type: the error message quotes it
+    {"user": "bob", "password": ["{s}"]},
+    {"user": "bob", "password": "x", "pin": "{s}"},
+    {"user": "bob", "password": "{s}"},  # the result quotes it
+    {"user": "bob", "password": "{s}", "extra": 1},
+]
+
+
+async def test_secrets_echoed_by_errors_and_results_are_masked_too(make_reach, data_dir, tmp_path, captured):
+    reach, log_file = _reach(make_reach, tmp_path)
+    reach.register(Login())
+    secrets, calls = ["98765432109"], []
+    for i, args in enumerate(ECHOED):
+        secret = _secret(800 + i)
+        secrets.append(secret)
+        calls.append(("login2", json.loads(json.dumps(args).replace("{s}", secret))))
+    await _run_everything(reach, log_file, calls)
+    records = [json.loads(line) for line in log_file.read_text().splitlines()]
+    assert [r["status"] for r in records] == ["invalid_arguments"] * 3 + ["ok", "invalid_arguments"]
+    _assert_nowhere(secrets, data_dir, log_file, captured)
