@@ -167,7 +167,20 @@ class NotFound(ToolFailure):
 
     def __init__(self, what: str, *, message: str | None = None) -> None:
         self.what = what
-        super().__init__(message or f"{what} was not found; check the name or ask the user.")
+        super().__init__(message or _not_found_message(what))
+
+
+_SENTENCE = re.compile(r"[;.!?:]\s|[;.!?]$|^(no|none|there (is|are)|cannot|can't|could not|couldn't|unknown)\b"
+                       r"|\b(not found|not exist|no such|doesn't exist|does not exist|not known)\b", re.I)
+
+
+def _not_found_message(what: str) -> str:
+    """``NotFound("order A-17")`` says the thing was not found; ``NotFound("no order A-17;
+    ask the user for the number")`` is already a sentence and is kept as it is."""
+    what = what.strip()
+    if _SENTENCE.search(what):
+        return what if what[-1:] in ".!?" else what + "."
+    return f"{what} was not found; check the name or ask the user."
 
 
 class BusinessError(ToolFailure):
