@@ -29,6 +29,8 @@ SWITCH_OFF = [
     "SELECT pg_catalog.set_config('statement_timeout','0',true), pg_sleep(40)",
     'SELECT "pg_catalog"."set_config"(\'statement_timeout\',\'0\',true), pg_sleep(40)',
     "SELECT \"set_config\"('statement_timeout','0',true), pg_sleep(40)",
+    "SELECT U&\"set\\005fconfig\"('statement_timeout','0',true), pg_sleep(40)",
+    "SELECT \"pg_catalog\".\"SET_CONFIG\"('statement_timeout','0',true), pg_sleep(40)",
     "WITH off AS (SELECT set_config('statement_timeout','0',true) AS x) SELECT x, pg_sleep(40) FROM off",
     "WITH off AS MATERIALIZED (SELECT set_config('statement_timeout','0',true)) SELECT pg_sleep(40) FROM off",
     "SELECT pg_sleep(40) FROM (SELECT set_config('statement_timeout','0',true)) AS s",

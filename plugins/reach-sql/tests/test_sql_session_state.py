@@ -51,6 +51,8 @@ SIGNAL_SQL = [
     "SELECT pg_catalog.pg_terminate_backend({pid})",
     'SELECT "pg_catalog"."pg_terminate_backend"({pid})',
     "SELECT PG_TERMINATE_BACKEND({pid})",
+    "SELECT U&\"pg_terminate\\005fbackend\"({pid})",
+    "SELECT \"PG_CANCEL_BACKEND\"({pid})",
     "SELECT pg_terminate_backend({pid}, 1000)",
     "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid = {pid}",
     "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE usename = current_user AND pid <> pg_backend_pid()",
