@@ -17,7 +17,12 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import mcp_types as types
 
-__all__ = ["RANK", "annotations_for", "risk_from_annotations"]
+__all__ = ["OUTWARD_TAGS", "RANK", "annotations_for", "open_world", "risk_from_annotations"]
+
+#: Tags that say a tool reaches outside this system (a web API, another MCP server, a
+#: person's inbox). A tool with none of them works on a closed world: files under a
+#: root, a database, a notebook, a computation.
+OUTWARD_TAGS = frozenset({"external_api", "open_world", "mcp", "notify", "web", "internet"})
 
 RANK = {"read": 0, "write": 1, "dangerous": 2}
 
@@ -61,3 +66,12 @@ def annotations_for(risk: str, idempotent: bool, *, open_world: bool | None = No
         idempotent_hint=idempotent if risk != "read" else None,
         open_world_hint=open_world,
     )
+
+
+def open_world(tool: Any) -> bool | None:
+    """``openWorldHint`` for a tool reach serves: true when a tag says it reaches outside,
+    false for a read tool that does not (a client may then call it more freely), and
+    unsaid for other tools (MCP's default, open world, is the safe reading of a write)."""
+    if OUTWARD_TAGS.intersection(getattr(tool, "tags", ()) or ()):
+        return True
+    return False if getattr(tool, "risk", None) == "read" else None

@@ -24,7 +24,7 @@ from mcp.server.lowlevel import Server
 
 from reach_core import ToolResult
 
-from .annotations import annotations_for
+from .annotations import annotations_for, open_world
 from .link import IDEMPOTENCY_META_KEY
 from .settings import ServeSettings
 
@@ -48,7 +48,7 @@ def to_mcp_tool(tool: Any, *, output_schemas: bool = True) -> types.Tool:
         description=tool.description,
         input_schema=tool.schema,
         output_schema=out,
-        annotations=annotations_for(tool.risk, tool.idempotent, open_world=True if "open_world" in tool.tags else None),
+        annotations=annotations_for(tool.risk, tool.idempotent, open_world=open_world(tool)),
     )
 
 

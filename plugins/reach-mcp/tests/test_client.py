@@ -82,7 +82,7 @@ async def test_config_tier_is_never_lowered_by_annotations(reach_for: Any, demo_
     await reach.aclose()
 
 
-def test_unreachable_http_server_is_a_warning(reach_for: Any, capsys: Any) -> None:
+def test_unreachable_http_server_is_a_warning(reach_for: Any, capsys: Any, caplog: Any) -> None:
     from conftest import free_port
 
     @connector(risk="read")
@@ -90,8 +90,10 @@ def test_unreachable_http_server_is_a_warning(reach_for: Any, capsys: Any) -> No
         """Answer pong. Use to check reach is alive."""
         return "pong"
 
-    reach = reach_for({"gone": {"url": f"http://127.0.0.1:{free_port()}/mcp", "connect_timeout": 3}})
+    with caplog.at_level("WARNING", logger="reach.mcp"):
+        reach = reach_for({"gone": {"url": f"http://127.0.0.1:{free_port()}/mcp", "connect_timeout": 3}})
     reach.register(ping)
     assert [t.name for t in reach.all_tools()] == ["ping"]
-    out = capsys.readouterr()
-    assert "reach.mcp_server_unavailable" in out.out + out.err
+    (warning,) = [r for r in caplog.records if r.reach_event["event"] == "reach.mcp_server_unavailable"]
+    assert warning.levelname == "WARNING" and warning.reach_event["server"] == "gone"
+    assert capsys.readouterr() == ("", "")  # a warning for the host's logging, never printed by reach

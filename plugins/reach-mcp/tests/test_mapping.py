@@ -98,3 +98,20 @@ def test_result_content_shapes() -> None:
     assert content_of(result(), server="s", tool="t") is None
     with pytest.raises(BusinessError, match="t \\(MCP server 's'\\) failed: no such account"):
         content_of(result(types.TextContent(type="text", text="no such account"), error=True), server="s", tool="t")
+
+
+@pytest.mark.parametrize(("risk", "tags", "expected"), [
+    ("read", (), False), ("read", ("computation",), False), ("read", ("files",), False),
+    ("read", ("database", "sql"), False), ("read", ("file_system",), False),
+    ("read", ("external_api",), True), ("read", ("mcp", "mcp:demo"), True), ("read", ("open_world",), True),
+    ("write", ("notify", "message"), True), ("write", (), None), ("dangerous", ("payments",), None),
+    ("write", ("external_api",), True),
+])
+def test_open_world_hint_says_false_only_for_read_tools_that_stay_inside(risk, tags, expected):
+    from types import SimpleNamespace
+
+    from reach_mcp.annotations import open_world
+
+    tool = SimpleNamespace(risk=risk, tags=tags)
+    assert open_world(tool) is expected
+    assert annotations_for(risk, True, open_world=open_world(tool)).open_world_hint is expected

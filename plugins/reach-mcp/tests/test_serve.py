@@ -86,6 +86,7 @@ async def test_tools_are_filtered_and_checked_per_agent(reach_server: str) -> No
         assert set(listed) == {"demo__weather", "demo__echo"}
         weather = listed["demo__weather"]
         assert weather.annotations is not None and weather.annotations.read_only_hint is True
+        assert weather.annotations.open_world_hint is True  # another MCP server's tool reaches outside
         assert weather.output_schema is not None and "temp_c" in weather.output_schema["properties"]
         res = await client.call_tool("demo__weather", {"city": "Zürich"})
         assert not res.is_error

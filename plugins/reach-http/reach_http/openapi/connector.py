@@ -60,7 +60,8 @@ class OpenAPIOperation(Connector):
         self.input_schema = spec.input_schema  # type: ignore[misc]
         self.risk = spec.risk  # type: ignore[assignment]
         self.idempotent = spec.idempotent
-        self.tags = tuple(dict.fromkeys([*client.settings.tags]))
+        # an HTTP operation reaches outside: `external_api` (reach-mcp serves it with openWorldHint)
+        self.tags = tuple(dict.fromkeys(["external_api", *client.settings.tags]))
         self.keywords = tuple(spec.tags)
         self.timeout = max(15.0, client.settings.timeout * 3)
 
