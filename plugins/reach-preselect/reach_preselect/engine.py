@@ -21,6 +21,7 @@ moved behind the distinct ones so they do not crowd the top k.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -34,6 +35,7 @@ from .embedders import Embedder
 from .text import clauses, content_hash, has_cjk, schema_text, split_identifier, tokenize
 
 SIGNALS = ("bm25", "embedding", "dense", "tags")
+_CJK_SPAN = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef\u3040-\u30ff\uac00-\ud7af]+")
 #: positions filled by clause coverage at most; beyond it, plain fused order.
 MAX_COVER = 20
 
@@ -103,6 +105,8 @@ class EngineOptions:
     #: this many new tool texts or fewer are encoded inline (a tool registered later,
     #: a small tool set): well under a second, and the ranking stays deterministic.
     dense_inline: int = 64
+    #: the dense encoder reads a Chinese (CJK) question's glosses, not its characters.
+    dense_glosses_only: bool = True
 
 
 class SelectionEngine:
@@ -319,6 +323,7 @@ class SelectionEngine:
         encoding per question instead of one per clause.
         """
         n, q = len(self._docs), len(queries)
+        original = queries[0]
         queries = [self._expand(text) for text in queries]
         bm25 = np.zeros((q, n), dtype=np.float32)
         tags = np.zeros((q, n), dtype=np.float32)
@@ -340,7 +345,7 @@ class SelectionEngine:
         else:
             embedding = np.zeros((q, n), dtype=np.float32)
         if self._dense_t is not None and self.dense is not None and n:
-            vector = self.dense.embed([queries[0]])[0]
+            vector = self.dense.embed([self._dense_text(original, queries[0])])[0]
             dense = np.broadcast_to(np.einsum("d,dn->n", vector, self._dense_t), (q, n))
         else:
             dense = np.zeros((q, n), dtype=np.float32)
@@ -371,6 +376,18 @@ class SelectionEngine:
             )
         if retriever.nonoccurrence_array is not None:
             out += retriever.nonoccurrence_array[ids].sum()
+
+    def _dense_text(self, original: str, expanded: str) -> str:
+        """What the dense encoder reads: for a question with CJK characters, its other
+        words and the English glosses only.
+
+        MiniLM's vocabulary is English word pieces: each CJK character becomes a piece
+        of its own that carries little meaning but uses up the encoder's 32-piece
+        budget, crowding out the glosses it can read.
+        """
+        if not self.options.dense_glosses_only or not has_cjk(original):
+            return expanded
+        return " ".join(_CJK_SPAN.sub(" ", expanded).split())
 
     def _expand(self, query: str) -> str:
         """The question plus English glosses of its Chinese words, if it has any."""
