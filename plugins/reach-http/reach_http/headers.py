@@ -43,6 +43,14 @@ FORBIDDEN_HEADERS = frozenset(
 FORBIDDEN_PREFIXES = ("proxy-", "x-forwarded-", "sec-", "x-envoy-", ":")
 """Whole families: proxy control, forwarding claims, browser-owned and proxy-internal headers."""
 
+_FORBIDDEN_WORDS = ("forward", "proxy", "remote", "override")
+"""A name holding one of these words (``X-Forward-For``, ``Max-Forwards``, ``X-ProxyUser-Ip``,
+``X-Remote-User``, ``X-Override-URL``) is a forwarding claim, proxy control, an identity a
+front proxy vouches for, or a method/URL rewrite, however a vendor spells the rest."""
+_CLIENT_ADDRESS = re.compile(r"(^|-)([a-z]*(client|socket|real|user|connecting))?ip(s|v4|v6)?(-|$)")
+"""``CF-Connecting-IP``, ``Fastly-Client-IP``, ``X-Azure-ClientIP``, ``X-Custom-IP-Authorization``:
+a client address claim, which backends trust for allow-lists and rate limits."""
+
 _CREDENTIAL_WORDS = (
     "auth", "token", "key", "secret", "session", "password", "passwd", "credential", "signature",
     "cookie", "csrf", "xsrf", "api",
@@ -61,7 +69,12 @@ def model_header_refusal(name: str) -> str | None:
     if not _TOKEN.match(name.strip()) or name != name.strip():
         return f"{name!r} is not a plain header name"
     key = header_key(name)
-    if key in FORBIDDEN_HEADERS or key.startswith(FORBIDDEN_PREFIXES):
+    if (
+        key in FORBIDDEN_HEADERS
+        or key.startswith(FORBIDDEN_PREFIXES)
+        or any(word in key for word in _FORBIDDEN_WORDS)
+        or _CLIENT_ADDRESS.search(key)
+    ):
         return f"the {name.strip()} header is set by reach or the HTTP stack, never by a tool argument"
     return None
 
