@@ -8,12 +8,14 @@ if any), in this order:
    ``[plugins.NAME]``, ``[hooks]``, ``[limits.plugins.NAME]``, ``error_formatter``,
    ``provider``, ``plugin:NAME`` patterns) against the installed entry points, read
    from the packages' metadata without importing them;
-3. then, for the plugins the config loads, their entry-point modules are imported
-   (as ``reach plugins`` does) to validate each ``[plugins.NAME]`` table with the
-   plugin's own settings model (``{ env = "VAR" }`` must be set) and to learn the
-   names of strategy providers (``[strategies] selector = ...``). No tool is
-   registered, no start-up hook runs, no store or connection is opened. A plugin
-   that fails to import is reported as a problem.
+3. only then, and only where a check needs it, plugins' entry-point modules are
+   imported (as ``reach plugins`` does): a plugin that has a ``[plugins.NAME]``
+   table, to validate it with the plugin's own settings model (``{ env = "VAR" }``
+   must be set); a plugin named in ``[hooks]``, to see it implements that hook; every plugin the config loads when ``[strategies] selector /
+   adapter / confirmer / parser`` names a provider, whose names are only known
+   once registered. No tool is registered, no start-up hook runs, no store or
+   connection is opened. A plugin that fails to import is a warning (a problem
+   with ``[reach] strict``). A config with neither imports no plugin at all.
 
 ``show`` prints the effective configuration (every default filled in) as TOML
 or JSON, with secrets masked: ``{ env = "VAR" }`` values, values of keys that
@@ -92,7 +94,7 @@ def check(file: str | None) -> tuple[Any, list[Any], list[Any]]:
 
 
 def _check_installed(cfg: Any, warnings: list[Any]) -> list[Any]:
-    from .config_names import check_plugin_names, check_strategies
+    from .config_names import CORE_NAMES, check_plugin_names, check_strategies
     from .config_problems import Problem
     from .plugins import PluginNames, checked_selection, load_plugins, new_manager
 
@@ -102,8 +104,18 @@ def _check_installed(cfg: Any, warnings: list[Any]) -> list[Any]:
     problems += check_plugin_names(cfg, names)
     if problems:
         return problems  # names first: importing would load a plugin a misspelt `disable` meant to block
+    # import only what the remaining checks need: plugins with a settings table, or every
+    # plugin when a provider strategy is named (provider names are known only once registered)
+    strategies = cfg.strategies
+    if any(getattr(strategies, k) for k in ("selector", "adapter", "confirmer", "parser")):
+        wanted = allow
+    else:
+        named = [*cfg.plugins.plugin_tables(), *(n for order in cfg.hooks.values() for n in order)]
+        wanted = [n for n in dict.fromkeys(named) if (allow is None or n in allow) and n not in CORE_NAMES]
+    if wanted == []:
+        return problems
     pm = new_manager()
-    infos = load_plugins(pm, "auto", disable=blocked, allow=allow, strict=False)
+    infos = load_plugins(pm, "auto", disable=blocked, allow=wanted, strict=False)
     providers: dict[str, dict[str, Any]] = {}
     for info in infos:
         if info.status == "failed":
@@ -112,7 +124,7 @@ def _check_installed(cfg: Any, warnings: list[Any]) -> list[Any]:
         if info.status != "loaded":
             continue
         problems += _check_settings(pm, info.name, cfg.plugins.plugin_table(info.name))
-        for kind in ("selector", "adapter", "confirmer", "parser"):
+        for kind in ("selector", "adapter", "confirmer", "parser", "runner"):
             for impl in getattr(pm.hook, f"reach_register_{kind}s").get_hookimpls():
                 if impl.plugin_name == info.name:
                     _collect(impl, kind, info.name, providers, problems)

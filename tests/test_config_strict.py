@@ -721,3 +721,23 @@ def test_a_rejected_secret_is_not_printed(tmp_path, monkeypatch):
     with pytest.raises(ConfigError) as info:
         make_reach(P(), config={"plugins": {"secretive": {"token": {"env": "SECRETIVE_TOKEN"}}}}, data_dir=tmp_path)
     assert "`[plugins.secretive] token`" in str(info.value) and "tok-short-but-secret" not in str(info.value)
+
+
+@pytest.mark.parametrize(("toml", "imported"), [
+    ('[agents.support]\nallow = ["add_numbers"]\n[connectors.add_numbers]\ntimeout = 3\n', False),
+    ('[plugins]\ndisable = ["reach-broken"]\n[limits.plugins.reach-sample]\nmax_concurrency = 2\n', False),
+    ('[plugins.reach-sample]\noffset = 1\n', True),  # its settings model is in the plugin
+    ('[strategies]\nparser = "tagged"\n', True),  # provider names are known once registered
+])
+def test_config_check_imports_a_plugin_only_when_a_check_needs_it(tmp_path, toml, imported):
+    mark = tmp_path / "mark"
+    (tmp_path / "reach.toml").write_text(toml)
+    out = _cli("config", "check", cwd=tmp_path, env={"REACH_SAMPLE_IMPORT_MARK": str(mark)})
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert mark.exists() is imported
+
+
+def test_config_check_sees_a_hook_order_naming_a_plugin_without_that_hook(tmp_path):
+    (tmp_path / "reach.toml").write_text('[hooks]\nreach_post_invoke = ["reach-sample"]\n')
+    out = _cli("config", "check", cwd=tmp_path)
+    assert out.returncode == 1 and "`reach-sample` implements no `reach_post_invoke`" in out.stderr
