@@ -35,6 +35,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from .console import console_routes as _console_routes
 from .settings import ServeHttpSettings
 
 __all__ = ["build_app"]
@@ -372,6 +373,7 @@ def build_app(reach: Any, settings: ServeHttpSettings | None = None, *, manage: 
         Route("/v1/audit/verify", wrap(api.audit_verify), methods=["GET"]),
         Route("/healthz", api.healthz, methods=["GET"]),
         Route("/readyz", api.readyz, methods=["GET"]),
+        *_console_routes(api),  # /console: the operators' pages (reach_serve.console)
     ]
 
     @contextlib.asynccontextmanager

@@ -1,0 +1,325 @@
+"""The operators' console: ``/console`` pages served by ``reach serve http``.
+
+Server-rendered HTML (Jinja2 templates and one small script, all in the wheel;
+nothing from a CDN). Pages read the same state the REST API reads: pending
+confirmations from reach-confirm's queue, the audit trail from reach-audit's
+table. Decisions go through the queue exactly as ``POST /v1/confirmations/{id}/approve``
+does, so the guarantees are the same: the stored call runs once, whoever clicks
+first wins, the agent that asked cannot approve, and every decision is an audit
+event naming the operator.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import secrets
+import time
+from collections.abc import Awaitable, Callable
+from importlib.resources import files
+from typing import Any
+from urllib.parse import parse_qsl, urlencode
+
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from .auth import COOKIE, LIFETIME, LOGIN_COOKIE, Session, Sessions, clear_cookie, set_cookie
+
+__all__ = ["Console", "console_routes"]
+
+log = logging.getLogger("reach_serve.console")
+
+MAX_FORM_BYTES = 64 * 1024
+MAX_REASON = 2000
+STATIC = {"console.js": "text/javascript; charset=utf-8", "console.css": "text/css; charset=utf-8"}
+HEADERS = {
+    "Content-Security-Policy": ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+                                "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"),
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
+NAV = [("/console/approvals", "Approvals")]
+DONE = {"approved": "Approved {id}: the call ran once ({outcome}).", "rejected": "Rejected {id}; the model is told why."}
+
+
+class ConsoleError(Exception):
+    """A request the console refuses: the status and a sentence for the person at the screen."""
+
+    def __init__(self, status: int, message: str, title: str = "Refused") -> None:
+        super().__init__(message)
+        self.status, self.message, self.title = status, message, title
+
+
+class LoginRequired(Exception):
+    pass
+
+
+def ago(seconds: float) -> str:
+    """A waiting time a person reads at a glance: ``45 s``, ``12 min``, ``3 h 5 min``, ``2 d``."""
+    s = max(0, int(seconds))
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min"
+    if s < 86400:
+        return f"{s // 3600} h {s % 3600 // 60} min"
+    return f"{s // 86400} d {s % 86400 // 3600} h"
+
+
+class Console:
+    """The console's handlers, bound to one ``Api`` (its Reach and settings)."""
+
+    def __init__(self, api: Any) -> None:
+        import jinja2
+
+        self.api = api
+        self.reach = api.reach
+        settings = api.settings
+        self.sessions = Sessions(settings.token_agents(), set(settings.operators))
+        self.env = jinja2.Environment(
+            loader=jinja2.FileSystemLoader(str(files("reach_serve.console") / "templates")),
+            autoescape=True, trim_blocks=True, lstrip_blocks=True, auto_reload=False,
+        )
+        self.env.filters["ago"] = ago
+        self.env.filters["utc"] = lambda ts: time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(ts))
+        self._static: dict[str, bytes] = {}
+
+    # ------------------------------------------------------------ plumbing
+    def page(self, name: str, request: Request, session: Session | None, status: int = 200,
+             **context: Any) -> HTMLResponse:
+        html = self.env.get_template(name).render(
+            operator=session.operator if session else None,
+            csrf=self.sessions.csrf(session) if session else "",
+            path=request.url.path, nav=NAV, **context)
+        return HTMLResponse(html, status_code=status, headers=HEADERS)
+
+    def session(self, request: Request) -> Session:
+        session = self.sessions.read(request)
+        if session is None:
+            raise LoginRequired
+        return session
+
+    async def form(self, request: Request) -> dict[str, str]:
+        """The posted form (urlencoded, at most 64 KiB, each field once)."""
+        ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if ctype != "application/x-www-form-urlencoded":
+            raise ConsoleError(415, "send the form as application/x-www-form-urlencoded (use the page's buttons)")
+        raw = bytearray()
+        async for chunk in request.stream():
+            raw += chunk
+            if len(raw) > MAX_FORM_BYTES:
+                raise ConsoleError(413, f"the form exceeds {MAX_FORM_BYTES} bytes; shorten the reason")
+        try:
+            pairs = parse_qsl(raw.decode("utf-8"), keep_blank_values=True, max_num_fields=20)
+        except (UnicodeDecodeError, ValueError):
+            raise ConsoleError(400, "the form is not valid UTF-8 urlencoded data; use the page's buttons") from None
+        out: dict[str, str] = {}
+        for key, value in pairs:
+            if key in out:
+                raise ConsoleError(400, f"the field {key!r} was sent twice; send each field once")
+            out[key] = value
+        return out
+
+    @staticmethod
+    def same_origin(request: Request) -> None:
+        """Refuse a POST a browser marks as sent from another site (before the CSRF token is even read)."""
+        origin = request.headers.get("origin")
+        host = request.headers.get("host", "")
+        if origin is not None and origin != "null" and origin.lower() != f"{request.url.scheme}://{host}".lower():
+            raise ConsoleError(403, "this form was sent from another site; open the console and use its buttons")
+        if origin == "null" or request.headers.get("sec-fetch-site", "same-origin") not in ("same-origin", "none"):
+            raise ConsoleError(403, "this form was sent from another site; open the console and use its buttons")
+
+    async def csrf_form(self, request: Request, session: Session) -> dict[str, str]:
+        self.same_origin(request)
+        data = await self.form(request)
+        if not self.sessions.check(self.sessions.csrf(session), data.get("csrf")):
+            raise ConsoleError(403, "the form's security token is missing or wrong; reload the page and try again")
+        return data
+
+    def wrap(self, handler: Callable[[Request], Awaitable[Response]], *, html: bool = True) -> Any:
+        async def endpoint(request: Request) -> Response:
+            try:
+                return await handler(request)
+            except LoginRequired:
+                if request.method == "GET" and html:
+                    return RedirectResponse("/console/login", status_code=303, headers=HEADERS)
+                return Response("log in at /console/login first", status_code=401, media_type="text/plain",
+                                headers=HEADERS)
+            except ConsoleError as exc:
+                session = self.sessions.read(request)
+                return self.page("error.html", request, session, status=exc.status, title=exc.title,
+                                 message=exc.message)
+            except ClientDisconnect:
+                return Response(status_code=400)
+            except Exception as exc:  # noqa: BLE001 - a page, never a traceback
+                redact = getattr(getattr(self.reach, "redactor", None), "text", str)
+                log.error("reach-serve console: %s %s failed: %s", request.method, request.url.path,
+                          redact(repr(exc)))
+                return self.page("error.html", request, None, status=500, title="Server error",
+                                 message="the server failed on this request; reload the page")
+
+        return endpoint
+
+    # ------------------------------------------------------------ login
+    async def index(self, request: Request) -> Response:
+        return RedirectResponse("/console/approvals", status_code=303, headers=HEADERS)
+
+    async def login_page(self, request: Request) -> Response:
+        if self.sessions.read(request) is not None:
+            return RedirectResponse("/console/approvals", status_code=303, headers=HEADERS)
+        return self.login_form(request)
+
+    def login_form(self, request: Request, status: int = 200, error: str | None = None) -> Response:
+        nonce = secrets.token_urlsafe(24)
+        response = self.page("login.html", request, None, status=status, login_csrf=self.sessions.login_csrf(nonce),
+                             error=error)
+        set_cookie(response, request, LOGIN_COOKIE, nonce, max_age=3600)
+        return response
+
+    async def login(self, request: Request) -> Response:
+        self.same_origin(request)
+        data = await self.form(request)
+        nonce = self.sessions.login_nonce(request)
+        if nonce is None or not self.sessions.check(self.sessions.login_csrf(nonce), data.get("csrf")):
+            return self.login_form(request, 403, "The login form expired or did not come from this page; "
+                                                 "enter the token again.")
+        found = self.sessions.agent_of_token(data.get("token", ""))
+        if found is None:
+            return self.login_form(request, 401, "Unknown token. Use an operator token from "
+                                                 "[plugins.reach-serve] tokens or clients.")
+        agent, digest = found
+        if not self.sessions.is_operator(agent):
+            return self.login_form(request, 403, f"This token acts as agent {agent!r}, which is not an operator; "
+                                                 "an agent token cannot open the console. List the agent in "
+                                                 "[plugins.reach-serve] operators, or use an operator's token.")
+        response = RedirectResponse("/console/approvals", status_code=303, headers=HEADERS)
+        set_cookie(response, request, COOKIE, self.sessions.issue(agent, digest), max_age=int(LIFETIME))
+        clear_cookie(response, request, LOGIN_COOKIE)
+        return response
+
+    async def logout(self, request: Request) -> Response:
+        session = self.session(request)
+        await self.csrf_form(request, session)
+        response = RedirectResponse("/console/login", status_code=303, headers=HEADERS)
+        clear_cookie(response, request, COOKIE)
+        return response
+
+    async def static(self, request: Request) -> Response:
+        name = request.path_params["name"]
+        if name not in STATIC:
+            return Response("not found", status_code=404, media_type="text/plain")
+        body = self._static.get(name)
+        if body is None:
+            body = self._static[name] = (files("reach_serve.console") / "static" / name).read_bytes()
+        return Response(body, media_type=STATIC[name],
+                        headers={"Cache-Control": "max-age=300", "X-Content-Type-Options": "nosniff"})
+
+    # ------------------------------------------------------------ approvals
+    def _queue(self) -> Any:
+        try:
+            from reach_confirm.plugin import queue_for
+        except ImportError:
+            raise ConsoleError(404, "approvals need the reach-confirm plugin; pip install reach-confirm",
+                               "Not installed") from None
+        return queue_for(self.reach)
+
+    def _risk(self, name: str) -> str:
+        try:
+            return str(self.reach.tool(name).risk)
+        except Exception:  # noqa: BLE001 - a tool removed since the request was made
+            return "unknown"
+
+    async def pending(self) -> tuple[list[dict[str, Any]], str]:
+        """Pending requests newest first, arguments redacted and pretty-printed; and a version
+        string that changes whenever the list does (the page polls it)."""
+        items = await self._queue().list("pending")
+        redactor = self.reach.redactor
+        now = time.time()
+        risks: dict[str, str] = {}
+        rows = []
+        for c in reversed(items):
+            risk = risks.get(c.tool)
+            if risk is None:
+                risk = risks[c.tool] = self._risk(c.tool)
+            learned = redactor.secrets_in(c.arguments)
+            args = redactor.scrub(redactor.value(c.arguments), learned)
+            rows.append({
+                "id": c.id, "agent": c.agent, "tool": c.tool, "risk": risk, "run_id": c.run_id,
+                "summary": redactor.scrub(redactor.text(c.summary), learned),
+                "arguments": json.dumps(args, indent=2, ensure_ascii=False, default=str),
+                "created_at": c.created_at, "waited": now - c.created_at, "expires_in": c.expires_at - now,
+            })
+        version = hashlib.sha256(" ".join(r["id"] for r in rows).encode()).hexdigest()[:16]
+        return rows, version
+
+    async def approvals(self, request: Request, *, status: int = 200, error: str | None = None) -> Response:
+        session = self.session(request)
+        rows, version = await self.pending()
+        notice = None
+        done = request.query_params.get("done")
+        if done in DONE and error is None:
+            cid = request.query_params.get("id", "")[:64]
+            outcome = "ok" if request.query_params.get("ok") == "1" else "the tool reported an error"
+            notice = DONE[done].format(id=cid, outcome=outcome)
+        return self.page("approvals.html", request, session, status=status, rows=rows, version=version,
+                         notice=notice, error=error, now=time.time())
+
+    async def approvals_fragment(self, request: Request) -> Response:
+        session = self.session(request)
+        rows, version = await self.pending()
+        if request.query_params.get("v") == version:
+            return Response(status_code=204, headers=HEADERS)  # unchanged: nothing to send
+        html = self.env.get_template("_approvals_list.html").render(
+            rows=rows, version=version, csrf=self.sessions.csrf(session), now=time.time())
+        return HTMLResponse(html, headers={**HEADERS, "X-Console-Version": version})
+
+    async def decide(self, request: Request) -> Response:
+        session = self.session(request)
+        data = await self.csrf_form(request, session)
+        from reach_confirm.queue import ConfirmationError
+
+        cid, action = request.path_params["cid"], request.path_params["action"]
+        reason = " ".join(data.get("reason", "").split())[:MAX_REASON] or None
+        queue = self._queue()
+        try:
+            if action == "approve":
+                result = await queue.approve(cid, by=session.operator, reason=reason)
+                query = {"done": "approved", "id": cid, "ok": "1" if result.ok else "0"}
+            elif action == "reject":
+                if reason is None:
+                    return await self.approvals(request, status=400, error=(
+                        f"Give a reason to reject {cid}: the model reads it and tells the user."))
+                await queue.reject(cid, by=session.operator, reason=reason)
+                query = {"done": "rejected", "id": cid}
+            else:
+                raise ConsoleError(404, "use the Approve or Reject button", "Not found")
+        except ConfirmationError as exc:
+            msg = str(exc)
+            if msg.startswith("no confirmation"):
+                return await self.approvals(request, status=404, error=f"No such request: {msg}.")
+            if "already" in msg:
+                return await self.approvals(request, status=409, error=f"Already decided: {msg}.")
+            return await self.approvals(request, status=409, error=f"Not allowed: {msg}.")
+        return RedirectResponse("/console/approvals?" + urlencode(query), status_code=303, headers=HEADERS)
+
+
+def console_routes(api: Any) -> list[BaseRoute]:
+    """The console's routes, to add to the app's (``/console`` and below)."""
+    console = Console(api)
+    w = console.wrap
+    return [
+        Route("/console", w(console.index), methods=["GET"]),
+        Route("/console/", w(console.index), methods=["GET"]),
+        Route("/console/login", w(console.login_page), methods=["GET"]),
+        Route("/console/login", w(console.login), methods=["POST"]),
+        Route("/console/logout", w(console.logout, html=False), methods=["POST"]),
+        Route("/console/static/{name}", console.static, methods=["GET"]),
+        Route("/console/approvals", w(console.approvals), methods=["GET"]),
+        Route("/console/approvals/fragment", w(console.approvals_fragment, html=False), methods=["GET"]),
+        Route("/console/approvals/{cid}/{action}", w(console.decide, html=False), methods=["POST"]),
+    ]
