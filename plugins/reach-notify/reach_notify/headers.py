@@ -31,7 +31,9 @@ BREAKING = frozenset(
 """Characters that end a line for some reader (``str.splitlines`` and mail software) or
 have no place in a header: C0 controls but tab, DEL, C1 controls, U+2028, U+2029."""
 
-_ENCODED_WORD = re.compile(r"=\?([^?\s]*)\?([qQbB])\?([^?]*)\?=")
+_ENCODED_WORD = re.compile(r"=\?([^?\s]*)\?([qQbB])\?([^?]*)(?:\?=|\?|$)")
+"""An encoded word; also one whose closing ``?=`` is cut short (``...?`` or nothing), which
+lenient readers (webmail, some MUAs) still decode."""
 _FOLD = re.compile(r"\?=[ \t]*(?:\r\n|\r|\n)?[ \t]+=\?")
 _Q_ESCAPE = re.compile(rb"=([0-9A-Fa-f]{2})")
 _MAX_ROUNDS = 4
