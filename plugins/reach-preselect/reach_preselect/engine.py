@@ -441,11 +441,15 @@ class SelectionEngine:
         top = np.argpartition(-total, depth - 1)[:depth]
         return [int(i) for i in top[np.argsort(-total[top], kind="stable")]]
 
-    def _ranked_indices(self, query: str, mask: np.ndarray | None, limit: int) -> list[int]:
+    def _ranked_indices(
+        self, query: str, mask: np.ndarray | None, limit: int, bonus: Mapping[str, float] | None = None
+    ) -> list[int]:
         depth = max(min(limit, MAX_COVER) * 3, 30)
         parts = clauses(query) if self.options.split_clauses else [query]
         queries = [query] + (parts if len(parts) > 1 else [])
         totals = self.fused_scores(queries, mask)[0]
+        if bonus:
+            self._add_bonus(totals, bonus)
         if len(totals) == 1:
             order = self._top(totals[0], depth)
         else:
@@ -454,6 +458,22 @@ class SelectionEngine:
             seen = set(order)
             order += [i for i in self._top(totals[0], limit) if i not in seen]
         return self._push_back_copies(order, limit)
+
+    def _add_bonus(self, totals: np.ndarray, bonus: Mapping[str, float]) -> None:
+        """Add a usage prior's bounded bonus (see `usage.UsagePrior`), in place.
+
+        Only tools scoring above the candidates' mean for the whole question get it, so
+        an unrelated tool stays where it was; and a bonus of at most `b` lets a tool
+        pass only tools within `b` of its own score.
+        """
+        position = self._position
+        extra = np.zeros(totals.shape[1], dtype=np.float32)
+        for name, value in bonus.items():
+            i = position.get(name)
+            if i is not None and value > 0:
+                extra[i] = value
+        extra[~(totals[0] > 0)] = 0.0
+        totals += extra
 
     def _cover(self, totals: np.ndarray, depth: int, limit: int) -> list[int]:
         """Greedy selection that rewards tools serving a clause no chosen tool serves yet.
@@ -531,22 +551,36 @@ class SelectionEngine:
                 later.append(i)
         return kept + later
 
-    def rank(self, query: str, *, allowed: Collection[str] | np.ndarray | None = None, limit: int = 5) -> list[str]:
+    def rank(
+        self,
+        query: str,
+        *,
+        allowed: Collection[str] | np.ndarray | None = None,
+        limit: int = 5,
+        bonus: Mapping[str, float] | None = None,
+    ) -> list[str]:
         """Tool names for `query`, best first, at most `limit`, among `allowed` (all if None).
 
+        `bonus`: a bounded usage prior by tool name (`UsagePrior.bonuses`).
         Holds the index lock: a concurrent rebuild never mixes two tool sets' arrays.
         """
         with self._lock:
-            return self._rank(query, allowed, limit)
+            return self._rank(query, allowed, limit, bonus)
 
-    def _rank(self, query: str, allowed: Collection[str] | np.ndarray | None, limit: int) -> list[str]:
+    def _rank(
+        self,
+        query: str,
+        allowed: Collection[str] | np.ndarray | None,
+        limit: int,
+        bonus: Mapping[str, float] | None = None,
+    ) -> list[str]:
         self.ensure_index()
         if not self._docs or limit <= 0:
             return []
         mask = self._mask(allowed)
         if not query.strip():
             return [d.name for i, d in enumerate(self._docs) if mask is None or mask[i]][:limit]
-        return [self._docs[i].name for i in self._ranked_indices(query, mask, limit)[:limit]]
+        return [self._docs[i].name for i in self._ranked_indices(query, mask, limit, bonus)[:limit]]
 
     def explain(
         self, query: str, *, allowed: Collection[str] | np.ndarray | None = None, limit: int = 5

@@ -70,12 +70,15 @@ def reach_register_tools(register: Any, settings: Any) -> None:
 
 @hookimpl
 def reach_post_invoke(call: Any, tool: Any, result: Any, ctx: Any) -> Any:
-    """Tag a successful `find_tools` result with the names it found.
+    """Count the call for the usage prior; tag a `find_tools` result with the names it found.
 
     `result.meta["offer_tools"]` is how an agent loop can learn which tools to add to
     the next step's offer without parsing the content.
     """
-    if tool is None or tool.name != "find_tools" or not result.ok:
+    if tool is None or not result.ok:
+        return None
+    if tool.name != "find_tools":
+        _observe(tool.name, ctx)
         return None
     content = result.content if isinstance(result.content, dict) else {}
     names = [t.get("name") for t in content.get("tools", []) if isinstance(t, dict)]
@@ -83,3 +86,21 @@ def reach_post_invoke(call: Any, tool: Any, result: Any, ctx: Any) -> Any:
     if isinstance(meta, dict):
         meta["offer_tools"] = [n for n in names if n]
     return None
+
+
+def _observe(name: str, ctx: Any) -> None:
+    """Hand a successful call to this Reach's selector when its usage prior is on.
+
+    Reads the settings only (no index, no model): a call costs a dict lookup when the
+    prior is off, which is the default.
+    """
+    reach = getattr(ctx, "reach", None)
+    if reach is None:
+        return
+    settings = reach.plugin_settings(REACH_PLUGIN_NAME)
+    if settings is None or not getattr(settings, "usage_prior", False):
+        return
+    selector = reach.provider("selector")
+    observe = getattr(selector, "observe_call", None) if isinstance(selector, LazyHybrid) else None
+    if observe is not None:
+        observe(str(getattr(ctx, "agent", None) or "default"), name, ctx)

@@ -17,6 +17,7 @@ from typing import Any
 from .engine import EngineOptions, SelectionEngine, ToolDoc
 from .settings import PreselectSettings
 from .text import clauses
+from .usage import UsagePrior
 
 PLUGIN_NAME = "reach-preselect"
 logger = logging.getLogger("reach.preselect")
@@ -34,6 +35,7 @@ class HybridSelector:
         self._dense_override = dense
         #: why the dense encoder is off, when its model could not be found.
         self.dense_error: str | None = None
+        self._usage: UsagePrior | None = None
         self._engine: SelectionEngine | None = None
         self._lock = threading.Lock()
         self._select_lock = threading.Lock()
@@ -185,6 +187,23 @@ class HybridSelector:
             mask = self._masks[key] = self.engine().mask_for([t.name for t in tools])
         return mask
 
+    # ---------------------------------------------------------------- usage prior
+    def usage(self, ctx: Any = None) -> UsagePrior | None:
+        """The per-agent usage counts, when `usage_prior` is on (None otherwise)."""
+        settings = self._resolve_settings(ctx)
+        if not settings.usage_prior:
+            return None
+        with self._lock:
+            if self._usage is None:
+                self._usage = UsagePrior(max_boost=settings.usage_max_boost, min_calls=settings.usage_min_calls)
+            return self._usage
+
+    def observe_call(self, agent: str, name: str, ctx: Any = None) -> None:
+        """Count one call of `name` by `agent` (the plugin's post-invoke hook calls this)."""
+        usage = self.usage(ctx)
+        if usage is not None:
+            usage.record_call(agent, name)
+
     # ---------------------------------------------------------------- strategy API
     def select(self, query: str, tools: Sequence[Any], ctx: Any, limit: int) -> list[str]:
         """Names of the best `limit` tools among `tools` for `query`, best first."""
@@ -198,10 +217,16 @@ class HybridSelector:
             pinned = [n for n in settings.pinned if n in names]
         # One lock around sync + rank: reach.tools may be called from several threads,
         # and a mask must be used with the index it was made for.
+        usage = self.usage(ctx) if settings.usage_prior else None
+        agent = str(getattr(ctx, "agent", None) or "default")
+        bonus = usage.bonuses(agent) if usage is not None else None
         with self._select_lock:
             engine = self._sync(tools, ctx)
-            ranked = engine.rank(query, allowed=self._allowed(tools), limit=k)
-        return (pinned + [n for n in ranked if n not in pinned])[: max(k, len(pinned))]
+            ranked = engine.rank(query, allowed=self._allowed(tools), limit=k, bonus=bonus)
+        offered = (pinned + [n for n in ranked if n not in pinned])[: max(k, len(pinned))]
+        if usage is not None:
+            usage.record_offer(agent, offered)
+        return offered
 
     @staticmethod
     def _k(query: str, limit: int, settings: PreselectSettings) -> int:

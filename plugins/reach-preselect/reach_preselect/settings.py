@@ -56,6 +56,13 @@ class PreselectSettings(BaseModel):
     #: clause, capped by the caller's `limit`. Off: always `limit`.
     adaptive_k: bool = False
     base_k: Annotated[int, Field(ge=1)] = 5
+    #: per-agent usage as a bounded prior: tools an agent calls when offered win close
+    #: calls. Off by default; inactive for an agent until it has `usage_min_calls` calls;
+    #: the bonus is at most `usage_max_boost` (in z-score units of the fused score), so
+    #: it reorders close candidates and never lifts an unrelated tool into the top k.
+    usage_prior: bool = False
+    usage_min_calls: Annotated[int, Field(ge=1)] = 20
+    usage_max_boost: Annotated[float, Field(ge=0.0, le=3.0)] = 1.0
     #: always ranked first (when the agent may use them).
     pinned: list[str] = Field(default_factory=list)
     #: extra tags / keywords per tool name, on top of the connector's own and
