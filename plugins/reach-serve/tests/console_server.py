@@ -130,6 +130,33 @@ def ran(served: Served, cid: str) -> int:
     return sum(1 for p in served.counter.seen if p["amount"] == amount)
 
 
+def model_sees(served: Served, cid: str) -> str:
+    """What the model is told about confirmation ``cid``: the agent's own process (a Reach of
+    its own on the same store) resolves its pending result as the agent loop does. Runs in a
+    thread of its own (a browser driver may hold this thread's event loop)."""
+    out: list[Any] = []
+
+    async def resolve() -> None:
+        from reach_confirm.plugin import QueueConfirmer
+
+        from reach_core import ToolError, ToolResult
+
+        reach = new_reach(served.data)
+        pending = ToolResult("call-1", "add_credit", False, None, ToolError("needs_confirmation", "wait"), 0.0,
+                             None, {"confirmation_id": cid})
+        try:
+            out.append(await QueueConfirmer().resolve(reach, pending, 0))
+        finally:
+            await reach.aclose()
+
+    thread = threading.Thread(target=lambda: asyncio.run(resolve()))
+    thread.start()
+    thread.join(60)
+    seen = out[0]
+    assert not seen.ok and seen.error is not None and seen.error.code == "denied", seen
+    return str(seen.error.message)
+
+
 def serve(tmp_path: Any) -> Iterator[Served]:
     import uvicorn
     from reach_serve.app import build_app

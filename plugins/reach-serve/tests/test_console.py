@@ -8,7 +8,6 @@ request pending and the connector untouched.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import json
 import threading
@@ -17,7 +16,7 @@ from typing import Any
 
 import httpx
 import pytest
-from console_server import OPS, OPS2, WORKER, Served, csrf_of, new_reach, ran, serve
+from console_server import OPS, OPS2, WORKER, Served, csrf_of, model_sees, new_reach, ran, serve
 
 
 @pytest.fixture(scope="module")
@@ -275,24 +274,7 @@ def test_reject_needs_a_reason_and_the_model_reads_it(served: Served) -> None:
     events = {e["status"]: e for e in served.audit(kind="confirmation") if e["confirmation_id"] == cid}
     assert events["rejected"]["by"] == "ops" and events["rejected"]["reason"] == "limit is 3 EUR without a manager"
     assert ran(served, cid) == 0
-    assert "limit is 3 EUR" in asyncio.run(_what_the_model_sees(served, cid))
-
-
-async def _what_the_model_sees(served: Served, cid: str) -> str:
-    """The agent's own process resolves its pending result as the agent loop does."""
-    from reach_confirm.plugin import QueueConfirmer
-
-    from reach_core import ToolError, ToolResult
-
-    reach = new_reach(served.data)
-    pending = ToolResult("call-1", "add_credit", False, None, ToolError("needs_confirmation", "wait"), 0.0, None,
-                         {"confirmation_id": cid})
-    try:
-        seen = await QueueConfirmer().resolve(reach, pending, 0)
-    finally:
-        await reach.aclose()
-    assert not seen.ok and seen.error is not None and seen.error.code == "denied"
-    return seen.error.message
+    assert "limit is 3 EUR" in model_sees(served, cid)
 
 
 def test_an_operator_cannot_approve_its_own_request(served: Served) -> None:

@@ -39,7 +39,7 @@ HEADERS = {
                                 "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"),
     "X-Frame-Options": "DENY",
     "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
+    "Referrer-Policy": "same-origin",  # no-referrer would make chromium send `Origin: null` on our own forms
     "Cache-Control": "no-store",
 }
 NAV = [("/console/approvals", "Approvals")]
