@@ -9,7 +9,10 @@ request pending and the connector untouched.
 from __future__ import annotations
 
 import base64
+import csv
+import io
 import json
+import re
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -71,7 +74,9 @@ def test_login_needs_the_login_forms_csrf_token(served: Served, csrf: str | None
 
 
 @pytest.mark.parametrize("token", [WORKER, OPS, "tok-unknown-0001"])
-@pytest.mark.parametrize("path", ["/console/approvals", "/console/approvals/fragment"])
+@pytest.mark.parametrize("path", ["/console/approvals", "/console/approvals/fragment", "/console/runs",
+                                  "/console/runs/run-x", "/console/audit", "/console/audit.csv", "/console/audit/1",
+                                  "/console/tools"])
 def test_a_bearer_header_opens_no_page(served: Served, token: str, path: str) -> None:
     with served.client(token) as c:
         resp = c.get(path, follow_redirects=False)
@@ -349,3 +354,95 @@ def test_the_list_is_newest_first_and_the_fragment_says_when_nothing_changed(ser
     assert changed.status_code == 200 and third in changed.text and " pending" in changed.text
     anonymous = httpx.get(f"{served.base}/console/approvals/fragment", verify=False)
     assert anonymous.status_code == 401
+
+
+# -- runs, audit, tools ---------------------------------------------------------------------------
+
+def _calls(served: Served, run_id: str) -> None:
+    with served.client() as c:
+        assert c.post("/v1/invoke", json={"name": "lookup", "arguments": {"city": "Oslo"}, "run_id": run_id}).json()["ok"]
+        bad = c.post("/v1/invoke", json={"name": "lookup", "arguments": {"town": "=HYPERLINK(\"x\")"},
+                                         "run_id": run_id}).json()
+        assert bad["error"]["code"] == "invalid_arguments"
+
+
+def test_runs_list_a_run_and_its_page_links_each_call_to_its_record(served: Served) -> None:
+    _calls(served, "run-console-1")
+    c = served.login()
+    runs = c.get("/console/runs")
+    assert runs.status_code == 200 and "/console/runs/run-console-1" in runs.text
+    page = c.get("/console/runs/run-console-1")
+    assert page.status_code == 200 and "invalid_arguments" in page.text and "Oslo" in page.text
+    seqs = [int(x) for x in re.findall(r'href="/console/audit/(\d+)"', page.text)]
+    assert len(seqs) == 2
+    record = c.get(f"/console/audit/{seqs[0]}")
+    assert record.status_code == 200 and "run-console-1" in record.text and "lookup" in record.text
+    assert c.get("/console/runs/no-such-run").status_code == 404
+    assert c.get("/console/audit/999999").status_code == 404
+
+
+def test_audit_filters_verification_and_csv_export(served: Served) -> None:
+    _calls(served, "run-console-2")
+    c = served.login()
+    page = c.get("/console/audit", params={"tool": "lookup", "status": "invalid_arguments", "since": "1h"})
+    assert page.status_code == 200 and 'id="chain"' in page.text and "Chain verified" in page.text
+    rows = re.findall(r"<tr>.*?</tr>", page.text.split("<tbody>")[1], re.S)
+    assert rows and all("invalid_arguments" in r and "lookup" in r for r in rows)
+    assert "No record matches" in c.get("/console/audit", params={"agent": "nobody"}).text
+    assert "No record matches" in c.get("/console/audit", params={"until": "2000-01-01"}).text
+    csv_resp = c.get("/console/audit.csv", params={"tool": "lookup", "status": "invalid_arguments"})
+    assert csv_resp.status_code == 200 and csv_resp.headers["content-type"].startswith("text/csv")
+    assert "attachment" in csv_resp.headers["content-disposition"]
+    lines = list(csv.reader(io.StringIO(csv_resp.text)))
+    assert lines[0][:3] == ["seq", "ts", "kind"] and len(lines) >= 2
+    assert all(line[11] == "invalid_arguments" for line in lines[1:])
+
+
+@pytest.mark.parametrize("value", ["bogus", "yesterday", "2026-13-45", "1y", "<script>", "9" * 300])
+def test_a_bad_time_filter_is_a_message(served: Served, value: str) -> None:
+    c = served.login()
+    page = c.get("/console/audit", params={"since": value})
+    assert page.status_code == 400 and "must look like" in page.text and "<script>" not in page.text
+    assert c.get("/console/audit.csv", params={"until": value}).status_code == 400
+
+
+@pytest.mark.parametrize("text", ["=1+2", "+SUM(A1)", "-2+3", "@SUM(A1)", "\t=1", "=HYPERLINK(\"http://x\")"])
+def test_csv_cells_cannot_run_as_formulas(text: str) -> None:
+    from reach_serve.console.pages import _cell
+
+    assert _cell(text).startswith("'")
+    assert _cell({"a": text}).startswith("{") and _cell(12) == 12 and _cell("fine") == "fine"
+
+
+def test_a_broken_chain_is_shown(tmp_path: Any) -> None:
+    import sqlite3
+
+    gen = serve(tmp_path)
+    served = next(gen)
+    try:
+        _calls(served, "run-tamper")
+        c = served.login()
+        assert "Chain verified" in c.get("/console/audit").text
+        db = sqlite3.connect(tmp_path / "data" / "reach.db")
+        db.execute("DROP TRIGGER audit_log_no_update")
+        db.execute("UPDATE audit_log SET record = replace(record, 'Oslo', 'Rome') WHERE seq = 1")
+        db.commit()
+        db.close()
+        page = c.get("/console/audit")
+        assert "Chain BROKEN at record #1" in page.text
+    finally:
+        gen.close()
+
+
+def test_tools_by_agent_tier_and_pin(served: Served) -> None:
+    served.reach.pin_tools(["lookup"])
+    page = served.login().get("/console/tools").text
+
+    def verdict(agent: str, tool: str) -> str:
+        row = re.search(rf'<tr data-agent="{agent}" data-tool="{tool}">(.*?)</tr>', page, re.S)
+        assert row, (agent, tool)
+        return " ".join(re.sub(r"<[^>]+>", " ", row.group(1)).split())
+
+    assert "runs" in verdict("worker", "lookup") and "pinned, matches" in verdict("worker", "lookup")
+    assert "asks a person" in verdict("worker", "add_credit") and "not pinned" in verdict("worker", "add_credit")
+    assert "runs" in verdict("default", "add_credit")

@@ -172,11 +172,25 @@ def test_an_agent_token_is_refused(browser: Any, served: Served, shots: Any) -> 
 def test_screenshots_of_each_page(browser: Any, served: Served, shots: Any, label: str,
                                   viewport: dict[str, int]) -> None:
     served.ask(80, account="ACME-7", note="refund for order 1182")
+    with served.client() as c:
+        c.post("/v1/invoke", json={"name": "lookup", "arguments": {"city": "Lisbon"}, "run_id": "run-shots"})
+        c.post("/v1/invoke", json={"name": "lookup", "arguments": {"town": "Porto"}, "run_id": "run-shots"})
     page = login(browser, served, OPS, viewport)
     page.locator(".request").first.wait_for()
-    width = page.evaluate("document.documentElement.scrollWidth")
-    assert width <= viewport["width"], f"the approvals page scrolls sideways at {viewport['width']} px"
-    for name, href in [("approvals", "/console/approvals")]:
+    pages = [("approvals", "/console/approvals", "Pending approvals"), ("runs", "/console/runs", "Recent runs"),
+             ("run", "/console/runs/run-shots", "Run run-shots"), ("audit", "/console/audit", "Audit trail"),
+             ("audit-record", "/console/audit/1", "Audit record #1"), ("tools", "/console/tools", "Tools by agent")]
+    for name, href, heading in pages:
         page.goto(served.base + href)
+        assert page.locator("h1").inner_text() == heading
+        width = page.evaluate("document.documentElement.scrollWidth")
+        assert width <= viewport["width"], f"{href} scrolls sideways at {viewport['width']} px ({width} px)"
         shots(page, f"{name}-{label}")
+    # the audit filters work from the keyboard: type a tool, press Enter
+    page.goto(served.base + "/console/audit")
+    page.get_by_label("Tool").focus()
+    page.keyboard.type("lookup")
+    page.keyboard.press("Enter")
+    page.wait_for_url("**/console/audit?*tool=lookup*")
+    assert "Chain verified" in page.locator("#chain").inner_text()
     page.context.close()

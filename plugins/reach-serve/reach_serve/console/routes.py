@@ -22,7 +22,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
 from starlette.requests import ClientDisconnect, Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
 from .auth import COOKIE, LIFETIME, LOGIN_COOKIE, Session, Sessions, clear_cookie, set_cookie
@@ -42,7 +42,8 @@ HEADERS = {
     "Referrer-Policy": "same-origin",  # no-referrer would make chromium send `Origin: null` on our own forms
     "Cache-Control": "no-store",
 }
-NAV = [("/console/approvals", "Approvals")]
+NAV = [("/console/approvals", "Approvals"), ("/console/runs", "Runs"), ("/console/audit", "Audit"),
+       ("/console/tools", "Tools")]
 DONE = {"approved": "Approved {id}: the call ran once ({outcome}).", "rejected": "Rejected {id}; the model is told why."}
 
 
@@ -308,6 +309,79 @@ class Console:
         return RedirectResponse("/console/approvals?" + urlencode(query), status_code=303, headers=HEADERS)
 
 
+    # ------------------------------------------------------------ runs, audit, tools
+    @staticmethod
+    def _audit() -> None:
+        try:
+            import reach_audit  # noqa: F401
+        except ImportError:
+            raise ConsoleError(404, "runs and the audit trail need the reach-audit plugin; pip install reach-audit",
+                               "Not installed") from None
+
+    async def runs(self, request: Request) -> Response:
+        session = self.session(request)
+        self._audit()
+        from .pages import recent_runs
+
+        return self.page("runs.html", request, session, runs=await recent_runs(self.reach))
+
+    async def run(self, request: Request) -> Response:
+        session = self.session(request)
+        self._audit()
+        from .pages import run_detail, shorten
+
+        run_id = request.path_params["run_id"][:200]
+        entries = await run_detail(self.reach, run_id)
+        if not entries:
+            raise ConsoleError(404, f"no audit record names the run {run_id!r}", "Not found")
+        return self.page("run.html", request, session, run_id=run_id, entries=entries, shorten=shorten)
+
+    async def audit(self, request: Request) -> Response:
+        session = self.session(request)
+        self._audit()
+        import reach_audit
+
+        from .pages import AuditFilter, audit_rows, shorten
+
+        f = AuditFilter.of(request.query_params)
+        entries, more = await audit_rows(self.reach, f)
+        report = await reach_audit.verify(self.reach)
+        return self.page("audit.html", request, session, status=400 if f.errors else 200, f=f, entries=entries,
+                         more=urlencode(f.query(before=more)) if more else None, report=report,
+                         csv_query=urlencode(f.query()), shorten=shorten)
+
+    async def audit_csv(self, request: Request) -> Response:
+        self.session(request)
+        self._audit()
+        from .pages import AuditFilter, csv_rows
+
+        f = AuditFilter.of(request.query_params)
+        if f.errors:
+            raise ConsoleError(400, "; ".join(f.errors), "Bad filter")
+        name = time.strftime("reach-audit-%Y%m%dT%H%M%SZ.csv", time.gmtime())
+        return StreamingResponse(csv_rows(self.reach, f), media_type="text/csv; charset=utf-8",
+                                 headers={**HEADERS, "Content-Disposition": f'attachment; filename="{name}"'})
+
+    async def audit_entry(self, request: Request) -> Response:
+        session = self.session(request)
+        self._audit()
+        from .pages import audit_record
+
+        seq = request.path_params["seq"]
+        entry = await audit_record(self.reach, seq)
+        if entry is None:
+            raise ConsoleError(404, f"no audit record #{seq}", "Not found")
+        shown = {k: v for k, v in entry.items() if k not in ("hash",)}
+        return self.page("audit_entry.html", request, session, entry=entry,
+                         pretty=json.dumps(shown, indent=2, ensure_ascii=False, default=str))
+
+    async def tools(self, request: Request) -> Response:
+        session = self.session(request)
+        from .pages import agent_tools
+
+        return self.page("tools.html", request, session, agents=agent_tools(self.reach))
+
+
 def console_routes(api: Any) -> list[BaseRoute]:
     """The console's routes, to add to the app's (``/console`` and below)."""
     console = Console(api)
@@ -322,4 +396,10 @@ def console_routes(api: Any) -> list[BaseRoute]:
         Route("/console/approvals", w(console.approvals), methods=["GET"]),
         Route("/console/approvals/fragment", w(console.approvals_fragment, html=False), methods=["GET"]),
         Route("/console/approvals/{cid}/{action}", w(console.decide, html=False), methods=["POST"]),
+        Route("/console/runs", w(console.runs), methods=["GET"]),
+        Route("/console/runs/{run_id}", w(console.run), methods=["GET"]),
+        Route("/console/audit", w(console.audit), methods=["GET"]),
+        Route("/console/audit.csv", w(console.audit_csv), methods=["GET"]),
+        Route("/console/audit/{seq:int}", w(console.audit_entry), methods=["GET"]),
+        Route("/console/tools", w(console.tools), methods=["GET"]),
     ]
