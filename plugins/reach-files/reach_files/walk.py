@@ -5,7 +5,7 @@ the event loop keeps running while they work. But a thread cannot be killed:
 when the call's deadline passes, the core answers the model and abandons the
 thread, which keeps its pool slot until it returns. So every walk checks a
 :class:`Budget` as it goes -- each folder entry counts, and the clock is
-read every 16 entries and before each file a text search reads -- and stops
+read every 16 entries, every 64 names matched and before each file a text search reads -- and stops
 cleanly, handing back what it found with a note. The work between two checks
 is small and bounded (16 ``readdir`` entries matched against a glob that
 cannot backtrack, or one file of at most ``max_search_file_bytes``), so a
@@ -123,6 +123,7 @@ def walk(top: int, state: S, enter: Callable[[S, str], S | None], budget: Budget
         files, dirs = _list(fd, budget)
         stack[-1] = (fd, "", state, iter(dirs))
         yield Folder(fd, "", files, state)
+        entered = 0
         while stack and budget.stopped is None:
             pfd, prel, pstate, names = stack[-1]
             name = next(names, None)
@@ -130,6 +131,9 @@ def walk(top: int, state: S, enter: Callable[[S, str], S | None], budget: Budget
                 stack.pop()
                 os.close(pfd)
                 continue
+            entered += 1
+            if entered & 63 == 0 and not budget.check_clock():
+                break  # a folder of many subfolders: each one is matched against the glob here
             child = enter(pstate, name)
             if child is None:
                 continue
