@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from reach_core import ConfigError, Connector, InvalidArguments
+from reach_core import ConfigError, Connector, Denied, InvalidArguments
 
 from .argv import ArgvRefused, check_and_parse
 from .exposure import overlap_problems, warn
@@ -114,9 +114,26 @@ class RunCommand(Connector):
         if at is None or subcommand is None:
             return args, env  # `git --version`, `git -h`: no repository is read
         base = cwd
+        named: list[tuple[str, Path, str]] = []  # (option, -C folder where it was written, value)
         for found in parsed.options:
-            if found.index < at and found.option is not None and "-C" in found.option.names:
+            if found.index >= at or found.option is None:
+                continue
+            if "-C" in found.option.names:
                 base = base / (found.value or "")  # an absolute value replaces, as in git
+            elif {"--work-tree", "--git-dir"} & set(found.option.names):
+                named.append((found.display, base, found.value or ""))
+        for option, written_at, value in named:
+            # git reads a relative value after every -C; the folder it was written beside is
+            # checked too, so neither reading can leave the root
+            for where in {written_at / value, base / value}:
+                real = Path(os.path.realpath(cwd / where))
+                if not real.is_relative_to(self.root):
+                    raise Denied(
+                        f"git was not run: `{option}` names {real}, outside the working root {self.root}; "
+                        "a repository and its work tree must lie inside the root (as `core.worktree` must). "
+                        "Leave the option out or name a folder inside the root.",
+                        fix="keep repositories and their work trees inside the reach-shell root",
+                    )
         env = await disarmed_env(
             binary, args[:at], subcommand, cwd=cwd, env=env, time_limit=limit,
             root=self.root, base=base,

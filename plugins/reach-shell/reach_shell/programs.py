@@ -125,6 +125,11 @@ GIT_PROGRAM_SUBCOMMANDS = frozenset(
     }
 )
 
+_TEMPLATE_RUNS = (
+    "copies a folder's config and hooks into the new repository, and a filter or hook there runs "
+    "a program during the checkout"
+)
+
 GIT = Grammar(
     "git",
     program_subcommands=GIT_PROGRAM_SUBCOMMANDS,
@@ -148,12 +153,14 @@ GIT = Grammar(
             "grep": _options("-O --open-files-in-pager[=]", {"-O": "runs the given pager"}),
             "rebase": _options("-x --exec=", {"-x": "runs the given command after each commit"}),
             "clone": _options(
-                "-u --upload-pack=; -c --config=",
+                "-u --upload-pack=; -c --config=; --template=",
                 {
                     "-u": "runs the given upload-pack program",
                     "-c": "writes config into the new repository, and many keys run programs",
+                    "--template": _TEMPLATE_RUNS,
                 },
             ),
+            "init": _options("--template=", {"--template": _TEMPLATE_RUNS}),
             "ls-remote": _options("-u --upload-pack=", {"-u": "runs the given upload-pack program"}),
             "difftool": _options("-x --extcmd= ; -t --tool=", {"-x": "runs a diff command", "-t": "runs a tool"}),
             "mergetool": _options("-t --tool=", {"-t": "runs a merge tool"}),
