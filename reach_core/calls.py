@@ -240,69 +240,71 @@ def decode_arguments(raw: Any, max_bytes: int = 1_000_000, max_depth: int = 32) 
     hide is refused too: duplicate keys, lone surrogates, ``NaN``/``Infinity``.
     Raises ``ToolFailure`` with code ``invalid_json`` or ``invalid_arguments``.
     """
-    if type(raw) is str:  # the usual case first
-        if not raw:
+    if type(raw) is not str:
+        if raw is None:
             return {}
-    elif raw is None:
-        return {}
-    elif isinstance(raw, (bytes, bytearray, memoryview)):
-        try:
-            raw = bytes(raw).decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise ToolFailure(
-                f"arguments are not valid UTF-8 (byte {exc.start}); send them as UTF-8 JSON text.",
-                code="invalid_json",
-            ) from None
-    if isinstance(raw, str):
-        size = len(raw)
-        if size > max_bytes or (not raw.isascii() and (size := _text_bytes(raw, ())) > max_bytes):
-            raise ToolFailure(
-                f"arguments are {size} bytes; the limit is {max_bytes}. Send less data.",
-                code="invalid_arguments",
-            )
-        if len(raw) > max_depth and raw.count("[") + raw.count("{") > max_depth and not _quick_depth_ok(
-            raw, max_depth
-        ):
-            raise ToolFailure(
-                f"arguments are nested deeper than {max_depth} levels; flatten them.",
-                code="invalid_arguments",
-            )
-        try:
+        if isinstance(raw, (bytes, bytearray, memoryview)):
             try:
-                value, end = _scan(raw, 0)
-            except StopIteration:  # leading whitespace or not JSON: the full decoder decides
-                value, end = _DECODER.decode(raw), len(raw)
-            if end != len(raw) and raw[end:].strip(" \t\n\r"):
-                value = _DECODER.decode(raw)  # raises "Extra data" with the standard message
-        except (ValueError, RecursionError) as exc:
-            text = str(exc)
-            if "integer string conversion" in text:
-                text = "a number has more than 4300 digits; send large numbers as strings"
-            snippet = raw[:80] + ("…" if len(raw) > 80 else "")
-            raise ToolFailure(
-                f"arguments are not valid JSON ({text}); send one JSON object such as "
-                f'{{"field": "value"}}. You sent: {snippet}',
-                code="invalid_json",
-            ) from None
-        if value is None:
-            return {}
-        if type(value) is dict and ("\\u" in raw or raw.count(":") != len(value)):
+                raw = bytes(raw).decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise ToolFailure(
+                    f"arguments are not valid UTF-8 (byte {exc.start}); send them as UTF-8 JSON text.",
+                    code="invalid_json",
+                ) from None
+        elif not isinstance(raw, str):
+            if isinstance(raw, dict):
+                check_values(raw, max_bytes, max_depth)
+                return raw
+            raise _not_an_object(raw)
+    if not raw:
+        return {}
+    size = len(raw)
+    if size > max_bytes or (not raw.isascii() and (size := _text_bytes(raw, ())) > max_bytes):
+        raise ToolFailure(
+            f"arguments are {size} bytes; the limit is {max_bytes}. Send less data.",
+            code="invalid_arguments",
+        )
+    if size > max_depth and raw.count("[") + raw.count("{") > max_depth and not _quick_depth_ok(raw, max_depth):
+        raise ToolFailure(
+            f"arguments are nested deeper than {max_depth} levels; flatten them.",
+            code="invalid_arguments",
+        )
+    try:
+        try:
+            value, end = _scan(raw, 0)
+        except StopIteration:  # leading whitespace or not JSON: the full decoder decides
+            value, end = _DECODER.decode(raw), len(raw)
+        if end != len(raw) and raw[end:].strip(" \t\n\r"):
+            value = _DECODER.decode(raw)  # raises "Extra data" with the standard message
+    except (ValueError, RecursionError) as exc:
+        text = str(exc)
+        if "integer string conversion" in text:
+            text = "a number has more than 4300 digits; send large numbers as strings"
+        snippet = raw[:80] + ("…" if len(raw) > 80 else "")
+        raise ToolFailure(
+            f"arguments are not valid JSON ({text}); send one JSON object such as "
+            f'{{"field": "value"}}. You sent: {snippet}',
+            code="invalid_json",
+        ) from None
+    if type(value) is dict:
+        if "\\u" in raw or raw.count(":") != len(value):
             # escapes may hide lone surrogates; more colons than keys: nested objects, colons in
             # strings, or a key given twice (which the count of both tells apart)
             keys, colons = check_values(value)
             if raw.count(":") - colons != keys:
                 _duplicate_key(raw)
-    else:
-        value = raw
-        if isinstance(value, dict):
-            check_values(value, max_bytes, max_depth)
-    if not isinstance(value, dict):
-        raise ToolFailure(
-            f"arguments must be a JSON object with named fields, not {type(value).__name__}; "
-            'send e.g. {"field": "value"}.',
-            code="invalid_arguments",
-        )
-    return value
+        return value
+    if value is None:
+        return {}
+    raise _not_an_object(value)
+
+
+def _not_an_object(value: Any) -> ToolFailure:
+    return ToolFailure(
+        f"arguments must be a JSON object with named fields, not {type(value).__name__}; "
+        'send e.g. {"field": "value"}.',
+        code="invalid_arguments",
+    )
 
 
 def _quick_depth_ok(raw: str, limit: int) -> bool:
