@@ -66,7 +66,8 @@ Approval = Literal["never", "once", "run", "always"]
 #: the hooks a plugin may implement (``hooks_disabled`` names them)
 HOOK_NAMES: tuple[str, ...] = (
     "reach_plugin_settings", "reach_register_tools", "reach_register_selectors", "reach_register_adapters",
-    "reach_register_confirmers", "reach_register_parsers", "reach_register_commands", "reach_startup",
+    "reach_register_confirmers", "reach_register_parsers", "reach_register_runners", "reach_register_commands",
+    "reach_startup",
     "reach_shutdown", "reach_pre_validate", "reach_pre_invoke", "reach_post_invoke", "reach_format_error",
     "reach_run_step", "reach_tool_progress", "reach_confirmation",
 )
@@ -181,6 +182,8 @@ class StrategiesSection(_Section):
     adapter: str | None = Field(default=None, description="model adapter provider for `reach run`, e.g. `openai`")
     confirmer: str | None = Field(default=None, description="confirmer provider (asks a person), e.g. `queue`")
     parser: str | None = Field(default=None, description="tool-call text parser; the core's is `tagged`")
+    runner: str | None = Field(default=None, description="runs every `reach.run` (e.g. `reach-dbos`: durable "
+                               "runs); unset, the in-process loop")
     error_formatter: str | None = Field(default=None, description="the one plugin whose `reach_format_error` "
                                         "writes error text (others are skipped)")
 

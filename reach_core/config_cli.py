@@ -107,7 +107,7 @@ def _check_installed(cfg: Any, warnings: list[Any]) -> list[Any]:
     # import only what the remaining checks need: plugins with a settings table, or every
     # plugin when a provider strategy is named (provider names are known only once registered)
     strategies = cfg.strategies
-    if any(getattr(strategies, k) for k in ("selector", "adapter", "confirmer", "parser")):
+    if any(getattr(strategies, k) for k in ("selector", "adapter", "confirmer", "parser", "runner")):
         wanted = allow
     else:
         named = [*cfg.plugins.plugin_tables(), *(n for order in cfg.hooks.values() for n in order)]

@@ -132,7 +132,7 @@ def check_strategies(cfg: Config, providers: dict[str, dict[str, Any]], names: P
     (or a plugin that registers exactly one of that kind: rewritten to the provider's name)."""
     problems: list[Problem] = []
     strategies = cfg.strategies
-    for kind in ("selector", "adapter", "confirmer", "parser"):
+    for kind in ("selector", "adapter", "confirmer", "parser", "runner"):
         chosen = getattr(strategies, kind)
         if chosen is None:
             continue

@@ -94,6 +94,16 @@ def reach_register_parsers(register: Any) -> None:
 
 
 @hookspec
+def reach_register_runners(register: Any) -> None:
+    """``register(name, runner)``: another way to drive ``reach.run`` (e.g. durable).
+
+    ``await runner.run(reach, messages_or_text, **kwargs)`` returns a ``RunResult``.
+    Used only when asked: ``reach.run(..., durable=True)`` or ``[strategies] runner``;
+    otherwise the in-process loop runs.
+    """
+
+
+@hookspec
 def reach_register_commands(cli: Any) -> None:
     """Add commands to the ``reach`` CLI; ``cli`` is the root ``click.Group``."""
 

@@ -156,7 +156,7 @@ class Reach:
             kwargs = {"register": lambda obj, _n=name, _s=settings: self._add(obj, plugin=_n, settings=_s),
                       "settings": settings, "reach": self}
             impl.function(**{a: kwargs[a] for a in impl.argnames})
-        for kind in ("selector", "adapter", "confirmer", "parser"):
+        for kind in ("selector", "adapter", "confirmer", "parser", "runner"):
             caller = getattr(hook, f"reach_register_{kind}s")
             for impl in caller.get_hookimpls():
                 if impl.plugin_name != name:
@@ -497,10 +497,22 @@ class Reach:
                               limit=concurrency or self.config.reach.concurrency, allowed=allowed,
                               deadline=deadline)
 
-    async def run(self, messages_or_text: Any, **kwargs: Any) -> Any:
-        """The agent loop: model ▸ tools ▸ model … (see ``reach_core.loop``)."""
+    async def run(self, messages_or_text: Any, *, durable: bool | None = None, **kwargs: Any) -> Any:
+        """The agent loop: model ▸ tools ▸ model … (see ``reach_core.loop``).
+
+        ``durable=True`` (or ``[strategies] runner``) hands the run to a runner plugin
+        (reach-dbos: a run that survives a crash); ``durable=False`` forces the in-process loop.
+        """
         from .loop import run_agent
 
+        runner = None
+        if durable is not False and (durable or self.config.strategies.runner):
+            runner = self.provider("runner")
+            if runner is None:
+                raise ConfigError("durable=True needs a runner plugin: pip install reach-dbos "
+                                  "(or call reach.run without durable=True)")
+        if runner is not None:
+            return await runner.run(self, messages_or_text, **kwargs)
         return await run_agent(self, messages_or_text, **kwargs)
 
     def run_sync(self, messages_or_text: Any, **kwargs: Any) -> Any:

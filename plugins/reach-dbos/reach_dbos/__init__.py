@@ -1,0 +1,1 @@
+"""reach-dbos: durable agent runs on DBOS."""

@@ -1,0 +1,286 @@
+"""A ``reach.run`` as a DBOS workflow: each model call and each turn of tool calls is a step.
+
+Why the loop itself is not rewritten: :func:`reach_core.loop.run_agent` is
+deterministic given what the model and the tools return, so running it inside a
+DBOS workflow with those two effects as steps is enough. On a replay (a restart
+after a crash) DBOS hands back each recorded step's output instead of running
+it, and the loop walks the same path to the first step that did not finish.
+
+What a step that was in flight when the process died does again is decided by
+reach, not DBOS: the turn of tool calls runs again through the pipeline with the
+same run id and call ids, hence the same idempotency keys, so the ledger
+(DESIGN §6) answers: a read runs again, a write that had finished returns its
+receipt, a write cut off mid-call is ``outcome_unknown`` unless its connector's
+``reconcile(key)`` settled it at start-up.
+
+The workflow runs against the Reach this process bound (:func:`bind`); a
+workflow DBOS recovers at launch runs on DBOS's own event loop, so nothing here
+keeps loop-bound state across runs (adapters are built per event loop).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import uuid
+import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from dbos import DBOS, SetWorkflowID
+
+from reach_core.adapter import Usage
+from reach_core.errors import ConfigError
+from reach_core.loop import RunResult, run_agent
+
+from .settings import DbosSettings
+
+__all__ = ["DurableRunner", "WORKFLOW", "bind", "bound_reach", "launch", "shutdown"]
+
+log = logging.getLogger("reach.dbos")
+
+#: The DBOS workflow name of a reach run (``reach runs list`` filters on it).
+WORKFLOW = "reach.run"
+MODEL_STEP = "reach.model"
+TOOLS_STEP = "reach.tools"
+APPROVAL_STEP = "reach.approval"
+
+#: ``reach.run`` keyword arguments that are kept with the run (a resumed run gets them back).
+_DURABLE_ARGS = ("agent", "max_steps", "tool_choice", "force_every_step", "deadline", "tools",
+                 "system_hint", "parent_run_id", "confirm_wait")
+
+
+@dataclass
+class _State:
+    """What this process holds for DBOS: one DBOS instance, the Reach its workflows use."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    reach: Any = None
+    settings: DbosSettings | None = None
+    launched: bool = False
+    url: str | None = None
+    #: per-run things that cannot be checkpointed (an adapter object, an on_step callback)
+    local: dict[str, dict[str, Any]] = field(default_factory=dict)
+    adapters: weakref.WeakKeyDictionary[Any, dict[str | None, Any]] = field(
+        default_factory=weakref.WeakKeyDictionary)
+
+
+_STATE = _State()
+
+
+def settings_of(reach: Any) -> DbosSettings:
+    found = reach.plugin_settings("reach-dbos") if hasattr(reach, "plugin_settings") else None
+    return found if isinstance(found, DbosSettings) else DbosSettings.model_validate({})
+
+
+def _sqlalchemy_url(url: str) -> str:
+    """DBOS speaks psycopg 3; ``postgresql://`` and ``postgresql+psycopg://`` both work here."""
+    for prefix in ("postgresql+psycopg2://", "postgres://", "postgresql://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix):]
+    return url
+
+
+def bind(reach: Any) -> None:
+    """Make ``reach`` the Reach this process's workflows run against (the last one bound wins)."""
+    _STATE.reach = reach
+
+
+def bound_reach() -> Any:
+    return _STATE.reach
+
+
+def launch(reach: Any, *, recover: bool | None = None) -> None:
+    """Start DBOS once per process (blocking; call it in a thread from async code).
+
+    ``DBOS.launch()`` resumes the unfinished runs of this executor at once (with
+    ``recover_on_start``); they run on DBOS's event loop against ``reach``.
+    """
+    bind(reach)
+    settings = settings_of(reach)
+    url = settings.url()
+    if not url:
+        raise ConfigError(
+            "reach-dbos needs a PostgreSQL database for its checkpoints: set [plugins.reach-dbos] "
+            "database_url = \"postgresql://user:password@host/db\" or the REACH_DBOS_DATABASE_URL variable"
+        )
+    with _STATE.lock:
+        if _STATE.launched:
+            if _STATE.url != url:
+                raise ConfigError(
+                    "reach-dbos runs one DBOS instance per process, already started on another database; "
+                    "use one [plugins.reach-dbos] database_url per process"
+                )
+            return
+        executor = settings.executor_id
+        if recover is False or (recover is None and not settings.recover_on_start):
+            # DBOS resumes its executor's runs in launch(); a process that must not (a CLI listing
+            # runs) takes a name of its own
+            executor = f"{executor}-ro-{uuid.uuid4().hex[:8]}"
+        config: dict[str, Any] = {
+            "name": "reach",
+            "system_database_url": _sqlalchemy_url(url),
+            "dbos_system_schema": settings.schema_name,
+            "executor_id": executor,
+            "application_version": settings.application_version,
+            # LISTEN/NOTIFY needs pg_notify, which locked-down databases revoke; polling needs nothing
+            "use_listen_notify": False,
+            "notification_listener_polling_interval_sec": settings.poll_interval,
+            "log_level": "WARNING",
+            "sys_db_pool_size": 10,
+        }
+        DBOS(config=config)  # type: ignore[arg-type]
+        DBOS.launch()
+        _STATE.launched, _STATE.url, _STATE.settings = True, url, settings
+
+
+def shutdown() -> None:
+    """Stop DBOS in this process (tests, ``reach_shutdown``); workflows still running stay pending."""
+    with _STATE.lock:
+        if _STATE.launched:
+            DBOS.destroy(workflow_completion_timeout_sec=0)
+            _STATE.launched = False
+            _STATE.url = None
+
+
+def _adapter(reach: Any, name: str | None) -> Any:
+    """The run's adapter, one per event loop (an HTTP client's pool belongs to one loop)."""
+    loop = asyncio.get_running_loop()
+    per_loop = _STATE.adapters.setdefault(loop, {})
+    if name not in per_loop:
+        obj = reach.provider("adapter", name)
+        if obj is None:
+            raise ConfigError("no model adapter is installed: pip install reach-openai")
+        if hasattr(obj, "complete"):
+            per_loop[name] = obj
+        else:
+            found = [p for p in reach.providers("adapter").values() if p.obj is obj]
+            settings = reach.plugin_settings(found[0].plugin) if found else None
+            per_loop[name] = obj(reach, settings)
+    return per_loop[name]
+
+
+class _DurableAdapter:
+    """The adapter seen by the loop: each ``complete`` is a checkpointed step."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self.name = getattr(inner, "name", "adapter")
+
+    def describe(self) -> str:
+        describe = getattr(self._inner, "describe", None)
+        return str(describe()) if callable(describe) else str(self.name)
+
+    async def complete(self, request: Any) -> Any:
+        return await DBOS.run_step_async({"name": MODEL_STEP}, self._inner.complete, request)
+
+
+class _DurableReach:
+    """The Reach seen by the loop: a turn of tool calls is one checkpointed step.
+
+    Everything else is the real Reach's (tools, policy, config, hooks).
+    """
+
+    def __init__(self, reach: Any) -> None:
+        self._reach = reach
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._reach, name)
+
+    async def invoke_many(self, calls: Sequence[Any], **kwargs: Any) -> Any:
+        reach = self._reach
+
+        async def turn() -> list[Any]:
+            return list(await reach.invoke_many(calls, **kwargs))
+
+        return await DBOS.run_step_async({"name": TOOLS_STEP}, turn)
+
+    def provider(self, kind: str, name: str | None = None) -> Any:
+        obj = self._reach.provider(kind, name)
+        if kind == "confirmer" and obj is not None and hasattr(obj, "resolve"):
+            from .approval import DurableConfirmer
+
+            return DurableConfirmer(obj)
+        return obj
+
+
+@DBOS.workflow(name=WORKFLOW)
+async def _run_workflow(messages_or_text: Any, options: dict[str, Any]) -> RunResult:
+    """The durable run. ``options`` hold the checkpointed ``reach.run`` arguments."""
+    run_id = DBOS.workflow_id
+    assert run_id is not None
+    reach = _STATE.reach
+    if reach is None:
+        raise RuntimeError("reach-dbos: no Reach is bound in this process (reach_dbos.runner.bind)")
+    for _ in range(500):  # noqa: ASYNC110 - a run DBOS recovers at launch waits for reach's start-up
+        if reach._started:
+            break
+        await asyncio.sleep(0.01)
+    local = _STATE.local.get(run_id, {})
+    adapter = local.get("adapter")
+    inner = adapter if adapter is not None and not isinstance(adapter, str) else _adapter(reach, options.get("adapter"))
+    return await run_agent(
+        _DurableReach(reach), messages_or_text, adapter=_DurableAdapter(inner), run_id=run_id,
+        on_step=local.get("on_step"), **{k: options[k] for k in _DURABLE_ARGS if k in options},
+    )
+
+
+class DurableRunner:
+    """The ``runner`` provider: ``reach.run`` as a DBOS workflow whose id is the run id."""
+
+    name = "reach-dbos"
+
+    async def run(self, reach: Any, messages_or_text: Any, **kwargs: Any) -> RunResult:
+        await self.ensure(reach)
+        if not isinstance(messages_or_text, str):
+            from reach_core.loop import _initial_messages
+
+            messages_or_text = _initial_messages(messages_or_text)
+        run_id = kwargs.pop("run_id", None) or f"run_{uuid.uuid4().hex[:16]}"
+        on_step = kwargs.pop("on_step", None)
+        adapter = kwargs.pop("adapter", None)
+        unknown = set(kwargs) - set(_DURABLE_ARGS)
+        if unknown:
+            raise TypeError(f"reach.run got unexpected arguments: {', '.join(sorted(unknown))}")
+        options = dict(kwargs)
+        if isinstance(adapter, str):
+            options["adapter"] = adapter
+        _STATE.local[run_id] = {"adapter": adapter, "on_step": on_step}
+        try:
+            with SetWorkflowID(run_id):
+                handle = await DBOS.start_workflow_async(_run_workflow, messages_or_text, options)
+            return await _result(handle, run_id)
+        finally:
+            _STATE.local.pop(run_id, None)
+
+    async def ensure(self, reach: Any) -> None:
+        """DBOS launched and bound to ``reach`` (reach started first: ledger recovery comes before any resume)."""
+        if not reach._started:
+            await reach.start()
+        if not _STATE.launched:
+            await asyncio.to_thread(launch, reach)
+        else:
+            bind(reach)
+
+
+async def _result(handle: Any, run_id: str) -> RunResult:
+    """The run's result; a cancelled run is an outcome (``cancelled``), not an exception."""
+    from dbos._error import DBOSAwaitedWorkflowCancelledError, DBOSWorkflowCancelledError
+
+    try:
+        return await handle.get_result()  # type: ignore[no-any-return]
+    except (DBOSWorkflowCancelledError, DBOSAwaitedWorkflowCancelledError):
+        return RunResult(
+            text="", outcome="cancelled", messages=[], results=[], steps=[], usage=Usage(), run_id=run_id,  # type: ignore[arg-type]
+            error=f"the run was cancelled between two steps; `reach runs resume {run_id}` continues it "
+            "from its last finished step",
+        )
+
+
+async def wait_for(run_id: str, wait: float | None = None) -> RunResult:
+    """The result of a run that is running or being resumed in this process or another
+    (``wait``: seconds, then ``TimeoutError``)."""
+    handle = await DBOS.retrieve_workflow_async(run_id)
+    return await asyncio.wait_for(_result(handle, run_id), wait)

@@ -1,0 +1,115 @@
+"""Durable runs as people see them: ``reach runs list|show|cancel`` read DBOS's tables.
+
+A :class:`dbos.DBOSClient` reads and cancels without starting DBOS in the
+process (no executor, nothing resumed), so listing runs never takes work from
+the instances that serve them. Resuming a run needs an executor: see
+``commands.py``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reach_core.errors import ConfigError
+
+from .runner import APPROVAL_STEP, MODEL_STEP, TOOLS_STEP, WORKFLOW, _sqlalchemy_url
+from .settings import DbosSettings
+
+__all__ = ["RunsClient", "summarize_steps"]
+
+#: DBOS statuses as reach names them (a run "waiting" is PENDING in DBOS).
+STATUSES = ("PENDING", "ENQUEUED", "SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED")
+
+
+def summarize_steps(steps: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, int], dict[str, Any] | None]:
+    """Each checkpointed step in a line, the tokens used so far, and the approval waited for (if any)."""
+    out: list[dict[str, Any]] = []
+    tokens = {"prompt_tokens": 0, "completion_tokens": 0, "cached_tokens": 0, "total_tokens": 0}
+    pending: dict[str, Any] | None = None
+    for s in steps:
+        name = s.get("function_name")
+        row: dict[str, Any] = {"step": s.get("function_id"), "kind": name, "done": s.get("completed_at_epoch_ms") is not None}
+        output = s.get("output")
+        if s.get("error") is not None:
+            row["error"] = str(s["error"])[:300]
+        if name == MODEL_STEP and output is not None:
+            usage = getattr(output, "usage", None)
+            if usage is not None:
+                for key, value in usage.to_dict().items():
+                    tokens[key] = tokens.get(key, 0) + int(value)
+            row["tool_calls"] = [c.name for c in getattr(output, "tool_calls", [])]
+            row["text"] = (getattr(output, "text", None) or "")[:200]
+        elif name == TOOLS_STEP and isinstance(output, list):
+            row["results"] = [{"name": r.name, "ok": r.ok, "error": r.error.code if r.error else None}
+                              for r in output]
+        elif name == APPROVAL_STEP:
+            row["approval"] = output
+        elif name == "DBOS.recv" and not row["done"]:
+            pending = {"waiting": True}
+        out.append(row)
+    return out, tokens, pending
+
+
+class RunsClient:
+    """Lists, shows and cancels the durable runs in one DBOS system database."""
+
+    def __init__(self, settings: DbosSettings) -> None:
+        url = settings.url()
+        if not url:
+            raise ConfigError(
+                "reach runs needs the database of the durable runs: set [plugins.reach-dbos] database_url "
+                "or REACH_DBOS_DATABASE_URL"
+            )
+        from dbos import DBOSClient
+
+        self._client = DBOSClient(system_database_url=_sqlalchemy_url(url), dbos_system_schema=settings.schema_name)
+
+    def close(self) -> None:
+        self._client.destroy()
+
+    def list(self, *, status: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
+        found = self._client.list_workflows(name=WORKFLOW, status=status, limit=limit, sort_desc=True,
+                                            load_input=True, load_output=False)
+        return [self._row(w) for w in found]
+
+    def show(self, run_id: str) -> dict[str, Any] | None:
+        found = self._client.list_workflows(workflow_ids=[run_id], name=WORKFLOW, load_input=True, load_output=True)
+        if not found:
+            return None
+        row = self._row(found[0])
+        steps, tokens, pending = summarize_steps(self._client.list_workflow_steps(run_id))
+        row.update(steps=steps, tokens=tokens, pending_approval=pending)
+        output = found[0].output
+        if output is not None:
+            row["outcome"] = getattr(output, "outcome", None)
+            row["text"] = getattr(output, "text", None)
+            row["error"] = getattr(output, "error", None)
+        elif found[0].error is not None:
+            row["error"] = str(found[0].error)[:500]
+        return row
+
+    def cancel(self, run_id: str) -> bool:
+        if not self._client.list_workflows(workflow_ids=[run_id], name=WORKFLOW, load_input=False, load_output=False):
+            return False
+        self._client.cancel_workflow(run_id)
+        return True
+
+    @staticmethod
+    def _row(w: Any) -> dict[str, Any]:
+        question = ""
+        args = (w.input or {}).get("args") if isinstance(w.input, dict) else getattr(w.input, "args", None)
+        if args:
+            first = args[0]
+            if isinstance(first, str):
+                question = first
+            elif isinstance(first, list):
+                users = [m.get("content") for m in first if isinstance(m, dict) and m.get("role") == "user"]
+                question = str(users[-1]) if users else ""
+        return {
+            "run_id": w.workflow_id,
+            "status": w.status,
+            "question": question[:200],
+            "executor": w.executor_id,
+            "created_at": w.created_at,
+            "updated_at": w.updated_at,
+        }

@@ -1,0 +1,41 @@
+"""Settings of reach-dbos (``[plugins.reach-dbos]`` in reach.toml)."""
+
+from __future__ import annotations
+
+import os
+
+from pydantic import BaseModel, ConfigDict, Field
+
+#: Read when ``database_url`` is not set, so a deployment can keep the URL out of the file.
+URL_ENV = "REACH_DBOS_DATABASE_URL"
+
+
+class DbosSettings(BaseModel):
+    """Where DBOS keeps its checkpoints, and which executor this process is."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    database_url: str | None = Field(
+        None,
+        description="PostgreSQL URL of the DBOS system database (postgresql://user:pw@host/db); "
+        f"default: ${URL_ENV}. Write it as {{ env = \"VAR\" }} to keep the password out of the file.",
+    )
+    schema_name: str = Field(
+        "reach_dbos", alias="schema", pattern=r"^[a-z_][a-z0-9_]{0,62}$",
+        description="schema of DBOS's tables in that database (created on first start)",
+    )
+    executor_id: str = Field(
+        "local",
+        description="this instance's name in DBOS; on start an instance resumes the unfinished runs "
+        "of its own name (give each replica its own stable name, e.g. the pod name)",
+    )
+    application_version: str = Field(
+        "reach-dbos-1", description="runs are resumed only by instances of the same version"
+    )
+    recover_on_start: bool = Field(True, description="resume this executor's unfinished runs when reach starts")
+    poll_interval: float = Field(
+        0.2, gt=0, le=10, description="seconds between checks for an approval or message a run waits for"
+    )
+
+    def url(self) -> str | None:
+        return self.database_url or os.environ.get(URL_ENV) or None

@@ -1,0 +1,54 @@
+"""Real PostgreSQL (REACH_TEST_POSTGRES_URL), a DBOS schema of its own per test, the scripted model server."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+
+import psycopg
+import pytest
+
+
+def _pg_url() -> str:
+    url = os.environ.get("REACH_TEST_POSTGRES_URL")
+    if not url:
+        if os.environ.get("REACH_REQUIRE_SERVICES"):
+            pytest.fail("REACH_TEST_POSTGRES_URL is not set (source /work/services.env or run .ci/run)")
+        pytest.skip("reach-dbos needs PostgreSQL: set REACH_TEST_POSTGRES_URL (scripts/start-postgres.sh)")
+    return url
+
+
+def plain_url(url: str) -> str:
+    return url.replace("postgresql+psycopg://", "postgresql://", 1)
+
+
+@pytest.fixture
+def pg_url() -> str:
+    return _pg_url()
+
+
+@pytest.fixture
+def dbos_schema(pg_url: str) -> Iterator[str]:
+    """A fresh schema for DBOS's tables, dropped afterwards (tests never see each other's runs)."""
+    name = f"reach_dbos_t{uuid.uuid4().hex[:10]}"
+    yield name
+    with psycopg.connect(plain_url(pg_url), autocommit=True) as conn:
+        conn.execute(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
+
+
+_SESSION: dict[str, str] = {}
+
+
+@pytest.fixture(scope="session")
+def session_schema() -> Iterator[str]:
+    """The schema of the DBOS instance that runs inside the pytest process (one per process)."""
+    url = _pg_url()
+    name = f"reach_dbos_s{uuid.uuid4().hex[:10]}"
+    _SESSION["schema"] = name
+    yield name
+    from reach_dbos.runner import shutdown
+
+    shutdown()
+    with psycopg.connect(plain_url(url), autocommit=True) as conn:
+        conn.execute(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')

@@ -1,0 +1,140 @@
+"""kill -9 in the middle of durable runs, at each kind of step; a new process finishes them.
+
+One child process starts several runs at once, each of which stops (hangs) at a
+different kind of step; the parent kills it with SIGKILL once every run hangs,
+then starts a second process, which resumes all of them. Counts are taken where
+the effects happen: the scripted model server counts model calls per step, the
+connectors count their executions in files, reach-notes keeps its notes file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from reach_openai.scripted import Answer, Call, ScriptedModelServer, ToolCalls
+
+CHILD = Path(__file__).parent / "scripts" / "durable_child.py"
+
+#: Question marker -> (run id, script). The model hangs (delay) in run A's second step.
+SCRIPTS: dict[str, list[Any]] = {
+    "[A]": [ToolCalls([Call("append_note", {"content": "A: the note"})]),
+            Answer("A done", delay=3600)],
+    "[B]": [ToolCalls([Call("count_write", {"amount": 1})]),
+            ToolCalls([Call("slow_read", {"account": "B"})]),
+            Answer("B balance {slow_read[balance]}")],
+    "[C]": [ToolCalls([Call("slow_read", {"account": "C"})]),
+            ToolCalls([Call("count_write", {"amount": 3})]),
+            Answer(lambda ctx: "C " + json.dumps(ctx.results.get("count_write"), ensure_ascii=False))],
+    "[D]": [ToolCalls([Call("keyed_write", {"amount": 4})]),
+            Answer("D transferred {keyed_write[transferred]}")],
+}
+HANGS = {"[B]": "slow_read", "[C]": "count_write", "[D]": "keyed_write"}
+
+
+def _run_id(marker: str) -> str:
+    return "run_crash_" + marker.strip("[]").lower()
+
+
+def _wait(pred: Any, what: str, proc: subprocess.Popen[bytes] | None, timeout: float = 120.0) -> None:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if pred():
+            return
+        if proc is not None and proc.poll() is not None:
+            raise AssertionError(f"the child exited ({proc.returncode}) before {what}: {proc.stderr.read().decode()[-3000:] if proc.stderr else ''}")
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def _child(mode: str, cfg: Path) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    return subprocess.Popen([sys.executable, str(CHILD), mode, str(cfg)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=env)
+
+
+def _counts(work: Path, tool: str) -> Counter[str]:
+    path = work / "counts" / tool
+    lines = path.read_text().splitlines() if path.exists() else []
+    return Counter(json.loads(line)["run_id"] for line in lines)
+
+
+def _model_calls(server: ScriptedModelServer, marker: str) -> Counter[int]:
+    """Model requests per step (number of assistant messages already in the request) for one run."""
+    out: Counter[int] = Counter()
+    for body in server.requests:
+        first_user = next(m for m in body["messages"] if m["role"] == "user")
+        if marker in str(first_user["content"]):
+            out[sum(1 for m in body["messages"] if m["role"] == "assistant")] += 1
+    return out
+
+
+def test_kill_9_at_each_kind_of_step_then_resume(tmp_path: Path, pg_url: str, dbos_schema: str) -> None:
+    work = tmp_path
+    for d in ("counts", "hung", "data"):
+        (work / d).mkdir()
+    script = {m: list(s) for m, s in SCRIPTS.items()}
+    with ScriptedModelServer(script) as server:
+        runs = [{"run_id": _run_id(m), "question": f"{m} please do it"} for m in SCRIPTS]
+        cfg = work / "cfg.json"
+        cfg.write_text(json.dumps({
+            "work": str(work), "model_url": server.url, "database_url": pg_url, "schema": dbos_schema,
+            "runs": runs, "hang": [f"{_run_id(m)}:{tool}" for m, tool in HANGS.items()],
+        }))
+        first = _child("start", cfg)
+        try:
+            # every run stopped where it should: B in a read, C in a write, D in a keyed write, A in the model
+            _wait(lambda: all((work / "hung" / _run_id(m)).exists() for m in HANGS), "the hung tool calls", first)
+            _wait(lambda: _model_calls(server, "[A]")[1] == 1, "run A's second model call", first)
+            first.send_signal(signal.SIGKILL)
+            first.wait(30)
+        finally:
+            if first.poll() is None:
+                first.kill()
+        assert not (work / "finished-without-kill").exists()
+        # the model answers at once from now on (a restarted process asks again for the step in flight)
+        server.script = {**script, "[A]": [script["[A]"][0], Answer("A done")]}
+
+        second = _child("resume", cfg)
+        out, err = second.communicate(timeout=240)
+        assert second.returncode == 0, err.decode()[-4000:]
+        assert out == b"", "nothing may print to stdout"
+        results = json.loads(next(work.glob("results-*.json")).read_text())
+
+        # A: the finished write (a note) is not repeated; only the model call in flight is asked again
+        a = results[_run_id("[A]")]
+        assert a["outcome"] == "answered" and a["text"] == "A done"
+        notes = [json.loads(line) for line in (work / "notes.jsonl").read_text().splitlines()]
+        assert [n["content"] for n in notes] == ["A: the note"]
+        assert _model_calls(server, "[A]") == Counter({0: 1, 1: 2})
+
+        # B: the write of step 1 ran once; the read in flight ran again (reads may)
+        b = results[_run_id("[B]")]
+        assert b["outcome"] == "answered" and b["text"] == "B balance 42"
+        assert _counts(work, "count_write")[_run_id("[B]")] == 1
+        assert _counts(work, "slow_read")[_run_id("[B]")] == 2
+        assert _model_calls(server, "[B]") == Counter({0: 1, 1: 1, 2: 1})
+
+        # C: the write in flight, with no way to check it, is not run again: outcome_unknown to the model
+        c = results[_run_id("[C]")]
+        assert c["outcome"] == "answered"
+        assert _counts(work, "count_write")[_run_id("[C]")] == 1
+        assert _counts(work, "slow_read")[_run_id("[C]")] == 1
+        c_write = c["steps"][1]["results"][0]
+        assert c_write["ok"] is False and c_write["error"]["code"] == "outcome_unknown"
+        assert _model_calls(server, "[C]") == Counter({0: 1, 1: 1, 2: 1})
+
+        # D: the keyed write in flight is settled by its connector's reconcile(key): one execution, a receipt
+        d = results[_run_id("[D]")]
+        assert d["outcome"] == "answered" and d["text"] == "D transferred 4"
+        assert _counts(work, "keyed_write")[_run_id("[D]")] == 1
+        d_write = d["steps"][0]["results"][0]
+        assert d_write["ok"] is True and d_write["content"]["reconciled"] is True
+        assert _model_calls(server, "[D]") == Counter({0: 1, 1: 1})

@@ -1,0 +1,112 @@
+"""Durable runs inside the test process: the loop as a DBOS workflow, its steps, its id."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import reach_dbos.plugin
+import reach_openai.plugin
+from dbos import DBOS
+from reach_openai.scripted import Answer, Call, ScriptedModelServer, ToolCalls
+
+from reach_core import Connector, Reach
+
+
+class Credit(Connector):
+    name = "add_credit"
+    description = "Add credit to an account. Use when the user asks for credit."
+    risk = "write"
+    input_schema = {"type": "object", "properties": {"amount": {"type": "integer"}}, "required": ["amount"]}
+
+    def __init__(self) -> None:
+        self.keys: list[str | None] = []
+
+    async def execute(self, params: dict[str, Any], ctx: Any) -> Any:
+        self.keys.append(ctx.idempotency_key)
+        return {"credited": params["amount"]}
+
+
+SCRIPT = [
+    ToolCalls([Call("add_credit", {"amount": 5})]),
+    ToolCalls([Call("add_credit", {"amount": 7})]),
+    Answer("credited {add_credit[credited]}"),
+]
+
+
+@pytest.fixture
+def server() -> Iterator[ScriptedModelServer]:
+    with ScriptedModelServer(SCRIPT) as srv:
+        yield srv
+
+
+@pytest.fixture
+def make(tmp_path: Path, pg_url: str, session_schema: str, server: ScriptedModelServer) -> Iterator[Callable[..., Reach]]:
+    made: list[Reach] = []
+
+    def make(**extra: Any) -> Reach:
+        config: dict[str, Any] = {
+            "reach": {"data_dir": str(tmp_path / "data")},
+            "plugins": {
+                "reach-openai": {"base_url": server.url, "api_key": "k", "model": "m", "max_retries": 0},
+                "reach-dbos": {"database_url": pg_url, "schema": session_schema, "poll_interval": 0.05},
+            },
+            **extra,
+        }
+        reach = Reach(config, plugins=[("reach-openai", reach_openai.plugin), ("reach-dbos", reach_dbos.plugin)])
+        reach.credit = Credit()  # type: ignore[attr-defined]
+        reach.register(reach.credit)  # type: ignore[attr-defined]
+        made.append(reach)
+        return reach
+
+    yield make
+
+
+async def test_a_durable_run_is_a_workflow_whose_steps_are_model_calls_and_tool_turns(make, server) -> None:
+    reach = make()
+    seen: list[int] = []
+    result = await reach.run("give credit", durable=True, on_step=lambda s: seen.append(s.index))
+    assert result.outcome == "answered" and result.text == "credited 7"
+    assert seen == [1, 2, 3]
+    status = await DBOS.get_workflow_status_async(result.run_id)
+    assert status is not None and status.status == "SUCCESS" and status.name == "reach.run"
+    steps = await DBOS.list_workflow_steps_async(result.run_id)
+    assert [s["function_name"] for s in steps] == ["reach.model", "reach.tools"] * 2 + ["reach.model"]
+    # the idempotency keys are the run id (= workflow id) and the call ids the model step recorded
+    assert reach.credit.keys == [f"{result.run_id}:{c['id']}" for s in result.steps for c in s.tool_calls]
+    assert len(server.requests) == 3
+    await reach.aclose()
+
+
+@pytest.mark.parametrize("how", ["durable", "strategy"])
+async def test_the_run_id_is_the_workflow_id_and_a_repeat_returns_the_recorded_run(make, server, how) -> None:
+    reach = make(strategies={"runner": "reach-dbos"}) if how == "strategy" else make()
+    kwargs = {} if how == "strategy" else {"durable": True}
+    first = await reach.run("give credit", run_id=f"run_fixed_{how}", **kwargs)
+    again = await reach.run("give credit", run_id=f"run_fixed_{how}", **kwargs)
+    assert first.run_id == again.run_id == f"run_fixed_{how}"
+    assert again.text == first.text == "credited 7"
+    assert len(server.requests) == 3 and len(reach.credit.keys) == 2  # nothing ran twice
+    await reach.aclose()
+
+
+async def test_durable_false_and_no_strategy_keep_the_in_process_loop(make, server) -> None:
+    reach = make(strategies={"runner": "reach-dbos"})
+    result = await reach.run("give credit", durable=False)
+    assert result.text == "credited 7"
+    assert await DBOS.get_workflow_status_async(result.run_id) is None
+    await reach.aclose()
+
+
+async def test_a_run_with_a_model_error_ends_as_model_error_durably(make, server) -> None:
+    from reach_openai.scripted import Fail
+
+    server.script = [Fail(400, "bad request")]
+    reach = make()
+    result = await reach.run("give credit", durable=True)
+    assert result.outcome == "model_error" and "bad request" in (result.error or "")
+    status = await DBOS.get_workflow_status_async(result.run_id)
+    assert status is not None and status.status == "SUCCESS"
+    await reach.aclose()

@@ -1,0 +1,95 @@
+"""``reach runs list|show|resume|cancel [--json]`` and cancelling a run between steps."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from dbos import DBOS
+from reach_openai.scripted import Answer, Call, ScriptedModelServer, ToolCalls
+
+from reach_core.cli import cli
+
+
+def _config(tmp_path: Path, pg_url: str, schema: str, model_url: str) -> Path:
+    path = tmp_path / "reach.toml"
+    path.write_text(
+        f'[reach]\ndata_dir = "{tmp_path / "data"}"\n'
+        f'[plugins]\nload = ["reach-openai", "reach-dbos"]\n'
+        f'[plugins.reach-openai]\nbase_url = "{model_url}"\napi_key = "k"\nmodel = "m"\nmax_retries = 0\n'
+        f'[plugins.reach-dbos]\ndatabase_url = "{pg_url}"\nschema = "{schema}"\npoll_interval = 0.05\n'
+    )
+    return path
+
+
+def _cli(config: Path, *args: str) -> Any:
+    result = CliRunner().invoke(cli, ["--config", str(config), "runs", *args], catch_exceptions=False)
+    return result
+
+
+async def test_cancel_stops_a_run_between_steps_and_resume_continues_it(
+    tmp_path: Path, pg_url: str, session_schema: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import reach_dbos.plugin
+    import reach_openai.plugin
+    from test_durable import Credit
+
+    from reach_core import Reach
+
+    script = [ToolCalls([Call("add_credit", {"amount": 5})]),
+              ToolCalls([Call("add_credit", {"amount": 7})], delay=1.0),
+              Answer("credited {add_credit[credited]}")]
+    with ScriptedModelServer(script) as server:
+        config = _config(tmp_path, pg_url, session_schema, server.url)
+        reach = Reach(str(config), plugins=[("reach-openai", reach_openai.plugin), ("reach-dbos", reach_dbos.plugin)])
+        credit = Credit()
+        reach.register(credit)
+        task = asyncio.create_task(reach.run("credit please", durable=True, run_id="run_cancel_me"))
+        while len(server.requests) < 2:  # noqa: ASYNC110 - the second model call is under way
+            await asyncio.sleep(0.02)
+        shown = await asyncio.to_thread(_cli, config, "show", "run_cancel_me", "--json")
+        assert shown.exit_code == 0, shown.output
+        row = json.loads(shown.output)
+        assert row["status"] == "PENDING" and row["question"] == "credit please"
+        assert [s["kind"] for s in row["steps"]][:2] == ["reach.model", "reach.tools"]
+        assert row["tokens"]["total_tokens"] > 0
+
+        cancelled = await asyncio.to_thread(_cli, config, "cancel", "run_cancel_me", "--json")
+        assert cancelled.exit_code == 0 and json.loads(cancelled.output)["cancelled"] is True
+        result = await task
+        assert result.outcome == "cancelled" and "reach runs resume run_cancel_me" in result.error
+        assert len(credit.keys) == 1  # the second turn of tools never started
+        listed = json.loads((await asyncio.to_thread(_cli, config, "list", "--status", "CANCELLED", "--json")).output)
+        assert "run_cancel_me" in [r["run_id"] for r in listed]
+
+        # resumed in this process: the recorded steps are replayed, the rest runs once
+        await DBOS.resume_workflow_async("run_cancel_me")
+        from reach_dbos.runner import wait_for
+
+        done = await wait_for("run_cancel_me", wait=60)
+        assert done.outcome == "answered" and done.text == "credited 7"
+        assert len(credit.keys) == 2 and len(set(credit.keys)) == 2
+        assert (await DBOS.get_workflow_status_async("run_cancel_me")).status == "SUCCESS"
+        await reach.aclose()
+
+
+def test_unknown_run_ids_and_empty_lists_say_what_to_do(tmp_path: Path, pg_url: str, session_schema: str) -> None:
+    config = _config(tmp_path, pg_url, session_schema, "http://127.0.0.1:9/v1")
+    for cmd in ("show", "cancel"):
+        out = _cli(config, cmd, "run_that_never_was")
+        assert out.exit_code != 0 and "reach runs list" in out.output
+    listed = _cli(config, "list", "--status", "ERROR")
+    assert listed.exit_code == 0 and "no durable runs with status ERROR" in listed.output
+    assert json.loads(_cli(config, "list", "--status", "error", "--json").output) == []
+
+
+def test_runs_without_a_database_names_the_setting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("REACH_DBOS_DATABASE_URL", raising=False)
+    path = tmp_path / "reach.toml"
+    path.write_text(f'[reach]\ndata_dir = "{tmp_path}"\n[plugins]\nload = ["reach-dbos"]\n')
+    out = _cli(path, "list")
+    assert out.exit_code != 0 and "database_url" in out.output
