@@ -446,3 +446,20 @@ def test_tools_by_agent_tier_and_pin(served: Served) -> None:
     assert "runs" in verdict("worker", "lookup") and "pinned, matches" in verdict("worker", "lookup")
     assert "asks a person" in verdict("worker", "add_credit") and "not pinned" in verdict("worker", "add_credit")
     assert "runs" in verdict("default", "add_credit")
+
+
+def test_a_long_queue_is_shown_a_page_at_a_time(served: Served, monkeypatch: pytest.MonkeyPatch) -> None:
+    from reach_serve.console import routes
+
+    monkeypatch.setattr(routes, "PAGE_SIZE", 3)
+    newest = [served.ask() for _ in range(4)][::-1]
+    c = served.login()
+    first = c.get("/console/approvals").text
+    total = int(re.search(r"(\d+) pending", first).group(1))  # type: ignore[union-attr]
+    assert total >= 4 and first.count('class="card request"') == 3 and "(showing 1–3)" in first
+    assert [cid for cid in newest[:3] if cid in first] == newest[:3] and newest[3] not in first
+    assert 'href="/console/approvals?page=2">Older requests' in first
+    second = c.get("/console/approvals", params={"page": "2"}).text
+    assert newest[3] in second and "Newer requests" in second
+    for odd in ("0", "-1", "x", "99999999", "1e3"):
+        assert c.get("/console/approvals", params={"page": odd}).status_code == 200

@@ -33,6 +33,8 @@ log = logging.getLogger("reach_serve.console")
 
 MAX_FORM_BYTES = 64 * 1024
 MAX_REASON = 2000
+PAGE_SIZE = 100  # requests per approvals page: a person decides from the top; the count says how many wait
+VIEW_CACHE = 20_000  # redacted views of requests kept (by id)
 STATIC = {"console.js": "text/javascript; charset=utf-8", "console.css": "text/css; charset=utf-8"}
 HEADERS = {
     "Content-Security-Policy": ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
@@ -88,6 +90,7 @@ class Console:
         self.env.filters["ago"] = ago
         self.env.filters["utc"] = lambda ts: time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(ts))
         self._static: dict[str, bytes] = {}
+        self._views: dict[str, dict[str, Any]] = {}
 
     # ------------------------------------------------------------ plumbing
     def page(self, name: str, request: Request, session: Session | None, status: int = 200,
@@ -235,48 +238,69 @@ class Console:
         except Exception:  # noqa: BLE001 - a tool removed since the request was made
             return "unknown"
 
-    async def pending(self) -> tuple[list[dict[str, Any]], str]:
-        """Pending requests newest first, arguments redacted and pretty-printed; and a version
-        string that changes whenever the list does (the page polls it)."""
-        items = await self._queue().list("pending")
-        redactor = self.reach.redactor
-        now = time.time()
-        risks: dict[str, str] = {}
-        rows = []
-        for c in reversed(items):
-            risk = risks.get(c.tool)
-            if risk is None:
-                risk = risks[c.tool] = self._risk(c.tool)
+    def _view(self, c: Any) -> dict[str, Any]:
+        """What the page shows of one request, redacted once: a request's arguments never
+        change (approval is bound to them), so the redacted view is cached by its id."""
+        view = self._views.get(c.id)
+        if view is None:
+            redactor = self.reach.redactor
             learned = redactor.secrets_in(c.arguments)
             args = redactor.scrub(redactor.value(c.arguments), learned)
-            rows.append({
-                "id": c.id, "agent": c.agent, "tool": c.tool, "risk": risk, "run_id": c.run_id,
+            view = {
+                "id": c.id, "agent": c.agent, "tool": c.tool, "risk": self._risk(c.tool), "run_id": c.run_id,
                 "summary": redactor.scrub(redactor.text(c.summary), learned),
                 "arguments": json.dumps(args, indent=2, ensure_ascii=False, default=str),
-                "created_at": c.created_at, "waited": now - c.created_at, "expires_in": c.expires_at - now,
-            })
-        version = hashlib.sha256(" ".join(r["id"] for r in rows).encode()).hexdigest()[:16]
-        return rows, version
+                "created_at": c.created_at, "expires_at": c.expires_at,
+            }
+            if len(self._views) >= VIEW_CACHE:
+                self._views.pop(next(iter(self._views)))
+            self._views[c.id] = view
+        return view
+
+    async def pending(self, page: int = 1) -> tuple[list[dict[str, Any]], str, int]:
+        """One page of pending requests, newest first; a version string that changes whenever
+        the pending list does (the page polls it); and how many are pending in all."""
+        items = await self._queue().list("pending")
+        items.reverse()
+        version = hashlib.sha256(" ".join(c.id for c in items).encode()).hexdigest()[:16]
+        now = time.time()
+        rows = []
+        for c in items[(page - 1) * PAGE_SIZE: page * PAGE_SIZE]:
+            view = self._view(c)
+            rows.append({**view, "waited": now - view["created_at"], "expires_in": view["expires_at"] - now})
+        return rows, f"{version}-{page}", len(items)
+
+    @staticmethod
+    def _page(request: Request) -> int:
+        value = request.query_params.get("page", "1")
+        return max(1, min(int(value), 100_000)) if value.isascii() and value.isdigit() and len(value) < 7 else 1
+
+    def _list_context(self, rows: list[dict[str, Any]], version: str, total: int, page: int) -> dict[str, Any]:
+        last = max(1, -(-total // PAGE_SIZE))
+        return {"rows": rows, "version": version, "total": total, "page": min(page, last), "pages": last,
+                "first_shown": (page - 1) * PAGE_SIZE + 1 if rows else 0, "last_shown": (page - 1) * PAGE_SIZE + len(rows)}
 
     async def approvals(self, request: Request, *, status: int = 200, error: str | None = None) -> Response:
         session = self.session(request)
-        rows, version = await self.pending()
+        page = self._page(request)
+        rows, version, total = await self.pending(page)
         notice = None
         done = request.query_params.get("done")
         if done in DONE and error is None:
             cid = request.query_params.get("id", "")[:64]
             outcome = "ok" if request.query_params.get("ok") == "1" else "the tool reported an error"
             notice = DONE[done].format(id=cid, outcome=outcome)
-        return self.page("approvals.html", request, session, status=status, rows=rows, version=version,
-                         notice=notice, error=error, now=time.time())
+        return self.page("approvals.html", request, session, status=status, notice=notice, error=error,
+                         now=time.time(), **self._list_context(rows, version, total, page))
 
     async def approvals_fragment(self, request: Request) -> Response:
         session = self.session(request)
-        rows, version = await self.pending()
+        page = self._page(request)
+        rows, version, total = await self.pending(page)
         if request.query_params.get("v") == version:
             return Response(status_code=204, headers=HEADERS)  # unchanged: nothing to send
         html = self.env.get_template("_approvals_list.html").render(
-            rows=rows, version=version, csrf=self.sessions.csrf(session), now=time.time())
+            csrf=self.sessions.csrf(session), now=time.time(), **self._list_context(rows, version, total, page))
         return HTMLResponse(html, headers={**HEADERS, "X-Console-Version": version})
 
     async def decide(self, request: Request) -> Response:

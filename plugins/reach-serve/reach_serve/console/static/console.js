@@ -42,7 +42,7 @@
   }
 
   function poll(box) {
-    var url = box.getAttribute("data-poll") + "?v=" + encodeURIComponent(version(box));
+    var url = box.getAttribute("data-poll") + "&v=" + encodeURIComponent(version(box));
     fetch(url, { credentials: "same-origin", headers: { "Accept": "text/html" } })
       .then(function (resp) {
         if (resp.status === 401) {
