@@ -28,6 +28,7 @@ import hashlib
 import importlib.util
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -139,6 +140,12 @@ def _tokenizer_near(directory: Path) -> Path | None:
 
 _loaded: dict[tuple[str, str, str | None], tuple[Any, Any]] = {}
 _loaded_lock = threading.Lock()
+#: remembered vectors, per loaded model: questions (LRU) and tool texts (bounded).
+QUERY_MEMO = 1024
+DOC_MEMO = 50_000
+_query_memo: dict[tuple[Any, int], OrderedDict[str, np.ndarray]] = {}
+_doc_memo: dict[tuple[Any, int], dict[str, np.ndarray]] = {}
+_memo_lock = threading.Lock()
 
 
 def _open(model_file: Path, tokenizer_file: Path) -> tuple[Any, Any]:
@@ -185,6 +192,7 @@ class MiniLMEncoder:
         self.doc_tokens = doc_tokens
         self.model_id = f"minilm:{self.expected_sha256 or self.model_file}:{doc_tokens}"
         self._session: Any = None
+        self._key: Any = None
         self._input_names: tuple[str, ...] = ()
         self._tokenizer: Any = None
         self._lock = threading.Lock()
@@ -208,6 +216,7 @@ class MiniLMEncoder:
             if self._session is not None:
                 return
             key = (str(self.model_file), str(self.tokenizer_file), self.expected_sha256)
+            self._key = key
             with _loaded_lock:
                 loaded = _loaded.get(key)
                 if loaded is None:
@@ -238,19 +247,52 @@ class MiniLMEncoder:
         return out
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Tool texts (several) or one question; the question is cut to `query_tokens`."""
+        """Tool texts (several) or one question; the question is cut to `query_tokens`.
+
+        A question's vector is remembered (LRU, per process and model): an agent loop
+        asks about the same message again, and one encoding is most of a selection's cost.
+        """
         if not texts:
             return np.zeros((0, 384), dtype=np.float32)
         self.load()
-        cap = self.query_tokens if len(texts) == 1 else self.doc_tokens
-        return self._embed(self._encode_ids(texts, cap))
+        if len(texts) > 1:
+            return self._embed(self._encode_ids(texts, self.doc_tokens))
+        memo = _query_memo.setdefault((self._key, self.query_tokens), OrderedDict())
+        text = texts[0]
+        with _memo_lock:
+            hit = memo.get(text)
+            if hit is not None:
+                memo.move_to_end(text)
+                return hit[None, :]
+        vector = self._embed(self._encode_ids(texts, self.query_tokens))[0]
+        vector.setflags(write=False)
+        with _memo_lock:
+            memo[text] = vector
+            while len(memo) > QUERY_MEMO:
+                memo.popitem(last=False)
+        return vector[None, :]
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        """Tool texts, each cut to `doc_tokens` (used even for a single new tool)."""
+        """Tool texts, each cut to `doc_tokens` (used even for a single new tool).
+
+        Vectors are remembered per process and model by text (bounded), so several
+        Reach instances in one process encode a shared tool only once.
+        """
         if not texts:
             return np.zeros((0, 384), dtype=np.float32)
         self.load()
-        return self._embed(self._encode_ids(texts, self.doc_tokens))
+        memo = _doc_memo.setdefault((self._key, self.doc_tokens), {})
+        with _memo_lock:
+            missing = [t for t in dict.fromkeys(texts) if t not in memo]
+        if missing:
+            fresh = self._embed(self._encode_ids(missing, self.doc_tokens))
+            with _memo_lock:
+                if len(memo) + len(missing) > DOC_MEMO:
+                    memo.clear()
+                memo.update(zip(missing, fresh, strict=True))
+                return np.stack([memo[t] if t in memo else fresh[missing.index(t)] for t in texts])
+        with _memo_lock:
+            return np.stack([memo[t] for t in texts])
 
     def _embed(self, id_lists: list[list[int]]) -> np.ndarray:
         # Batches of similar length: padding costs compute, sorted lengths waste little.

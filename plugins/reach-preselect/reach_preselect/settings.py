@@ -62,7 +62,7 @@ class PreselectSettings(BaseModel):
     #: it reorders close candidates and never lifts an unrelated tool into the top k.
     usage_prior: bool = False
     usage_min_calls: Annotated[int, Field(ge=1)] = 20
-    usage_max_boost: Annotated[float, Field(ge=0.0, le=3.0)] = 1.0
+    usage_max_boost: Annotated[float, Field(ge=0.0, le=3.0)] = 2.0
     #: always ranked first (when the agent may use them).
     pinned: list[str] = Field(default_factory=list)
     #: extra tags / keywords per tool name, on top of the connector's own and

@@ -33,7 +33,7 @@ MAX_AGENTS = 1024
 class UsagePrior:
     """Offered / called counts per agent and tool, and the bonus they earn."""
 
-    def __init__(self, *, max_boost: float = 1.0, min_calls: int = 20) -> None:
+    def __init__(self, *, max_boost: float = 2.0, min_calls: int = 20) -> None:
         self.max_boost = float(max_boost)
         self.min_calls = int(min_calls)
         self._offered: dict[str, dict[str, int]] = {}

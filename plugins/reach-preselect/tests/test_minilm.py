@@ -188,6 +188,25 @@ def test_hash_mismatch_through_reach_is_refused_not_ignored(tmp_path):
 
 def test_dense_vectors_are_cached_on_disk(tmp_path):
     build(tmp_path).tools(query="weather", limit=1)
+    minilm._doc_memo.clear()  # a new process: nothing remembered in memory
+    minilm._query_memo.clear()
     restarted = build(tmp_path)
     restarted.tools(query="weather", limit=1)
     assert restarted.provider("selector").engine().dense.calls == 1  # the question only
+
+
+def test_vectors_are_remembered_across_reach_instances(tmp_path):
+    first = build(tmp_path / "a")
+    first.tools(query="weather in Paris", limit=1)
+    second = build(tmp_path / "b")  # another data dir: no disk cache to read
+    second.tools(query="weather in Paris", limit=1)
+    assert second.provider("selector").engine().dense.calls == 0
+
+
+def test_memo_returns_the_same_vectors(packaged):
+    texts = ["alpha tool text", "beta tool text"]
+    once = packaged.embed_documents(texts)
+    again = packaged.embed_documents(list(reversed(texts)) + texts)
+    assert np.allclose(again[:2], once[::-1]) and np.allclose(again[2:], once)
+    q1 = packaged.embed(["a question"])
+    assert np.array_equal(q1, packaged.embed(["a question"]))
