@@ -114,8 +114,9 @@ def distinct(names: list[str], name_map: dict[str, str]) -> list[str]:
     return out
 
 
-def selected_names(reach: Any, question: str, limit: int, names: list[str] | None = None) -> list[str]:
-    entries = reach.tools(query=question, limit=limit, names=names)
+def selected_names(reach: Any, question: str, limit: int, names: list[str] | None = None,
+                   agent: str | None = None) -> list[str]:
+    entries = reach.tools(query=question, limit=limit, names=names, agent=agent)
     return [e["function"]["name"] for e in entries]
 
 
@@ -178,13 +179,17 @@ def pct(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
 
 
-def memory_probe(embedder: str) -> None:
+def memory_probe(embedder: str, data_dir: str | None = None) -> None:
     """Child process: RSS before/after selections (the plugin's extra memory), first
     English only, then with Chinese questions too (they load the CC-CEDICT glossary)."""
     pool, _, queries = load()
-    with tempfile.TemporaryDirectory() as tmp:
-        reach = build_reach(pool, tmp, {"embedder": embedder})
+    with tempfile.TemporaryDirectory() as scratch:
+        reach = build_reach(pool, data_dir or scratch, {"embedder": embedder})
         before = rss_mb()
+        selected_names(reach, "warm up the index", 5)
+        engine = reach.provider("selector").engine()
+        if engine.dense is not None:
+            engine.wait_dense()  # the dense tool vectors count too
         for q in queries[:200]:
             selected_names(reach, q["question"], 20)
         english = peak_rss_mb()
@@ -198,9 +203,10 @@ def main() -> None:
     parser.add_argument("--embedder", default="minilm", choices=["minilm", "wordllama", "none"])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--memory-probe", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--data-dir", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.memory_probe:
-        memory_probe(args.embedder)
+        memory_probe(args.embedder, args.data_dir)
         return
 
     pool, name_map, queries = load()
@@ -276,9 +282,11 @@ def main() -> None:
         print(f"\nrecall by distinct function, reach.tools(query=..., limit=20); split seed {SPLIT_SEED}, "
               f"tuning/held-out {len(sets['tuning half'])}/{len(sets['held-out half'])}")
         print(f"  {'set':<26} {'n':>4}  {'selector':<52}  plain BM25+wordllama RRF")
+        def short(d: dict[str, float]) -> str:
+            return "  ".join(f"{k}={v:.3f}" for k, v in d.items() if k in ("R@1", "R@5", "R@10", "MRR"))
+
         for label, rows in sets.items():
             mine, plain = table(rows, ranked), table(rows, fused)
-            short = lambda d: "  ".join(f"{k}={v:.3f}" for k, v in d.items() if k in ("R@1", "R@5", "R@10", "MRR"))
             flag = "" if mine["R@5"] >= plain["R@5"] else "   <-- below the plain fusion"
             print(f"  {label:<26} {len(rows):>4}  {short(mine):<52}  {short(plain)}{flag}")
 
@@ -311,6 +319,31 @@ def main() -> None:
         if dense_on:
             print(f"    dense encoder's tool vectors (background thread, cold) ready after {dense_s:.1f} s; "
                   f"the restart read them from the disk cache")
+
+        # -- usage prior: a simulated workload -------------------------------------------
+        # Agent "ops" first asks the 80 side-set questions in BFCL's wording; each time
+        # it is offered 5 tools and "calls" every ground-truth function among them (the
+        # counts reach-audit would show). Then it asks the same tasks rewritten and in
+        # Chinese. Agent "fresh" asks those with no history: the prior must not leak.
+        usage_reach = build_reach(pool, tmp, {**settings, "usage_prior": True})
+        usage_selector = usage_reach.provider("selector")
+        selected_names(usage_reach, "warm up the index", 5, agent="warmup")
+        if dense_on:
+            usage_selector.engine().wait_dense()
+        history = sets["BFCL wording of restyled"] + sets["English of Chinese"]
+        for q in history:
+            offered = selected_names(usage_reach, q["question"], 5, agent="ops")
+            for name in offered:
+                if name_map.get(name, name) in q["gt_names"]:
+                    usage_selector.observe_call("ops", name)
+        print(f"\nusage prior (usage_prior = true, min calls 20, max boost 2.0): agent 'ops' after "
+              f"{usage_selector.usage().calls('ops')} calls on {len(history)} questions in BFCL wording; "
+              f"'fresh' has none")
+        for label in ("rewritten style", "Chinese", "held-out half"):
+            rows = sets[label]
+            with_prior = [distinct(selected_names(usage_reach, q["question"], 20, agent="ops"), name_map) for q in rows]
+            without = [distinct(selected_names(usage_reach, q["question"], 20, agent="fresh"), name_map) for q in rows]
+            print(f"  {label:<16} ops: {fmt(score(with_prior, rows))}\n  {'':<16} fresh: {fmt(score(without, rows))}")
 
         # -- adaptive k ---------------------------------------------------------------
         if not args.quick:
@@ -358,17 +391,17 @@ def main() -> None:
         print(f"  k=5 mean {k5:.0f}  |  80 tools mean {eighty:.0f} (saved {1 - k5 / eighty:.1%})  |  "
               f"all {len(pool)} tools {all_tokens} (saved {1 - k5 / all_tokens:.1%})")
 
-    # -- memory, in fresh processes so nothing above counts --------------------------
-    for embedder in ([] if args.quick else ["minilm", "wordllama", "none"]):
-        out = subprocess.run(
-            [sys.executable, __file__, "--memory-probe", "--embedder", embedder],
-            capture_output=True, text=True, check=True, env=os.environ.copy(),
-        )
-        probe = json.loads(out.stdout.strip().splitlines()[-1])
-        print(f"\nextra peak RSS, embedder={embedder}: English questions "
-              f"{probe['english'] - probe['before']:.0f} MB; with Chinese questions too "
-              f"{probe['peak'] - probe['before']:.0f} MB (RSS with reach and {len(pool)} tools "
-              f"registered {probe['before']:.0f} MB)")
+        # -- memory, in fresh processes so nothing above counts (tool vectors from this run's disk cache) --------------------------
+        for embedder in ([] if args.quick else ["minilm", "wordllama", "none"]):
+            out = subprocess.run(
+                [sys.executable, __file__, "--memory-probe", "--embedder", embedder, "--data-dir", tmp],
+                capture_output=True, text=True, check=True, env=os.environ.copy(),
+            )
+            probe = json.loads(out.stdout.strip().splitlines()[-1])
+            print(f"\nextra peak RSS, embedder={embedder}: English questions "
+                  f"{probe['english'] - probe['before']:.0f} MB; with Chinese questions too "
+                  f"{probe['peak'] - probe['before']:.0f} MB (RSS with reach and {len(pool)} tools "
+                  f"registered {probe['before']:.0f} MB)")
 
 
 if __name__ == "__main__":
