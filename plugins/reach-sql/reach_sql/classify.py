@@ -54,12 +54,18 @@ DENIED_FUNCTIONS = frozenset(
         "lo_import", "lo_export", "lo_unlink", "lo_create", "lo_creat", "lo_from_bytea", "lo_put",
         "pg_read_file", "pg_read_binary_file", "pg_ls_dir", "pg_stat_file",
         "pg_export_snapshot", "pg_import_snapshot",
+        "setseed",  # the session's random() sequence, left on a pooled connection for the next caller
     }
 )
 _DENIED_PATTERN = re.compile(
     r"pg_(try_)?advisory_\w*"  # session state that outlives the call, waits on other sessions
     r"|(query|cursor|table|schema|database)_to_xml\w*"  # query_to_xml runs SQL from a string
-    r"|dblink\w*|pg_(read|write)_server_files|pg_replication_\w*|pg_drop_replication_slot"
+    r"|dblink\w*|pg_(read|write)_server_files"
+    # whole families, so a version's new member is refused too (pg_stat_reset_backend_stats in 18):
+    r"|pg_stat_reset\w*"  # statistics other sessions and the operator rely on
+    r"|pg_\w*replication\w*|pg_logical_\w*"  # slots and origins; consuming a slot's changes is a write
+    r"|pg_ls_\w*|pg_file_\w*"  # server directories and (adminpack) server files
+    r"|pg_(start|stop)_backup|pg_backup_\w*|pg_wal_replay_\w*"  # backup and recovery control
 )
 
 
