@@ -180,6 +180,12 @@ FORGED_FORMS: list[tuple[str, dict[str, Any]]] = [
     ("cross-site origin", {"data": {"csrf": "{csrf}"}, "headers": {"origin": "https://evil.example"}}),
     ("null origin", {"data": {"csrf": "{csrf}"}, "headers": {"origin": "null"}}),
     ("other port", {"data": {"csrf": "{csrf}"}, "headers": {"origin": "http://127.0.0.1:1"}}),
+    ("other host", {"data": {"csrf": "{csrf}"}, "headers": {"origin": "http://localhost"}}),
+    ("host as prefix", {"data": {"csrf": "{csrf}"}, "headers": {"origin": "http://127.0.0.1.evil.example"}}),
+    ("userinfo", {"data": {"csrf": "{csrf}"}, "headers": {"origin": "http://evil@127.0.0.1"}}),
+    ("empty origin", {"data": {"csrf": "{csrf}"}, "headers": {"origin": ""}}),
+    ("forwarded host mismatch", {"data": {"csrf": "{csrf}"},
+                                 "headers": {"origin": "https://evil.example", "x-forwarded-host": "console.example"}}),
     ("fetch cross-site", {"data": {"csrf": "{csrf}"}, "headers": {"sec-fetch-site": "cross-site"}}),
     ("fetch same-site", {"data": {"csrf": "{csrf}"}, "headers": {"sec-fetch-site": "same-site"}}),
     ("bad utf-8", {"content": b"csrf=\xff\xfe", "headers": {"content-type": "application/x-www-form-urlencoded"}}),
@@ -463,3 +469,12 @@ def test_a_long_queue_is_shown_a_page_at_a_time(served: Served, monkeypatch: pyt
     assert newest[3] in second and "Newer requests" in second
     for odd in ("0", "-1", "x", "99999999", "1e3"):
         assert c.get("/console/approvals", params={"page": odd}).status_code == 200
+
+
+def test_behind_a_tls_proxy_the_origin_is_the_forwarded_host(served: Served) -> None:
+    cid = served.ask()
+    c = served.login()
+    csrf = csrf_of(c.get("/console/approvals").text)
+    resp = c.post(f"/console/approvals/{cid}/reject", data={"csrf": csrf, "reason": "via the proxy"},
+                  headers={"origin": "https://console.example", "x-forwarded-host": "console.example"})
+    assert resp.status_code == 303

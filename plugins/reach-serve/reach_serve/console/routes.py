@@ -19,7 +19,7 @@ import time
 from collections.abc import Awaitable, Callable
 from importlib.resources import files
 from typing import Any
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
@@ -130,12 +130,20 @@ class Console:
 
     @staticmethod
     def same_origin(request: Request) -> None:
-        """Refuse a POST a browser marks as sent from another site (before the CSRF token is even read)."""
+        """Refuse a POST a browser marks as sent from another site (before the CSRF token is even read).
+
+        The ``Origin``'s host and port must be this request's ``Host`` (or the
+        ``X-Forwarded-Host`` a TLS proxy in front sets); its scheme is not compared, since
+        behind such a proxy the app itself is reached over plain http.
+        """
         origin = request.headers.get("origin")
-        host = request.headers.get("host", "")
-        if origin is not None and origin != "null" and origin.lower() != f"{request.url.scheme}://{host}".lower():
-            raise ConsoleError(403, "this form was sent from another site; open the console and use its buttons")
-        if origin == "null" or request.headers.get("sec-fetch-site", "same-origin") not in ("same-origin", "none"):
+        site = request.headers.get("sec-fetch-site", "same-origin")
+        refused = origin == "null" or site not in ("same-origin", "none")
+        if origin is not None and origin != "null":
+            netloc = urlsplit(origin).netloc.lower()
+            hosts = {request.headers.get("host", "").lower(), request.headers.get("x-forwarded-host", "").lower()}
+            refused = refused or not netloc or netloc not in hosts
+        if refused:
             raise ConsoleError(403, "this form was sent from another site; open the console and use its buttons")
 
     async def csrf_form(self, request: Request, session: Session) -> dict[str, str]:
