@@ -35,6 +35,7 @@ from reach_core.adapter import Usage
 from reach_core.errors import ConfigError
 from reach_core.loop import RunResult, run_agent
 
+from .approval import DurableConfirmer
 from .settings import DbosSettings
 
 __all__ = ["DurableRunner", "WORKFLOW", "bind", "bound_reach", "launch", "shutdown"]
@@ -45,7 +46,6 @@ log = logging.getLogger("reach.dbos")
 WORKFLOW = "reach.run"
 MODEL_STEP = "reach.model"
 TOOLS_STEP = "reach.tools"
-APPROVAL_STEP = "reach.approval"
 
 #: ``reach.run`` keyword arguments that are kept with the run (a resumed run gets them back).
 _DURABLE_ARGS = ("agent", "max_steps", "tool_choice", "force_every_step", "deadline", "tools",
@@ -200,9 +200,7 @@ class _DurableReach:
     def provider(self, kind: str, name: str | None = None) -> Any:
         obj = self._reach.provider(kind, name)
         if kind == "confirmer" and obj is not None and hasattr(obj, "resolve"):
-            from .approval import DurableConfirmer
-
-            return DurableConfirmer(obj)
+            return DurableConfirmer(obj, self._reach)
         return obj
 
 

@@ -12,7 +12,8 @@ from typing import Any
 
 from reach_core.errors import ConfigError
 
-from .runner import APPROVAL_STEP, MODEL_STEP, TOOLS_STEP, WORKFLOW, _sqlalchemy_url
+from .approval import APPROVAL_STEP
+from .runner import MODEL_STEP, TOOLS_STEP, WORKFLOW, _sqlalchemy_url
 from .settings import DbosSettings
 
 __all__ = ["RunsClient", "summarize_steps"]

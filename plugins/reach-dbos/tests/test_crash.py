@@ -9,6 +9,7 @@ connectors count their executions in files, reach-notes keeps its notes file.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -35,6 +36,8 @@ SCRIPTS: dict[str, list[Any]] = {
             Answer(lambda ctx: "C " + json.dumps(ctx.results.get("count_write"), ensure_ascii=False))],
     "[D]": [ToolCalls([Call("keyed_write", {"amount": 4})]),
             Answer("D transferred {keyed_write[transferred]}")],
+    "[E]": [ToolCalls([Call("danger_write", {"account": "E-1"})]),
+            Answer("E deleted {danger_write[deleted]}")],
 }
 HANGS = {"[B]": "slow_read", "[C]": "count_write", "[D]": "keyed_write"}
 
@@ -76,13 +79,49 @@ def _model_calls(server: ScriptedModelServer, marker: str) -> Counter[int]:
     return out
 
 
+def _pending(work: Path) -> list[str]:
+    """Ids of the approval requests waiting in the confirmation store the runs share."""
+    import sqlite3
+
+    db = work / "data" / "reach.db"
+    if not db.exists():
+        return []
+    with sqlite3.connect(db) as conn:
+        try:
+            rows = conn.execute("SELECT id FROM confirmations WHERE status = 'pending'").fetchall()
+        except sqlite3.OperationalError:
+            return []
+    return [r[0] for r in rows]
+
+
+async def _approve(work: Path, cid: str) -> Any:
+    """A person approves through another reach instance (this process, with the same store)."""
+    import reach_confirm.plugin
+    from reach_confirm.plugin import queue_for
+
+    from reach_core import Reach
+
+    sys.path.insert(0, str(CHILD.parent))
+    try:
+        from durable_child import DangerWrite
+    finally:
+        sys.path.remove(str(CHILD.parent))
+    reach = Reach({"reach": {"data_dir": str(work / "data")}}, plugins=[("reach-confirm", reach_confirm.plugin)])
+    reach.register(DangerWrite(work))
+    try:
+        return await queue_for(reach).approve(cid, by="ops")
+    finally:
+        await reach.aclose()
+
+
 def test_kill_9_at_each_kind_of_step_then_resume(tmp_path: Path, pg_url: str, dbos_schema: str) -> None:
     work = tmp_path
     for d in ("counts", "hung", "data"):
         (work / d).mkdir()
     script = {m: list(s) for m, s in SCRIPTS.items()}
     with ScriptedModelServer(script) as server:
-        runs = [{"run_id": _run_id(m), "question": f"{m} please do it"} for m in SCRIPTS]
+        runs = [{"run_id": _run_id(m), "question": f"{m} please do it", "confirm_wait": 3600.0 if m == "[E]" else 0.0}
+                for m in SCRIPTS]
         cfg = work / "cfg.json"
         cfg.write_text(json.dumps({
             "work": str(work), "model_url": server.url, "database_url": pg_url, "schema": dbos_schema,
@@ -93,12 +132,16 @@ def test_kill_9_at_each_kind_of_step_then_resume(tmp_path: Path, pg_url: str, db
             # every run stopped where it should: B in a read, C in a write, D in a keyed write, A in the model
             _wait(lambda: all((work / "hung" / _run_id(m)).exists() for m in HANGS), "the hung tool calls", first)
             _wait(lambda: _model_calls(server, "[A]")[1] == 1, "run A's second model call", first)
+            _wait(lambda: bool(_pending(work)), "run E's request for approval", first)
             first.send_signal(signal.SIGKILL)
             first.wait(30)
         finally:
             if first.poll() is None:
                 first.kill()
         assert not (work / "finished-without-kill").exists()
+        # the person approves while no instance runs: the approved call runs once, here
+        approved = asyncio.run(_approve(work, _pending(work)[0]))
+        assert approved.ok, approved
         # the model answers at once from now on (a restarted process asks again for the step in flight)
         server.script = {**script, "[A]": [script["[A]"][0], Answer("A done")]}
 
@@ -138,3 +181,11 @@ def test_kill_9_at_each_kind_of_step_then_resume(tmp_path: Path, pg_url: str, db
         d_write = d["steps"][0]["results"][0]
         assert d_write["ok"] is True and d_write["content"]["reconciled"] is True
         assert _model_calls(server, "[D]") == Counter({0: 1, 1: 1})
+
+        # E: waited for a person across the crash; the approved call ran once, the run went on
+        e = results[_run_id("[E]")]
+        assert e["outcome"] == "answered" and e["text"] == "E deleted E-1"
+        assert _counts(work, "danger_write") == Counter({_run_id("[E]"): 1})
+        e_result = e["steps"][0]["results"][0]
+        assert e_result["ok"] is True and e_result["meta"]["approved"] is True
+        assert _model_calls(server, "[E]") == Counter({0: 1, 1: 1})

@@ -18,20 +18,22 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import reach_confirm.plugin
 import reach_dbos.plugin
 import reach_notes.plugin
 import reach_openai.plugin
 
 from reach_core import Connector, Reach
 
-CFG = json.loads(Path(sys.argv[2]).read_text())
-WORK = Path(CFG["work"])
-HANG = set(CFG.get("hang", [])) if sys.argv[1] == "start" else set()
+CHILD = __name__ == "__main__"  # the test process imports this module for its connectors
+CFG = json.loads(Path(sys.argv[2]).read_text()) if CHILD else {}
+WORK = Path(CFG["work"]) if CHILD else Path()
+HANG = set(CFG.get("hang", [])) if CHILD and sys.argv[1] == "start" else set()
 
 
-def _count(tool: str, ctx: Any, params: dict[str, Any]) -> None:
+def _count(tool: str, ctx: Any, params: dict[str, Any], work: Path | None = None) -> None:
     line = json.dumps({"run_id": ctx.run_id, "key": ctx.idempotency_key, "args": params}) + "\n"
-    fd = os.open(WORK / "counts" / tool, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    fd = os.open((work or WORK) / "counts" / tool, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
     try:
         os.write(fd, line.encode())
         os.fsync(fd)
@@ -82,6 +84,22 @@ class KeyedWrite(Connector):
         return None
 
 
+class DangerWrite(Connector):
+    """Needs a person's approval (dangerous): the run waits for it, durably."""
+
+    name = "danger_write"
+    description = "Delete an account. Use when asked to delete."
+    risk = "dangerous"
+    input_schema = {"type": "object", "properties": {"account": {"type": "string"}}, "required": ["account"]}
+
+    def __init__(self, work: Path | None = None) -> None:
+        self.work = work or WORK
+
+    async def execute(self, params: dict[str, Any], ctx: Any) -> Any:
+        _count(self.name, ctx, params, self.work)
+        return {"deleted": params["account"]}
+
+
 class SlowRead(Connector):
     name = "slow_read"
     description = "Read a balance. Use to look a balance up."
@@ -107,9 +125,9 @@ def make_reach() -> Reach:
         "connectors": {name: {"timeout": 3600} for name in ("count_write", "keyed_write", "slow_read")},
     }
     plugins = [("reach-openai", reach_openai.plugin), ("reach-dbos", reach_dbos.plugin),
-               ("reach-notes", reach_notes.plugin)]
+               ("reach-notes", reach_notes.plugin), ("reach-confirm", reach_confirm.plugin)]
     reach = Reach(config, plugins=plugins)
-    for conn in (CountWrite(), KeyedWrite(), SlowRead()):
+    for conn in (CountWrite(), KeyedWrite(), SlowRead(), DangerWrite()):
         reach.register(conn)
     return reach
 
@@ -117,7 +135,8 @@ def make_reach() -> Reach:
 async def start() -> None:
     reach = make_reach()
     await reach.start()
-    tasks = [asyncio.create_task(reach.run(run["question"], durable=True, run_id=run["run_id"], max_steps=6))
+    tasks = [asyncio.create_task(reach.run(run["question"], durable=True, run_id=run["run_id"], max_steps=6,
+                                           confirm_wait=run.get("confirm_wait", 0.0)))
              for run in CFG["runs"]]
     (WORK / "started").write_text(str(os.getpid()))
     await asyncio.gather(*tasks)
