@@ -31,6 +31,8 @@ PLUGINS = sorted(p.parent for p in ROOT.glob("plugins/*/pyproject.toml"))
 FIXTURES = [str(ROOT / "tests/fixtures/reach-sample"), str(ROOT / "tests/fixtures/reach-broken")]
 # Cross-plugin tests that need several plugins and real servers, run in a venv of their own.
 INTEGRATION = [str(ROOT / "tests/scaleout")]
+# The docs' code blocks, run in a venv holding reach-core and every plugin (the pages show them together).
+DOCS = str(ROOT / "tests/docs")
 INTEGRATION_PLUGINS = ["reach-serve", "reach-audit", "reach-confirm"]
 # What `nox -s demo` installs: the demo's model adapter, its connectors and the guard-rail plugins it shows.
 DEMO_PLUGINS = ["reach-openai", "reach-weather", "reach-notes", "reach-confirm", "reach-audit", "reach-preselect"]
@@ -47,8 +49,10 @@ def _uv(session: nox.Session) -> str:
 
 
 def _pytest(name: str) -> list[str]:
-    """pytest with a JUnit report per suite, read back for the closing total."""
-    return [*PYTEST, f"--junitxml={REPORTS / (name + '.xml')}"]
+    """pytest with a JUnit report per suite (read back for the closing total) and a temp
+    directory of its own under .nox (suites build deep trees; the shared one in /tmp is
+    cleaned by recursion and breaks on them)."""
+    return [*PYTEST, f"--junitxml={REPORTS / (name + '.xml')}", f"--basetemp={ROOT / '.nox' / 'tmp' / name}"]
 
 
 def _summary(names: list[str]) -> tuple[Counter, Counter]:
@@ -127,7 +131,7 @@ def tests(session: nox.Session) -> None:
 
     if not wanted or "core" in wanted:
         session.install("-e", ".[test]", *[x for f in FIXTURES for x in ("-e", f)])
-        step("core", lambda: session.run(*_pytest("core"), "tests", *[f"--ignore={d}" for d in INTEGRATION]))
+        step("core", lambda: session.run(*_pytest("core"), "tests", *[f"--ignore={d}" for d in (*INTEGRATION, DOCS)]))
     if not wanted or "integration" in wanted:
         session.log("=== integration: several instances on PostgreSQL and Redis ===")
 
@@ -139,6 +143,17 @@ def tests(session: nox.Session) -> None:
             session.run(py, "-m", *_pytest("integration"), *INTEGRATION, external=True)
 
         step("integration", run_integration)
+    if not wanted or "docs" in wanted:
+        session.log("=== docs: every python and shell block of README.md and docs/ ===")
+
+        def run_docs() -> None:
+            uv, py = _venv(session, "docs")
+            specs = [f"{p}[test]" if _has_extra(p, "test") else str(p) for p in PLUGINS]
+            session.run(uv, "pip", "install", "-q", "--python", py, "-e", str(ROOT) + "[test]",
+                        *[x for s in specs for x in ("-e", s)], external=True)
+            session.run(py, "-m", *_pytest("docs"), DOCS, external=True)
+
+        step("docs", run_docs)
     for plugin in PLUGINS:
         if wanted and plugin.name not in wanted:
             continue
