@@ -25,6 +25,7 @@ import httpx
 
 from reach_core import BusinessError, InvalidArguments, RetryableError
 
+from .decoding import DecodeFailed, bounded_body
 from .guard import AddressGuard, HostRefused, HostUnresolved
 from .headers import check_header_value, header_key, is_credential_header, model_header_refusal
 from .settings import MissingSecret, ServiceSettings, reveal
@@ -236,6 +237,8 @@ class ServiceClient:
             raise self._unfinished(safe, shown, f"no complete answer within {s.timeout:g} s") from None
         except httpx.TransportError as exc:
             raise self._unfinished(safe, shown, f"the connection failed ({_short(exc)})") from None
+        except httpx.DecodingError as exc:
+            raise self._unfinished(safe, shown, f"its answer could not be decoded ({_short(exc)})") from None
         return self._result(raw, shown, p.method)
 
     def _unfinished(self, safe: bool, shown: str, what: str) -> Exception:
@@ -289,15 +292,15 @@ def _short(exc: Exception) -> str:
 
 
 async def _read_limited(response: httpx.Response, limit: int) -> tuple[bytes, bool]:
-    """At most ``limit`` bytes of the body; True when more was sent and dropped."""
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in response.aiter_bytes():
-        chunks.append(chunk)
-        size += len(chunk)
-        if size > limit:
-            return b"".join(chunks)[:limit], True
-    return b"".join(chunks), False
+    """At most ``limit`` decoded bytes of the body; True when more was sent and dropped.
+
+    The raw bytes are decoded here, each stage within a budget (see :mod:`.decoding`):
+    a compressed body cannot grow past the cap in memory before it is compared.
+    """
+    try:
+        return await bounded_body(response.aiter_raw(), response.headers.get("content-encoding", ""), limit)
+    except DecodeFailed as exc:
+        raise httpx.DecodingError(str(exc)) from None
 
 
 class TooManyRedirects(Exception):
