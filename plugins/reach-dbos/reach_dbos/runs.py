@@ -34,6 +34,7 @@ def summarize_steps(steps: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], 
         if s.get("error") is not None:
             row["error"] = str(s["error"])[:300]
         if name == MODEL_STEP and output is not None:
+            pending = None
             usage = getattr(output, "usage", None)
             if usage is not None:
                 for key, value in usage.to_dict().items():
@@ -43,10 +44,18 @@ def summarize_steps(steps: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], 
         elif name == TOOLS_STEP and isinstance(output, list):
             row["results"] = [{"name": r.name, "ok": r.ok, "error": r.error.code if r.error else None}
                               for r in output]
+            # calls that wait for a person; the approval steps that follow settle them one by one
+            pending_calls = [{"tool": r.name, "call_id": r.call_id, "confirmation_id": r.meta.get("confirmation_id")}
+                             for r in output if r.error is not None and r.error.code == "needs_confirmation"]
+            pending = {"calls": pending_calls} if pending_calls else None
         elif name == APPROVAL_STEP:
-            row["approval"] = output
-        elif name == "DBOS.recv" and not row["done"]:
-            pending = {"waiting": True}
+            decided = output
+            row["approval"] = ("approved" if getattr(decided, "ok", False) else
+                               getattr(getattr(decided, "error", None), "code", None))
+            if pending is not None and decided is not None:
+                pending["calls"] = [c for c in pending["calls"] if c["call_id"] != getattr(decided, "call_id", None)
+                                    or getattr(getattr(decided, "error", None), "code", None) == "needs_confirmation"]
+                pending = pending if pending["calls"] else None
         out.append(row)
     return out, tokens, pending
 
@@ -79,7 +88,7 @@ class RunsClient:
             return None
         row = self._row(found[0])
         steps, tokens, pending = summarize_steps(self._client.list_workflow_steps(run_id))
-        row.update(steps=steps, tokens=tokens, pending_approval=pending)
+        row.update(steps=steps, tokens=tokens, pending_approval=pending if row["status"] == "PENDING" else None)
         output = found[0].output
         if output is not None:
             row["outcome"] = getattr(output, "outcome", None)
