@@ -452,6 +452,16 @@ def test_tools_by_agent_tier_and_pin(served: Served) -> None:
     assert "runs" in verdict("worker", "lookup") and "pinned, matches" in verdict("worker", "lookup")
     assert "asks a person" in verdict("worker", "add_credit") and "not pinned" in verdict("worker", "add_credit")
     assert "runs" in verdict("default", "add_credit")
+    assert verdict("guest", "add_credit").startswith("add_credit denied") and "runs" in verdict("guest", "lookup")
+
+
+@pytest.mark.parametrize("run_id", ["<script>alert(1)</script>", "run\u202e1", "../../etc/passwd", "%00", "a" * 500,
+                                    "run-1' OR '1'='1"])
+def test_hostile_run_ids_find_nothing_and_inject_nothing(served: Served, run_id: str) -> None:
+    from urllib.parse import quote
+
+    page = served.login().get("/console/runs/" + quote(run_id, safe=""))
+    assert page.status_code == 404 and "<script>alert" not in page.text
 
 
 def test_a_long_queue_is_shown_a_page_at_a_time(served: Served, monkeypatch: pytest.MonkeyPatch) -> None:
