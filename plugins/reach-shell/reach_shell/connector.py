@@ -122,18 +122,15 @@ class RunCommand(Connector):
                 base = base / (found.value or "")  # an absolute value replaces, as in git
             elif {"--work-tree", "--git-dir"} & set(found.option.names):
                 named.append((found.display, base, found.value or ""))
-        for option, written_at, value in named:
-            # git reads a relative value after every -C; the folder it was written beside is
-            # checked too, so neither reading can leave the root
-            for where in {written_at / value, base / value}:
-                real = Path(os.path.realpath(cwd / where))
-                if not real.is_relative_to(self.root):
-                    raise Denied(
-                        f"git was not run: `{option}` names {real}, outside the working root {self.root}; "
-                        "a repository and its work tree must lie inside the root (as `core.worktree` must). "
-                        "Leave the option out or name a folder inside the root.",
-                        fix="keep repositories and their work trees inside the reach-shell root",
-                    )
+        away = _named_outside(cwd, base, named, self.root)
+        if away is not None:
+            option, real = away
+            raise Denied(
+                f"git was not run: `{option}` names {real}, outside the working root {self.root}; "
+                "a repository and its work tree must lie inside the root (as `core.worktree` must). "
+                "Leave the option out or name a folder inside the root.",
+                fix="keep repositories and their work trees inside the reach-shell root",
+            )
         env = await disarmed_env(
             binary, args[:at], subcommand, cwd=cwd, env=env, time_limit=limit,
             root=self.root, base=base,
@@ -167,6 +164,20 @@ class RunCommand(Connector):
             remaining = deadline - asyncio.get_running_loop().time() - _DEADLINE_SAFETY
             limit = min(limit, max(remaining, 0.1))
         return limit
+
+
+def _named_outside(cwd: Path, base: Path, named: list[tuple[str, Path, str]], root: Path) -> tuple[str, Path] | None:
+    """The first `--work-tree`/`--git-dir` that leads out of `root`, symlinks followed.
+
+    git reads a relative value after every `-C` (`base`); the folder it was written
+    beside is checked too, so neither reading can leave the root.
+    """
+    for option, written_at, value in named:
+        for where in (written_at / value, base / value):
+            real = Path(os.path.realpath(cwd / where))
+            if not real.is_relative_to(root):
+                return option, real
+    return None
 
 
 def _content(command: str, done: Completed, limit: float) -> dict[str, Any]:
