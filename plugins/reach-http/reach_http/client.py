@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import email.utils
+import math
 import time
 from collections.abc import Collection
 from dataclasses import dataclass, field
@@ -47,9 +48,11 @@ def retry_after_seconds(value: str | None) -> float | None:
         return None
     value = value.strip()
     try:
-        return max(0.0, float(value))
+        seconds = float(value)
     except ValueError:
         pass
+    else:  # "inf", "nan", "1e999": not a wait anyone can honour (nor a JSON number)
+        return max(0.0, seconds) if math.isfinite(seconds) else None
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):

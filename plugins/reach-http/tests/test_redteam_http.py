@@ -124,3 +124,22 @@ async def test_metadata_spellings_with_allow_private_send_nothing(host: str, whe
     assert not result.ok, result
     assert [r["path"] for r in server.state.requests] in ([], ["/redirect"])
     assert resolver.calls == []
+
+
+RETRY_AFTER = ["inf", "-inf", "nan", "NaN", "Infinity", "1e999", "-1e999", "1e308"]
+
+
+@pytest.mark.parametrize("value", RETRY_AFTER)
+@pytest.mark.parametrize("status", [429, 503])
+async def test_a_server_retry_after_is_a_finite_wait_or_none(value: str, status: int, server: Server, make) -> None:
+    import json as _json
+    import math
+
+    reach = make({"services": {"svc": {"base_url": f"http://127.0.0.1:{server.port}", "allow_private": True}}},
+                 config={"connectors": {"http_get": {"retries": 0}}})
+    result = await reach.invoke("http_get", {"service": "svc", "path": f"/status/{status}",
+                                             "query": {"retry_after": value}})
+    assert not result.ok
+    wait = result.error.retry_after
+    assert wait is None or (math.isfinite(wait) and wait >= 0), wait
+    _json.dumps({"retry_after": wait}, allow_nan=False)  # what a model or a client is sent stays JSON
