@@ -90,6 +90,8 @@ def test_a_request_appears_is_approved_once_and_a_stale_click_is_told(browser: A
     shots(first, "approvals-desktop")
     # the second operator's page stops hearing from the server: its list goes stale
     second.route("**/console/approvals/fragment*", lambda route: route.abort())
+    second.wait_for_load_state("networkidle")  # a poll already on its way has landed
+    second.locator(f"#req-{cid}").wait_for()
     first.get_by_role("button", name=f"Approve add_credit ({cid})").click()
     first.wait_for_url("**/console/approvals?done=approved*")
     assert "ran once (ok)" in first.locator("#notice").inner_text()
