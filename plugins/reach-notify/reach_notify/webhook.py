@@ -8,6 +8,7 @@ message to a host nobody configured.
 from __future__ import annotations
 
 import functools
+import math
 import ssl
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -94,6 +95,8 @@ def _tls_context() -> ssl.SSLContext:
 def _retry_after(response: httpx.Response) -> float | None:
     value = response.headers.get("retry-after", "")
     try:
-        return max(float(value), 0.0)
+        seconds = float(value)
     except ValueError:
         return None
+    # "inf", "nan", "1e999" are no wait anyone can honour (nor a JSON number for the model)
+    return max(seconds, 0.0) if math.isfinite(seconds) else None

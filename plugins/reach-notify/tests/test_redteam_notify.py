@@ -172,3 +172,41 @@ async def test_address_boundaries_and_spellings(reach: Any, inbox: Inbox, addres
     if not ok:
         assert result.error.code in ("invalid_arguments", "denied")
         assert inbox.delivered == []
+
+
+@pytest.mark.parametrize("value", ["inf", "-inf", "nan", "Infinity", "1e999", "-1e999"])
+async def test_a_webhooks_retry_after_is_a_finite_wait_or_none(tmp_path_factory: pytest.TempPathFactory,
+                                                                value: str) -> None:
+    import json
+    import math
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Limit(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802
+            self.rfile.read(int(self.headers.get("content-length", 0)))
+            self.send_response(429)
+            self.send_header("Retry-After", value)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Limit)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        reach = make_reach(
+            ("reach-notify", notify_plugin),
+            config={"plugins": {"reach-notify": {
+                "webhooks": {"ops": {"url": f"http://127.0.0.1:{server.server_address[1]}/hook"}}}}},
+            data_dir=tmp_path_factory.mktemp("notify-retry"),
+        )
+        result = await reach.invoke("send_webhook", {"channel": "ops", "text": "hi"})
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert not result.ok and result.error.code == "rate_limited", result.error
+    wait = result.error.retry_after
+    assert wait is None or (math.isfinite(wait) and wait >= 0), wait
+    json.dumps({"retry_after": wait}, allow_nan=False)
