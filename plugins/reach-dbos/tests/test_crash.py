@@ -189,3 +189,44 @@ def test_kill_9_at_each_kind_of_step_then_resume(tmp_path: Path, pg_url: str, db
         e_result = e["steps"][0]["results"][0]
         assert e_result["ok"] is True and e_result["meta"]["approved"] is True
         assert _model_calls(server, "[E]") == Counter({0: 1, 1: 1})
+
+
+def test_two_instances_racing_to_resume_the_same_runs_execute_each_write_once(
+    tmp_path: Path, pg_url: str, dbos_schema: str
+) -> None:
+    work = tmp_path
+    for d in ("counts", "hung", "data"):
+        (work / d).mkdir()
+    markers = ["[B]", "[C]"]
+    script = {m: list(SCRIPTS[m]) for m in markers}
+    with ScriptedModelServer(script) as server:
+        cfg = work / "cfg.json"
+        cfg.write_text(json.dumps({
+            "work": str(work), "model_url": server.url, "database_url": pg_url, "schema": dbos_schema,
+            "runs": [{"run_id": _run_id(m), "question": f"{m} please do it"} for m in markers],
+            "hang": [f"{_run_id(m)}:{HANGS[m]}" for m in markers],
+        }))
+        first = _child("start", cfg)
+        try:
+            _wait(lambda: all((work / "hung" / _run_id(m)).exists() for m in markers), "the hung tool calls", first)
+            first.send_signal(signal.SIGKILL)
+            first.wait(30)
+        finally:
+            if first.poll() is None:
+                first.kill()
+        # two instances of the same executor start at once: both resume both runs
+        racers = [_child("resume", cfg), _child("resume", cfg)]
+        for proc in racers:
+            out, err = proc.communicate(timeout=240)
+            assert proc.returncode == 0, err.decode()[-4000:]
+        outcomes = [json.loads(p.read_text()) for p in sorted(work.glob("results-*.json"))]
+        assert len(outcomes) == 2
+        for marker in markers:
+            seen = {json.dumps(o[_run_id(marker)]["text"]) for o in outcomes}
+            assert len(seen) == 1, f"the two instances disagree on run {marker}: {seen}"  # one recorded result
+            assert all(o[_run_id(marker)]["outcome"] == "answered" for o in outcomes)
+        # one execution of each write, whoever won
+        assert _counts(work, "count_write") == Counter({_run_id("[B]"): 1, _run_id("[C]"): 1})
+        c = outcomes[0][_run_id("[C]")]
+        assert c["steps"][1]["results"][0]["error"]["code"] == "outcome_unknown"
+        assert _model_calls(server, "[B]")[2] >= 1 and _model_calls(server, "[C]")[2] >= 1
