@@ -58,7 +58,7 @@ class HybridSelector:
         data_dir = getattr(getattr(ctx, "reach", None), "data_dir", None)
         return Path(data_dir) / "preselect" if data_dir is not None else None
 
-    def _make_dense(self, settings: PreselectSettings) -> Any:
+    def _make_dense(self, settings: PreselectSettings, cache_dir: Path | None = None) -> Any:
         """The MiniLM encoder, loaded and verified now; None when off or not installed.
 
         A missing model is not fatal: one warning, and ranking goes on with BM25 and
@@ -76,6 +76,7 @@ class HybridSelector:
                 settings.minilm_model,
                 sha256=settings.minilm_sha256,
                 query_tokens=settings.dense_query_tokens,
+                requantize_dir=cache_dir if settings.minilm_requantize else None,
             )
             encoder.load()
         except (ModelNotFound, ImportError) as exc:
@@ -115,7 +116,7 @@ class HybridSelector:
                     from .cache import EmbeddingCache
 
                     cache = EmbeddingCache(cache_dir, embedder.model_id)
-                dense = self._make_dense(settings)
+                dense = self._make_dense(settings, cache_dir)
                 dense_cache = None
                 if dense is not None and cache_dir is not None:
                     from .cache import EmbeddingCache

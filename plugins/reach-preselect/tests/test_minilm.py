@@ -210,3 +210,45 @@ def test_memo_returns_the_same_vectors(packaged):
     assert np.allclose(again[:2], once[::-1]) and np.allclose(again[2:], once)
     q1 = packaged.embed(["a question"])
     assert np.array_equal(q1, packaged.embed(["a question"]))
+
+
+# ----------------------------------------------------------------- dynamic int8 copy
+def test_requantised_copy_is_made_once_and_used(tmp_path, packaged):
+    minilm._loaded.clear()
+    encoder = MiniLMEncoder(requantize_dir=tmp_path)
+    encoder.load()
+    derived = tmp_path / f"minilm-dynamic-int8-{PACKAGED_SHA256[:16]}.onnx"
+    assert encoder.run_file == derived and derived.is_file()
+    assert encoder.model_id.endswith(":dynamic-int8")  # its vectors never mix with the shipped model's
+    vectors = encoder.embed_documents(SENTENCES)
+    cosine = (vectors * packaged.embed_documents(SENTENCES)).sum(axis=1)
+    assert (cosine > 0.9).all(), cosine
+    stamp = derived.stat().st_mtime_ns
+    minilm._loaded.clear()
+    again = MiniLMEncoder(requantize_dir=tmp_path)
+    again.load()
+    assert again.run_file == derived and derived.stat().st_mtime_ns == stamp  # reused, not remade
+
+
+def test_damaged_requantised_copy_is_remade(tmp_path):
+    minilm._loaded.clear()
+    MiniLMEncoder(requantize_dir=tmp_path).load()
+    derived = tmp_path / f"minilm-dynamic-int8-{PACKAGED_SHA256[:16]}.onnx"
+    derived.write_bytes(derived.read_bytes()[:1000])  # a torn write
+    minilm._loaded.clear()
+    encoder = MiniLMEncoder(requantize_dir=tmp_path)
+    encoder.load()
+    assert minilm.sha256_of(derived) == (tmp_path / (derived.name + ".sha256")).read_text().strip()
+    assert encoder.embed_documents(SENTENCES).shape == (3, 384)
+
+
+def test_a_changed_source_is_refused_before_any_copy_is_made(tmp_path):
+    source = tmp_path / "src" / "model.onnx"
+    source.parent.mkdir()
+    data = bytearray(packaged_model().read_bytes())
+    data[5000] ^= 1
+    source.write_bytes(bytes(data))
+    minilm._loaded.clear()
+    with pytest.raises(ModelIntegrityError):
+        MiniLMEncoder(source, sha256=PACKAGED_SHA256, requantize_dir=tmp_path / "work").load()
+    assert not list((tmp_path).glob("work/*.onnx"))
