@@ -97,6 +97,12 @@ def _agent_of(ctx: Any, fixed: str | None, from_request: bool) -> str | None:
     return agent if isinstance(agent, str) else None
 
 
+def scoped_key(agent: str, key: str) -> str:
+    """An idempotency key in the agent's own namespace. The agent's length is part of it,
+    so no agent name and key can spell another agent's (``a:b`` + ``c`` vs ``a`` + ``b:c``)."""
+    return f"mcp:{len(agent)}:{agent}:{key}"
+
+
 def build_server(reach: Any, settings: ServeSettings, *, agent: str | None = None,
                  from_request: bool = False) -> Server[Any]:
     """The MCP server for ``reach``.
@@ -122,7 +128,7 @@ def build_server(reach: Any, settings: ServeSettings, *, agent: str | None = Non
         call_id = f"mcp-{ctx.request_id}" if ctx.request_id is not None else "mcp"
         key = (params.meta or {}).get(IDEMPOTENCY_META_KEY)
         # scoped per agent: one client's key can never replay another agent's recorded result
-        scoped = f"mcp:{caller or 'default'}:{key}" if isinstance(key, str) and key else None
+        scoped = scoped_key(caller or "default", key) if isinstance(key, str) and key else None
         call = {"id": call_id, "name": params.name, "arguments": params.arguments or {}}
         # progress the tool reports reaches this request's client (reach_tool_progress in plugin.py)
         token = PROGRESS_TARGET.set((call_id, ctx))

@@ -115,3 +115,14 @@ def test_open_world_hint_says_false_only_for_read_tools_that_stay_inside(risk, t
     tool = SimpleNamespace(risk=risk, tags=tags)
     assert open_world(tool) is expected
     assert annotations_for(risk, True, open_world=open_world(tool)).open_world_hint is expected
+
+
+@pytest.mark.parametrize(("one", "other"), [
+    (("a:b", "c"), ("a", "b:c")), (("support", "k"), ("support:", "k")), (("x", ":y"), ("x:", "y")),
+    (("", "a:b"), (":a", "b")), (("ops", "1"), ("ops", "1 ")), (("1:a", "b"), ("1", "a:b")),
+])
+def test_scoped_idempotency_keys_never_collide_across_agents(one, other):
+    from reach_mcp.server import scoped_key
+
+    assert scoped_key(*one) != scoped_key(*other)
+    assert scoped_key(*one) == scoped_key(*one)
