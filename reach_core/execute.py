@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import math
 import random
 import types
 from collections.abc import Coroutine, Generator
@@ -93,7 +94,9 @@ def _retry_after_header(headers: Any) -> float | None:
     if not raw:
         return None
     try:
-        return max(0.0, float(raw))
+        seconds = float(raw)
+        # "inf", "nan", "1e999": no usable wait (an infinite one is not even valid JSON for the model)
+        return max(0.0, seconds) if math.isfinite(seconds) else None
     except ValueError:
         import time
         from email.utils import parsedate_to_datetime

@@ -77,3 +77,13 @@ async def test_many_deadlines_fire_in_order_and_finished_ones_are_compacted() ->
     assert sorted(fired) == list(range(10))
     dog = _dogs[loop]
     assert len(dog.heap) < 300  # finished entries did not pile up
+
+
+@pytest.mark.parametrize(("header", "expected"), [
+    ("5", 5.0), ("0", 0.0), ("-3", 0.0), ("1.5", 1.5), ("inf", None), ("-inf", None), ("nan", None),
+    ("1e999", None), ("Infinity", None), ("soon", None), ("", None),
+])
+def test_retry_after_headers_that_are_not_a_finite_wait_give_none(header, expected):
+    from reach_core.execute import _retry_after_header
+
+    assert _retry_after_header({"retry-after": header}) == expected
