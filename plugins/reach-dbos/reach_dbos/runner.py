@@ -83,6 +83,11 @@ def _sqlalchemy_url(url: str) -> str:
     return url
 
 
+def _plausible(run_id: str) -> bool:
+    """Could this be a run id at all? PostgreSQL text refuses NUL; no id holds control characters."""
+    return 0 < len(run_id) <= 256 and not any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in run_id)
+
+
 def bind(reach: Any) -> None:
     """Make ``reach`` the Reach this process's workflows run against (the last one bound wins)."""
     _STATE.reach = reach
@@ -98,7 +103,6 @@ def launch(reach: Any, *, recover: bool | None = None) -> None:
     ``DBOS.launch()`` resumes the unfinished runs of this executor at once (with
     ``recover_on_start``); they run on DBOS's event loop against ``reach``.
     """
-    bind(reach)
     settings = settings_of(reach)
     url = settings.url()
     if not url:
@@ -108,12 +112,14 @@ def launch(reach: Any, *, recover: bool | None = None) -> None:
         )
     with _STATE.lock:
         if _STATE.launched:
-            if _STATE.url != url:
+            if _STATE.url != url or (_STATE.settings is not None and _STATE.settings.schema_name != settings.schema_name):
                 raise ConfigError(
-                    "reach-dbos runs one DBOS instance per process, already started on another database; "
-                    "use one [plugins.reach-dbos] database_url per process"
+                    "reach-dbos runs one DBOS instance per process, already started on another database or "
+                    "schema; use one [plugins.reach-dbos] database_url and schema per process"
                 )
+            bind(reach)
             return
+        bind(reach)
         executor = settings.executor_id
         if recover is False or (recover is None and not settings.recover_on_start):
             # DBOS resumes its executor's runs in launch(); a process that must not (a CLI listing
@@ -237,6 +243,9 @@ class DurableRunner:
 
             messages_or_text = _initial_messages(messages_or_text)
         run_id = kwargs.pop("run_id", None) or f"run_{uuid.uuid4().hex[:16]}"
+        if not isinstance(run_id, str) or not _plausible(run_id):
+            raise ValueError(f"run_id {run_id!r} cannot name a durable run: use 1-256 characters, none of them "
+                             "control characters (e.g. run_2024_05_01_a)")
         on_step = kwargs.pop("on_step", None)
         adapter = kwargs.pop("adapter", None)
         unknown = set(kwargs) - set(_DURABLE_ARGS)
@@ -260,7 +269,7 @@ class DurableRunner:
         if not _STATE.launched:
             await asyncio.to_thread(launch, reach)
         else:
-            bind(reach)
+            launch(reach)  # started already: checks this Reach names the same database, and binds it
 
 
 async def _result(handle: Any, run_id: str) -> RunResult:

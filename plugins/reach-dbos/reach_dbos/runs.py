@@ -13,7 +13,7 @@ from typing import Any
 from reach_core.errors import ConfigError
 
 from .approval import APPROVAL_STEP
-from .runner import MODEL_STEP, TOOLS_STEP, WORKFLOW, _sqlalchemy_url
+from .runner import MODEL_STEP, TOOLS_STEP, WORKFLOW, _plausible, _sqlalchemy_url
 from .settings import DbosSettings
 
 __all__ = ["RunsClient", "summarize_steps"]
@@ -83,6 +83,8 @@ class RunsClient:
         return [self._row(w) for w in found]
 
     def show(self, run_id: str) -> dict[str, Any] | None:
+        if not _plausible(run_id):
+            return None
         found = self._client.list_workflows(workflow_ids=[run_id], name=WORKFLOW, load_input=True, load_output=True)
         if not found:
             return None
@@ -99,6 +101,8 @@ class RunsClient:
         return row
 
     def cancel(self, run_id: str) -> bool:
+        if not _plausible(run_id):
+            return False
         if not self._client.list_workflows(workflow_ids=[run_id], name=WORKFLOW, load_input=False, load_output=False):
             return False
         self._client.cancel_workflow(run_id)

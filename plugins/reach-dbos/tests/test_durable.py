@@ -110,3 +110,33 @@ async def test_a_run_with_a_model_error_ends_as_model_error_durably(make, server
     status = await DBOS.get_workflow_status_async(result.run_id)
     assert status is not None and status.status == "SUCCESS"
     await reach.aclose()
+
+
+async def test_a_reach_without_the_database_or_with_another_schema_is_refused(
+    make, tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reach_core import ConfigError
+
+    first = make()
+    await first.run("give credit", durable=True)  # DBOS runs in this process now
+    monkeypatch.delenv("REACH_DBOS_DATABASE_URL", raising=False)
+    bare = Reach({"reach": {"data_dir": str(tmp_path / "bare")}},
+                 plugins=[("reach-openai", reach_openai.plugin), ("reach-dbos", reach_dbos.plugin)])
+    with pytest.raises(ConfigError, match="database_url"):
+        await bare.run("give credit", durable=True)
+    other = make()
+    settings = other.plugin_settings("reach-dbos")  # validated; another schema for the same database
+    other._settings["reach-dbos"] = settings.model_copy(update={"schema_name": "reach_dbos_other"})
+    with pytest.raises(ConfigError, match="one DBOS instance per process"):
+        await other.run("give credit", durable=True)
+    for r in (first, bare, other):
+        await r.aclose()
+
+
+@pytest.mark.parametrize("run_id", ["run\x00x", "run\nx", "\x7f", "a" * 257, "tab\there"])
+async def test_a_run_id_that_cannot_name_a_durable_run_is_refused_at_once(make, server, run_id: str) -> None:
+    reach = make()
+    with pytest.raises(ValueError, match="cannot name a durable run"):
+        await reach.run("give credit", durable=True, run_id=run_id)
+    assert server.requests == []
+    await reach.aclose()

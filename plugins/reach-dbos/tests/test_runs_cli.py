@@ -93,3 +93,17 @@ def test_runs_without_a_database_names_the_setting(tmp_path: Path, monkeypatch: 
     path.write_text(f'[reach]\ndata_dir = "{tmp_path}"\n[plugins]\nload = ["reach-dbos"]\n')
     out = _cli(path, "list")
     assert out.exit_code != 0 and "database_url" in out.output
+
+
+@pytest.mark.parametrize("run_id", [
+    "' OR '1'='1", "run_x'; DROP TABLE workflow_status; --", "%", "_", "run_%", "\u202erun", "运行_1",
+    "run\u0000x", " run_cancel_me", "RUN_CANCEL_ME", "run_cancel_me\n", "a" * 2000,
+])
+def test_hostile_run_ids_find_nothing_and_touch_nothing(tmp_path: Path, pg_url: str, session_schema: str,
+                                                         run_id: str) -> None:
+    config = _config(tmp_path, pg_url, session_schema, "http://127.0.0.1:9/v1")
+    for cmd in ("show", "cancel"):
+        out = _cli(config, cmd, run_id)
+        assert out.exit_code != 0 and "no durable run" in out.output, out.output
+    statuses = {r["run_id"]: r["status"] for r in json.loads(_cli(config, "list", "--json").output)}
+    assert all(s != "CANCELLED" or rid == "run_cancel_me" for rid, s in statuses.items())
