@@ -107,3 +107,14 @@ def test_hostile_run_ids_find_nothing_and_touch_nothing(tmp_path: Path, pg_url: 
         assert out.exit_code != 0 and "no durable run" in out.output, out.output
     statuses = {r["run_id"]: r["status"] for r in json.loads(_cli(config, "list", "--json").output)}
     assert all(s != "CANCELLED" or rid == "run_cancel_me" for rid, s in statuses.items())
+
+
+@pytest.mark.parametrize(("runner", "ok"), [("reach-dbos", True), ("reach-dbs", False), ("dbos", False),
+                                            ("reach-dbos ", False)])
+def test_reach_config_check_knows_the_runner_strategy(tmp_path: Path, runner: str, ok: bool) -> None:
+    path = tmp_path / "reach.toml"
+    path.write_text(f'[strategies]\nrunner = "{runner}"\n')
+    out = CliRunner().invoke(cli, ["--config", str(path), "config", "check"], catch_exceptions=False)
+    assert (out.exit_code == 0) is ok, out.output
+    if not ok:
+        assert "runner" in out.output
