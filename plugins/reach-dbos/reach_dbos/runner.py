@@ -237,6 +237,10 @@ class DurableRunner:
     name = "reach-dbos"
 
     async def run(self, reach: Any, messages_or_text: Any, **kwargs: Any) -> RunResult:
+        if _STATE.launched and DBOS.workflow_id is not None:
+            # a run started by a tool of a durable run (delegation): it is part of that run's step,
+            # whose re-run after a crash the ledger settles; a workflow inside a step is not
+            return await run_agent(reach, messages_or_text, **kwargs)
         await self.ensure(reach)
         if not isinstance(messages_or_text, str):
             from reach_core.loop import _initial_messages

@@ -140,3 +140,31 @@ async def test_a_run_id_that_cannot_name_a_durable_run_is_refused_at_once(make, 
         await reach.run("give credit", durable=True, run_id=run_id)
     assert server.requests == []
     await reach.aclose()
+
+
+async def test_a_run_started_by_a_tool_of_a_durable_run_is_part_of_its_step(make, server) -> None:
+    from reach_core import connector
+
+    server.script = {
+        "inner": [Answer("inner answer")],
+        None: [ToolCalls([Call("ask_helper", {"task": "inner task"})]), Answer("outer got {ask_helper[text]}")],
+    }
+    reach = make()
+    inner_ids: list[str] = []
+
+    @connector(risk="read")
+    async def ask_helper(task: str) -> dict[str, str]:
+        """Ask a helper agent a question.
+
+        Args:
+            task: the question for the helper
+        """
+        child = await reach.run(task, durable=True)
+        inner_ids.append(child.run_id)
+        return {"text": child.text}
+
+    reach.register(ask_helper)
+    result = await reach.run("outer question", durable=True, tools=["ask_helper"])
+    assert result.outcome == "answered" and result.text == "outer got inner answer"
+    assert len(inner_ids) == 1 and await DBOS.get_workflow_status_async(inner_ids[0]) is None
+    await reach.aclose()
