@@ -52,7 +52,9 @@ def _pytest(name: str) -> list[str]:
     """pytest with a JUnit report per suite (read back for the closing total) and a temp
     directory of its own under .nox (suites build deep trees; the shared one in /tmp is
     cleaned by recursion and breaks on them)."""
-    return [*PYTEST, f"--junitxml={REPORTS / (name + '.xml')}", f"--basetemp={ROOT / '.nox' / 'tmp' / name}"]
+    tmp = ROOT / ".nox" / "tmp"
+    tmp.mkdir(parents=True, exist_ok=True)  # pytest makes --basetemp itself, but not its parent
+    return [*PYTEST, f"--junitxml={REPORTS / (name + '.xml')}", f"--basetemp={tmp / name}"]
 
 
 def _summary(names: list[str]) -> tuple[Counter, Counter]:

@@ -147,6 +147,18 @@ class ToolResult:
         """An OpenAI ``tool`` message for this result."""
         return {"role": "tool", "tool_call_id": self.call_id, "content": self.to_json()}
 
+    def error_dict(self) -> dict[str, Any] | None:
+        """The error as every served surface shows it (REST, MCP, ``--json``): code,
+        message, ``retry_after``, plus ``confirmation_id`` and ``fix`` when reach has them."""
+        if self.error is None:
+            return None
+        err = self.error.to_dict()
+        for key in ("confirmation_id", "fix"):
+            value = self.meta.get(key)
+            if value:
+                err[key] = value
+        return err
+
     def to_dict(self) -> dict[str, Any]:
         """Everything, for logs, CLIs and ``--json`` output."""
         return {
@@ -154,7 +166,7 @@ class ToolResult:
             "name": self.name,
             "ok": self.ok,
             "content": self.content,
-            "error": self.error.to_dict() if self.error else None,
+            "error": self.error_dict(),
             "elapsed_ms": round(self.elapsed_ms, 3),
             "trace_id": self.trace_id,
             "meta": to_jsonable(self.meta),

@@ -53,15 +53,8 @@ def to_mcp_tool(tool: Any, *, output_schemas: bool = True) -> types.Tool:
 
 
 def _error_payload(result: ToolResult) -> dict[str, Any]:
-    assert result.error is not None
-    err: dict[str, Any] = result.error.to_dict()
-    cid = result.meta.get("confirmation_id")
-    if cid:
-        err["confirmation_id"] = cid
-    fix = result.meta.get("fix")
-    if fix:
-        err["fix"] = fix
-    return {"error": err}
+    """The same ``error`` object as REST's ``POST /v1/invoke`` (``ToolResult.error_dict``)."""
+    return {"error": result.error_dict()}
 
 
 def to_call_result(result: ToolResult, *, structured: bool) -> types.CallToolResult:

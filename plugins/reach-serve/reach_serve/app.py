@@ -31,6 +31,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -394,4 +395,14 @@ def build_app(reach: Any, settings: ServeHttpSettings | None = None, *, manage: 
                     await task
             await reach.aclose()
 
-    return Starlette(routes=routes, lifespan=lifespan)
+    async def http_error(request: Request, exc: Exception) -> Response:
+        """Starlette's own 404/405 (no route, wrong method) as JSON, like every other error here."""
+        status = getattr(exc, "status_code", 500)
+        code = {404: "not_found", 405: "method_not_allowed"}.get(status, "http_error")
+        # the path is not echoed back: it is the caller's text, and may be markup
+        message = {404: "no such endpoint; the API is under /v1 (POST /v1/invoke, GET /v1/tools ...)",
+                   405: f"{request.method} is not allowed on this endpoint"}.get(status, "HTTP error")
+        headers = getattr(exc, "headers", None)
+        return _json({"error": {"code": code, "message": message}}, status, headers)
+
+    return Starlette(routes=routes, lifespan=lifespan, exception_handlers={StarletteHTTPException: http_error})
