@@ -202,6 +202,21 @@ def build(session: nox.Session) -> None:
 
 
 @nox.session
+def screenshots(session: nox.Session) -> None:
+    """The console screenshots in docs/plugins/img, taken by reach-serve's browser tests
+    in Debian's chromium (apt-get install chromium; Playwright downloads no browser)."""
+    shots = ROOT / ".nox" / "console-shots"  # not .nox/screenshots: that is this session's venv
+    shutil.rmtree(shots, ignore_errors=True)
+    py = _plugin_venv(session, ROOT / "plugins" / "reach-serve")
+    session.run(py, "-m", *_pytest("screenshots"), str(ROOT / "plugins/reach-serve/tests/test_console_browser.py"),
+                external=True, env={"REACH_CONSOLE_SCREENSHOTS": str(shots)})
+    img = ROOT / "docs" / "plugins" / "img"
+    for doc_png in sorted(img.glob("reach-serve-console-*.png")):  # refresh the ones the docs show
+        shutil.copyfile(shots / doc_png.name.removeprefix("reach-serve-console-"), doc_png)
+        session.log(f"updated {doc_png.relative_to(ROOT)}")
+
+
+@nox.session
 def bench(session: nox.Session) -> None:
     """Every benchmark under bench/; each prints its figures."""
     session.install("-e", ".[test]", *[x for p in PLUGINS for x in ("-e", str(p))])
