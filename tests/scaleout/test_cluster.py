@@ -17,6 +17,8 @@ from typing import Any
 import httpx
 import pytest
 
+from reach_serve.app import scoped_key
+
 from .conftest import Cluster
 
 
@@ -84,8 +86,9 @@ async def test_rate_limit_holds_across_instances(cluster: Cluster) -> None:
 
 
 async def test_same_idempotency_key_on_two_instances_runs_once(cluster: Cluster) -> None:
-    key = f"order-{uuid.uuid4().hex[:8]}"
-    body = {"name": "charge", "arguments": {"amount": 42, "delay": 0.3}, "idempotency_key": key}
+    given = f"order-{uuid.uuid4().hex[:8]}"
+    body = {"name": "charge", "arguments": {"amount": 42, "delay": 0.3}, "idempotency_key": given}
+    key = scoped_key(cluster.agents["worker"], given)  # what the connector and the ledger see
     async with httpx.AsyncClient(timeout=30) as client:
         first = await asyncio.gather(*(
             _post(client, url, cluster.headers("worker"), {**body, "id": f"c{i}"})
@@ -132,8 +135,9 @@ async def test_one_approval_sent_to_two_instances_runs_once(cluster: Cluster) ->
 
 
 async def test_instance_killed_mid_call_leaves_unknown_that_no_one_reruns(cluster: Cluster) -> None:
-    key = f"xfer-{uuid.uuid4().hex[:8]}"
-    body = {"name": "transfer", "arguments": {"amount": 7}, "idempotency_key": key}
+    given = f"xfer-{uuid.uuid4().hex[:8]}"
+    body = {"name": "transfer", "arguments": {"amount": 7}, "idempotency_key": given}
+    key = scoped_key(cluster.agents["worker"], given)  # what the connector and the ledger see
     victim = cluster.procs[2]
     async with httpx.AsyncClient(timeout=30) as client:
         inflight = asyncio.create_task(_post(client, cluster.urls[2], cluster.headers("worker"), body))
