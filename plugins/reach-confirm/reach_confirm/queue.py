@@ -57,10 +57,15 @@ MIGRATIONS = [
     CREATE UNIQUE INDEX IF NOT EXISTS confirmations_one_pending
         ON confirmations (agent, fingerprint) WHERE status = 'pending'
     """,
+    # what the person who asked said last (the run's last user message), for whoever decides
+    "ALTER TABLE confirmations ADD COLUMN user_message TEXT",
 ]
 
+#: The longest user message kept with a request (the person deciding needs the gist, not a log).
+USER_MESSAGE_CHARS = 1000
+
 _COLUMNS = ("id", "tool", "agent", "run_id", "fingerprint", "arguments", "summary", "mode", "status",
-            "created_at", "expires_at", "decided_by", "decided_at", "reason", "result")
+            "created_at", "expires_at", "decided_by", "decided_at", "reason", "result", "user_message")
 
 
 class ConfirmationError(Exception):
@@ -84,6 +89,7 @@ class Confirmation:
     decided_at: float | None = None
     reason: str | None = None
     result: dict[str, Any] | None = None
+    user_message: str | None = None  # the run's last user message, redacted, when the call came from a run
 
     @classmethod
     def from_row(cls, row: tuple[Any, ...]) -> Confirmation:
@@ -94,6 +100,19 @@ class Confirmation:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def _user_message(ctx: Any) -> str | None:
+    """The run's last user message (the agent loop passes it to each call as ``ctx.query``),
+    redacted by the Reach's redactor and cut to ``USER_MESSAGE_CHARS``; ``None`` outside a run."""
+    text = getattr(ctx, "query", None)
+    if not isinstance(text, str) or not text.strip():
+        return None
+    redactor = getattr(getattr(ctx, "reach", None), "redactor", None)
+    if redactor is not None:
+        text = redactor.text(text)
+    text = text.strip()
+    return text if len(text) <= USER_MESSAGE_CHARS else text[: USER_MESSAGE_CHARS - 1] + "…"
 
 
 def fingerprint(tool: str, arguments: dict[str, Any]) -> str:
@@ -149,6 +168,7 @@ class Confirmations:
             id="cf_" + secrets.token_urlsafe(12), tool=tool.name, agent=ctx.agent, run_id=ctx.run_id,
             fingerprint=fp, arguments=arguments, summary=summarize(tool, arguments, self.settings.summary_chars),
             mode=mode, status="pending", created_at=now, expires_at=now + self.settings.ttl_seconds,
+            user_message=_user_message(ctx),
         )
         # single statement: of two instances asking at once, one inserts and both read that row
         # (a pending row can vanish in between, decided or expired: then try again)
@@ -157,7 +177,8 @@ class Confirmations:
                 f"INSERT INTO confirmations ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))}) "
                 "ON CONFLICT (agent, fingerprint) WHERE status = 'pending' DO NOTHING",
                 (c.id, c.tool, c.agent, c.run_id, c.fingerprint, json.dumps(arguments, ensure_ascii=False),
-                 c.summary, c.mode, c.status, c.created_at, c.expires_at, None, None, None, None),
+                 c.summary, c.mode, c.status, c.created_at, c.expires_at, None, None, None, None,
+                 c.user_message),
             )
             if inserted == 1:
                 break

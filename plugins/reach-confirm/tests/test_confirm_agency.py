@@ -154,3 +154,30 @@ async def test_run_ends_and_resumes_with_the_decision(tmp_path):
     assert json.loads(resumed["content"]) == {"sent": 10, "to": "alice"}
     assert resumed["tool_call_id"] == first.results[0].call_id
     assert second.outcome == "answered" and len(SENT) == 1
+
+
+@pytest.mark.parametrize(("said", "shown"), [
+    ("Pay the plumber 120 EUR for the kitchen repair.", "Pay the plumber 120 EUR for the kitchen repair."),
+    ("付给水管工120欧元", "付给水管工120欧元"),
+    ("Pay bob 5. my password is hunter2-secret", None),  # redacted before it is stored
+    ("x" * 5000, "x" * 999 + "…"),
+])
+async def test_a_request_from_a_run_keeps_the_last_user_message_for_whoever_decides(tmp_path, said, shown):
+    reach = _reach(tmp_path)
+    model = Script(call("send_money", {"to": "bob", "amount": 5}), answer("I asked for approval."))
+    await reach.run(said, adapter=model)
+    (pending,) = await queue_for(reach).list("pending")
+    if shown is not None:
+        assert pending.user_message == shown
+    else:
+        assert pending.user_message.startswith("Pay bob 5.") and "hunter2-secret" not in pending.user_message
+    again = await queue_for(reach).get(pending.id)  # stored, not only on the returned object
+    assert again.user_message == pending.user_message
+
+
+async def test_a_request_outside_a_run_has_no_user_message(tmp_path):
+    reach = _reach(tmp_path)
+    result = await reach.invoke("send_money", {"to": "bob", "amount": 5})
+    assert result.error.code == "needs_confirmation"
+    (pending,) = await queue_for(reach).list("pending")
+    assert pending.user_message is None

@@ -488,3 +488,42 @@ def test_behind_a_tls_proxy_the_origin_is_the_forwarded_host(served: Served) -> 
     resp = c.post(f"/console/approvals/{cid}/reject", data={"csrf": csrf, "reason": "via the proxy"},
                   headers={"origin": "https://console.example", "x-forwarded-host": "console.example"})
     assert resp.status_code == 303
+
+
+class _AsksForCredit:
+    """An in-process scripted model: asks for add_credit once, then answers."""
+
+    name = "script"
+
+    def __init__(self, amount: int) -> None:
+        self.amount, self.calls = amount, 0
+
+    def describe(self) -> str:
+        return "scripted model"
+
+    async def complete(self, request: Any) -> Any:
+        from reach_core import ModelResponse, ModelToolCall, Usage
+
+        self.calls += 1
+        if self.calls == 1:
+            call = ModelToolCall("c1", "add_credit", json.dumps({"amount": self.amount}))
+            return ModelResponse(tool_calls=[call], usage=Usage(10, 5, 0))
+        return ModelResponse(text="I asked a person to approve it.", usage=Usage(10, 5, 0))
+
+
+@pytest.mark.parametrize("said", [
+    "Refund order 1182: credit 80 EUR. My password is hunter2hunter2",
+    "退款给订单1182 <script>alert(1)</script>",
+])
+async def test_a_request_from_a_run_shows_the_runs_last_user_message(served: Served, said: str) -> None:
+    from console_server import Credit
+
+    agent = new_reach(served.data)  # the model's side: its own process on the same store
+    agent.register(Credit())
+    await agent.run(said, agent="worker", adapter=_AsksForCredit(amount=7_000 + len(said)))
+    await agent.aclose()
+    page = served.login().get("/console/approvals").text
+    assert 'class="user-message"' in page
+    assert "hunter2hunter2" not in page and "<script>alert" not in page
+    visible = said.split(" My password")[0].split(" <script>")[0]
+    assert visible in page

@@ -257,6 +257,8 @@ class Console:
             view = {
                 "id": c.id, "agent": c.agent, "tool": c.tool, "risk": self._risk(c.tool), "run_id": c.run_id,
                 "summary": redactor.scrub(redactor.text(c.summary), learned),
+                "user_message": (redactor.scrub(redactor.text(c.user_message), learned)
+                                 if getattr(c, "user_message", None) else None),
                 "arguments": json.dumps(args, indent=2, ensure_ascii=False, default=str),
                 "created_at": c.created_at, "expires_at": c.expires_at,
             }
