@@ -16,7 +16,6 @@ from typing import Any
 
 import httpx
 import pytest
-
 from reach_serve.app import scoped_key
 
 from .conftest import Cluster

@@ -157,7 +157,7 @@ async def _raw(port: int, head: bytes, chunks: Any) -> tuple[bytes, int]:
             await writer.drain()
             try:
                 response = await asyncio.wait_for(reader.read(65536), 0.001)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 continue
             if response:
                 break
@@ -179,7 +179,7 @@ async def _raw(port: int, head: bytes, chunks: Any) -> tuple[bytes, int]:
 async def test_a_chunked_body_without_length_is_refused_once_past_the_limit(reach, chunk):
     limit = body_limit(reach)
     assert limit == 6 * CAPS["max_argument_bytes"] + 65_536
-    head = (f"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ntransfer-encoding: chunked\r\n"
+    head = ("POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ntransfer-encoding: chunked\r\n"
             + "".join(f"{k}: {v}\r\n" for k, v in HEADERS.items()) + "\r\n").encode()
     total = 50 * limit
     parts = (b"x" * chunk for _ in range(total // chunk + 1))

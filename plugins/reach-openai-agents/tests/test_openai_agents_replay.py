@@ -7,7 +7,14 @@ from __future__ import annotations
 import json
 
 import pytest
-from agents import Agent, FunctionTool, MaxTurnsExceeded, OpenAIChatCompletionsModel, RunConfig, Runner
+from agents import (
+    Agent,
+    FunctionTool,
+    MaxTurnsExceeded,
+    OpenAIChatCompletionsModel,
+    RunConfig,
+    Runner,
+)
 from openai import AsyncOpenAI
 from reach_openai.scripted import Answer, Call, ToolCalls
 from reach_openai_agents import as_openai_agents_tools
