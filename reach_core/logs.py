@@ -21,6 +21,7 @@ pay for them.
 
 from __future__ import annotations
 
+from collections.abc import MutableMapping
 from typing import Any
 
 __all__ = ["configure_stderr", "get_logger", "is_enabled"]
@@ -32,7 +33,7 @@ def _field(value: Any) -> str:
     return repr(value)
 
 
-def _to_stdlib(_logger: Any, _method: str, event_dict: dict[str, Any]) -> tuple[tuple[str], dict[str, Any]]:
+def _to_stdlib(_logger: Any, _method: str, event_dict: MutableMapping[str, Any]) -> tuple[tuple[str], dict[str, Any]]:
     """The last processor: a readable message, and the whole event on ``record.reach_event``."""
     event = str(event_dict.pop("event", ""))
     fields = " ".join(f"{key}={_field(value)}" for key, value in event_dict.items())
