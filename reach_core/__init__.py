@@ -90,6 +90,8 @@ def __getattr__(name: str) -> Any:
 def __dir__() -> list[str]:
     return sorted([*globals(), *_EXPORTS])
 
+# A literal list, for type checkers and IDEs; tests/test_public_api.py keeps it, the lazy
+# table (_EXPORTS) and the TYPE_CHECKING imports above equal.
 __all__ = [
     "Adapter",
     "BusinessError",
