@@ -233,6 +233,14 @@ def test_unknown_top_level_table(table, hint):
     ({"hooks": {"reach_post_invoke": "reach-sample"}}, "[hooks] reach_post_invoke"),
     ({"limits": {"strategy": "leaky-bucket"}}, "[limits] strategy"),
     ({"limits": {"plugins": {"user": {"max_concurrency": 0}}}}, "[limits.plugins.user] max_concurrency"),
+    ({"limits": {"plugins": {"user": {"max_concurrency": "4"}}}}, "[limits.plugins.user] max_concurrency"),
+    ({"limits": {"plugins": {"user": {"max_concurrency": True}}}}, "[limits.plugins.user] max_concurrency"),
+    ({"limits": {"plugins": {"user": {"max_concurrency": 4.0}}}}, "[limits.plugins.user] max_concurrency"),
+    ({"limits": {"plugins": {"user": {"rate_limit": ["1/second"]}}}}, "[limits.plugins.user] rate_limit"),
+    ({"limits": {"plugins": {"user": {"rate_limit": 10}}}}, "[limits.plugins.user] rate_limit"),
+    ({"limits": {"plugins": {"user": "4"}}}, "[limits.plugins.user]"),
+    ({"limits": {"storage": 6379}}, "[limits] storage"),
+    ({"limits": {"plugins": ["user"]}}, "[limits] plugins"),
 ])
 def test_wrong_type_names_table_and_key(data, where):
     message = _raises(data)

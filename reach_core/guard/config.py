@@ -90,9 +90,11 @@ class GuardDefaults(BaseModel):
 
 
 class PluginLimits(BaseModel):
-    """Caps shared by every tool of one plugin (``[limits.plugins.NAME]``)."""
+    """Caps shared by every tool of one plugin (``[limits.plugins.NAME]``).
 
-    model_config = ConfigDict(extra="forbid")
+    Strict like the core's tables: ``"4"`` or ``true`` is not a number of calls."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     max_concurrency: int | None = Field(default=None, ge=1, description="calls of this plugin's tools running at once, "
                                         "process-wide")
@@ -102,9 +104,9 @@ class PluginLimits(BaseModel):
 
 
 class LimitsConfig(BaseModel):
-    """``[limits]``: where rate-limit counters live and per-plugin caps."""
+    """``[limits]``: where rate-limit counters live and per-plugin caps (strict, as above)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     storage: str = Field(default="memory://", description="limits storage URI: memory:// or redis://host:port/db")
     strategy: Literal["fixed-window", "moving-window", "sliding-window-counter"] = Field(default=
