@@ -46,6 +46,25 @@ SECRET_WORDS: frozenset[str] = frozenset({
     "mfa", "ssn", "cvv", "cvc", "cvv2", "iban", "dsn", "connstr", "connectionstring",
     "nonce", "csrf", "xsrf", "hmac", "privkey", "secrets", "tokens", "keys", "passwords", "cookies",
 })
+# Other languages' words for a password, key or token, in Latin script (accents dropped, see
+# ``key_words``): {"mot_de_passe": ...}, {"contraseña": ...}, {"Kennwort": ...}, {"hasło": ...}.
+SECRET_WORDS = SECRET_WORDS | frozenset({
+    "passe", "motdepasse", "mdp", "contrasena", "contrasenya", "clave", "senha", "wachtwoord", "kennwort",
+    "geheimnis", "haslo", "heslo", "salasana", "losenord", "passord", "adgangskode", "jelszo", "sifre",
+    "parol", "parola", "parool", "lozinka", "geslo", "slaptazodis", "parole", "sandi", "katasandi",
+    "matkhau", "jeton", "chave", "segredo", "secreto", "segreto", "cle", "schlussel", "chiave",
+})
+# ... and in other scripts, found anywhere in a key (case folded, separators dropped):
+# {"пароль": ...}, {"密码": ...}, {"パスワード": ...}.
+SECRET_FOREIGN: tuple[str, ...] = (
+    "пароль", "паролі", "токен", "секрет", "ключ", "密码", "密碼", "口令", "密钥", "密鑰", "秘钥",
+    "令牌", "パスワード", "暗証番号", "合言葉", "秘密鍵", "トークン", "비밀번호", "암호", "토큰", "كلمةالمرور",
+    "كلمةالسر", "رمزالمرور", "رمز", "סיסמה", "סיסמא", "κωδικος", "συνθηματικο", "पासवर्ड", "रहस्य",
+    "รหัสผ่าน", "گذرواژه", "رمزعبور",
+)
+_LATIN_FOLD = str.maketrans({"ł": "l", "Ł": "L", "đ": "d", "Đ": "D", "ø": "o", "Ø": "O", "æ": "ae",
+                             "Æ": "AE", "ß": "ss", "ı": "i", "œ": "oe", "Œ": "OE"})
+_SEPARATORS = re.compile(r"[\W_]+")
 # A word holding one of these anywhere is secret (they do not occur inside innocent words).
 SECRET_PARTS: tuple[str, ...] = (
     "password", "passwd", "passphrase", "passcode", "secret", "apikey", "accesskey", "privatekey",
@@ -97,8 +116,28 @@ def skeleton(text: str) -> str:
 
 def key_words(key: str) -> list[str]:
     """``"X-DB_passWord2"`` → ``["x", "db", "pass", "word", "2"]``-like words, lower case."""
+    if not key.isascii():
+        # accents off ("contraseña" -> "contrasena"), then look-alikes as ASCII
+        key = "".join(c for c in unicodedata.normalize("NFKD", key.translate(_LATIN_FOLD))
+                      if not unicodedata.combining(c))
     key = skeleton(key)
     return _WORDS.findall(_CAMEL.sub(" ", key).lower())
+
+
+def _fold(text: str) -> str:
+    """Case folded, compatibility forms, no accents or marks, no separators or joiners."""
+    folded = "".join(c for c in unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", text).casefold())
+                     if not unicodedata.combining(c))
+    return _SEPARATORS.sub("", folded.replace("\u200d", "").replace("\u200c", ""))
+
+
+_FOREIGN_FOLDED: tuple[str, ...] = tuple(_fold(w) for w in SECRET_FOREIGN)
+
+
+def _foreign_secret(key: str) -> bool:
+    """Does ``key`` (not plain ASCII) hold another script's word for a secret?"""
+    folded = _fold(key)
+    return any(word in folded for word in _FOREIGN_FOLDED)
 
 
 def _word_is_secret(word: str) -> bool:
@@ -113,6 +152,8 @@ def _word_is_secret(word: str) -> bool:
 
 def key_is_secret(key: str, extra: frozenset[str] = frozenset()) -> bool:
     """True when a value stored under ``key`` must never be written down."""
+    if not key.isascii() and _foreign_secret(key):
+        return True
     words = key_words(key)
     if not words:
         return False
@@ -145,10 +186,10 @@ _VALUE = (
     r"|(?P<v4>(?:(?:bearer|basic|digest|token|negotiate|ntlm|apikey)\s+)?[^\s\"'&,;<>}\]\\)|]+))"
 )
 _PAIR = re.compile(
-    r"(?i)(?<![\w.%-])(?P<k>[a-z_%][\w.%-]{0,80})(?:\\?[\"'])?\s*(?P<sep>:=|=>|[:=])\s*(?=" + _VALUE + ")"
+    r"(?i)(?<![\w.%-])(?P<k>(?:[^\W\d]|%)[\w.%-]{0,80})(?:\\?[\"'])?\s*(?P<sep>:=|=>|[:=])\s*(?=" + _VALUE + ")"
 )
-_FLAG = re.compile(r"(?i)(?<![\w-])--(?P<k>[a-z][\w-]{0,60})(?:=|\s+)(?=" + _VALUE + ")")
-_XML = re.compile(r"(?i)<(?P<k>[a-z_][\w.:-]{0,60})(?:\s[^>]*)?>(?P<v>[^<]*)</(?P=k)\s*>")
+_FLAG = re.compile(r"(?i)(?<![\w-])--(?P<k>[^\W\d_][\w-]{0,60})(?:=|\s+)(?=" + _VALUE + ")")
+_XML = re.compile(r"(?i)<(?P<k>[^\W\d][\w.:-]{0,60})(?:\s[^>]*)?>(?P<v>[^<]*)</(?P=k)\s*>")
 
 # Unconditional patterns: the named group ``s`` (or the whole match) is masked.
 _PATTERNS: tuple[str, ...] = (
@@ -202,6 +243,16 @@ _KEYWORDS = (
     "pass", "pw", "pin", "secret", "token", "key", "auth", "cookie", "session", "cred", "sig", "jwt",
     "bearer", "otp", "ssn", "cvv", "cvc", "dsn", "salt", "nonce", "csrf", "hmac", "sid", "mfa", "iban",
     "connstr", "connectionstring", "connection_string", "connection-string",
+    # other languages' key names in ASCII (``SECRET_WORDS``)
+    "mdp", "contrase", "clave", "senha", "wachtwoord", "kennwort", "geheimnis", "haslo", "heslo",
+    "salasana", "losenord", "jelszo", "sifre", "parol", "lozinka", "geslo", "chave", "segredo", "secreto",
+    "segreto", "cle_", "schlussel", "chiave", "jeton", "sandi", "slaptazodis", "matkhau",
+)
+# ... and as written with accents or in other scripts (``SECRET_FOREIGN``): a second scan, only
+# of text that is not ASCII (every extra alternative slows the first scan of all text)
+_FOREIGN_KEYWORDS = (
+    "contraseña", "hasło", "lösenord", "jelszó", "şifre", "clé", "schlüssel", "slaptažodis", "mật khẩu",
+    *(w.lower() for w in SECRET_FOREIGN),
 )
 _HINT_WORDS = (
     "@", "--", "-u", "-p", "-a", ":*:", "login", "bearer ", "basic ", "digest ", "sk-", "sk_", "pk-", "pk_", "rk-",
@@ -216,6 +267,11 @@ _IN_CONTEXT = (
 )
 
 
+_FOREIGN_HINT = re.compile(
+    "(?:" + "|".join(re.escape(w) for w in sorted(set(_FOREIGN_KEYWORDS), key=len, reverse=True)) + ")" + _IN_CONTEXT
+)
+
+
 def _hint(extra_keys: Iterable[str] = ()) -> re.Pattern[str]:
     words = sorted({*_KEYWORDS, *(_loose(k) for k in extra_keys)}, key=len, reverse=True)
     plain = sorted(_HINT_WORDS, key=len, reverse=True)
@@ -227,6 +283,8 @@ def _hint(extra_keys: Iterable[str] = ()) -> re.Pattern[str]:
 
 
 _MAX_DEPTH = 32
+_MAX_EMBEDDED_JSON = 1_000_000  # longer strings are scanned as text only
+_SPACE = frozenset(" \t\r\n")
 # A JSON object key in a compact dump: a string followed by a colon. Strings inside
 # values can look like keys too; that only sends the value down the slow path.
 _JSON_KEY = re.compile(r'"([^"]*)":')  # dumps with a backslash never get here
@@ -309,6 +367,13 @@ class Redactor:
     # -- text ------------------------------------------------------------------
     def text(self, value: str) -> str:
         """``value`` with every secret the text rules recognise replaced by ``[REDACTED]``."""
+        # JSON inside a string (a request body, a header list, an env dump): decided by its
+        # structure, as for data, so escaped keys ("\u043f...") and name/value pairs are seen
+        inner = _embedded_json(value)
+        if inner is not None:
+            masked = self.value(inner)
+            if masked != inner:
+                return orjson.dumps(masked).decode()
         if not self._maybe(value) and not self._rules:
             if value.isascii():
                 return value
@@ -327,7 +392,10 @@ class Redactor:
 
     def _maybe(self, value: str) -> bool:
         """Could any rule mask something in ``value``? (False is certain, True is a guess.)"""
-        if self._hint.search(value.lower()) is not None:
+        low = value.lower()
+        if self._hint.search(low) is not None:
+            return True
+        if not value.isascii() and _FOREIGN_HINT.search(low) is not None:
             return True
         return self._extra_any is not None and self._extra_any.search(value) is not None
 
@@ -372,6 +440,9 @@ class Redactor:
         if depth >= _MAX_DEPTH or len(found) > 1000:
             return
         if isinstance(data, str):
+            inner = _embedded_json(data)
+            if inner is not None:
+                self._secrets_in(inner, found, depth + 1)
             self._text(data, found)
         elif isinstance(data, Mapping):
             for k, v in data.items():
@@ -471,6 +542,8 @@ class Redactor:
         extra = self._extra_any
         if self._hint.search(text.lower()) is not None or (extra is not None and extra.search(text) is not None):
             return None
+        if not text.isascii() and _FOREIGN_HINT.search(text.lower()) is not None:
+            return None
         if not text.isascii() and skeleton(text) != text:
             return None
         key = self._key
@@ -490,6 +563,18 @@ class Redactor:
     def structlog_processor(self, _logger: Any, _method: str, event_dict: dict[str, Any]) -> dict[str, Any]:
         """A structlog processor: add it to any logger chain to redact its events too."""
         return self.value(event_dict)  # type: ignore[no-any-return]
+
+
+def _embedded_json(value: str) -> dict[str, Any] | list[Any] | None:
+    """The object or array a string holds as JSON (``None`` for any other string)."""
+    head = value[:1] if value[:1] not in _SPACE else value.lstrip()[:1]
+    if head not in ("{", "[") or len(value) > _MAX_EMBEDDED_JSON:
+        return None
+    try:
+        inner = orjson.loads(value)
+    except ValueError:
+        return None
+    return inner if isinstance(inner, dict | list) else None
 
 
 def _leaves(value: Any, found: list[str], depth: int) -> None:

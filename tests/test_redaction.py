@@ -3,6 +3,7 @@ connector exceptions, unknown tool names, bound values; plugins add rules to it.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Iterator
 from typing import Any
@@ -126,3 +127,92 @@ def test_the_redacting_logger_masks_events_and_bound_values() -> None:
     log.error("reach.x", nested=[{"db_pass": SECRET}])
     assert SECRET not in repr(seen)
     assert seen[0][1]["password"] == MASK
+
+
+# -- key names in other languages and scripts: normalised (accents, case, width, joiners), then decided
+FOREIGN_KEYS = [
+    "mot_de_passe", "motDePasse", "MDP", "contraseña", "Contrasena", "CONTRASEÑA", "contrasenya", "clave_api",
+    "senha", "Senha_BD", "wachtwoord", "Kennwort", "hasło", "HASŁO", "heslo", "salasana", "lösenord",
+    "passord", "adgangskode", "jelszó", "şifre", "Şifre", "parola", "lozinka", "chave_api", "clé_api",
+    "Schlüssel", "пароль", "Пароль", "ПАРОЛЬ", "пароль_бд", "api_токен", "секрет", "ключ_api", "密码", "数据库密码",
+    "密碼", "口令", "密钥", "パスワード", "ﾊﾟｽﾜｰﾄﾞ", "暗証番号", "비밀번호", "كلمة المرور", "كلمة_السر", "סיסמה",
+    "κωδικός", "Κωδικός", "पासवर्ड", "รหัสผ่าน", "пар\u200dоль", "ｐａｓｓｗｏｒｄ",
+]
+NOT_FOREIGN_SECRETS = ["名前", "город", "описание", "название", "título", "城市", "説明", "메모", "шпинат", "clavel"]
+
+
+@pytest.mark.parametrize("key", FOREIGN_KEYS)
+def test_secret_key_names_in_other_languages(key: str) -> None:
+    r = Redactor()
+    out = r({"user": "ann", key: SECRET, "nested": [{key: SECRET}]})
+    assert SECRET not in repr(out), (key, out)
+    assert out["user"] == "ann"
+
+
+@pytest.mark.parametrize("key", NOT_FOREIGN_SECRETS)
+def test_ordinary_key_names_in_other_languages_stay(key: str) -> None:
+    assert Redactor()({key: "plain value"}) == {key: "plain value"}
+
+
+# -- JSON inside a string: decided by its structure (escaped keys, header pairs, name/value entries)
+EMBEDDED = [
+    {"пароль": "{s}"}, {"contraseña": "{s}"}, {"headers": [["X-Api-Key", "{s}"]]}, {"headers": [["Senha", "{s}"]]},
+    [{"name": "password", "value": "{s}"}], [{"name": "DB_PASSWORD", "value": "{s}"}], [{"key": "senha", "value": "{s}"}],
+    {"env": [{"name": "パスワード", "value": "{s}"}]}, {"a": {"b": [["Authorization", "{s}"]]}},
+]
+
+
+@pytest.mark.parametrize("shape", EMBEDDED, ids=lambda s: json.dumps(s, ensure_ascii=True)[:40])
+@pytest.mark.parametrize("ascii_only", [True, False])
+@pytest.mark.parametrize("layers", [1, 2, 3])
+def test_json_inside_strings_is_redacted_by_structure(shape: Any, ascii_only: bool, layers: int) -> None:
+    text = json.dumps(shape, ensure_ascii=ascii_only).replace("{s}", SECRET)
+    for _ in range(layers - 1):
+        text = json.dumps({"body": text}, ensure_ascii=ascii_only)
+    r = Redactor()
+    assert SECRET not in r(text)
+    assert SECRET not in repr(r({"request": text, "list": [" " + text]}))
+
+
+@pytest.mark.parametrize("text", ['{"a": "b"}', "[1, 2]", "{not json", '["\ud800"]', "[" * 50, '{"n": 123456789012345678901234567890}'])
+def test_json_looking_strings_without_secrets_are_kept(text: str) -> None:
+    assert Redactor()(text) == text
+
+
+# -- the same key names written as text: pairs, flags, tags, query strings
+FOREIGN_TEXT = ["{k}={s}", "{k}: {s}", "{k} = \"{s}\"", "--{k} {s}", "--{k}={s}", "<{k}>{s}</{k}>", "https://h/x?{k}={s}&a=1",
+                "export {k}='{s}'"]
+FOREIGN_TEXT_KEYS = ["пароль", "Пароль", "contraseña", "senha", "mot_de_passe", "mdp", "Kennwort", "hasło", "şifre",
+                     "パスワード", "비밀번호", "密码", "lösenord", "jelszó", "wachtwoord", "clé_api"]
+
+
+@pytest.mark.parametrize("template", FOREIGN_TEXT)
+@pytest.mark.parametrize("key", FOREIGN_TEXT_KEYS)
+def test_secret_key_names_in_other_languages_in_text(template: str, key: str) -> None:
+    text = template.format(k=key, s=SECRET)
+    assert SECRET not in Redactor()(text), text
+
+
+@pytest.mark.parametrize("text", ["город=Москва", "título: Hola", "名前=山田", "описание: пароль не нужен здесь"])
+def test_ordinary_pairs_in_other_languages_stay(text: str) -> None:
+    assert Redactor()(text) == text
+
+
+@pytest.mark.parametrize("key", FOREIGN_TEXT_KEYS)
+@pytest.mark.parametrize("shape", ["key", "pair", "text", "named"])
+def test_the_bulk_fast_path_never_passes_a_foreign_secret(key: str, shape: str) -> None:
+    data = {"key": {key: SECRET}, "pair": [[key, SECRET]], "text": {"note": f"{key}: {SECRET}"},
+            "named": [{"name": key, "value": SECRET}]}[shape]
+    r = Redactor()
+    dumped = r.scan(data)
+    assert dumped is None or SECRET.encode() not in dumped
+    assert SECRET not in repr(r(data))
+
+
+@pytest.mark.parametrize("shape", EMBEDDED, ids=lambda s: json.dumps(s, ensure_ascii=True)[:40])
+def test_secrets_in_json_strings_are_learned_for_scrubbing(shape: Any) -> None:
+    r = Redactor()
+    arguments = {"body": json.dumps(shape).replace("{s}", SECRET)}
+    learned = r.secrets_in(arguments)
+    assert SECRET in learned
+    assert SECRET not in r.scrub(r.value({"echo": f"got {SECRET} back"}), learned)["echo"]
