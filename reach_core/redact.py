@@ -272,11 +272,28 @@ _FOREIGN_HINT = re.compile(
 )
 
 
+def _trie(words: Iterable[str]) -> str:
+    """A regex matching exactly ``words`` (literals), branching once per shared prefix:
+    ``re`` tries alternatives one by one, so a flat list of dozens of words costs a
+    try of each at every position of every string scanned."""
+    ordered = sorted(set(words))
+    if "" in ordered:
+        rest = [w for w in ordered if w]
+        return "(?:" + _trie(rest) + ")?" if rest else ""
+    groups: dict[str, list[str]] = {}
+    for w in ordered:
+        groups.setdefault(w[0], []).append(w[1:])
+    alts = [re.escape(c) + _trie(tails) for c, tails in groups.items()]
+    return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+
+
 def _hint(extra_keys: Iterable[str] = ()) -> re.Pattern[str]:
-    words = sorted({*_KEYWORDS, *(_loose(k) for k in extra_keys)}, key=len, reverse=True)
+    words = {*_KEYWORDS, *(_loose(k) for k in extra_keys)}
+    loose = sorted((w for w in words if "[" in w), key=len, reverse=True)  # regexes of extra keys
+    literal = [w for w in words if "[" not in w]
     plain = sorted(_HINT_WORDS, key=len, reverse=True)
     return re.compile(
-        "(?:" + "|".join(w if "[" in w else re.escape(w) for w in words) + ")" + _IN_CONTEXT
+        "(?:" + "|".join([_trie(literal), *loose]) + ")" + _IN_CONTEXT
         + "|" + "|".join(re.escape(w) for w in plain)
         + r"|:\d{1,5}:"
     )

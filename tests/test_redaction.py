@@ -216,3 +216,15 @@ def test_secrets_in_json_strings_are_learned_for_scrubbing(shape: Any) -> None:
     learned = r.secrets_in(arguments)
     assert SECRET in learned
     assert SECRET not in r.scrub(r.value({"echo": f"got {SECRET} back"}), learned)["echo"]
+
+
+def test_the_first_scan_finds_every_keyword_in_context() -> None:
+    """The hint regex is built as a prefix tree: every keyword (and an extra key) still hits,
+    each in context, and plain prose does not."""
+    from reach_core.redact import _KEYWORDS
+
+    r = Redactor(extra_keys=["internal_ref"])
+    for word in (*_KEYWORDS, "internal_ref", "Internal-Ref"):
+        for text in (f"{word}: x", f"{word}=x", f"the {word} is x", f"{word} 1234"):
+            assert r._maybe(text), text
+    assert not r._maybe("plain text about the weather in berlin, nothing else " * 5)
