@@ -70,7 +70,11 @@ def login(browser: Any, served: Served, token: str = OPS, viewport: dict[str, in
     page.set_default_timeout(WAIT_MS)
     page.goto(f"{served.base}/console")
     assert page.url.endswith("/console/login")
-    page.keyboard.type(token)  # the token field has the focus (autofocus)
+    # the token field takes the focus by itself (autofocus), but only once the page has
+    # settled: typing before that would go nowhere on a loaded machine
+    page.wait_for_function("document.activeElement && document.activeElement.id === 'token'")
+    page.keyboard.type(token)
+    assert page.locator("#token").input_value() == token
     page.keyboard.press("Enter")
     page.wait_for_url("**/console/approvals")
     return page
