@@ -52,7 +52,7 @@ def _with_schema(url: str, schema: str) -> str:
 def _drop(url: str) -> None:
     import psycopg
 
-    from reach_core.store_pg import _split_url
+    from reach_core.stores.postgres import _split_url
 
     conninfo, schema = _split_url(url)
     with psycopg.connect(conninfo, autocommit=True) as conn:

@@ -524,9 +524,9 @@ class Reach:
     def store(self) -> Any:
         """The state store (SQLite WAL in ``data_dir`` by default), opened on first use."""
         if self._store is None:
-            from .store import Store
+            from .stores import open_store
 
-            self._store = Store.for_reach(self) if hasattr(Store, "for_reach") else Store(self.data_dir / "reach.db")
+            self._store = open_store(getattr(getattr(self.config, "reach", None), "store", None), self.data_dir)
         return self._store
 
     def hook_order(self, hook: str) -> list[str]:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
 if TYPE_CHECKING:
-    from ..store import Store
+    from ..stores import Store
 
 __all__ = ["BUDGET_MIGRATIONS", "DailyBudgets", "Exhausted"]
 

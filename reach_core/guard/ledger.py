@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..store import Store
+    from ..stores import Store
 
 __all__ = ["LEDGER_MIGRATIONS", "Claim", "Ledger"]
 

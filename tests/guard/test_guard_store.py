@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from reach_core.store import Store, StoreClosed
+from reach_core.stores import Store, StoreClosed
 
 
 async def test_execute_fetch_roundtrip_and_wal(tmp_path):

@@ -34,7 +34,7 @@ def _service(var: str, script: str) -> str:
 
 
 def _raw_conninfo(url: str) -> str:
-    from reach_core.store_pg import _split_url
+    from reach_core.stores.postgres import _split_url
 
     return _split_url(url)[0]
 
@@ -60,7 +60,7 @@ def pg_query(url: str, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any
     """Read the shared state directly (as an operator would), in the store's schema."""
     import psycopg
 
-    from reach_core.store_pg import _split_url
+    from reach_core.stores.postgres import _split_url
 
     conninfo, schema = _split_url(url)
     with psycopg.connect(conninfo, autocommit=True, options=f"-c search_path={schema}") as conn:

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from reach_core import connector
-from reach_core.store import Store, StoreClosed
-from reach_core.store_pg import PgStore, dialect_of, translate
+from reach_core.stores import Store, StoreClosed
+from reach_core.stores.postgres import PgStore, dialect_of, translate
 from reach_core.testing import make_reach
 
 from .conftest import _service, pg_query
@@ -39,7 +39,7 @@ def test_translate_keeps_quoted_text_and_maps_sqlite_types() -> None:
 
 def test_store_url_parameters_of_our_own_are_not_sent_to_libpq() -> None:
     from reach_core.errors import ConfigError
-    from reach_core.store_pg import _split_url
+    from reach_core.stores.postgres import _split_url
 
     assert _split_url("postgresql+psycopg://u:p@h:5/db?schema=s1&pool_size=3&sslmode=disable", with_pool=True) == (
         "postgresql://u:p@h:5/db?sslmode=disable", "s1", 3)

@@ -56,7 +56,7 @@ COLUMNS = "seq, ts, kind, agent, tool, status, elapsed_ms, run_id, call_id, reco
 
 
 class Store(Protocol):
-    """The part of ``reach_core.store.Store`` this plugin relies on."""
+    """The part of ``reach_core.stores.Store`` this plugin relies on."""
 
     path: Path
 

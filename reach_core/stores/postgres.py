@@ -4,7 +4,7 @@
 and SQLAlchemy's ``postgresql+psycopg://`` work too; ``?schema=NAME`` puts every
 table in that schema, created when missing; ``?pool_size=N`` sets the number of
 worker connections, default 8). It offers exactly the API of the
-SQLite :class:`reach_core.store.Store`, so budgets, the ledger, audit and
+SQLite :class:`reach_core.stores.sqlite.Store`, so budgets, the ledger, audit and
 confirmations run unchanged on it:
 
 * **Same SQL.** Statements use ``?`` placeholders; they are rewritten to
@@ -50,7 +50,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from .store import StoreAPI, StoreClosed, apply_migrations, fail_batch, settle_batch
+from .base import StoreAPI, StoreClosed, apply_migrations, fail_batch, is_postgres_url, settle_batch
 
 __all__ = ["PgStore", "dialect_of", "is_postgres_url", "translate"]
 
@@ -67,13 +67,6 @@ CREATE TABLE IF NOT EXISTS reach_schema (
 
 #: key of the advisory lock that makes exclusive transactions one at a time
 _WRITE_LOCK = zlib.crc32(b"reach-store-write")
-_SCHEMES = ("postgresql://", "postgres://", "postgresql+psycopg://", "postgresql+psycopg2://")
-
-
-def is_postgres_url(url: str) -> bool:
-    return url.startswith(_SCHEMES)
-
-
 def dialect_of(conn: Any) -> str:
     """``"postgresql"`` for a connection handed out by :class:`PgStore`, else ``"sqlite"``."""
     return getattr(conn, "dialect", "sqlite")
@@ -356,7 +349,7 @@ class PgStore(StoreAPI):
 def _split_url(url: str, with_pool: bool = False) -> Any:
     """libpq conninfo without SQLAlchemy's driver suffix or our own parameters
     (``schema``, ``pool_size``); returns ``(conninfo, schema)`` (``+ pool_size`` if asked)."""
-    from .errors import ConfigError
+    from ..errors import ConfigError
 
     parts = urlsplit(url)
     query = parse_qsl(parts.query, keep_blank_values=True)
