@@ -128,8 +128,16 @@ class HybridSelector:
                     duplicate_similarity=settings.duplicate_similarity,
                     duplicate_overlap=settings.duplicate_overlap,
                     dense_background=settings.dense_background,
+                    dense_gate=settings.dense_gate,
                 )
-                self._engine = SelectionEngine(embedder, cache, options, dense=dense, dense_cache=dense_cache)
+                term_cache = None
+                if cache_dir is not None:
+                    from .cache import TermCache
+
+                    term_cache = TermCache(cache_dir)
+                self._engine = SelectionEngine(
+                    embedder, cache, options, dense=dense, dense_cache=dense_cache, term_cache=term_cache
+                )
             return self._engine
 
     # ---------------------------------------------------------------- index
