@@ -91,3 +91,28 @@ def test_engine_retokenizes_only_new_tools():
     engine.set_tools([*docs, Counting("send_invoice", "Send an invoice to a customer.")])
     assert engine.rank("invoice the customer", limit=1) == ["send_invoice"]
     assert calls == [f"tool_{i}" for i in range(5)] + ["send_invoice"]
+
+
+def test_restart_reads_bm25_terms_from_disk(tmp_path, monkeypatch):
+    from reach_preselect.cache import TermCache
+    from reach_preselect.engine import ToolDoc
+
+    build(tmp_path).tools(query="weather in Paris", limit=1)
+    assert (tmp_path / "preselect" / "bm25-terms.json").is_file()
+    calls: list[str] = []
+    original = ToolDoc.bm25_terms
+
+    def counting(self: ToolDoc) -> list[str]:
+        calls.append(self.name)
+        return original(self)
+
+    monkeypatch.setattr(ToolDoc, "bm25_terms", counting)
+    restarted = build(tmp_path)
+    assert names(restarted.tools(query="weather in Paris", limit=1)) == ["get_weather"]
+    assert calls == []  # every tool's terms came from the file
+    # terms of another tokeniser version are not trusted: tokenised again
+    assert len(TermCache(tmp_path / "preselect", version="terms-0")) == 0
+    (tmp_path / "preselect" / "bm25-terms.json").write_text("{not json")
+    damaged = build(tmp_path)
+    assert names(damaged.tools(query="weather in Paris", limit=1)) == ["get_weather"]
+    assert len(calls) == 17  # 16 tools + find_tools, re-tokenised once, no failure
