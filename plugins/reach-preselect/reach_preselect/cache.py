@@ -152,3 +152,41 @@ class TermCache:
                 Path(tmp).unlink(missing_ok=True)
                 raise
             self._dirty = False
+
+
+class IndexSnapshot:
+    """The built index of one tool set (BM25's score matrix, the near-copy pairs) in one
+    `.npz` file, so a restart with the same tools loads arrays instead of building them.
+
+    Building them from cached terms and vectors still took ~0.4 s of CPU for 2,000 tools
+    (bm25s's indexing, the all-pairs similarity for near-copies). The file holds one
+    tool set, named inside by a digest of everything the arrays depend on; any other
+    digest is ignored and overwritten.
+    """
+
+    def __init__(self, directory: str | os.PathLike[str] | None) -> None:
+        self.path = Path(directory) / "index.npz" if directory is not None else None
+
+    def load(self, digest: str) -> dict[str, np.ndarray] | None:
+        if self.path is None or not self.path.exists():
+            return None
+        try:
+            with np.load(self.path, allow_pickle=False) as data:
+                if str(data["digest"]) != digest:
+                    return None
+                return {k: data[k] for k in data.files}
+        except (OSError, KeyError, ValueError, EOFError):
+            return None  # a damaged snapshot costs one build, never a failure
+
+    def save(self, digest: str, arrays: dict[str, np.ndarray]) -> None:
+        if self.path is None:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=self.path.parent, suffix=".npz.tmp")
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                np.savez(handle, digest=np.array(digest), **arrays)
+            os.replace(tmp, self.path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from .cache import EmbeddingCache, TermCache
+from .cache import EmbeddingCache, IndexSnapshot, TermCache
 from .embedders import Embedder
 from .text import clauses, content_hash, has_cjk, schema_text, split_identifier, tokenize
 
@@ -123,10 +123,14 @@ class SelectionEngine:
         dense: Embedder | None = None,
         dense_cache: EmbeddingCache | None = None,
         term_cache: TermCache | None = None,
+        snapshot: IndexSnapshot | None = None,
     ) -> None:
         self.embedder = embedder
         #: BM25 term lists on disk, so a restart does not tokenise every tool again.
         self.term_cache = term_cache
+        #: the last built index on disk (BM25 matrix, near-copy pairs) for a restart.
+        self.snapshot = snapshot
+        self.snapshot_used = False
         self.cache = cache
         #: the contextual sentence encoder (MiniLM), a signal of its own next to the
         #: static `embedder`; None when switched off or its model is missing.
@@ -177,8 +181,6 @@ class SelectionEngine:
             self._build(docs)
 
     def _build(self, docs: list[ToolDoc]) -> None:
-        import bm25s  # heavy import (~0.5 s), deferred to the first selection
-
         keys = [(d.name, d.key) for d in docs]
         # Terms are kept per tool text, so a changed tool set re-tokenizes only new
         # tools; re-indexing known term lists with bm25s takes a few ms per 1,000 tools.
@@ -201,10 +203,18 @@ class SelectionEngine:
             stored.flush()
         live = {d.key for d in docs}
         self._terms = {k: v for k, v in terms.items() if k in live}
-        retriever = bm25s.BM25()
-        if docs:
+        digest = self._snapshot_digest(docs)
+        snapshot = self.snapshot.load(digest) if self.snapshot is not None and docs else None
+        if snapshot is not None:
+            self._bm25 = _StoredBM25(snapshot)
+        elif docs:
+            import bm25s  # heavy import (~0.5 s), deferred to the first selection
+
+            retriever = bm25s.BM25()
             retriever.index(term_lists, show_progress=False)
-        self._bm25 = retriever if docs else None
+            self._bm25 = retriever
+        else:
+            self._bm25 = None
         self._term_sets = [frozenset(t) for t in term_lists]
         self._tag_terms = [d.tag_terms() for d in docs]
         self._tagged = [i for i, terms in enumerate(self._tag_terms) if terms]
@@ -216,8 +226,54 @@ class SelectionEngine:
         if self.dense is not None:
             self._build_dense(docs, keys)
         self._matrix_t = np.ascontiguousarray(self._matrix.T) if self._matrix is not None else None
-        self._copies = self._find_copies()
+        if snapshot is not None:
+            self._copies = _copies_from_pairs(snapshot["copy_pairs"], len(docs))
+        else:
+            self._copies = self._find_copies()
+            if self.snapshot is not None and docs:
+                self.snapshot.save(digest, self._snapshot_arrays())
+        self.snapshot_used = snapshot is not None
         self.builds += 1
+
+    def _snapshot_digest(self, docs: list[ToolDoc]) -> str:
+        """Everything the snapshot's arrays depend on: each tool's text (in order), how
+        terms are made, the static embedder (near-copies), the near-copy thresholds."""
+        import hashlib
+        from importlib.metadata import PackageNotFoundError, version
+
+        from .cache import TERMS_VERSION
+
+        try:
+            bm25s_version = version("bm25s")  # its scores may change between releases
+        except PackageNotFoundError:
+            bm25s_version = "?"
+
+        digest = hashlib.sha256()
+        model = getattr(self.embedder, "model_id", None) if self.embedder is not None else None
+        header = (
+            f"{_SNAPSHOT_VERSION}|{TERMS_VERSION}|bm25s {bm25s_version}|{model}|"
+            f"{self.options.duplicate_similarity}|{self.options.duplicate_overlap}\n"
+        )
+        digest.update(header.encode())
+        for doc in docs:
+            digest.update(doc.key.encode())
+        return digest.hexdigest()
+
+    def _snapshot_arrays(self) -> dict[str, np.ndarray]:
+        retriever = self._bm25
+        vocab = retriever.vocab_dict
+        scores = retriever.scores
+        pairs = [(i, c) for i, copies in enumerate(self._copies) for c in copies if i < c]
+        nonoccurrence = retriever.nonoccurrence_array
+        return {
+            "vocab_terms": np.array(list(vocab), dtype=str),
+            "vocab_ids": np.fromiter(vocab.values(), dtype=np.int64, count=len(vocab)),
+            "indptr": scores["indptr"],
+            "indices": scores["indices"],
+            "data": scores["data"],
+            "nonoccurrence": np.zeros(0, dtype=np.float32) if nonoccurrence is None else nonoccurrence,
+            "copy_pairs": np.array(pairs, dtype=np.int32).reshape(-1, 2),
+        }
 
     def _build_dense(self, docs: list[ToolDoc], keys: list[tuple[str, str]]) -> None:
         """The dense encoder's tool matrix: now if every vector is cached, else in the background.
@@ -683,6 +739,28 @@ class SelectionEngine:
                 }
             )
         return rows
+
+
+#: bump when the snapshot's arrays change meaning (older snapshots are then rebuilt).
+_SNAPSHOT_VERSION = "index-1"
+
+
+class _StoredBM25:
+    """What scoring reads of a bm25s retriever (`_bm25_scores`), from a snapshot."""
+
+    def __init__(self, arrays: Mapping[str, np.ndarray]) -> None:
+        self.vocab_dict = dict(zip(arrays["vocab_terms"].tolist(), arrays["vocab_ids"].tolist(), strict=True))
+        self.scores = {"indptr": arrays["indptr"], "indices": arrays["indices"], "data": arrays["data"]}
+        nonoccurrence = arrays["nonoccurrence"]
+        self.nonoccurrence_array = nonoccurrence if nonoccurrence.size else None
+
+
+def _copies_from_pairs(pairs: np.ndarray, n: int) -> list[frozenset[int]]:
+    copies: list[set[int]] = [set() for _ in range(n)]
+    for i, c in pairs.tolist():
+        copies[i].add(c)
+        copies[c].add(i)
+    return [frozenset(c) for c in copies]
 
 
 def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:

@@ -130,13 +130,15 @@ class HybridSelector:
                     dense_background=settings.dense_background,
                     dense_gate=settings.dense_gate,
                 )
-                term_cache = None
+                term_cache = snapshot = None
                 if cache_dir is not None:
-                    from .cache import TermCache
+                    from .cache import IndexSnapshot, TermCache
 
                     term_cache = TermCache(cache_dir)
+                    snapshot = IndexSnapshot(cache_dir)
                 self._engine = SelectionEngine(
-                    embedder, cache, options, dense=dense, dense_cache=dense_cache, term_cache=term_cache
+                    embedder, cache, options, dense=dense, dense_cache=dense_cache,
+                    term_cache=term_cache, snapshot=snapshot,
                 )
             return self._engine
 

@@ -269,6 +269,7 @@ def test_an_existing_copy_is_reused_without_importing_onnx(tmp_path, monkeypatch
 
 # ----------------------------------------------------------------- when the encoder runs
 def test_encoder_skipped_when_bm25_and_wordllama_agree(tmp_path):
+    minilm._query_memo.clear()  # questions other tests asked would not be encoded again
     reach = build(tmp_path)
     reach.tools(query="warm up", limit=1)
     engine = reach.provider("selector").engine()
@@ -282,6 +283,7 @@ def test_encoder_skipped_when_bm25_and_wordllama_agree(tmp_path):
 
 
 def test_encoder_gate_off_reads_every_question(tmp_path):
+    minilm._query_memo.clear()
     reach = build(tmp_path, {"dense_gate": 0})
     reach.tools(query="warm up", limit=1)  # the engine is made with the settings of the first call
     engine = reach.provider("selector").engine()
