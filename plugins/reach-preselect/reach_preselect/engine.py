@@ -9,6 +9,8 @@ Signals, each a score per tool:
   names and descriptions; English stemmed, Chinese as character bigrams.
 * `embedding`: cosine similarity of the question and the tool text in a static
   embedding space (wordllama by default), which catches synonyms BM25 misses.
+* `dense`: cosine similarity through a sentence encoder (MiniLM), read only when BM25
+  and `embedding` disagree on the question (`_signals_disagree`).
 * `tags`: the question's terms that hit a tool's tags or configured keywords.
 
 Fusion: each signal is standardised over the candidate tools (z-score, so a signal
