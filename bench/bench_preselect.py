@@ -272,6 +272,10 @@ def main() -> None:
             ranked[q["question"]] = distinct(names, name_map)
             raw_top[q["question"]] = names[:5]
         selector_ms, selector_cpu = inner[-len(ranked):], inner_cpu[-len(ranked):]
+        is_zh = [any("\u4e00" <= ch <= "\u9fff" for ch in question) for question in ranked]
+        english_cpu = [c for c, zh in zip(selector_cpu, is_zh, strict=True) if not zh]
+        chinese_cpu = [c for c, zh in zip(selector_cpu, is_zh, strict=True) if zh]
+        dense_reads = len(ranked) - engine.dense_skips if dense_on else 0
         reference = plain_fusion(pool)
         fused = {q["question"]: distinct(reference(q["question"]), name_map)
                  for rows in sets.values() for q in rows}
@@ -313,7 +317,12 @@ def main() -> None:
         print(f"    of which the selector: p50 {pct(selector_ms, 50):.2f} ms  p95 {pct(selector_ms, 95):.2f} ms; "
               f"the rest is reach.tools itself (policy filter, declarations)")
         print(f"    selector CPU time (insensitive to other load): p50 {pct(selector_cpu, 50):.2f} ms  "
-              f"p95 {pct(selector_cpu, 95):.2f} ms")
+              f"p95 {pct(selector_cpu, 95):.2f} ms; English questions p50 {pct(english_cpu, 50):.2f} ms  "
+              f"p95 {pct(english_cpu, 95):.2f} ms, Chinese p50 {pct(chinese_cpu, 50):.2f} ms  "
+              f"p95 {pct(chinese_cpu, 95):.2f} ms")
+        if dense_on:
+            print(f"    the dense encoder read {dense_reads} of {len(ranked)} questions (dense_gate: the others "
+                  f"BM25 and wordllama agreed on)")
         print(f"  index build cold (first selection, empty cache) {cold_s:.2f} s; "
               f"after restart with disk cache {warm_s:.2f} s; registering {len(pool)} tools {register_s:.2f} s")
         if dense_on:

@@ -45,6 +45,9 @@ _SKIP_SENSE = re.compile(
 )
 MAX_SENSES = 2
 MAX_ALTERNATIVES = 2
+#: readings of one word glossed (CC-CEDICT has one entry per reading; the first is
+#: not always the common one: 告诉 "to press charges" before "to tell").
+MAX_READINGS = 2
 # Grammatical single characters whose glosses ("and", "of", "sum" for 和 ...) would only
 # add noise; content words of one character (求 seek, 查 check ...) are kept.
 STOP_CHARS = frozenset("的了和与及或是在我你他她它们这那个一有吗呢吧啊也都就还把被给对为从到之等着过很请帮能可以要想")
@@ -221,6 +224,8 @@ class ChineseGlossary:
         self._words: _PackedDict | None = None
         self._longest = 1
         self._simplify: dict[int, str] = {}
+        #: the other readings of words of two or more characters (the first is in `_words`).
+        self._more: dict[str, list[str]] = {}
         self._lock = threading.Lock()
 
     @property
@@ -235,6 +240,7 @@ class ChineseGlossary:
                 # dictionary, the senses in a temporary file (see _PackedDict).
                 words = _PackedDict()
                 to_simplified: dict[str, str] = {}
+                more: dict[str, list[str]] = {}
                 longest = 1
                 if self.path is not None:
                     # Bytes, not text: the senses are stored as read (UTF-8) and
@@ -259,11 +265,19 @@ class ChineseGlossary:
                                     to_simplified.setdefault(old, simplified.decode())
                             # senses are cleaned on lookup (few per question), not here;
                             # first entry wins: CC-CEDICT lists common readings first
-                            size = len(simplified.decode())
+                            headword = simplified.decode()
+                            size = len(headword)
                             if size <= 8:  # segmentation never looks further
-                                words.add_encoded(simplified, rest[cut + 3 :].rstrip(b"\r\n"))
+                                senses = rest[cut + 3 :].rstrip(b"\r\n")
+                                if size > 1 and headword in words:
+                                    # another reading of a word (告诉 gao4su4 "to press
+                                    # charges", gao4su5 "to tell"): kept as well
+                                    more.setdefault(headword, []).append(senses.decode())
+                                    continue
+                                words.add_encoded(simplified, senses)
                                 if size > longest:
                                     longest = size
+                self._more = more
                 self._words = words
                 self._simplify = str.maketrans(to_simplified)
                 self._longest = min(longest, 8)
@@ -295,9 +309,10 @@ class ChineseGlossary:
                     continue
                 senses = words.get(word)
                 if senses:
-                    gloss = _gloss(senses.rstrip().rstrip("/"), single=len(word) == 1)
-                    if gloss:
-                        glosses.append(gloss)
+                    for reading in [senses, *self._more.get(word, ())][:MAX_READINGS]:
+                        gloss = _gloss(reading.rstrip().rstrip("/"), single=len(word) == 1)
+                        if gloss:
+                            glosses.append(gloss)
         return " ".join(glosses)
 
 

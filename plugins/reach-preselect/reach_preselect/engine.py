@@ -9,6 +9,8 @@ Signals, each a score per tool:
   names and descriptions; English stemmed, Chinese as character bigrams.
 * `embedding`: cosine similarity of the question and the tool text in a static
   embedding space (wordllama by default), which catches synonyms BM25 misses.
+* `dense`: cosine similarity through a sentence encoder (MiniLM), read only when BM25
+  and `embedding` disagree on the question (`_signals_disagree`).
 * `tags`: the question's terms that hit a tool's tags or configured keywords.
 
 Fusion: each signal is standardised over the candidate tools (z-score, so a signal
@@ -30,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from .cache import EmbeddingCache
+from .cache import EmbeddingCache, IndexSnapshot, TermCache
 from .embedders import Embedder
 from .text import clauses, content_hash, has_cjk, schema_text, split_identifier, tokenize
 
@@ -107,6 +109,9 @@ class EngineOptions:
     dense_inline: int = 64
     #: the dense encoder reads a Chinese (CJK) question's glosses, not its characters.
     dense_glosses_only: bool = True
+    #: run the dense encoder only when the top `dense_gate` candidates of BM25 and of
+    #: the static embedding share no tool (0: for every question). See `_signals_disagree`.
+    dense_gate: int = 5
 
 
 class SelectionEngine:
@@ -119,8 +124,15 @@ class SelectionEngine:
         options: EngineOptions | None = None,
         dense: Embedder | None = None,
         dense_cache: EmbeddingCache | None = None,
+        term_cache: TermCache | None = None,
+        snapshot: IndexSnapshot | None = None,
     ) -> None:
         self.embedder = embedder
+        #: BM25 term lists on disk, so a restart does not tokenise every tool again.
+        self.term_cache = term_cache
+        #: the last built index on disk (BM25 matrix, near-copy pairs) for a restart.
+        self.snapshot = snapshot
+        self.snapshot_used = False
         self.cache = cache
         #: the contextual sentence encoder (MiniLM), a signal of its own next to the
         #: static `embedder`; None when switched off or its model is missing.
@@ -149,6 +161,10 @@ class SelectionEngine:
         self.dense_error: str | None = None
         self._glossary: Any = None
         self.builds = 0  # how many times the index was (re)built; tests read it
+        #: questions the dense encoder did not read because BM25 and wordllama agreed
+        #: (`dense_skipped`: the last one did not).
+        self.dense_skips = 0
+        self.dense_skipped = False
 
     # ------------------------------------------------------------------ index
     def set_tools(self, docs: Iterable[ToolDoc]) -> None:
@@ -167,24 +183,40 @@ class SelectionEngine:
             self._build(docs)
 
     def _build(self, docs: list[ToolDoc]) -> None:
-        import bm25s  # heavy import (~0.5 s), deferred to the first selection
-
         keys = [(d.name, d.key) for d in docs]
         # Terms are kept per tool text, so a changed tool set re-tokenizes only new
         # tools; re-indexing known term lists with bm25s takes a few ms per 1,000 tools.
+        # A restart reads them from the term cache (tokenising 2,000 tool texts was
+        # two thirds of a warm build).
         terms = self._terms
+        stored = self.term_cache
         term_lists = []
         for d in docs:
             cached = terms.get(d.key)
+            if cached is None and stored is not None:
+                cached = stored.get(d.key)
             if cached is None:
-                cached = terms[d.key] = d.bm25_terms() or ["_"]
+                cached = d.bm25_terms() or ["_"]
+                if stored is not None:
+                    stored.put(d.key, cached)
+            terms[d.key] = cached
             term_lists.append(cached)
+        if stored is not None:
+            stored.flush()
         live = {d.key for d in docs}
         self._terms = {k: v for k, v in terms.items() if k in live}
-        retriever = bm25s.BM25()
-        if docs:
+        digest = self._snapshot_digest(docs)
+        snapshot = self.snapshot.load(digest) if self.snapshot is not None and docs else None
+        if snapshot is not None:
+            self._bm25 = _StoredBM25(snapshot)
+        elif docs:
+            import bm25s  # heavy import (~0.5 s), deferred to the first selection
+
+            retriever = bm25s.BM25()
             retriever.index(term_lists, show_progress=False)
-        self._bm25 = retriever if docs else None
+            self._bm25 = retriever
+        else:
+            self._bm25 = None
         self._term_sets = [frozenset(t) for t in term_lists]
         self._tag_terms = [d.tag_terms() for d in docs]
         self._tagged = [i for i, terms in enumerate(self._tag_terms) if terms]
@@ -196,8 +228,54 @@ class SelectionEngine:
         if self.dense is not None:
             self._build_dense(docs, keys)
         self._matrix_t = np.ascontiguousarray(self._matrix.T) if self._matrix is not None else None
-        self._copies = self._find_copies()
+        if snapshot is not None:
+            self._copies = _copies_from_pairs(snapshot["copy_pairs"], len(docs))
+        else:
+            self._copies = self._find_copies()
+            if self.snapshot is not None and docs:
+                self.snapshot.save(digest, self._snapshot_arrays())
+        self.snapshot_used = snapshot is not None
         self.builds += 1
+
+    def _snapshot_digest(self, docs: list[ToolDoc]) -> str:
+        """Everything the snapshot's arrays depend on: each tool's text (in order), how
+        terms are made, the static embedder (near-copies), the near-copy thresholds."""
+        import hashlib
+        from importlib.metadata import PackageNotFoundError, version
+
+        from .cache import TERMS_VERSION
+
+        try:
+            bm25s_version = version("bm25s")  # its scores may change between releases
+        except PackageNotFoundError:
+            bm25s_version = "?"
+
+        digest = hashlib.sha256()
+        model = getattr(self.embedder, "model_id", None) if self.embedder is not None else None
+        header = (
+            f"{_SNAPSHOT_VERSION}|{TERMS_VERSION}|bm25s {bm25s_version}|{model}|"
+            f"{self.options.duplicate_similarity}|{self.options.duplicate_overlap}\n"
+        )
+        digest.update(header.encode())
+        for doc in docs:
+            digest.update(doc.key.encode())
+        return digest.hexdigest()
+
+    def _snapshot_arrays(self) -> dict[str, np.ndarray]:
+        retriever = self._bm25
+        vocab = retriever.vocab_dict
+        scores = retriever.scores
+        pairs = [(i, c) for i, copies in enumerate(self._copies) for c in copies if i < c]
+        nonoccurrence = retriever.nonoccurrence_array
+        return {
+            "vocab_terms": np.array(list(vocab), dtype=str),
+            "vocab_ids": np.fromiter(vocab.values(), dtype=np.int64, count=len(vocab)),
+            "indptr": scores["indptr"],
+            "indices": scores["indices"],
+            "data": scores["data"],
+            "nonoccurrence": np.zeros(0, dtype=np.float32) if nonoccurrence is None else nonoccurrence,
+            "copy_pairs": np.array(pairs, dtype=np.int32).reshape(-1, 2),
+        }
 
     def _build_dense(self, docs: list[ToolDoc], keys: list[tuple[str, str]]) -> None:
         """The dense encoder's tool matrix: now if every vector is cached, else in the background.
@@ -312,7 +390,7 @@ class SelectionEngine:
             return allowed
         return self.mask_for(allowed)
 
-    def raw_scores(self, queries: Sequence[str]) -> dict[str, np.ndarray]:
+    def raw_scores(self, queries: Sequence[str], mask: np.ndarray | None = None) -> dict[str, np.ndarray]:
         """Unnormalised scores, one row per query and one column per indexed tool.
 
         `queries[0]` is the whole question, the rest its clauses. Only the whole
@@ -344,12 +422,44 @@ class SelectionEngine:
             embedding = np.broadcast_to(np.einsum("d,dn->n", vector, self._matrix_t), (q, n))
         else:
             embedding = np.zeros((q, n), dtype=np.float32)
+        self.dense_skipped = False
         if self._dense_t is not None and self.dense is not None and n:
+            if not self._signals_disagree(bm25[0], embedding[0], mask):
+                self.dense_skipped = True
+                self.dense_skips += 1
+                return {"bm25": bm25, "embedding": embedding, "dense": np.zeros((q, n), dtype=np.float32), "tags": tags}
             vector = self.dense.embed([self._dense_text(original, queries[0])])[0]
             dense = np.broadcast_to(np.einsum("d,dn->n", vector, self._dense_t), (q, n))
         else:
             dense = np.zeros((q, n), dtype=np.float32)
         return {"bm25": bm25, "embedding": embedding, "dense": dense, "tags": tags}
+
+    def _signals_disagree(self, bm25: np.ndarray, embedding: np.ndarray, mask: np.ndarray | None) -> bool:
+        """Whether the dense encoder should read this question.
+
+        The encoder costs ~0.7 ms of CPU per word piece here (15-25 ms a question, ~90%
+        of a selection), and where BM25 and the static embedding already agree it
+        changed almost nothing. So it runs when their top `dense_gate` candidates share
+        no tool: a question whose words and word vectors point different ways (a
+        rephrasing, a gloss), or that BM25 cannot read at all. Measured on the
+        benchmark's tuning half, chosen there among simpler and looser rules (top-1
+        differs, overlap < 2 of 5, fused margin): it runs for ~4% of the English
+        questions and keeps R@5 of running it always; see docs/plugins/reach-preselect.md.
+        """
+        gate = self.options.dense_gate
+        if gate <= 0 or self.embedder is None or self._matrix_t is None:
+            return True
+        if mask is not None:
+            bm25 = np.where(mask, bm25, -np.inf)
+            embedding = np.where(mask, embedding, -np.inf)
+        count = int(mask.sum()) if mask is not None else bm25.shape[0]
+        if count <= gate:
+            return False  # both tops are every candidate: they agree
+        if float(np.max(bm25)) <= 0.0:
+            return True  # no question word is in any candidate's text: BM25 has no opinion
+        top_bm25 = np.argpartition(-bm25, gate - 1)[:gate]
+        top_embedding = np.argpartition(-embedding, gate - 1)[:gate]
+        return not np.intersect1d(top_bm25, top_embedding).size
 
     def _bm25_scores(self, terms: Sequence[str], out: np.ndarray) -> None:
         """BM25 of every tool for `terms`, written into `out`.
@@ -404,10 +514,13 @@ class SelectionEngine:
     def _standardise(values: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
         """Row-wise z-score over the candidates (`mask` None: all); a flat row gives 0."""
         pool = values if mask is None else values[:, mask]
-        if pool.shape[1] == 0:
+        count = pool.shape[1]
+        if count == 0:
             return np.zeros_like(values)
-        mean = pool.mean(axis=1, keepdims=True)
-        std = pool.std(axis=1, keepdims=True)
+        # sums, not mean()/std(): those two cost ~4x more at this size (per-call overhead)
+        mean = pool.sum(axis=1, keepdims=True) / np.float32(count)
+        centred = pool - mean
+        std = np.sqrt(np.einsum("ij,ij->i", centred, centred)[:, None] / np.float32(count))
         flat = std < 1e-9
         result = (values - mean) / np.where(flat, 1.0, std)
         result[flat[:, 0]] = 0.0
@@ -417,16 +530,24 @@ class SelectionEngine:
         self, queries: Sequence[str], mask: np.ndarray | None
     ) -> tuple[np.ndarray, dict[str, np.ndarray], dict[str, np.ndarray]]:
         """Weighted sum of the standardised signals per query; -inf outside candidates."""
-        raw = self.raw_scores(queries)
+        raw = self.raw_scores(queries, mask)
         weights = self.options.weights
         normalised: dict[str, np.ndarray] = {}
         total = np.zeros((len(queries), len(self._docs)), dtype=np.float32)
         for signal in SIGNALS:
             weight = weights.get(signal, 0.0)
-            if (signal == "tags" and not self._tagged) or (signal == "dense" and self._dense_t is None):
+            if (signal == "tags" and not self._tagged) or (
+                signal == "dense" and (self._dense_t is None or self.dense_skipped)
+            ):
                 normalised[signal] = np.zeros_like(total)
                 continue
-            normalised[signal] = self._standardise(raw[signal], mask)
+            values = raw[signal]
+            if values.shape[0] > 1 and values.strides[0] == 0:
+                # one row broadcast to every clause (the embeddings): standardise it once
+                values = np.broadcast_to(self._standardise(values[:1], mask), values.shape)
+            else:
+                values = self._standardise(values, mask)
+            normalised[signal] = values
             if weight:
                 total += weight * normalised[signal]
         if mask is not None:
@@ -620,6 +741,28 @@ class SelectionEngine:
                 }
             )
         return rows
+
+
+#: bump when the snapshot's arrays change meaning (older snapshots are then rebuilt).
+_SNAPSHOT_VERSION = "index-1"
+
+
+class _StoredBM25:
+    """What scoring reads of a bm25s retriever (`_bm25_scores`), from a snapshot."""
+
+    def __init__(self, arrays: Mapping[str, np.ndarray]) -> None:
+        self.vocab_dict = dict(zip(arrays["vocab_terms"].tolist(), arrays["vocab_ids"].tolist(), strict=True))
+        self.scores = {"indptr": arrays["indptr"], "indices": arrays["indices"], "data": arrays["data"]}
+        nonoccurrence = arrays["nonoccurrence"]
+        self.nonoccurrence_array = nonoccurrence if nonoccurrence.size else None
+
+
+def _copies_from_pairs(pairs: np.ndarray, n: int) -> list[frozenset[int]]:
+    copies: list[set[int]] = [set() for _ in range(n)]
+    for i, c in pairs.tolist():
+        copies[i].add(c)
+        copies[c].add(i)
+    return [frozenset(c) for c in copies]
 
 
 def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:

@@ -174,6 +174,12 @@ def requantised(model_file: Path, sha256: str, work_dir: Path) -> Path | None:
     its sha256, written atomically; a damaged copy (its recorded sha256 no longer
     matches) is made again.
     """
+    target = work_dir / f"minilm-dynamic-int8-{sha256[:16]}.onnx"
+    sidecar = target.with_name(target.name + ".sha256")
+    # Checked before importing `onnx`: that import alone costs ~1 s of CPU (ml_dtypes),
+    # and a restart with the copy already made needs none of it.
+    if target.is_file() and sidecar.is_file() and sha256_of(target) == sidecar.read_text().strip():
+        return target
     try:
         import onnx  # noqa: F401  (quantize_dynamic needs it)
         import onnxruntime as ort
@@ -184,10 +190,6 @@ def requantised(model_file: Path, sha256: str, work_dir: Path) -> Path | None:
     import tempfile
 
     work_dir.mkdir(parents=True, exist_ok=True)
-    target = work_dir / f"minilm-dynamic-int8-{sha256[:16]}.onnx"
-    sidecar = target.with_name(target.name + ".sha256")
-    if target.is_file() and sidecar.is_file() and sha256_of(target) == sidecar.read_text().strip():
-        return target
     root = logging.getLogger()
     handlers, level = list(root.handlers), root.level
     # quantize_dynamic warns through the root logger, which would configure it (and

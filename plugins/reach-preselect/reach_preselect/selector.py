@@ -128,8 +128,18 @@ class HybridSelector:
                     duplicate_similarity=settings.duplicate_similarity,
                     duplicate_overlap=settings.duplicate_overlap,
                     dense_background=settings.dense_background,
+                    dense_gate=settings.dense_gate,
                 )
-                self._engine = SelectionEngine(embedder, cache, options, dense=dense, dense_cache=dense_cache)
+                term_cache = snapshot = None
+                if cache_dir is not None:
+                    from .cache import IndexSnapshot, TermCache
+
+                    term_cache = TermCache(cache_dir)
+                    snapshot = IndexSnapshot(cache_dir)
+                self._engine = SelectionEngine(
+                    embedder, cache, options, dense=dense, dense_cache=dense_cache,
+                    term_cache=term_cache, snapshot=snapshot,
+                )
             return self._engine
 
     # ---------------------------------------------------------------- index

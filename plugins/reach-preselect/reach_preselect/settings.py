@@ -35,6 +35,11 @@ class PreselectSettings(BaseModel):
     minilm_requantize: bool = True
     #: word pieces of the question the dense encoder reads (BM25 and wordllama read all).
     dense_query_tokens: Annotated[int, Field(ge=8, le=256)] = 32
+    #: run the dense encoder only for questions where BM25 and wordllama disagree:
+    #: their top `dense_gate` candidates share no tool. Where they agree the encoder
+    #: changed almost nothing (bench: same R@5 on both halves) and it is ~90% of a
+    #: selection's CPU; 0 runs it for every question.
+    dense_gate: Annotated[int, Field(ge=0, le=50)] = 5
     #: encode new tool texts for the dense encoder in a background thread (selection
     #: uses BM25 + wordllama until it is done); false: in the first selection.
     dense_background: bool = True

@@ -91,3 +91,50 @@ def test_engine_retokenizes_only_new_tools():
     engine.set_tools([*docs, Counting("send_invoice", "Send an invoice to a customer.")])
     assert engine.rank("invoice the customer", limit=1) == ["send_invoice"]
     assert calls == [f"tool_{i}" for i in range(5)] + ["send_invoice"]
+
+
+def test_restart_reads_bm25_terms_from_disk(tmp_path, monkeypatch):
+    from reach_preselect.cache import TermCache
+    from reach_preselect.engine import ToolDoc
+
+    build(tmp_path).tools(query="weather in Paris", limit=1)
+    assert (tmp_path / "preselect" / "bm25-terms.json").is_file()
+    calls: list[str] = []
+    original = ToolDoc.bm25_terms
+
+    def counting(self: ToolDoc) -> list[str]:
+        calls.append(self.name)
+        return original(self)
+
+    monkeypatch.setattr(ToolDoc, "bm25_terms", counting)
+    restarted = build(tmp_path)
+    assert names(restarted.tools(query="weather in Paris", limit=1)) == ["get_weather"]
+    assert calls == []  # every tool's terms came from the file
+    # terms of another tokeniser version are not trusted: tokenised again
+    assert len(TermCache(tmp_path / "preselect", version="terms-0")) == 0
+    (tmp_path / "preselect" / "bm25-terms.json").write_text("{not json")
+    damaged = build(tmp_path)
+    assert names(damaged.tools(query="weather in Paris", limit=1)) == ["get_weather"]
+    assert len(calls) == 17  # 16 tools + find_tools, re-tokenised once, no failure
+
+
+def test_restart_with_the_same_tools_loads_the_index_snapshot(tmp_path):
+    questions = ["weather in Paris", "send an email to Bob", "book a hotel in Rome", "convert 5 km to miles"]
+    first = build(tmp_path)
+    expected = [names(first.tools(query=q, limit=5)) for q in questions]
+    assert not first.provider("selector").engine().snapshot_used  # built, then saved
+    assert (tmp_path / "preselect" / "index.npz").is_file()
+    restarted = build(tmp_path)
+    assert [names(restarted.tools(query=q, limit=5)) for q in questions] == expected
+    assert restarted.provider("selector").engine().snapshot_used
+    # another tool set (one tool more) never reads the snapshot of the previous one
+    grown = build(tmp_path)
+    grown.register(DeclaredTool("track_parcel", "Track a parcel shipment by its tracking number.",
+                                {"tracking_number": "Carrier tracking number"}))
+    assert names(grown.tools(query="where is my parcel, tracking number 1Z999", limit=1)) == ["track_parcel"]
+    assert not grown.provider("selector").engine().snapshot_used
+    # a damaged snapshot costs a build, never a failure
+    (tmp_path / "preselect" / "index.npz").write_bytes(b"not a zip file")
+    damaged = build(tmp_path)
+    assert names(damaged.tools(query="weather in Paris", limit=5)) == expected[0]
+    assert not damaged.provider("selector").engine().snapshot_used

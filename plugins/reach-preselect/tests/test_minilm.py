@@ -191,7 +191,7 @@ def test_dense_vectors_are_cached_on_disk(tmp_path):
     minilm._doc_memo.clear()  # a new process: nothing remembered in memory
     minilm._query_memo.clear()
     restarted = build(tmp_path)
-    restarted.tools(query="weather", limit=1)
+    restarted.tools(query="will it rain in Lyon tomorrow", limit=1)  # a question the encoder reads
     assert restarted.provider("selector").engine().dense.calls == 1  # the question only
 
 
@@ -252,3 +252,56 @@ def test_a_changed_source_is_refused_before_any_copy_is_made(tmp_path):
     with pytest.raises(ModelIntegrityError):
         MiniLMEncoder(source, sha256=PACKAGED_SHA256, requantize_dir=tmp_path / "work").load()
     assert not list((tmp_path).glob("work/*.onnx"))
+
+
+def test_an_existing_copy_is_reused_without_importing_onnx(tmp_path, monkeypatch):
+    """A restart with the copy made needs no `onnx` (its import alone is ~1 s of CPU)."""
+    import sys
+
+    minilm._loaded.clear()
+    MiniLMEncoder(requantize_dir=tmp_path).load()
+    derived = tmp_path / f"minilm-dynamic-int8-{PACKAGED_SHA256[:16]}.onnx"
+    monkeypatch.setitem(sys.modules, "onnx", None)  # `import onnx` now raises ImportError
+    assert minilm.requantised(packaged_model(), PACKAGED_SHA256, tmp_path) == derived
+    derived.write_bytes(b"torn")  # a copy to remake does need it: then the file runs as shipped
+    assert minilm.requantised(packaged_model(), PACKAGED_SHA256, tmp_path) is None
+
+
+# ----------------------------------------------------------------- when the encoder runs
+def test_encoder_skipped_when_bm25_and_wordllama_agree(tmp_path):
+    minilm._query_memo.clear()  # questions other tests asked would not be encoded again
+    reach = build(tmp_path)
+    reach.tools(query="warm up", limit=1)
+    engine = reach.provider("selector").engine()
+    calls = engine.dense.calls
+    # both keyword and word-vector signals point at the weather tools: no encoding
+    assert names(reach.tools(query="current weather in Paris, temperature and wind", limit=1)) == ["get_weather"]
+    assert engine.dense_skipped and engine.dense.calls == calls
+    # no question word is in any tool text: BM25 has no opinion, the encoder reads it
+    assert names(reach.tools(query="will it rain in Lyon tomorrow", limit=1)) == ["get_forecast"]
+    assert not engine.dense_skipped and engine.dense.calls == calls + 1
+
+
+def test_encoder_gate_off_reads_every_question(tmp_path):
+    minilm._query_memo.clear()
+    reach = build(tmp_path, {"dense_gate": 0})
+    reach.tools(query="warm up", limit=1)  # the engine is made with the settings of the first call
+    engine = reach.provider("selector").engine()
+    calls = engine.dense.calls
+    reach.tools(query="current weather in Paris, temperature and wind", limit=1)
+    assert not engine.dense_skipped and engine.dense.calls == calls + 1
+
+
+def test_gate_compares_only_the_agents_candidates():
+    from reach_preselect.engine import EngineOptions, SelectionEngine
+
+    engine = SelectionEngine(options=EngineOptions(dense_gate=2))
+    engine._matrix_t = np.zeros((1, 6), dtype=np.float32)  # as if a static embedder were set
+    engine.embedder = object()  # type: ignore[assignment]
+    bm25 = np.array([9, 8, 0, 1, 2, 0], dtype=np.float32)
+    vectors = np.array([0, 0, 9, 8, 7, 6], dtype=np.float32)
+    assert engine._signals_disagree(bm25, vectors, None)  # tops {0,1} and {2,3}
+    mask = np.array([False, False, True, True, True, True])
+    # among the candidates BM25's top is {3, 4}, the vectors' {2, 3}: they share tool 3
+    assert not engine._signals_disagree(bm25, vectors, mask)
+    assert not engine._signals_disagree(bm25, vectors, np.array([True, True, False, False, False, False]))

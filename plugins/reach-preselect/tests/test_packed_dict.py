@@ -76,18 +76,21 @@ def test_oversized_entries_are_refused() -> None:
 
 
 def test_loader_reads_cedict_lines(tmp_path: Path) -> None:
-    """CC-CEDICT's CRLF lines, first reading wins, traditional characters simplified."""
+    """CC-CEDICT's CRLF lines, a word's readings in file order (at most two), traditional
+    characters simplified; a single character keeps its first reading only."""
     lines = [
         "# CC-CEDICT",
         "天氣 天气 [tian1 qi4] /weather/",
         "航班 航班 [hang2 ban1] /scheduled flight/flight number/",
         "航班 航班 [hang2 ban1] /a later reading/",
+        "航班 航班 [hang2 ban1] /a third reading, never read/",
         "氣 气 [qi4] /gas/air/",
         "查 查 [cha2] /to check; to investigate/",
+        "查 查 [zha1] /a second reading of one character, never read/",
         "broken line without senses",
     ]
     path = tmp_path / "cedict.txt.gz"
     path.write_bytes(gzip.compress(("\r\n".join(lines) + "\r\n").encode()))
     glossary = ChineseGlossary(path)
-    assert glossary.translate("查航班天氣") == "to check scheduled flight flight number weather"
+    assert glossary.translate("查航班天氣") == "to check scheduled flight flight number a later reading weather"
     assert glossary.translate("no chinese here") == ""

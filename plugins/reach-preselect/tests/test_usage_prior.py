@@ -35,7 +35,9 @@ ALL = [t[0] for t in TOOLS]
 
 
 def _prior_reach(tmp_path, **settings):
-    return build(tmp_path, {"usage_prior": True, "usage_min_calls": 5, **settings})
+    # dense_gate 0: the encoder reads every question, so the fused scores the cases
+    # below were chosen on (two candidates within the boost) do not depend on the gate.
+    return build(tmp_path, {"usage_prior": True, "usage_min_calls": 5, "dense_gate": 0, **settings})
 
 
 def _hammer(selector, agent: str, tools: list[str], times: int) -> None:
@@ -112,7 +114,7 @@ def test_close_candidates_are_reordered_for_that_agent_only(tmp_path):
 
 
 def test_inactive_below_min_calls(tmp_path):
-    reach = build(tmp_path, {"usage_prior": True, "usage_min_calls": 50, "usage_max_boost": 2.0})
+    reach = build(tmp_path, {"usage_prior": True, "usage_min_calls": 50, "usage_max_boost": 2.0, "dense_gate": 0})
     selector = reach.provider("selector")
     first = names(reach.tools(query="note the meeting time", limit=2, agent="carol"))
     _hammer(selector, "carol", [first[1]], 49)
