@@ -44,6 +44,12 @@ def _dump(data: Any) -> None:
     click.echo(json.dumps(data, ensure_ascii=False, default=str))
 
 
+def _cost(row: dict[str, Any]) -> str:
+    if row["cost"] is not None:
+        return f"{row['cost']:.4f}"
+    return "no price for " + ", ".join(row["unpriced_models"]) if row["unpriced_models"] else "0"
+
+
 @click.group("runs")
 def runs() -> None:
     """Durable runs (reach-dbos): list, show, resume, cancel."""
@@ -69,7 +75,8 @@ def runs_list(ctx: click.Context, status: str | None, limit: int, as_json: bool)
         click.echo("no durable runs" + (f" with status {status.upper()}" if status else "") + ".")
         return
     for r in rows:
-        click.echo(f"{r['run_id']}  {r['status']:<10} {r['executor'] or '-':<12} {r['question'][:60]}")
+        click.echo(f"{r['run_id']}  {r['status']:<10} {r['executor'] or '-':<12} {r['tokens']['total_tokens']:>8} tok "
+                   f"{_cost(r):>10}  {r['question'][:60]}")
 
 
 @runs.command("show")
@@ -91,7 +98,9 @@ def runs_show(ctx: click.Context, run_id: str, as_json: bool) -> None:
     click.echo(f"run {row['run_id']}: {row['status']} (executor {row['executor']})")
     click.echo(f"question: {row['question']}")
     t = row["tokens"]
-    click.echo(f"tokens so far: {t['total_tokens']} ({t['prompt_tokens']} prompt, {t['completion_tokens']} completion)")
+    click.echo(f"tokens so far: {t['total_tokens']} ({t['prompt_tokens']} prompt, {t['completion_tokens']} completion, "
+               f"{t['cached_tokens']} cached)")
+    click.echo(f"cost so far: {_cost(row)}")
     for s in row["steps"]:
         detail = ""
         if "tool_calls" in s:

@@ -10,6 +10,22 @@ from pydantic import BaseModel, ConfigDict, Field
 URL_ENV = "REACH_DBOS_DATABASE_URL"
 
 
+class Price(BaseModel):
+    """What a model's tokens cost, per million (any currency: ``reach runs`` adds them up as given)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    prompt: float = Field(ge=0, description="per million prompt tokens (the part not served from cache)")
+    completion: float = Field(ge=0, description="per million completion tokens")
+    cached: float | None = Field(None, ge=0, description="per million cached prompt tokens (default: the prompt price)")
+
+    def cost(self, usage: dict[str, int]) -> float:
+        cached = min(usage.get("cached_tokens", 0), usage.get("prompt_tokens", 0))
+        fresh = usage.get("prompt_tokens", 0) - cached
+        per_cached = self.prompt if self.cached is None else self.cached
+        return (fresh * self.prompt + cached * per_cached + usage.get("completion_tokens", 0) * self.completion) / 1e6
+
+
 class DbosSettings(BaseModel):
     """Where DBOS keeps its checkpoints, and which executor this process is."""
 
@@ -35,6 +51,12 @@ class DbosSettings(BaseModel):
     recover_on_start: bool = Field(True, description="resume this executor's unfinished runs when reach starts")
     poll_interval: float = Field(
         0.2, gt=0, le=10, description="seconds between checks for an approval or message a run waits for"
+    )
+
+    prices: dict[str, Price] = Field(
+        default_factory=dict,
+        description="token prices per model name as the provider reports it (\"*\": any other model), "
+        "for the cost so far in `reach runs list|show`; a run using a model without a price shows no cost",
     )
 
     def url(self) -> str | None:
