@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from reach_dbos.runs import summarize_steps
 
 from reach_core.adapter import ModelResponse, ModelToolCall, Usage
@@ -50,6 +51,6 @@ def test_cost_uses_each_models_price_or_the_star_and_names_models_without_one() 
     prices = DbosSettings.model_validate({"prices": {"big": {"prompt": 2, "completion": 8, "cached": 0.5},
                                                      "*": {"prompt": 1, "completion": 1}}}).prices
     cost, unpriced = cost_of(by_model, prices)
-    assert unpriced == [] and cost == 0.6 * 2 + 0.4 * 0.5 + 0.1 * 8 + 0.003
+    assert unpriced == [] and cost == pytest.approx(0.6 * 2 + 0.4 * 0.5 + 0.1 * 8 + 0.003)
     only_big = {"big": prices["big"]}
     assert cost_of(by_model, only_big) == (None, ["small"])
