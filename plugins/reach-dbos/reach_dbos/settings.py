@@ -53,6 +53,13 @@ class DbosSettings(BaseModel):
         0.2, gt=0, le=10, description="seconds between checks for an approval or message a run waits for"
     )
 
+    synchronous_commit: bool = Field(
+        True,
+        description="each checkpoint waits for PostgreSQL to flush it to disk (2-4 ms a step on an ordinary "
+        "disk); false: PostgreSQL's asynchronous commit for reach-dbos's writes only. A crash of reach loses "
+        "nothing either way; a crash of PostgreSQL itself may lose the last fraction of a second of "
+        "checkpoints, whose steps then run again (a write through the ledger: its receipt or outcome_unknown)",
+    )
     prices: dict[str, Price] = Field(
         default_factory=dict,
         description="token prices per model name as the provider reports it (\"*\": any other model), "
