@@ -121,12 +121,18 @@ _CONFIG = _Config()
 _RUNS: dict[str, Checkpoints] = {}
 
 
+def plain_url(url: str) -> str:
+    """The libpq form of a SQLAlchemy-style URL (``postgresql+psycopg://`` -> ``postgresql://``)."""
+    for prefix in ("postgresql+psycopg://", "postgresql+psycopg2://", "postgres://"):
+        if url.startswith(prefix):
+            return "postgresql://" + url[len(prefix):]
+    return url
+
+
 def configure(url: str, schema: str, *, synchronous_commit: bool = True) -> None:
     """Where the steps go (``schema`` is a validated identifier: see ``DbosSettings``), and whether
     each checkpoint waits for PostgreSQL's disk flush (``synchronous_commit``)."""
-    for prefix in ("postgresql+psycopg://", "postgresql+psycopg2://", "postgres://"):
-        if url.startswith(prefix):
-            url = "postgresql://" + url[len(prefix):]
+    url = plain_url(url)
     if (url, schema) != (_CONFIG.url, _CONFIG.schema):
         _CONFIG.pools = weakref.WeakKeyDictionary()
     _CONFIG.url, _CONFIG.schema = url, schema

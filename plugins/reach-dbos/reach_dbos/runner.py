@@ -62,6 +62,7 @@ class _State:
     settings: DbosSettings | None = None
     launched: bool = False
     url: str | None = None
+    heartbeat: Any = None
     #: per-run things that cannot be checkpointed (an adapter object, an on_step callback)
     local: dict[str, dict[str, Any]] = field(default_factory=dict)
     adapters: weakref.WeakKeyDictionary[Any, dict[str | None, Any]] = field(
@@ -145,11 +146,20 @@ def launch(reach: Any, *, recover: bool | None = None) -> None:
         DBOS(config=config)  # type: ignore[arg-type]
         DBOS.launch()
         _STATE.launched, _STATE.url, _STATE.settings = True, url, settings
+        if settings.takeover_after is not None and "-ro-" not in executor:
+            from .takeover import Heartbeat
+
+            _STATE.heartbeat = Heartbeat(checkpoint.plain_url(url), settings.schema_name, executor,
+                                         every=settings.heartbeat, takeover_after=settings.takeover_after)
+            _STATE.heartbeat.start()
 
 
 def shutdown() -> None:
     """Stop DBOS in this process (tests, ``reach_shutdown``); workflows still running stay pending."""
     with _STATE.lock:
+        if _STATE.heartbeat is not None:
+            _STATE.heartbeat.stop()
+            _STATE.heartbeat = None
         if _STATE.launched:
             DBOS.destroy(workflow_completion_timeout_sec=0)
             _STATE.launched = False

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 #: Read when ``database_url`` is not set, so a deployment can keep the URL out of the file.
 URL_ENV = "REACH_DBOS_DATABASE_URL"
@@ -53,6 +53,13 @@ class DbosSettings(BaseModel):
         0.2, gt=0, le=10, description="seconds between checks for an approval or message a run waits for"
     )
 
+    takeover_after: float | None = Field(
+        None, gt=0,
+        description="seconds without a heartbeat after which another instance takes over a stopped instance's "
+        "unfinished runs (unset: only by hand, `reach runs resume --executor NAME`); needs a distinct "
+        "executor_id per instance",
+    )
+    heartbeat: float = Field(5.0, gt=0, le=3600, description="seconds between two heartbeats of this instance")
     synchronous_commit: bool = Field(
         True,
         description="each checkpoint waits for PostgreSQL to flush it to disk (2-4 ms a step on an ordinary "
@@ -65,6 +72,13 @@ class DbosSettings(BaseModel):
         description="token prices per model name as the provider reports it (\"*\": any other model), "
         "for the cost so far in `reach runs list|show`; a run using a model without a price shows no cost",
     )
+
+    @model_validator(mode="after")
+    def _beats_often_enough(self) -> DbosSettings:
+        if self.takeover_after is not None and self.takeover_after <= 2 * self.heartbeat:
+            raise ValueError(f"takeover_after ({self.takeover_after} s) must be more than twice heartbeat "
+                             f"({self.heartbeat} s), or a live instance's runs get taken over between two beats")
+        return self
 
     def url(self) -> str | None:
         return self.database_url or os.environ.get(URL_ENV) or None

@@ -129,6 +129,13 @@ def test_unknown_run_ids_and_empty_lists_say_what_to_do(tmp_path: Path, pg_url: 
     assert json.loads(_cli(config, "list", "--status", "error", "--json").output) == []
 
 
+def test_resume_takes_a_run_or_a_stopped_instance_not_both(tmp_path: Path, pg_url: str, session_schema: str) -> None:
+    config = _config(tmp_path, pg_url, session_schema, "http://127.0.0.1:9/v1")
+    for args in (["resume"], ["resume", "run_x", "--executor", "pod-a"]):
+        out = _cli(config, *args)
+        assert out.exit_code != 0 and "--executor NAME" in out.output, out.output
+
+
 def test_runs_without_a_database_names_the_setting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("REACH_DBOS_DATABASE_URL", raising=False)
     path = tmp_path / "reach.toml"
