@@ -24,8 +24,9 @@ step already recorded by another execution of the run is adopted, and an
 execution that no longer owns the run stops (``DBOSWorkflowConflictIDError``).
 
 This leans on DBOS internals (context, serializer, table layout) of the 3.x
-line pinned in pyproject.toml; ``tests/test_checkpoint.py`` checks the rows
-are the ones DBOS writes itself.
+line pinned in pyproject.toml; the tests read the steps back through DBOS's
+own API (``list_workflow_steps``, ``reach runs show``) and replay them after
+kill -9 (``tests/test_crash.py``).
 """
 
 from __future__ import annotations
