@@ -143,6 +143,18 @@ def configure(url: str, schema: str, *, synchronous_commit: bool = True) -> None
                    "one": _ONE.format(s=quoted)}
 
 
+def close_all() -> None:
+    """Close every idle checkpoint connection (DBOS stops; its event loop may be gone already)."""
+    for pool in list(_CONFIG.pools.values()):
+        while pool.idle:
+            conn = pool.idle.pop()
+            try:
+                conn.pgconn.finish()  # synchronous: callable from any thread, without the connection's loop
+            except Exception:  # noqa: S110 - closing a dead connection may fail; it is being dropped anyway
+                pass
+    _CONFIG.pools = weakref.WeakKeyDictionary()
+
+
 async def _execute(sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
     loop = asyncio.get_running_loop()
     pool = _CONFIG.pools.get(loop)

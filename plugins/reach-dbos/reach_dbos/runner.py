@@ -162,6 +162,7 @@ def shutdown() -> None:
             _STATE.heartbeat = None
         if _STATE.launched:
             DBOS.destroy(workflow_completion_timeout_sec=0)
+            checkpoint.close_all()
             _STATE.launched = False
             _STATE.url = None
 
