@@ -88,14 +88,27 @@ class Checkpoints:
     cancelled: bool = False
 
 
+#: Most checkpoint connections open at once per event loop (many concurrent runs queue for them).
+POOL_SIZE = 8
+
+
 class _Pool:
     """Autocommit connections of one event loop (a connection belongs to the loop it was opened on)."""
 
     def __init__(self, url: str) -> None:
         self.url = url
         self.idle: list[psycopg.AsyncConnection[Any]] = []
+        self.slots = asyncio.Semaphore(POOL_SIZE)
 
     async def get(self) -> psycopg.AsyncConnection[Any]:
+        await self.slots.acquire()
+        try:
+            return await self._open()
+        except BaseException:
+            self.slots.release()
+            raise
+
+    async def _open(self) -> psycopg.AsyncConnection[Any]:
         while self.idle:
             conn = self.idle.pop()
             if not conn.closed and not conn.broken:
@@ -103,10 +116,13 @@ class _Pool:
         return await psycopg.AsyncConnection.connect(self.url, autocommit=True, prepare_threshold=2, options=_CONFIG.options)
 
     async def put(self, conn: psycopg.AsyncConnection[Any]) -> None:
-        if len(self.idle) < 8 and not conn.broken:
-            self.idle.append(conn)
-        else:
-            await conn.close()
+        try:
+            if not conn.broken and not conn.closed:
+                self.idle.append(conn)
+            else:
+                await conn.close()
+        finally:
+            self.slots.release()
 
 
 @dataclass
@@ -166,7 +182,8 @@ async def _execute(sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
         cur = await conn.execute(sql, params)
         rows = await cur.fetchall()
     except BaseException:
-        await conn.close()
+        await conn.close()  # a half-read connection is not handed to the next step
+        await pool.put(conn)
         raise
     await pool.put(conn)
     return rows

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -167,4 +168,20 @@ async def test_a_run_started_by_a_tool_of_a_durable_run_is_part_of_its_step(make
     result = await reach.run("outer question", durable=True, tools=["ask_helper"])
     assert result.outcome == "answered" and result.text == "outer got inner answer"
     assert len(inner_ids) == 1 and await DBOS.get_workflow_status_async(inner_ids[0]) is None
+    await reach.aclose()
+
+
+async def test_many_concurrent_durable_runs_share_a_few_checkpoint_connections(make, server) -> None:
+    import reach_dbos.checkpoint as checkpoint
+
+    reach = make()
+    script = [ToolCalls([Call("add_credit", {"amount": 1})]), Answer("credited {add_credit[credited]}")]
+    server.script = {f"[{i}]": list(script) for i in range(24)}
+    results = await asyncio.gather(*(reach.run(f"[{i}] credit", durable=True) for i in range(24)))
+    assert [r.outcome for r in results] == ["answered"] * 24 and len(reach.credit.keys) == 24
+    for r in results:
+        steps = await DBOS.list_workflow_steps_async(r.run_id)
+        assert [s["function_name"] for s in steps] == ["reach.model", "reach.tools", "reach.model"]
+    pool = checkpoint._CONFIG.pools[asyncio.get_running_loop()]
+    assert len(pool.idle) <= checkpoint.POOL_SIZE
     await reach.aclose()
