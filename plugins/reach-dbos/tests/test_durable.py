@@ -185,3 +185,31 @@ async def test_many_concurrent_durable_runs_share_a_few_checkpoint_connections(m
     pool = checkpoint._CONFIG.pools[asyncio.get_running_loop()]
     assert len(pool.idle) <= checkpoint.POOL_SIZE
     await reach.aclose()
+
+
+async def test_an_execution_that_lost_the_run_is_refused_at_its_next_checkpoint_and_stops(
+    make, server, pg_url: str, session_schema: str
+) -> None:
+    """Another instance took the run over (its owner changed) while this one waited for the model:
+    this one's step is not recorded and its next step (a write) never starts."""
+    import psycopg
+
+    server.script = [ToolCalls([Call("add_credit", {"amount": 5})]),
+                     ToolCalls([Call("add_credit", {"amount": 7})], delay=1.5),
+                     Answer("credited {add_credit[credited]}")]
+    reach = make()
+    task = asyncio.create_task(reach.run("credit please", durable=True, run_id="run_lost_owner"))
+    while len(server.requests) < 2:  # noqa: ASYNC110 - the second model call is under way
+        await asyncio.sleep(0.02)
+    plain = pg_url.replace("postgresql+psycopg://", "postgresql://", 1)
+    async with await psycopg.AsyncConnection.connect(plain, autocommit=True) as conn:
+        await conn.execute(f'UPDATE "{session_schema}".workflow_status SET owner_xid = %s WHERE workflow_uuid = %s',
+                           ("another-instance", "run_lost_owner"))
+    done, _ = await asyncio.wait({task}, timeout=4)
+    steps = await DBOS.list_workflow_steps_async("run_lost_owner")
+    assert [s["function_name"] for s in steps] == ["reach.model", "reach.tools"]  # the model step was refused
+    assert len(reach.credit.keys) == 1  # the second write never started
+    if not done:
+        task.cancel()
+    await DBOS.cancel_workflow_async("run_lost_owner")  # leave nothing for a later recovery in this session
+    await reach.aclose()
