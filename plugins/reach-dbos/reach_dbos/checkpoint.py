@@ -189,8 +189,11 @@ async def _execute(sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
     return rows
 
 
-async def begin(workflow_id: str) -> Checkpoints:
-    """Read the run's recorded steps and status once, as its execution starts."""
+async def begin(workflow_id: str) -> Checkpoints | None:
+    """Read the run's recorded steps and status once, as its execution starts (``None``: not configured,
+    the steps go through DBOS's own API)."""
+    if not _CONFIG.sql:
+        return None
     rows = await _execute(_CONFIG.sql["preload"], {"wf": workflow_id})
     cp = Checkpoints(workflow_id)
     for status, fid, name, output, error, ser in rows:
