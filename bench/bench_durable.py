@@ -76,23 +76,28 @@ class InstantModel:
         return ModelResponse(text="done", usage=Usage(10, 2))
 
 
-def make_reach(data_dir: Path, url: str, schema: str) -> Reach:
+def make_reach(data_dir: Path, url: str, schema: str, synchronous_commit: bool = True) -> Reach:
     import reach_dbos.plugin
 
     reach = Reach({"reach": {"data_dir": str(data_dir)},
-                   "plugins": {"reach-dbos": {"database_url": url, "schema": schema}}},
+                   "plugins": {"reach-dbos": {"database_url": url, "schema": schema,
+                                              "synchronous_commit": synchronous_commit}}},
                   plugins=[("reach-dbos", reach_dbos.plugin)])
     reach.register(lookup)
     return reach
 
 
 class RoundTrips:
-    """Counts statements and commits SQLAlchemy sends (DBOS talks to PostgreSQL through it)."""
+    """Counts statements and commits SQLAlchemy sends (DBOS talks to PostgreSQL through it), plus the
+    single autocommit statements reach-dbos sends itself to checkpoint steps (``reach_dbos.checkpoint``)."""
 
     def __init__(self) -> None:
+        from reach_dbos.checkpoint import STATS
         from sqlalchemy import event
         from sqlalchemy.engine import Engine
 
+        self._own = STATS
+        self._own_start = STATS.statements
         self.statements = 0
         self.commits = 0
         event.listen(Engine, "before_cursor_execute", self._stmt)
@@ -104,13 +109,16 @@ class RoundTrips:
     def _commit(self, *args: Any) -> None:
         self.commits += 1
 
+    def own(self) -> int:
+        return self._own.statements - self._own_start
+
     def total(self) -> int:
-        return self.statements + self.commits
+        return self.statements + self.commits + self.own()
 
 
-async def per_step(url: str, schema: str, runs: int, tool_steps: int) -> dict[str, Any]:
+async def per_step(url: str, schema: str, runs: int, tool_steps: int, synchronous_commit: bool = True) -> dict[str, Any]:
     data = Path(tempfile.mkdtemp(prefix="reach-bench-durable-"))
-    reach = make_reach(data, url, schema)
+    reach = make_reach(data, url, schema, synchronous_commit)
     model = InstantModel(tool_steps)
     await reach.run("warm up", adapter=model, max_steps=tool_steps + 1)
     await reach.run("warm up", adapter=model, max_steps=tool_steps + 1, durable=True)
@@ -139,7 +147,8 @@ async def per_step(url: str, schema: str, runs: int, tool_steps: int) -> dict[st
         "overhead_per_step_cpu_ms": round((durable_cpu - plain_cpu) / steps, 2),
         "round_trips_per_run": round(trips.total() / runs, 1),
         "round_trips_per_step": round(trips.total() / runs / steps, 2),
-        "statements_per_run": round(trips.statements / runs, 1),
+        "statements_per_run": round((trips.statements + trips.own()) / runs, 1),
+        "reach_dbos_statements_per_run": round(trips.own() / runs, 1),
     }
 
 
@@ -192,6 +201,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--steps", type=int, default=4, help="tool steps per run (model calls: steps + 1)")
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--async-commit", action="store_true",
+                        help="[plugins.reach-dbos] synchronous_commit = false (no disk flush wait per checkpoint)")
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     url = os.environ.get("REACH_DBOS_DATABASE_URL") or os.environ.get("REACH_TEST_POSTGRES_URL")
@@ -204,7 +215,9 @@ def main() -> None:
         return
     schema = f"reach_dbos_bench_{uuid.uuid4().hex[:8]}"
     try:
-        figures = asyncio.run(per_step(url, schema, 5 if args.quick else args.runs, args.steps))
+        figures = asyncio.run(per_step(url, schema, 5 if args.quick else args.runs, args.steps,
+                                       not args.async_commit))
+        figures["synchronous_commit"] = not args.async_commit
         from reach_dbos.runner import shutdown
 
         shutdown()

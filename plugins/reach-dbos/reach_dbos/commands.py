@@ -44,6 +44,12 @@ def _dump(data: Any) -> None:
     click.echo(json.dumps(data, ensure_ascii=False, default=str))
 
 
+def _cost(row: dict[str, Any]) -> str:
+    if row["cost"] is not None:
+        return f"{row['cost']:.4f}"
+    return "no price for " + ", ".join(row["unpriced_models"]) if row["unpriced_models"] else "0"
+
+
 @click.group("runs")
 def runs() -> None:
     """Durable runs (reach-dbos): list, show, resume, cancel."""
@@ -69,7 +75,8 @@ def runs_list(ctx: click.Context, status: str | None, limit: int, as_json: bool)
         click.echo("no durable runs" + (f" with status {status.upper()}" if status else "") + ".")
         return
     for r in rows:
-        click.echo(f"{r['run_id']}  {r['status']:<10} {r['executor'] or '-':<12} {r['question'][:60]}")
+        click.echo(f"{r['run_id']}  {r['status']:<10} {r['executor'] or '-':<12} {r['tokens']['total_tokens']:>8} tok "
+                   f"{_cost(r):>10}  {r['question'][:60]}")
 
 
 @runs.command("show")
@@ -91,7 +98,9 @@ def runs_show(ctx: click.Context, run_id: str, as_json: bool) -> None:
     click.echo(f"run {row['run_id']}: {row['status']} (executor {row['executor']})")
     click.echo(f"question: {row['question']}")
     t = row["tokens"]
-    click.echo(f"tokens so far: {t['total_tokens']} ({t['prompt_tokens']} prompt, {t['completion_tokens']} completion)")
+    click.echo(f"tokens so far: {t['total_tokens']} ({t['prompt_tokens']} prompt, {t['completion_tokens']} completion, "
+               f"{t['cached_tokens']} cached)")
+    click.echo(f"cost so far: {_cost(row)}")
     for s in row["steps"]:
         detail = ""
         if "tool_calls" in s:
@@ -128,26 +137,56 @@ def runs_cancel(ctx: click.Context, run_id: str, as_json: bool) -> None:
 
 
 @runs.command("resume")
-@click.argument("run_id")
-@click.option("--timeout", type=float, default=None, help="Seconds to wait for the run to finish.")
+@click.argument("run_id", required=False)
+@click.option("--executor", "executors", multiple=True, metavar="NAME",
+              help="Take over every unfinished run of this stopped instance (its executor_id); repeatable.")
+@click.option("--timeout", type=float, default=None, help="Seconds to wait for the run(s) to finish.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.pass_context
-def runs_resume(ctx: click.Context, run_id: str, timeout: float | None, as_json: bool) -> None:
-    """Resume a run in this process (a cancelled one too) and wait for its result."""
+def runs_resume(ctx: click.Context, run_id: str | None, executors: tuple[str, ...], timeout: float | None,
+                as_json: bool) -> None:
+    """Resume a run in this process (a cancelled one too), or take over a stopped instance's runs
+    (--executor), and wait for the result(s)."""
     from reach_core.cli import _reach
 
+    if (run_id is None) == (not executors):
+        raise click.ClickException("name a run (reach runs resume RUN_ID) or a stopped instance "
+                                   "(reach runs resume --executor NAME), not both")
     reach = _reach(ctx)
-    client = _client(ctx)
-    try:
-        if client.show(run_id) is None:
-            raise click.ClickException(f"no durable run {run_id!r}; `reach runs list` shows the run ids")
-    finally:
-        client.close()
-    result = asyncio.run(_resume(reach, run_id, timeout))
+    if run_id is not None:
+        client = _client(ctx)
+        try:
+            if client.show(run_id) is None:
+                raise click.ClickException(f"no durable run {run_id!r}; `reach runs list` shows the run ids")
+        finally:
+            client.close()
+        result = asyncio.run(_resume(reach, run_id, timeout))
+        if as_json:
+            _dump(result.to_dict())
+        else:
+            click.echo(result.text if result.ok else f"{result.outcome}: {result.error}")
+        return
+    results = asyncio.run(_take_over(reach, list(executors), timeout))
     if as_json:
-        _dump(result.to_dict())
-    else:
-        click.echo(result.text if result.ok else f"{result.outcome}: {result.error}")
+        _dump({rid: r.to_dict() for rid, r in results.items()})
+        return
+    if not results:
+        click.echo(f"no unfinished runs of {', '.join(executors)}.")
+    for rid, r in results.items():
+        click.echo(f"{rid}: " + (r.text if r.ok else f"{r.outcome}: {r.error}"))
+
+
+async def _take_over(reach: Any, executors: list[str], wait: float | None) -> dict[str, Any]:
+    from .runner import DurableRunner, shutdown, wait_for
+    from .takeover import take_over
+
+    try:
+        await DurableRunner().ensure(reach)
+        taken = await asyncio.to_thread(take_over, executors)
+        return {rid: await wait_for(rid, wait) for rid in taken}
+    finally:
+        await reach.aclose()
+        await asyncio.to_thread(shutdown)
 
 
 async def _resume(reach: Any, run_id: str, wait: float | None) -> Any:

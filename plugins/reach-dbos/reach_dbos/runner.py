@@ -35,6 +35,7 @@ from reach_core.adapter import Usage
 from reach_core.errors import ConfigError
 from reach_core.loop import RunResult, run_agent
 
+from . import checkpoint
 from .approval import DurableConfirmer
 from .settings import DbosSettings
 
@@ -61,6 +62,7 @@ class _State:
     settings: DbosSettings | None = None
     launched: bool = False
     url: str | None = None
+    heartbeat: Any = None
     #: per-run things that cannot be checkpointed (an adapter object, an on_step callback)
     local: dict[str, dict[str, Any]] = field(default_factory=dict)
     adapters: weakref.WeakKeyDictionary[Any, dict[str | None, Any]] = field(
@@ -137,16 +139,30 @@ def launch(reach: Any, *, recover: bool | None = None) -> None:
             "log_level": "WARNING",
             "sys_db_pool_size": 10,
         }
+        checkpoint.configure(url, settings.schema_name, synchronous_commit=settings.synchronous_commit)
+        if not settings.synchronous_commit:
+            config["db_engine_kwargs"] = {"connect_args": {"application_name": "dbos_transact",
+                                                           "options": "-c synchronous_commit=off"}}
         DBOS(config=config)  # type: ignore[arg-type]
         DBOS.launch()
         _STATE.launched, _STATE.url, _STATE.settings = True, url, settings
+        if settings.takeover_after is not None and "-ro-" not in executor:
+            from .takeover import Heartbeat
+
+            _STATE.heartbeat = Heartbeat(checkpoint.plain_url(url), settings.schema_name, executor,
+                                         every=settings.heartbeat, takeover_after=settings.takeover_after)
+            _STATE.heartbeat.start()
 
 
 def shutdown() -> None:
     """Stop DBOS in this process (tests, ``reach_shutdown``); workflows still running stay pending."""
     with _STATE.lock:
+        if _STATE.heartbeat is not None:
+            _STATE.heartbeat.stop()
+            _STATE.heartbeat = None
         if _STATE.launched:
             DBOS.destroy(workflow_completion_timeout_sec=0)
+            checkpoint.close_all()
             _STATE.launched = False
             _STATE.url = None
 
@@ -180,7 +196,7 @@ class _DurableAdapter:
         return str(describe()) if callable(describe) else str(self.name)
 
     async def complete(self, request: Any) -> Any:
-        return await DBOS.run_step_async({"name": MODEL_STEP}, self._inner.complete, request)
+        return await checkpoint.step(MODEL_STEP, lambda: self._inner.complete(request))
 
 
 class _DurableReach:
@@ -201,7 +217,7 @@ class _DurableReach:
         async def turn() -> list[Any]:
             return list(await reach.invoke_many(calls, **kwargs))
 
-        return await DBOS.run_step_async({"name": TOOLS_STEP}, turn)
+        return await checkpoint.step(TOOLS_STEP, turn)
 
     def provider(self, kind: str, name: str | None = None) -> Any:
         obj = self._reach.provider(kind, name)
@@ -225,10 +241,14 @@ async def _run_workflow(messages_or_text: Any, options: dict[str, Any]) -> RunRe
     local = _STATE.local.get(run_id, {})
     adapter = local.get("adapter")
     inner = adapter if adapter is not None and not isinstance(adapter, str) else _adapter(reach, options.get("adapter"))
-    return await run_agent(
-        _DurableReach(reach), messages_or_text, adapter=_DurableAdapter(inner), run_id=run_id,
-        on_step=local.get("on_step"), **{k: options[k] for k in _DURABLE_ARGS if k in options},
-    )
+    await checkpoint.begin(run_id)  # the steps recorded so far, in one read
+    try:
+        return await run_agent(
+            _DurableReach(reach), messages_or_text, adapter=_DurableAdapter(inner), run_id=run_id,
+            on_step=local.get("on_step"), **{k: options[k] for k in _DURABLE_ARGS if k in options},
+        )
+    finally:
+        checkpoint.end(run_id)
 
 
 class DurableRunner:

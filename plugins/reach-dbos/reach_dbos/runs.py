@@ -16,7 +16,7 @@ from .approval import APPROVAL_STEP
 from .runner import MODEL_STEP, TOOLS_STEP, WORKFLOW, _plausible, _sqlalchemy_url
 from .settings import DbosSettings
 
-__all__ = ["RunsClient", "summarize_steps"]
+__all__ = ["RunsClient", "cost_of", "model_usage", "summarize_steps"]
 
 #: DBOS statuses as reach names them (a run "waiting" is PENDING in DBOS).
 STATUSES = ("PENDING", "ENQUEUED", "SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED")
@@ -39,6 +39,7 @@ def summarize_steps(steps: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], 
             if usage is not None:
                 for key, value in usage.to_dict().items():
                     tokens[key] = tokens.get(key, 0) + int(value)
+            row["model"] = getattr(output, "model", None)
             row["tool_calls"] = [c.name for c in getattr(output, "tool_calls", [])]
             row["text"] = (getattr(output, "text", None) or "")[:200]
         elif name == TOOLS_STEP and isinstance(output, list):
@@ -60,6 +61,42 @@ def summarize_steps(steps: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], 
     return out, tokens, pending
 
 
+def model_usage(steps: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """Tokens per model name (as the provider reported it; ``""`` if it did not) over the finished model steps.
+
+    The usage is part of each model step's checkpoint (the adapter's response), so
+    the figures are exactly what the run has consumed so far, across crashes: a
+    model call cut off by a crash was never recorded and is not counted (the
+    provider may still bill it)."""
+    out: dict[str, dict[str, int]] = {}
+    for s in steps:
+        output = s.get("output")
+        if s.get("function_name") != MODEL_STEP or output is None:
+            continue
+        usage = getattr(output, "usage", None)
+        if usage is None:
+            continue
+        into = out.setdefault(str(getattr(output, "model", None) or ""), {})
+        for key, value in usage.to_dict().items():
+            into[key] = into.get(key, 0) + int(value)
+    return out
+
+
+def cost_of(by_model: dict[str, dict[str, int]], prices: dict[str, Any]) -> tuple[float | None, list[str]]:
+    """The cost of those tokens at ``[plugins.reach-dbos.prices]``, and the models without a price.
+
+    ``None`` when some model has no price (nor ``"*"``): a partial sum would read as the whole."""
+    total = 0.0
+    unpriced: list[str] = []
+    for model, usage in by_model.items():
+        price = prices.get(model) or prices.get("*")
+        if price is None:
+            unpriced.append(model or "(unnamed)")
+            continue
+        total += price.cost(usage)
+    return (None if unpriced else round(total, 6)), unpriced
+
+
 class RunsClient:
     """Lists, shows and cancels the durable runs in one DBOS system database."""
 
@@ -72,6 +109,7 @@ class RunsClient:
             )
         from dbos import DBOSClient
 
+        self._prices = settings.prices
         self._client = DBOSClient(system_database_url=_sqlalchemy_url(url), dbos_system_schema=settings.schema_name)
 
     def close(self) -> None:
@@ -80,7 +118,22 @@ class RunsClient:
     def list(self, *, status: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
         found = self._client.list_workflows(name=WORKFLOW, status=status, limit=limit, sort_desc=True,
                                             load_input=True, load_output=False)
-        return [self._row(w) for w in found]
+        rows = []
+        for w in found:
+            row = self._row(w)
+            # one read of the run's steps each: a listing is for people (``--limit`` bounds it)
+            row.update(self._usage(self._client.list_workflow_steps(w.workflow_id)))
+            rows.append(row)
+        return rows
+
+    def _usage(self, steps: list[dict[str, Any]]) -> dict[str, Any]:
+        by_model = model_usage(steps)
+        tokens = {"prompt_tokens": 0, "completion_tokens": 0, "cached_tokens": 0, "total_tokens": 0}
+        for usage in by_model.values():
+            for key, value in usage.items():
+                tokens[key] = tokens.get(key, 0) + value
+        cost, unpriced = cost_of(by_model, self._prices)
+        return {"tokens": tokens, "tokens_by_model": by_model, "cost": cost, "unpriced_models": unpriced}
 
     def show(self, run_id: str) -> dict[str, Any] | None:
         if not _plausible(run_id):
@@ -89,8 +142,10 @@ class RunsClient:
         if not found:
             return None
         row = self._row(found[0])
-        steps, tokens, pending = summarize_steps(self._client.list_workflow_steps(run_id))
-        row.update(steps=steps, tokens=tokens, pending_approval=pending if row["status"] == "PENDING" else None)
+        recorded = self._client.list_workflow_steps(run_id)
+        steps, _, pending = summarize_steps(recorded)
+        row.update(self._usage(recorded))
+        row.update(steps=steps, pending_approval=pending if row["status"] == "PENDING" else None)
         output = found[0].output
         if output is not None:
             row["outcome"] = getattr(output, "outcome", None)

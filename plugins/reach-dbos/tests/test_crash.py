@@ -20,6 +20,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import pytest
 from reach_openai.scripted import Answer, Call, ScriptedModelServer, ToolCalls
 
 CHILD = Path(__file__).parent / "scripts" / "durable_child.py"
@@ -55,6 +56,14 @@ def _wait(pred: Any, what: str, proc: subprocess.Popen[bytes] | None, timeout: f
             raise AssertionError(f"the child exited ({proc.returncode}) before {what}: {proc.stderr.read().decode()[-3000:] if proc.stderr else ''}")
         time.sleep(0.05)
     raise AssertionError(f"timed out waiting for {what}")
+
+
+def _executors(pg_url: str, schema: str) -> dict[str, str]:
+    import psycopg
+
+    with psycopg.connect(pg_url.replace("postgresql+psycopg://", "postgresql://", 1)) as conn:
+        rows = conn.execute(f'SELECT workflow_uuid, executor_id FROM "{schema}".workflow_status').fetchall()
+    return {r[0]: r[1] for r in rows}
 
 
 def _child(mode: str, cfg: Path) -> subprocess.Popen[bytes]:
@@ -230,3 +239,51 @@ def test_two_instances_racing_to_resume_the_same_runs_execute_each_write_once(
         c = outcomes[0][_run_id("[C]")]
         assert c["steps"][1]["results"][0]["error"]["code"] == "outcome_unknown"
         assert _model_calls(server, "[B]")[2] >= 1 and _model_calls(server, "[C]")[2] >= 1
+
+
+@pytest.mark.parametrize("how", ["heartbeat", "by-hand"])
+def test_the_runs_of_a_killed_instance_are_taken_over_by_an_instance_of_another_name(
+    tmp_path: Path, pg_url: str, dbos_schema: str, how: str
+) -> None:
+    """pod-a dies (kill -9) mid-run; pod-b, another executor id, finishes its runs: by itself once pod-a's
+    heartbeat is older than takeover_after, or when told (`reach runs resume --executor pod-a`)."""
+    work = tmp_path
+    for d in ("counts", "hung", "data"):
+        (work / d).mkdir()
+    markers = ["[B]", "[D]"]
+    script = {m: list(SCRIPTS[m]) for m in markers}
+    auto = {"takeover_after": 1.5, "heartbeat": 0.5} if how == "heartbeat" else {}
+    base = {"work": str(work), "database_url": pg_url, "schema": dbos_schema,
+            "runs": [{"run_id": _run_id(m), "question": f"{m} please do it"} for m in markers],
+            "hang": [f"{_run_id(m)}:{HANGS[m]}" for m in markers]}
+    with ScriptedModelServer(script) as server:
+        cfg_a, cfg_b = work / "cfg-a.json", work / "cfg-b.json"
+        cfg_a.write_text(json.dumps({**base, **auto, "model_url": server.url, "executor_id": "pod-a"}))
+        cfg_b.write_text(json.dumps({**base, **auto, "model_url": server.url, "executor_id": "pod-b",
+                                     "take": ["pod-a"]}))
+        first = _child("start", cfg_a)
+        try:
+            _wait(lambda: all((work / "hung" / _run_id(m)).exists() for m in markers), "the hung tool calls", first)
+            first.send_signal(signal.SIGKILL)
+            first.wait(30)
+        finally:
+            if first.poll() is None:
+                first.kill()
+        owners = _executors(pg_url, dbos_schema)
+        assert {owners[_run_id(m)] for m in markers} == {"pod-a"}
+
+        second = _child("resume" if how == "heartbeat" else "take", cfg_b)
+        out, err = second.communicate(timeout=240)
+        assert second.returncode == 0, err.decode()[-4000:]
+        assert out == b""
+        results = json.loads(next(work.glob("results-*.json")).read_text())
+        assert set(results) == {_run_id(m) for m in markers}
+        assert results[_run_id("[B]")]["outcome"] == "answered" and results[_run_id("[B]")]["text"] == "B balance 42"
+        assert results[_run_id("[D]")]["text"] == "D transferred 4"
+        # each write once (counted by the connectors), each finished model step not asked again
+        assert _counts(work, "count_write") == Counter({_run_id("[B]"): 1})
+        assert _counts(work, "keyed_write") == Counter({_run_id("[D]"): 1})
+        assert _model_calls(server, "[B]") == Counter({0: 1, 1: 1, 2: 1})
+        assert _model_calls(server, "[D]") == Counter({0: 1, 1: 1})
+        owners = _executors(pg_url, dbos_schema)
+        assert {owners[_run_id(m)] for m in markers} == {"pod-b"}

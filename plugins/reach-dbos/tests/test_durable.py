@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -167,4 +168,49 @@ async def test_a_run_started_by_a_tool_of_a_durable_run_is_part_of_its_step(make
     result = await reach.run("outer question", durable=True, tools=["ask_helper"])
     assert result.outcome == "answered" and result.text == "outer got inner answer"
     assert len(inner_ids) == 1 and await DBOS.get_workflow_status_async(inner_ids[0]) is None
+    await reach.aclose()
+
+
+async def test_many_concurrent_durable_runs_share_a_few_checkpoint_connections(make, server) -> None:
+    import reach_dbos.checkpoint as checkpoint
+
+    reach = make()
+    script = [ToolCalls([Call("add_credit", {"amount": 1})]), Answer("credited {add_credit[credited]}")]
+    server.script = {f"[{i}]": list(script) for i in range(24)}
+    results = await asyncio.gather(*(reach.run(f"[{i}] credit", durable=True) for i in range(24)))
+    assert [r.outcome for r in results] == ["answered"] * 24 and len(reach.credit.keys) == 24
+    for r in results:
+        steps = await DBOS.list_workflow_steps_async(r.run_id)
+        assert [s["function_name"] for s in steps] == ["reach.model", "reach.tools", "reach.model"]
+    pool = checkpoint._CONFIG.pools[asyncio.get_running_loop()]
+    assert len(pool.idle) <= checkpoint.POOL_SIZE
+    await reach.aclose()
+
+
+async def test_an_execution_that_lost_the_run_is_refused_at_its_next_checkpoint_and_stops(
+    make, server, pg_url: str, session_schema: str
+) -> None:
+    """Another instance took the run over (its owner changed) while this one waited for the model:
+    this one's step is not recorded and its next step (a write) never starts."""
+    import psycopg
+
+    server.script = [ToolCalls([Call("add_credit", {"amount": 5})]),
+                     ToolCalls([Call("add_credit", {"amount": 7})], delay=1.5),
+                     Answer("credited {add_credit[credited]}")]
+    reach = make()
+    task = asyncio.create_task(reach.run("credit please", durable=True, run_id="run_lost_owner"))
+    while len(server.requests) < 2:  # noqa: ASYNC110 - the second model call is under way
+        await asyncio.sleep(0.02)
+    plain = pg_url.replace("postgresql+psycopg://", "postgresql://", 1)
+    async with await psycopg.AsyncConnection.connect(plain, autocommit=True) as conn:
+        await conn.execute(f'UPDATE "{session_schema}".workflow_status SET owner_xid = %s WHERE workflow_uuid = %s',
+                           ("another-instance", "run_lost_owner"))
+    done, _ = await asyncio.wait({task}, timeout=4)
+    steps = await DBOS.list_workflow_steps_async("run_lost_owner")
+    assert [s["function_name"] for s in steps] == ["reach.model", "reach.tools"]  # the model step was refused
+    assert len(reach.credit.keys) == 1  # the second write never started
+    if not done:
+        task.cancel()
+    # leave nothing behind for a later recovery, or for the tests that list this session's runs
+    await DBOS.delete_workflow_async("run_lost_owner")
     await reach.aclose()

@@ -15,13 +15,13 @@ from reach_openai.scripted import Answer, Call, ScriptedModelServer, ToolCalls
 from reach_core.cli import cli
 
 
-def _config(tmp_path: Path, pg_url: str, schema: str, model_url: str) -> Path:
+def _config(tmp_path: Path, pg_url: str, schema: str, model_url: str, extra: str = "") -> Path:
     path = tmp_path / "reach.toml"
     path.write_text(
         f'[reach]\ndata_dir = "{tmp_path / "data"}"\n'
         f'[plugins]\nload = ["reach-openai", "reach-dbos"]\n'
         f'[plugins.reach-openai]\nbase_url = "{model_url}"\napi_key = "k"\nmodel = "m"\nmax_retries = 0\n'
-        f'[plugins.reach-dbos]\ndatabase_url = "{pg_url}"\nschema = "{schema}"\npoll_interval = 0.05\n'
+        f'[plugins.reach-dbos]\ndatabase_url = "{pg_url}"\nschema = "{schema}"\npoll_interval = 0.05\n' + extra
     )
     return path
 
@@ -77,6 +77,48 @@ async def test_cancel_stops_a_run_between_steps_and_resume_continues_it(
         await reach.aclose()
 
 
+async def test_show_and_list_give_the_tokens_and_cost_so_far_from_the_checkpointed_model_steps(
+    tmp_path: Path, pg_url: str, session_schema: str
+) -> None:
+    import reach_dbos.plugin
+    import reach_openai.plugin
+    from reach_dbos.settings import Price
+    from test_durable import SCRIPT, Credit
+
+    from reach_core import Reach
+
+    prices = '[plugins.reach-dbos.prices.m]\nprompt = 2.5\ncompletion = 10.0\ncached = 1.25\n'
+    with ScriptedModelServer(list(SCRIPT)) as server:
+        config = _config(tmp_path, pg_url, session_schema, server.url, prices)
+        reach = Reach(str(config), plugins=[("reach-openai", reach_openai.plugin), ("reach-dbos", reach_dbos.plugin)])
+        reach.register(Credit())
+        # the same question twice: the scripted server's prompt cache serves part of the second run's prompts
+        first = await reach.run("credit me", durable=True, run_id="run_cost_1")
+        server.script = list(SCRIPT)
+        second = await reach.run("credit me", durable=True, run_id="run_cost_2")
+        await reach.aclose()
+    for result in (first, second):
+        assert result.outcome == "answered", result.error
+        usage = result.usage.to_dict()
+        assert usage["total_tokens"] > 0
+        shown = json.loads((await asyncio.to_thread(_cli, config, "show", result.run_id, "--json")).output)
+        assert shown["tokens"] == usage  # the model server's own counts, step by step, summed
+        assert shown["tokens_by_model"] == {"m": usage}
+        expected = Price(prompt=2.5, completion=10.0, cached=1.25).cost(usage)
+        assert shown["cost"] == pytest.approx(expected, abs=1e-6) and shown["cost"] > 0
+        assert [s.get("model") for s in shown["steps"] if s["kind"] == "reach.model"] == ["m", "m", "m"]
+        text = (await asyncio.to_thread(_cli, config, "show", result.run_id)).output
+        assert f"tokens so far: {usage['total_tokens']} " in text and f"cost so far: {expected:.4f}" in text
+    assert second.usage.cached_tokens > 0  # the cached price took part
+    listed = {r["run_id"]: r for r in json.loads((await asyncio.to_thread(_cli, config, "list", "--json")).output)}
+    assert listed["run_cost_1"]["tokens"] == first.usage.to_dict() and listed["run_cost_1"]["cost"] > 0
+    # without a price for the model, no cost is made up: the model is named instead
+    unpriced = _config(tmp_path, pg_url, session_schema, "http://127.0.0.1:9/v1")
+    shown = json.loads((await asyncio.to_thread(_cli, unpriced, "show", "run_cost_1", "--json")).output)
+    assert shown["cost"] is None and shown["unpriced_models"] == ["m"] and shown["tokens"] == first.usage.to_dict()
+    assert "no price for m" in (await asyncio.to_thread(_cli, unpriced, "show", "run_cost_1")).output
+
+
 def test_unknown_run_ids_and_empty_lists_say_what_to_do(tmp_path: Path, pg_url: str, session_schema: str) -> None:
     config = _config(tmp_path, pg_url, session_schema, "http://127.0.0.1:9/v1")
     for cmd in ("show", "cancel"):
@@ -85,6 +127,13 @@ def test_unknown_run_ids_and_empty_lists_say_what_to_do(tmp_path: Path, pg_url: 
     listed = _cli(config, "list", "--status", "ERROR")
     assert listed.exit_code == 0 and "no durable runs with status ERROR" in listed.output
     assert json.loads(_cli(config, "list", "--status", "error", "--json").output) == []
+
+
+def test_resume_takes_a_run_or_a_stopped_instance_not_both(tmp_path: Path, pg_url: str, session_schema: str) -> None:
+    config = _config(tmp_path, pg_url, session_schema, "http://127.0.0.1:9/v1")
+    for args in (["resume"], ["resume", "run_x", "--executor", "pod-a"]):
+        out = _cli(config, *args)
+        assert out.exit_code != 0 and "--executor NAME" in out.output, out.output
 
 
 def test_runs_without_a_database_names_the_setting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -47,3 +47,17 @@ def test_the_url_comes_from_the_environment_when_not_set(monkeypatch: pytest.Mon
     assert DbosSettings.model_validate({"database_url": "postgresql://c:p@h/db"}).url() == "postgresql://c:p@h/db"
     monkeypatch.delenv("REACH_DBOS_DATABASE_URL")
     assert DbosSettings.model_validate({}).url() is None
+
+
+def test_takeover_after_must_leave_room_for_two_heartbeats() -> None:
+    with pytest.raises(ValidationError, match="twice heartbeat"):
+        DbosSettings.model_validate({"takeover_after": 10, "heartbeat": 5})
+    assert DbosSettings.model_validate({"takeover_after": 30}).heartbeat == 5.0
+    assert DbosSettings.model_validate({}).takeover_after is None  # by hand only, unless set
+
+
+def test_prices_refuse_negative_or_misspelt_fields() -> None:
+    for bad in ({"m": {"prompt": -1, "completion": 1}}, {"m": {"prompt": 1, "completion": 1, "cache": 1}},
+                {"m": {"prompt": 1}}):
+        with pytest.raises(ValidationError):
+            DbosSettings.model_validate({"prices": bad})

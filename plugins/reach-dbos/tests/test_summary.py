@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from reach_dbos.runs import summarize_steps
 
 from reach_core.adapter import ModelResponse, ModelToolCall, Usage
@@ -36,3 +37,20 @@ def test_a_decision_or_a_later_model_step_clears_the_pending_approval() -> None:
     answer = ModelResponse(text="ok", usage=Usage(3, 1))
     _, tokens, pending = summarize_steps([*_asks(), _step(3, "reach.model", answer)])
     assert pending is None and tokens["total_tokens"] == 19
+
+
+def test_cost_uses_each_models_price_or_the_star_and_names_models_without_one() -> None:
+    from reach_dbos.runs import cost_of, model_usage
+    from reach_dbos.settings import DbosSettings
+
+    steps = [_step(1, "reach.model", ModelResponse(text=None, usage=Usage(1_000_000, 100_000, 400_000), model="big")),
+             _step(2, "reach.model", ModelResponse(text="ok", usage=Usage(2_000, 1_000), model="small")),
+             _step(3, "reach.model", None, done=False)]  # in flight: not recorded, not counted
+    by_model = model_usage(steps)
+    assert by_model["big"]["total_tokens"] == 1_100_000 and by_model["small"]["cached_tokens"] == 0
+    prices = DbosSettings.model_validate({"prices": {"big": {"prompt": 2, "completion": 8, "cached": 0.5},
+                                                     "*": {"prompt": 1, "completion": 1}}}).prices
+    cost, unpriced = cost_of(by_model, prices)
+    assert unpriced == [] and cost == pytest.approx(0.6 * 2 + 0.4 * 0.5 + 0.1 * 8 + 0.003)
+    only_big = {"big": prices["big"]}
+    assert cost_of(by_model, only_big) == (None, ["small"])

@@ -348,6 +348,12 @@ def _root_reach(ctx: click.Context) -> Any:
 @click.option(
     "--deadline", type=float, default=None, help="Wall-time budget of the run in seconds."
 )
+@click.option(
+    "--durable",
+    is_flag=True,
+    help="Run it as a durable run (reach-dbos): it survives a crash; `reach runs` shows and resumes it.",
+)
+@click.option("--run-id", default=None, help="Name the run (with --durable: the id `reach runs` knows it by).")
 @click.pass_context
 def run_command(
     ctx: click.Context,
@@ -358,6 +364,8 @@ def run_command(
     max_steps: int,
     tool_choice: str,
     deadline: float | None,
+    durable: bool,
+    run_id: str | None,
 ) -> None:
     """Ask QUESTION with the configured model adapter and every installed connector."""
     from reach_core import ReachError
@@ -366,6 +374,11 @@ def run_command(
     from .trace import Trace
 
     reach = _root_reach(ctx)
+    if durable and reach.provider("runner") is None:
+        raise click.ClickException(
+            "--durable needs a runner plugin: pip install reach-dbos, and set [plugins.reach-dbos] database_url "
+            "(or run without --durable: the run then lives in this process only)"
+        )
     trace = Trace() if show_trace and not as_json else None
 
     async def go() -> Any:
@@ -389,6 +402,8 @@ def run_command(
                 tool_choice=tool_choice,
                 deadline=deadline,
                 on_step=trace.step if trace else None,
+                **({"durable": True} if durable else {}),
+                **({"run_id": run_id} if run_id else {}),
             )
         except (ReachError, ValueError) as exc:
             raise click.ClickException(str(exc)) from None

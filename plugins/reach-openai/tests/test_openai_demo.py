@@ -156,3 +156,24 @@ async def test_demo_with_base_url_uses_that_model_instead(tmp_path):
     assert report.model == "llama3.1" and report.model_url == server.url
     assert report.result.outcome == "answered"
     assert "21 °C" in report.result.text
+
+
+def test_reach_run_durable_without_a_runner_plugin_says_what_to_install(tmp_path):
+    from reach_core.cli import cli
+
+    config = tmp_path / "reach.toml"
+    config.write_text(
+        f"""
+[reach]
+data_dir = "{tmp_path / "data"}"
+[plugins]
+load = ["reach-openai"]
+[plugins.reach-openai]
+base_url = "http://127.0.0.1:9/v1"
+max_retries = 0
+""",
+        encoding="utf-8",
+    )
+    out = CliRunner().invoke(cli, ["--config", str(config), "run", "hello", "--durable"])
+    assert out.exit_code == 1
+    assert "pip install reach-dbos" in out.output and "Traceback" not in out.output

@@ -2,6 +2,7 @@
 
     python durable_child.py start  CONFIG.json  # start every run named in the config, never returns
     python durable_child.py resume CONFIG.json  # start reach (DBOS resumes the runs), write results
+    python durable_child.py take   CONFIG.json  # `reach runs resume --executor ...` of CONFIG["take"]
 
 The connectors count their real executions on their own side, in files that
 outlive a kill -9: one line per execution in ``counts/<tool>``. With
@@ -119,7 +120,8 @@ def make_reach() -> Reach:
             "reach-openai": {"base_url": CFG["model_url"], "api_key": "scripted", "model": "scripted",
                              "max_retries": 0, "timeout": 3600},
             "reach-dbos": {"database_url": CFG["database_url"], "schema": CFG["schema"],
-                           "executor_id": CFG.get("executor_id", "local"), "poll_interval": 0.05},
+                           "executor_id": CFG.get("executor_id", "local"), "poll_interval": 0.05,
+                           **{k: CFG[k] for k in ("takeover_after", "heartbeat") if k in CFG}},
             "reach-notes": {"path": str(WORK / "notes.jsonl")},
         },
         "connectors": {name: {"timeout": 3600} for name in ("count_write", "keyed_write", "slow_read")},
@@ -157,5 +159,13 @@ async def resume() -> None:
     shutdown()
 
 
+async def take() -> None:
+    from reach_dbos.commands import _take_over
+
+    results = await _take_over(make_reach(), CFG["take"], CFG.get("resume_timeout", 120))
+    out = {rid: r.to_dict() for rid, r in results.items()}
+    (WORK / f"results-{os.getpid()}.json").write_text(json.dumps(out, ensure_ascii=False))
+
+
 if __name__ == "__main__":
-    asyncio.run(start() if sys.argv[1] == "start" else resume())
+    asyncio.run({"start": start, "resume": resume, "take": take}[sys.argv[1]]())
