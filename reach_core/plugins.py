@@ -40,7 +40,8 @@ import pluggy
 from . import hookspecs
 from .errors import PluginError
 
-__all__ = ["Inventory", "PluginInfo", "PluginNames", "extend_reach", "inventory", "load_plugins", "new_manager"]
+__all__ = ["Inventory", "PluginInfo", "PluginNames", "build_instances", "inventory", "load_plugins", "new_manager",
+           "plugin_instance"]
 
 
 @dataclass
@@ -55,6 +56,8 @@ class PluginInfo:
     reason: str | None = None
     hooks: list[str] = field(default_factory=list)
     obj: Any = None
+    #: the per-``Reach`` object ``reach_plugin_instance`` built (``None``: the plugin has none)
+    instance: Any = None
 
     @property
     def aliases(self) -> list[str]:
@@ -146,35 +149,6 @@ class PluginNames:
         return out
 
 
-# Methods plugins add to ``Reach`` (see ``extend_reach``), kept until ``reach_core.reach`` is imported.
-_REACH_METHODS: dict[str, Any] = {}
-
-
-def extend_reach(name: str, function: Any) -> None:
-    """Give ``reach_core.Reach`` the method ``name``, without importing it.
-
-    A plugin module that adds a method (``reach.as_something()``) calls this at
-    import: the method is set at once if ``reach_core.reach`` is already imported,
-    else as soon as ``Reach`` is used (``reach_core.Reach``, or any ``Reach()``),
-    so listing plugins (``reach plugins``) does not import the core's pipeline.
-    An attribute already on ``Reach`` is never replaced.
-    """
-    _REACH_METHODS.setdefault(name, function)
-    apply_reach_methods()
-
-
-def apply_reach_methods() -> None:
-    """Set the methods ``extend_reach`` collected on ``Reach``, if it is imported yet."""
-    module = sys.modules.get("reach_core.reach")
-    cls = getattr(module, "Reach", None) if module is not None else None
-    if cls is None:
-        return
-    for name, function in list(_REACH_METHODS.items()):
-        if name not in cls.__dict__:
-            setattr(cls, name, function)
-    _REACH_METHODS.clear()
-
-
 def new_manager() -> pluggy.PluginManager:
     pm = pluggy.PluginManager("reach")
     pm.add_hookspecs(hookspecs)
@@ -215,7 +189,6 @@ def load_plugins(
 ) -> list[PluginInfo]:
     """Register the plugins ``spec`` asks for ("auto" = entry points, or a list)."""
     infos: list[PluginInfo] = []
-    apply_reach_methods()  # plugins imported before Reach was (``reach plugins``, a direct import)
     items = ["auto"] if spec == "auto" else list(spec or [])
     explicit = [item if isinstance(item, tuple) else (_plugin_name(item), item) for item in items if item != "auto"]
     eps = _entry_points() if "auto" in items else None
@@ -242,7 +215,6 @@ def load_plugins(
             infos.append(PluginInfo(name=name, status="blocked", reason=reason))
             continue
         _register(pm, name, obj, infos, strict=strict)
-    apply_reach_methods()  # ... and plugins imported just now
     return infos
 
 
@@ -283,6 +255,93 @@ def _register(pm: pluggy.PluginManager, name: str, obj: Any, infos: list[PluginI
         name=name, distribution=dist, version=version,
         module=module or getattr(obj, "__name__", None), hooks=hooks, obj=obj,
     ))
+
+
+class PluginHooks:
+    """One plugin's hook implementations in one ``Reach``: its module's functions and the
+    ``@hookimpl`` methods of the object its ``reach_plugin_instance`` built for that ``Reach``.
+
+    Registered in place of the module, under the plugin's name. Why one object and not
+    the instance beside the module: pluggy attributes an implementation to the object
+    registered and its name, and everything that names plugins reads that name (``[hooks]``
+    order, ``[plugins.NAME] hooks_disabled``, ``REACH_HOOK_PRIORITY``, ``reach plugins
+    --hook``, ``Reach(disable=...)``); a second registration would need a second name.
+    A hook both implement is the instance's. ``REACH_HOOK_PRIORITY`` is the module's,
+    updated by the instance's.
+    """
+
+    def __init__(self, pm: pluggy.PluginManager, module: Any, instance: Any) -> None:
+        by_hook: dict[str, tuple[str, Any]] = {}
+        for source in (module, instance):
+            for attr in dir(source):
+                if attr.startswith("__"):
+                    continue
+                opts = pm.parse_hookimpl_opts(source, attr)
+                if opts is not None:
+                    by_hook[opts.get("specname") or attr] = (attr, getattr(source, attr))
+        for attr, function in by_hook.values():
+            setattr(self, attr, function)
+        self.REACH_HOOK_PRIORITY = {**(getattr(module, "REACH_HOOK_PRIORITY", None) or {}),
+                                    **(getattr(instance, "REACH_HOOK_PRIORITY", None) or {})}
+        self.__name__ = getattr(module, "__name__", type(module).__name__)
+        self._reach_module = module
+        self._reach_instance = instance
+
+    def __repr__(self) -> str:
+        return f"<PluginHooks {self.__name__} + {type(self._reach_instance).__name__}>"
+
+
+def build_instances(pm: pluggy.PluginManager, infos: Iterable[PluginInfo], settings: dict[str, Any], reach: Any,
+                    fail: Any) -> None:
+    """Build every loaded plugin's per-``Reach`` object and register its hooks under the plugin's name.
+
+    ``reach_plugin_instance(reach, settings)`` is called once per plugin, in plugin-name
+    order, with that plugin's validated settings, before any ``reach_register_*`` hook (so
+    those may be methods of the object too). A plugin whose factory raises is passed to
+    ``fail(info, error)`` with a ``PluginError`` naming it (``ConfigError`` as raised),
+    which records it as failed or, when strict, raises.
+    """
+    from .errors import ConfigError
+
+    loaded = {i.name: i for i in infos if i.status == "loaded"}
+    for impl in sorted(pm.hook.reach_plugin_instance.get_hookimpls(), key=lambda i: i.plugin_name):
+        info = loaded.get(impl.plugin_name)
+        if info is None:
+            continue
+        args = {"reach": reach, "settings": settings.get(info.name)}
+        try:
+            instance = impl.function(**{a: args[a] for a in impl.argnames})
+        except ConfigError as exc:
+            fail(info, exc)
+            continue
+        except Exception as exc:  # noqa: BLE001 - one broken plugin must not take reach down
+            error = PluginError(f"plugin {info.name!r} could not build its object for this Reach: "
+                                f"{type(exc).__name__}: {exc}")
+            error.__cause__ = exc
+            fail(info, error)
+            continue
+        if instance is None:
+            continue
+        combined = PluginHooks(pm, impl.plugin, instance)
+        pm.unregister(name=info.name)
+        pm.register(combined, name=info.name)
+        info.instance = instance
+        info.hooks = sorted(h.name for h in (pm.get_hookcallers(combined) or []))
+
+
+def plugin_instance(reach: Any, name: str) -> Any:
+    """The object plugin ``name`` built for ``reach`` with ``reach_plugin_instance``.
+
+    ``name`` is the entry-point or the distribution name. ``None`` when that plugin is
+    not loaded in ``reach`` (not installed, blocked, failed) or builds no object: this is
+    how a plugin's public functions (``reach_audit.audit_of(reach)``) find their state.
+    """
+    names = getattr(reach, "plugin_names", None)
+    wanted = (names.resolve(name) if names is not None else None) or name
+    for info in getattr(reach, "plugin_info", ()):
+        if info.name == wanted and info.status == "loaded":
+            return info.instance
+    return None
 
 
 def _header(text: str) -> tuple[str | None, str | None]:
