@@ -313,6 +313,11 @@ class Reach:
         self._tools[name].blocked = reason
         self._invalidate()
 
+    def tool_changed(self, name: str) -> None:
+        """Say that tool ``name``'s definition (risk, idempotence) changed at run time, e.g. a
+        remote server's new annotations: decisions cached per tool are made again."""
+        self._invalidate()
+
     def _invalidate(self) -> None:
         """Forget per-agent caches after the tool set or a tool's state changed."""
         self._policies.clear()
