@@ -119,23 +119,35 @@ def test_check_reports_set_up_problems(tmp_path):
     assert checked.returncode != 0 and "[plugins.reach-sample] offset" in checked.stderr
 
 
-def test_extend_reach_waits_for_reach(tmp_path):
-    out = _run("""
-        import sys
-        from reach_core.plugins import extend_reach
-        extend_reach("as_probe", lambda self: "probe")
-        assert "reach_core.reach" not in sys.modules
-        extend_reach("as_second", lambda self: True)  # as bridges add as_langchain_tools
-        assert "reach_core.reach" not in sys.modules
-        from reach_core.reach import Reach
-        r = Reach({"reach": {"data_dir": "d"}}, plugins=[])
-        print(r.as_probe(), r.as_second())
-        extend_reach("as_probe", lambda self: "other")  # an attribute already there is kept
-        extend_reach("as_late", lambda self: "late")    # Reach is imported: set at once
-        print(r.as_probe(), r.as_late())
+BRIDGES = {"reach-langchain": ("reach_langchain", "langchain_core"),
+           "reach-openai-agents": ("reach_openai_agents", "agents"),
+           "reach-pydantic-ai": ("reach_pydantic_ai", "pydantic_ai")}
+
+
+def test_importing_the_bridges_adds_nothing_to_reach(tmp_path):
+    """The bridges are functions that take a ``Reach`` (``reach_langchain.tools(reach)``): importing
+    them (package, entry point, bridge module when its SDK is installed) leaves ``Reach`` as it was."""
+    out = _run(f"""
+        import importlib, importlib.util, json, sys
+        sys.path[:0] = {[str(ROOT / "plugins" / name) for name in BRIDGES]!r}
+        from reach_core import Reach
+        before = set(dir(Reach))
+        imported = []
+        for package, sdk in {list(BRIDGES.values())!r}:
+            modules = [package, package + ".plugin"]
+            if importlib.util.find_spec(sdk) is not None:
+                modules.append(package + ".bridge")
+            for module in modules:
+                importlib.import_module(module)
+                imported.append(module)
+        bare = Reach({{"reach": {{"data_dir": "d"}}}}, plugins=[])
+        print(json.dumps({{"added": sorted(set(dir(Reach)) - before), "imported": imported,
+                          "bare": [a for a in dir(bare) if a.startswith("as_")]}}))
     """, tmp_path)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["probe", "True", "probe", "late"]
+    found = json.loads(out.stdout)
+    assert found["added"] == [] and found["bare"] == []
+    assert {f"{p}.plugin" for p, _ in BRIDGES.values()} <= set(found["imported"])
 
 
 FIRST_PARTY = ["reach-audit", "reach-confirm", "reach-files", "reach-http", "reach-langchain", "reach-mcp",
