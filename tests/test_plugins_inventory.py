@@ -72,17 +72,28 @@ def test_inventory_imports_neither_pydantic_nor_the_pipeline(tmp_path):
     assert heavy == []
 
 
-def test_entry_points_are_read_like_importlib_metadata(tmp_path, monkeypatch):
-    """The direct dist-info scan finds what ``importlib.metadata`` finds, first one on the path wins."""
+def test_entry_points_come_from_importlib_metadata_first_on_the_path_wins(tmp_path, monkeypatch):
+    """Entry points, name and version as the standard library reads them; of two copies of one
+    distribution on ``sys.path``, the first wins (the one ``import`` would use)."""
     from importlib.metadata import entry_points
 
-    from reach_core.plugins import _scan_entry_points
+    from reach_core.plugins import _entry_points, _name_version
 
-    _light_plugin(tmp_path)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    scanned = sorted((e.name, e.value) for e in _scan_entry_points() or [])
-    assert scanned == sorted((e.name, e.value) for e in entry_points(group="reach"))
-    assert ("reach-light", "reach_light") in scanned
+    later = tmp_path / "later"
+    later.mkdir()
+    _light_plugin(later)
+    (later / "reach_light-0.1.0.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: reach-light\nVersion: 0.0.1\n")
+    (later / "reach_light-0.1.0.dist-info" / "entry_points.txt").write_text("[reach]\nreach-light = stale\n")
+    first = tmp_path / "first"
+    first.mkdir()
+    _light_plugin(first)
+    monkeypatch.syspath_prepend(str(later))
+    monkeypatch.syspath_prepend(str(first))
+    found = {e.name: e for e in _entry_points()}
+    assert found["reach-light"].value == "reach_light"
+    assert _name_version(found["reach-light"]) == ("reach-light", "0.1.0")
+    assert {n for n in found} == {e.name for e in entry_points(group="reach")}
 
 
 def test_blocked_plugin_is_not_imported_by_reach_plugins(tmp_path):
