@@ -22,11 +22,11 @@ def add_commands(cli: click.Group) -> None:
 
 
 def _settings(ctx: click.Context) -> Any:
-    from reach_core.cli import _reach
+    from reach_core.cli import reach_of
 
     from .runner import settings_of
 
-    return settings_of(_reach(ctx))
+    return settings_of(reach_of(ctx))
 
 
 def _client(ctx: click.Context) -> Any:
@@ -134,9 +134,9 @@ def runs_cancel(ctx: click.Context, run_id: str, as_json: bool) -> None:
 @click.pass_context
 def runs_resume(ctx: click.Context, run_id: str, timeout: float | None, as_json: bool) -> None:
     """Resume a run in this process (a cancelled one too) and wait for its result."""
-    from reach_core.cli import _reach
+    from reach_core.cli import reach_of
 
-    reach = _reach(ctx)
+    reach = reach_of(ctx)
     client = _client(ctx)
     try:
         if client.show(run_id) is None:
