@@ -89,8 +89,8 @@ def make_reach(data_dir: str) -> Any:
 
 
 async def bench_langchain(reach: Any) -> list[float]:
-    from langchain_core.tools import StructuredTool
     import reach_langchain
+    from langchain_core.tools import StructuredTool
 
     call = {"name": "add", "args": ARGS, "id": "call_1", "type": "tool_call"}
     native = StructuredTool.from_function(coroutine=add_native, name="add")
@@ -101,13 +101,13 @@ async def bench_langchain(reach: Any) -> list[float]:
 
 
 async def bench_pydantic_ai(reach: Any) -> list[float]:
+    import reach_pydantic_ai
     from pydantic_ai import RunContext, Tool
     from pydantic_ai.messages import ToolCallPart
     from pydantic_ai.models.test import TestModel
     from pydantic_ai.tool_manager import ToolManager
     from pydantic_ai.toolsets import FunctionToolset
     from pydantic_ai.usage import RunUsage
-    import reach_pydantic_ai
 
     ctx = RunContext(deps=None, model=TestModel(), usage=RunUsage())
     native = await ToolManager(FunctionToolset([Tool(add_native, name="add")])).for_run_step(ctx)
@@ -119,9 +119,9 @@ async def bench_pydantic_ai(reach: Any) -> list[float]:
 
 
 async def bench_openai_agents(reach: Any) -> list[float]:
+    import reach_openai_agents
     from agents import function_tool
     from agents.tool_context import ToolContext
-    import reach_openai_agents
 
     native = function_tool(add_native, name_override="add")
     [bridged] = reach_openai_agents.tools(reach)

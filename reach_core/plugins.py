@@ -29,7 +29,6 @@ nor the rest of the core.
 from __future__ import annotations
 
 import os
-import sys
 import types
 from collections.abc import Iterable
 from dataclasses import dataclass, field

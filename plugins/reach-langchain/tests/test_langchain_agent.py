@@ -7,12 +7,12 @@ import asyncio
 import json
 
 import reach_audit
+import reach_langchain
 from langchain.agents import create_agent
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
 from langchain_openai import ChatOpenAI
 from reach_audit.query import tail_sync
-import reach_langchain
 from reach_openai.scripted import Answer, Call, ToolCalls
 
 API_KEY = "sk-scripted-langchain"  # the key the conftest's scripted server accepts

@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 
 import pytest
+import reach_langchain
 from langchain.agents import create_agent
 from langchain_core.messages import ToolMessage
 from langchain_openai import ChatOpenAI
 from langgraph.checkpoint.memory import InMemorySaver
-import reach_langchain
 from reach_openai.scripted import Answer, Call, ToolCalls
 
 from reach_core import connector

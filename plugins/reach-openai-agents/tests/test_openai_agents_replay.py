@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import reach_openai_agents
 from agents import (
     Agent,
     FunctionTool,
@@ -17,7 +18,6 @@ from agents import (
 )
 from openai import AsyncOpenAI
 from reach_openai.scripted import Answer, Call, ToolCalls
-import reach_openai_agents
 
 from reach_core import connector
 

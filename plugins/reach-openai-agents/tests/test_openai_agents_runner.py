@@ -7,11 +7,11 @@ import json
 
 import pytest
 import reach_audit
+import reach_openai_agents
 from agents import Agent, FunctionTool, OpenAIChatCompletionsModel, RunConfig, Runner
 from openai import AsyncOpenAI
 from reach_audit.query import tail_sync
 from reach_openai.scripted import Answer, Call, ToolCalls
-import reach_openai_agents
 from reach_openai_agents import strict_compatible
 
 API_KEY = "sk-scripted-openai-agents"  # the key the conftest's scripted server accepts

@@ -7,12 +7,12 @@ import json
 
 import pytest
 import reach_audit
+import reach_pydantic_ai
 from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults, ToolDenied
 from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.providers.openai import OpenAIProvider
 from reach_audit.query import tail_sync
 from reach_openai.scripted import Answer, Call, ToolCalls
-import reach_pydantic_ai
 from reach_pydantic_ai import ReachToolset
 
 API_KEY = "sk-scripted-pydantic-ai"  # the key the conftest's scripted server accepts
