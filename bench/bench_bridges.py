@@ -89,29 +89,29 @@ def make_reach(data_dir: str) -> Any:
 
 
 async def bench_langchain(reach: Any) -> list[float]:
+    import reach_langchain
     from langchain_core.tools import StructuredTool
-    from reach_langchain import as_langchain_tools
 
     call = {"name": "add", "args": ARGS, "id": "call_1", "type": "tool_call"}
     native = StructuredTool.from_function(coroutine=add_native, name="add")
-    [bridged] = as_langchain_tools(reach)
+    [bridged] = reach_langchain.tools(reach)
     assert (await native.ainvoke(call)).content == "3"
     assert (await bridged.ainvoke(call)).content == "3"
     return await per_call_us(lambda: native.ainvoke(call), lambda: bridged.ainvoke(call))
 
 
 async def bench_pydantic_ai(reach: Any) -> list[float]:
+    import reach_pydantic_ai
     from pydantic_ai import RunContext, Tool
     from pydantic_ai.messages import ToolCallPart
     from pydantic_ai.models.test import TestModel
     from pydantic_ai.tool_manager import ToolManager
     from pydantic_ai.toolsets import FunctionToolset
     from pydantic_ai.usage import RunUsage
-    from reach_pydantic_ai import as_pydantic_ai_toolset
 
     ctx = RunContext(deps=None, model=TestModel(), usage=RunUsage())
     native = await ToolManager(FunctionToolset([Tool(add_native, name="add")])).for_run_step(ctx)
-    bridged = await ToolManager(as_pydantic_ai_toolset(reach)).for_run_step(ctx)
+    bridged = await ToolManager(reach_pydantic_ai.toolset(reach)).for_run_step(ctx)
     part = ToolCallPart("add", ARGS_JSON, tool_call_id="call_1")
     assert await native.handle_call(part) == 3
     assert await bridged.handle_call(part) == 3
@@ -119,12 +119,12 @@ async def bench_pydantic_ai(reach: Any) -> list[float]:
 
 
 async def bench_openai_agents(reach: Any) -> list[float]:
+    import reach_openai_agents
     from agents import function_tool
     from agents.tool_context import ToolContext
-    from reach_openai_agents import as_openai_agents_tools
 
     native = function_tool(add_native, name_override="add")
-    [bridged] = as_openai_agents_tools(reach)
+    [bridged] = reach_openai_agents.tools(reach)
     ctx = ToolContext(context=None, tool_name="add", tool_call_id="call_1", tool_arguments=ARGS_JSON)
     assert str(await native.on_invoke_tool(ctx, ARGS_JSON)) == "3"
     assert await bridged.on_invoke_tool(ctx, ARGS_JSON) == "3"

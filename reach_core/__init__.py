@@ -39,7 +39,7 @@ _EXPORTS = {
     "Progress": "streaming", "Final": "streaming", "StreamEvent": "streaming",
     "RunResult": "loop", "RunStep": "loop", "Adapter": "adapter", "ModelError": "adapter",
     "ModelRequest": "adapter", "ModelResponse": "adapter", "ModelToolCall": "adapter", "Usage": "adapter",
-    "Redactor": "redact",
+    "Redactor": "redact", "plugin_instance": "plugins",
 }
 
 if TYPE_CHECKING:
@@ -65,6 +65,7 @@ if TYPE_CHECKING:
     )
     from .hookspecs import hookimpl, hookspec
     from .loop import RunResult, RunStep
+    from .plugins import plugin_instance
     from .reach import Reach
     from .redact import Redactor
     from .result import ToolError, ToolResult, to_jsonable
@@ -79,10 +80,6 @@ def __getattr__(name: str) -> Any:
     import importlib
 
     value = getattr(importlib.import_module(f".{module}", __name__), name)
-    if name == "Reach":
-        from .plugins import apply_reach_methods
-
-        apply_reach_methods()  # methods plugins added before Reach was imported
     globals()[name] = value
     return value
 
@@ -131,5 +128,6 @@ __all__ = [
     "connector",
     "hookimpl",
     "hookspec",
+    "plugin_instance",
     "to_jsonable",
 ]

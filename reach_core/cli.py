@@ -17,7 +17,7 @@ import click
 
 from . import __version__
 
-__all__ = ["main", "serve_group"]
+__all__ = ["main", "reach_of", "serve_group"]
 
 CORE_COMMANDS = ("plugins", "tools", "call", "config")
 _WARNING = 30  # logging.WARNING, without importing logging at start-up
@@ -122,7 +122,13 @@ def _inventory(ctx: click.Context, *, quiet: bool = False) -> Any:
         raise click.ClickException(str(exc)) from None
 
 
-def _reach(ctx: click.Context, *, quiet: bool = False) -> Any:
+def reach_of(ctx: click.Context, *, quiet: bool = False) -> Any:
+    """The ``Reach`` of this ``reach`` invocation, built from ``--config`` on first use and shared
+    by every command of it: what a plugin's command (``reach_register_commands``) works on.
+
+    A configuration or plugin error becomes a ``click.ClickException`` (the message, no
+    traceback); with ``quiet`` it is a warning on stderr and the result ``None``.
+    """
     root = ctx.find_root()
     obj = _root_obj(ctx)
     if obj.get("reach") is None:
@@ -174,14 +180,14 @@ def plugins_cmd(ctx: click.Context, as_json: bool, hook: str | None, check: bool
     tools two plugins provide are reported too.
     """
     if hook:
-        reach = _reach(ctx)
+        reach = reach_of(ctx)
         order = reach.hook_order(hook)
         if as_json:
             _echo_json({"hook": hook, "order": order})
         else:
             click.echo(f"{hook}: " + (" -> ".join(order) if order else "(no implementations)"))
         return
-    source = _reach(ctx) if check else _inventory(ctx)
+    source = reach_of(ctx) if check else _inventory(ctx)
     rows = [p.to_dict() for p in source.plugin_info]
     if as_json:
         _echo_json(rows)
@@ -229,7 +235,7 @@ def tools_cmd(ctx: click.Context, agent: str | None, query: str | None, limit: i
     """List the tools a model would be offered."""
     if ctx.invoked_subcommand:
         return
-    reach = _reach(ctx)
+    reach = reach_of(ctx)
     if explain and query:
         selector = reach.provider("selector")
         if selector is None or not hasattr(selector, "explain"):
@@ -270,7 +276,7 @@ def tools_lint_cmd(ctx: click.Context, as_json: bool) -> None:
     """Check each tool against what makes models call tools well. Exit 1 if any problem."""
     from .lint import lint_tool
 
-    reach = _reach(ctx)
+    reach = reach_of(ctx)
     report = {t.name: [p.to_dict() for p in lint_tool(t)] for t in reach.all_tools()}
     if as_json:
         _echo_json(report)
@@ -290,7 +296,7 @@ def tools_lint_cmd(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 def tools_pin_cmd(ctx: click.Context, names: tuple[str, ...], check: bool, as_json: bool) -> None:
     """Record a hash of each tool's name, description and schema; changed tools are blocked until re-pinned."""
-    reach = _reach(ctx)
+    reach = reach_of(ctx)
     if check:
         changed = {t.name: t.blocked for t in reach.all_tools() if t.blocked}
         if as_json:
@@ -323,7 +329,7 @@ def call_cmd(ctx: click.Context, name: str, args: str, agent: str | None, as_jso
     import asyncio
     import json
 
-    reach = _reach(ctx)
+    reach = reach_of(ctx)
 
     async def go() -> Any:
         view = _ProgressView(sys.stderr)

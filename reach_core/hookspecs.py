@@ -2,7 +2,9 @@
 
 Implement hooks as module-level functions decorated with ``reach_core.hookimpl``
 in the module your ``[project.entry-points.reach]`` entry names. A plugin
-implements only the hooks it needs, with only the arguments it needs.
+implements only the hooks it needs, with only the arguments it needs. A plugin
+with state per ``Reach`` returns an object from ``reach_plugin_instance``; its
+``@hookimpl`` methods (with ``self``) count as the plugin's hooks.
 
 Set-up hooks are called once per plugin, in plugin-name order, when a
 ``Reach`` starts. Runtime hooks may be plain or ``async`` functions: pluggy
@@ -42,6 +44,23 @@ def reach_plugin_settings() -> Any:
     ``[plugins.NAME]`` is validated against it at start-up (errors name the plugin
     and the field); ``{ env = "VAR" }`` values are read from the environment. The
     validated instance is passed to ``reach_register_tools`` and set on ``ctx.settings``.
+    """
+
+
+@hookspec
+def reach_plugin_instance(reach: Any, settings: Any) -> Any:
+    """Return this plugin's object for this ``Reach`` (or ``None``): where per-``Reach`` state lives.
+
+    Called once per plugin when a ``Reach`` starts, after every plugin's settings are
+    validated and before ``reach_register_tools``, with this plugin's validated
+    ``settings`` (or ``None``). The object's ``@hookimpl`` methods are registered with
+    this ``Reach``'s plugin manager under the plugin's name, beside the module's
+    functions (a hook both implement is the object's): ``[hooks]`` order,
+    ``hooks_disabled``, ``REACH_HOOK_PRIORITY`` (module or object attribute) and
+    ``reach plugins --hook`` name it as the plugin. A plugin's public functions find it
+    with ``reach_core.plugin_instance(reach, "NAME")``. Keep per-``Reach`` state on it,
+    never in a module-level map or an attribute set on ``reach``. An exception marks the
+    plugin failed (``PluginError``; raised when strict).
     """
 
 

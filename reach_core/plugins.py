@@ -15,10 +15,10 @@ that no installed plugin has is a ``ConfigError`` raised before any plugin is
 imported, with the closest installed name: a misspelt ``disable`` would
 otherwise load the very plugin it was meant to block.
 
-Entry points are read straight from the ``*.dist-info`` directories on
-``sys.path`` (see :func:`_scan_entry_points`; ``importlib.metadata`` when a zip
-or a custom finder is involved), and a plugin's name and version from its
-metadata file's header only: ``reach plugins`` start-up time is a target.
+Entry points come from ``importlib_metadata`` (the backport, a dependency: one
+behaviour on every Python, zips and custom finders included), and a plugin's
+name and version from its metadata file's header only: ``reach plugins``
+start-up time is a target (≤ 150 ms; ``reach --version`` imports none of this).
 
 :func:`inventory` is what ``reach plugins`` and the CLI's command discovery use:
 the plugins found, blocked, imported and registered, without starting them
@@ -29,7 +29,6 @@ nor the rest of the core.
 from __future__ import annotations
 
 import os
-import sys
 import types
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -40,7 +39,8 @@ import pluggy
 from . import hookspecs
 from .errors import PluginError
 
-__all__ = ["Inventory", "PluginInfo", "PluginNames", "extend_reach", "inventory", "load_plugins", "new_manager"]
+__all__ = ["Inventory", "PluginInfo", "PluginNames", "build_instances", "inventory", "load_plugins", "new_manager",
+           "plugin_instance"]
 
 
 @dataclass
@@ -55,6 +55,8 @@ class PluginInfo:
     reason: str | None = None
     hooks: list[str] = field(default_factory=list)
     obj: Any = None
+    #: the per-``Reach`` object ``reach_plugin_instance`` built (``None``: the plugin has none)
+    instance: Any = None
 
     @property
     def aliases(self) -> list[str]:
@@ -146,35 +148,6 @@ class PluginNames:
         return out
 
 
-# Methods plugins add to ``Reach`` (see ``extend_reach``), kept until ``reach_core.reach`` is imported.
-_REACH_METHODS: dict[str, Any] = {}
-
-
-def extend_reach(name: str, function: Any) -> None:
-    """Give ``reach_core.Reach`` the method ``name``, without importing it.
-
-    A plugin module that adds a method (``reach.as_something()``) calls this at
-    import: the method is set at once if ``reach_core.reach`` is already imported,
-    else as soon as ``Reach`` is used (``reach_core.Reach``, or any ``Reach()``),
-    so listing plugins (``reach plugins``) does not import the core's pipeline.
-    An attribute already on ``Reach`` is never replaced.
-    """
-    _REACH_METHODS.setdefault(name, function)
-    apply_reach_methods()
-
-
-def apply_reach_methods() -> None:
-    """Set the methods ``extend_reach`` collected on ``Reach``, if it is imported yet."""
-    module = sys.modules.get("reach_core.reach")
-    cls = getattr(module, "Reach", None) if module is not None else None
-    if cls is None:
-        return
-    for name, function in list(_REACH_METHODS.items()):
-        if name not in cls.__dict__:
-            setattr(cls, name, function)
-    _REACH_METHODS.clear()
-
-
 def new_manager() -> pluggy.PluginManager:
     pm = pluggy.PluginManager("reach")
     pm.add_hookspecs(hookspecs)
@@ -215,7 +188,6 @@ def load_plugins(
 ) -> list[PluginInfo]:
     """Register the plugins ``spec`` asks for ("auto" = entry points, or a list)."""
     infos: list[PluginInfo] = []
-    apply_reach_methods()  # plugins imported before Reach was (``reach plugins``, a direct import)
     items = ["auto"] if spec == "auto" else list(spec or [])
     explicit = [item if isinstance(item, tuple) else (_plugin_name(item), item) for item in items if item != "auto"]
     eps = _entry_points() if "auto" in items else None
@@ -242,7 +214,6 @@ def load_plugins(
             infos.append(PluginInfo(name=name, status="blocked", reason=reason))
             continue
         _register(pm, name, obj, infos, strict=strict)
-    apply_reach_methods()  # ... and plugins imported just now
     return infos
 
 
@@ -285,6 +256,93 @@ def _register(pm: pluggy.PluginManager, name: str, obj: Any, infos: list[PluginI
     ))
 
 
+class PluginHooks:
+    """One plugin's hook implementations in one ``Reach``: its module's functions and the
+    ``@hookimpl`` methods of the object its ``reach_plugin_instance`` built for that ``Reach``.
+
+    Registered in place of the module, under the plugin's name. Why one object and not
+    the instance beside the module: pluggy attributes an implementation to the object
+    registered and its name, and everything that names plugins reads that name (``[hooks]``
+    order, ``[plugins.NAME] hooks_disabled``, ``REACH_HOOK_PRIORITY``, ``reach plugins
+    --hook``, ``Reach(disable=...)``); a second registration would need a second name.
+    A hook both implement is the instance's. ``REACH_HOOK_PRIORITY`` is the module's,
+    updated by the instance's.
+    """
+
+    def __init__(self, pm: pluggy.PluginManager, module: Any, instance: Any) -> None:
+        by_hook: dict[str, tuple[str, Any]] = {}
+        for source in (module, instance):
+            for attr in dir(source):
+                if attr.startswith("__"):
+                    continue
+                opts = pm.parse_hookimpl_opts(source, attr)
+                if opts is not None:
+                    by_hook[opts.get("specname") or attr] = (attr, getattr(source, attr))
+        for attr, function in by_hook.values():
+            setattr(self, attr, function)
+        self.REACH_HOOK_PRIORITY = {**(getattr(module, "REACH_HOOK_PRIORITY", None) or {}),
+                                    **(getattr(instance, "REACH_HOOK_PRIORITY", None) or {})}
+        self.__name__ = getattr(module, "__name__", type(module).__name__)
+        self._reach_module = module
+        self._reach_instance = instance
+
+    def __repr__(self) -> str:
+        return f"<PluginHooks {self.__name__} + {type(self._reach_instance).__name__}>"
+
+
+def build_instances(pm: pluggy.PluginManager, infos: Iterable[PluginInfo], settings: dict[str, Any], reach: Any,
+                    fail: Any) -> None:
+    """Build every loaded plugin's per-``Reach`` object and register its hooks under the plugin's name.
+
+    ``reach_plugin_instance(reach, settings)`` is called once per plugin, in plugin-name
+    order, with that plugin's validated settings, before any ``reach_register_*`` hook (so
+    those may be methods of the object too). A plugin whose factory raises is passed to
+    ``fail(info, error)`` with a ``PluginError`` naming it (``ConfigError`` as raised),
+    which records it as failed or, when strict, raises.
+    """
+    from .errors import ConfigError
+
+    loaded = {i.name: i for i in infos if i.status == "loaded"}
+    for impl in sorted(pm.hook.reach_plugin_instance.get_hookimpls(), key=lambda i: i.plugin_name):
+        info = loaded.get(impl.plugin_name)
+        if info is None:
+            continue
+        args = {"reach": reach, "settings": settings.get(info.name)}
+        try:
+            instance = impl.function(**{a: args[a] for a in impl.argnames})
+        except ConfigError as exc:
+            fail(info, exc)
+            continue
+        except Exception as exc:  # noqa: BLE001 - one broken plugin must not take reach down
+            error = PluginError(f"plugin {info.name!r} could not build its object for this Reach: "
+                                f"{type(exc).__name__}: {exc}")
+            error.__cause__ = exc
+            fail(info, error)
+            continue
+        if instance is None:
+            continue
+        combined = PluginHooks(pm, impl.plugin, instance)
+        pm.unregister(name=info.name)
+        pm.register(combined, name=info.name)
+        info.instance = instance
+        info.hooks = sorted(h.name for h in (pm.get_hookcallers(combined) or []))
+
+
+def plugin_instance(reach: Any, name: str) -> Any:
+    """The object plugin ``name`` built for ``reach`` with ``reach_plugin_instance``.
+
+    ``name`` is the entry-point or the distribution name. ``None`` when that plugin is
+    not loaded in ``reach`` (not installed, blocked, failed) or builds no object: this is
+    how a plugin's public functions (``reach_audit.audit_of(reach)``) find their state.
+    """
+    names = getattr(reach, "plugin_names", None)
+    wanted = (names.resolve(name) if names is not None else None) or name
+    for info in getattr(reach, "plugin_info", ()):
+        if info.name == wanted and info.status == "loaded":
+            return info.instance
+    return None
+
+
 def _header(text: str) -> tuple[str | None, str | None]:
     """``Name`` and ``Version`` from the header of a core-metadata text (stops at the body)."""
     name = version = None
@@ -300,108 +358,17 @@ def _header(text: str) -> tuple[str | None, str | None]:
     return name, version
 
 
-@dataclass
-class _EntryPoint:
-    """One ``reach`` entry point as :func:`_scan_entry_points` finds it."""
-
-    name: str
-    value: str
-    meta_dir: str | None = None
-
-    def load(self) -> Any:
-        import importlib
-
-        module, _, attrs = self.value.partition(":")
-        obj: Any = importlib.import_module(module.strip())
-        for attr in filter(None, attrs.strip().split(".")):
-            obj = getattr(obj, attr)
-        return obj
-
-    def name_version(self) -> tuple[str | None, str | None]:
-        if self.meta_dir is None:
-            return None, None
-        for fname in ("METADATA", "PKG-INFO"):
-            try:
-                with open(os.path.join(self.meta_dir, fname), encoding="utf-8") as f:
-                    return _header(f.read(4096))
-            except OSError:
-                continue
-        return None, None
-
-
-def _scan_entry_points(group: str = "reach") -> list[_EntryPoint] | None:
-    """The entry points of ``group``, read straight from the ``*.dist-info`` /
-    ``*.egg-info`` directories on ``sys.path``.
-
-    Why not ``importlib.metadata.entry_points``: importing it and parsing every
-    installed distribution's entry points costs ~50 ms with a few hundred
-    distributions, a sixth of the start-up budget of ``reach plugins``; reading
-    only the files that mention ``[reach]`` costs ~5 ms. Same rules: the first
-    distribution of a name on ``sys.path`` wins. Returns ``None`` (the caller
-    then asks ``importlib.metadata``) when distributions could come from
-    somewhere this does not read: a zip on ``sys.path`` or a custom finder.
-    """
-    import re
-
-    if any(hasattr(f, "find_distributions") and not (
-            getattr(f, "__module__", "") or "").startswith("_frozen_importlib") for f in sys.meta_path):
-        return None
-    header = f"[{group}]"
-    seen: set[str] = set()
-    found: list[_EntryPoint] = []
-    for entry in sys.path:
-        try:
-            listing = os.scandir(entry or ".")
-        except (NotADirectoryError, FileNotFoundError, PermissionError):
-            if entry and os.path.isfile(entry):
-                return None  # a zip: let importlib.metadata read it
-            continue
-        except OSError:
-            continue
-        with listing:
-            for d in listing:
-                if not d.name.endswith((".dist-info", ".egg-info")):
-                    continue
-                dist = re.sub(r"[-_.]+", "_", d.name.rpartition(".")[0].split("-")[0]).lower()
-                if dist in seen:
-                    continue
-                seen.add(dist)
-                try:
-                    with open(os.path.join(d.path, "entry_points.txt"), encoding="utf-8") as f:
-                        text = f.read()
-                except OSError:
-                    continue
-                if header in text:
-                    found.extend(_EntryPoint(n, v, d.path) for n, v in _section(text, header))
-    return found
-
-
-def _section(text: str, header: str) -> list[tuple[str, str]]:
-    """``name = value`` lines of one INI section of an ``entry_points.txt``."""
-    out: list[tuple[str, str]] = []
-    inside = False
-    for raw in text.splitlines():
-        line = raw.strip()
-        if line.startswith("["):
-            inside = line == header
-        elif inside and "=" in line and not line.startswith(("#", ";")):
-            name, _, value = line.partition("=")
-            out.append((name.strip(), value.strip()))
-    return out
-
-
 def _entry_points() -> list[Any]:
-    eps: list[Any] | None = _scan_entry_points()
-    if eps is None:
-        from importlib.metadata import entry_points
+    """The installed ``reach`` entry points, by name; of two distributions of one name on
+    ``sys.path``, the first (the one ``import`` would use) wins."""
+    from importlib_metadata import entry_points
 
-        eps = list(entry_points(group="reach"))
-    return sorted(eps, key=lambda e: e.name)
+    return sorted(entry_points(group="reach"), key=lambda e: e.name)
 
 
 def _name_version(ep: Any) -> tuple[str | None, str | None]:
-    if isinstance(ep, _EntryPoint):
-        return ep.name_version()
+    """The distribution name and version of ``ep``, from its metadata's header (``dist.name``
+    and ``dist.version`` would parse the whole file as an e-mail message)."""
     dist = getattr(ep, "dist", None)
     if dist is None:
         return None, None

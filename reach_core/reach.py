@@ -19,7 +19,7 @@ from .errors import ConfigError, ConnectorError, PluginError
 from .hookcall import HookCaller
 from .pins import PinStore
 from .pipeline import invoke as _invoke
-from .plugins import PluginInfo, PluginNames, load_plugins, new_manager
+from .plugins import PluginInfo, PluginNames, build_instances, load_plugins, new_manager
 from .policy import Policy
 from .redact import Redactor
 from .result import ToolResult
@@ -113,6 +113,7 @@ class Reach:
             table = cfg.plugins.plugin_table(info.name)
             disabled_hooks[info.name] = set(table.pop("hooks_disabled", []) or [])
             self._settings[info.name] = self._validate_settings(info, table)
+        build_instances(self._pm, self.plugin_info, self._settings, self, self._fail_plugin)  # per-Reach objects
         self._register_provider("parser", "tagged", "reach-core", TaggedParser())
         for info in list(self._loaded()):
             try:
@@ -310,6 +311,11 @@ class Reach:
         """Block (``reason``) or unblock (``None``) a tool at run time, e.g. when a remote
         server changes a pinned definition. Blocked tools are neither offered nor run."""
         self._tools[name].blocked = reason
+        self._invalidate()
+
+    def tool_changed(self, name: str) -> None:
+        """Say that tool ``name``'s definition (risk, idempotence) changed at run time, e.g. a
+        remote server's new annotations: decisions cached per tool are made again."""
         self._invalidate()
 
     def _invalidate(self) -> None:

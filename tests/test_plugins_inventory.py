@@ -72,17 +72,28 @@ def test_inventory_imports_neither_pydantic_nor_the_pipeline(tmp_path):
     assert heavy == []
 
 
-def test_entry_points_are_read_like_importlib_metadata(tmp_path, monkeypatch):
-    """The direct dist-info scan finds what ``importlib.metadata`` finds, first one on the path wins."""
+def test_entry_points_come_from_importlib_metadata_first_on_the_path_wins(tmp_path, monkeypatch):
+    """Entry points, name and version as the standard library reads them; of two copies of one
+    distribution on ``sys.path``, the first wins (the one ``import`` would use)."""
     from importlib.metadata import entry_points
 
-    from reach_core.plugins import _scan_entry_points
+    from reach_core.plugins import _entry_points, _name_version
 
-    _light_plugin(tmp_path)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    scanned = sorted((e.name, e.value) for e in _scan_entry_points() or [])
-    assert scanned == sorted((e.name, e.value) for e in entry_points(group="reach"))
-    assert ("reach-light", "reach_light") in scanned
+    later = tmp_path / "later"
+    later.mkdir()
+    _light_plugin(later)
+    (later / "reach_light-0.1.0.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: reach-light\nVersion: 0.0.1\n")
+    (later / "reach_light-0.1.0.dist-info" / "entry_points.txt").write_text("[reach]\nreach-light = stale\n")
+    first = tmp_path / "first"
+    first.mkdir()
+    _light_plugin(first)
+    monkeypatch.syspath_prepend(str(later))
+    monkeypatch.syspath_prepend(str(first))
+    found = {e.name: e for e in _entry_points()}
+    assert found["reach-light"].value == "reach_light"
+    assert _name_version(found["reach-light"]) == ("reach-light", "0.1.0")
+    assert {n for n in found} == {e.name for e in entry_points(group="reach")}
 
 
 def test_blocked_plugin_is_not_imported_by_reach_plugins(tmp_path):
@@ -119,23 +130,35 @@ def test_check_reports_set_up_problems(tmp_path):
     assert checked.returncode != 0 and "[plugins.reach-sample] offset" in checked.stderr
 
 
-def test_extend_reach_waits_for_reach(tmp_path):
-    out = _run("""
-        import sys
-        from reach_core.plugins import extend_reach
-        extend_reach("as_probe", lambda self: "probe")
-        assert "reach_core.reach" not in sys.modules
-        extend_reach("as_second", lambda self: True)  # as bridges add as_langchain_tools
-        assert "reach_core.reach" not in sys.modules
-        from reach_core.reach import Reach
-        r = Reach({"reach": {"data_dir": "d"}}, plugins=[])
-        print(r.as_probe(), r.as_second())
-        extend_reach("as_probe", lambda self: "other")  # an attribute already there is kept
-        extend_reach("as_late", lambda self: "late")    # Reach is imported: set at once
-        print(r.as_probe(), r.as_late())
+BRIDGES = {"reach-langchain": ("reach_langchain", "langchain_core"),
+           "reach-openai-agents": ("reach_openai_agents", "agents"),
+           "reach-pydantic-ai": ("reach_pydantic_ai", "pydantic_ai")}
+
+
+def test_importing_the_bridges_adds_nothing_to_reach(tmp_path):
+    """The bridges are functions that take a ``Reach`` (``reach_langchain.tools(reach)``): importing
+    them (package, entry point, bridge module when its SDK is installed) leaves ``Reach`` as it was."""
+    out = _run(f"""
+        import importlib, importlib.util, json, sys
+        sys.path[:0] = {[str(ROOT / "plugins" / name) for name in BRIDGES]!r}
+        from reach_core import Reach
+        before = set(dir(Reach))
+        imported = []
+        for package, sdk in {list(BRIDGES.values())!r}:
+            modules = [package, package + ".plugin"]
+            if importlib.util.find_spec(sdk) is not None:
+                modules.append(package + ".bridge")
+            for module in modules:
+                importlib.import_module(module)
+                imported.append(module)
+        bare = Reach({{"reach": {{"data_dir": "d"}}}}, plugins=[])
+        print(json.dumps({{"added": sorted(set(dir(Reach)) - before), "imported": imported,
+                          "bare": [a for a in dir(bare) if a.startswith("as_")]}}))
     """, tmp_path)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["probe", "True", "probe", "late"]
+    found = json.loads(out.stdout)
+    assert found["added"] == [] and found["bare"] == []
+    assert {f"{p}.plugin" for p, _ in BRIDGES.values()} <= set(found["imported"])
 
 
 FIRST_PARTY = ["reach-audit", "reach-confirm", "reach-files", "reach-http", "reach-langchain", "reach-mcp",

@@ -359,7 +359,7 @@ def test_cli_call_shows_progress_on_stderr(tmp_path, monkeypatch):
 
     r = make_reach(data_dir=tmp_path / "data")
     r.register(Steps())
-    monkeypatch.setattr(cli_mod, "_reach", lambda ctx, **kw: r)
+    monkeypatch.setattr(cli_mod, "reach_of", lambda ctx, **kw: r)
     result = CliRunner().invoke(cli_mod.cli, ["call", "steps", "--args", "{}"])
     assert result.exit_code == 0, result.output
     assert '"done": true' in result.stdout

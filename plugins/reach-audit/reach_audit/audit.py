@@ -1,13 +1,12 @@
 """``Audit``: the per-Reach object that ties redaction, the writer, events and spans.
 
-One per ``Reach``, set as an attribute of it (and kept in a weak map, so a
-dropped Reach takes its audit with it); the hooks look it up through ``ctx.reach``.
+One per ``Reach``, held by reach-audit's plugin object in that Reach
+(``reach_audit.plugin.AuditPlugin``); :func:`get_audit` asks the Reach for it.
 """
 
 from __future__ import annotations
 
 import atexit
-import contextlib
 import logging
 import time
 import weakref
@@ -23,11 +22,10 @@ from .writer import AuditWriter
 
 log = logging.getLogger("reach_audit")
 
-_AUDITS: weakref.WeakKeyDictionary[Any, Audit | None] = weakref.WeakKeyDictionary()
-# The audit is also set as an attribute of its Reach: one attribute read on the
-# hot path instead of a weak-map lookup (which builds a weakref every time).
-ATTR = "_reach_audit"
-_MISSING = object()
+# Every open audit of this process, whatever its Reach: what the exit flush writes and
+# what ``only_audit`` looks at. Weak, so a dropped Reach's audit is not kept alive; not
+# a map per Reach (the plugin object holds that), a process-wide set like atexit's.
+_OPEN: weakref.WeakSet[Audit] = weakref.WeakSet()
 
 
 class Audit:
@@ -52,6 +50,7 @@ class Audit:
             batch_size=s.batch_size,
             on_written=self._after_commit if (self.events.enabled or self.spans) else None,
         )
+        _OPEN.add(self)
 
     @property
     def store(self) -> Store:
@@ -116,6 +115,7 @@ class Audit:
         await self.writer.flush()
 
     async def aclose(self) -> None:
+        _OPEN.discard(self)
         await self.writer.aclose()
         self.events.close()
 
@@ -150,39 +150,20 @@ class _LazyStore:
         return getattr(self._audit.store, name)
 
 
-def attach(reach: Any, settings: AuditSettings | None = None) -> Audit | None:
-    """Create (or return) the audit of ``reach``; ``None`` when disabled in settings."""
-    if reach in _AUDITS:
-        return _AUDITS[reach]
-    settings = settings or AuditSettings()
-    if not settings.enabled:
-        _AUDITS[reach] = None  # remembered, so a later attach() does not switch it on
-        with contextlib.suppress(AttributeError):
-            setattr(reach, ATTR, None)
-        return None
-    audit = Audit(reach, settings)
-    _AUDITS[reach] = audit
-    try:
-        setattr(reach, ATTR, audit)
-    except AttributeError:  # a Reach with __slots__: the weak map alone serves
-        pass
-    return audit
-
-
 def get_audit(reach: Any) -> Audit | None:
     """The audit of ``reach``, or ``None`` when reach-audit is not active on it."""
-    audit = getattr(reach, ATTR, _MISSING)
-    if audit is _MISSING:
-        return _AUDITS.get(reach)
-    return audit  # type: ignore[return-value]
+    from reach_core import plugin_instance
+
+    plugin = plugin_instance(reach, "reach-audit")
+    return getattr(plugin, "audit", None)
 
 
 def _flush_all_at_exit() -> None:
     """Interpreter exit: write what scripts left pending (``asyncio.run`` without
     ``aclose()``, ``reach.run_sync``). The core's store thread is a daemon and still
     alive while atexit handlers run."""
-    for audit in list(_AUDITS.values()):
-        if audit is None or not audit.writer.pending:
+    for audit in list(_OPEN):
+        if not audit.writer.pending:
             continue
         try:
             audit.writer.flush_sync()
@@ -200,11 +181,5 @@ def only_audit() -> Audit | None:
     ``reach_confirmation`` events decided outside a call (``ctx`` is None) do not
     say which Reach they belong to; in a CLI process there is only one.
     """
-    active = [a for a in list(_AUDITS.values()) if a is not None]
+    active = list(_OPEN)
     return active[0] if len(active) == 1 else None
-
-
-def detach(reach: Any) -> Audit | None:
-    with contextlib.suppress(AttributeError):
-        delattr(reach, ATTR)
-    return _AUDITS.pop(reach, None)

@@ -1,7 +1,9 @@
 """Hook implementations of reach-audit (the module the ``reach`` entry point names).
 
-The runtime hooks are deliberately tiny: look the Audit up, append a capture,
-return. Everything else happens in the background writer.
+reach-audit's state in a ``Reach`` is one :class:`AuditPlugin`, built by
+``reach_plugin_instance`` with that Reach's validated settings; its runtime hooks
+are methods, deliberately tiny: read ``self.audit``, append a capture, return.
+Everything else happens in the background writer.
 """
 
 from __future__ import annotations
@@ -16,26 +18,65 @@ from reach_core import hookimpl
 # Audit runs after shaping (50), so it records what the model actually received.
 REACH_PLUGIN_NAME = "reach-audit"
 REACH_HOOK_PRIORITY = {"reach_post_invoke": 90}
-ATTR = "_reach_audit"  # = reach_audit.audit.ATTR: where an attached Audit sits on its Reach
 
 
-_get_audit: Any = None
-
-
-def get_audit(reach: Any) -> Any:
-    """``reach_audit.audit.get_audit``, imported on first use."""
-    global _get_audit
-    if _get_audit is None:
-        from .audit import get_audit as real
-
-        _get_audit = real
-    return _get_audit(reach)
-
-
-def _settings_or_none(settings: Any) -> Any:
+def _settings_or_default(settings: Any) -> Any:
     from .settings import AuditSettings
 
-    return settings if isinstance(settings, AuditSettings) else None
+    return settings if isinstance(settings, AuditSettings) else AuditSettings()
+
+
+class AuditPlugin:
+    """reach-audit in one ``Reach``: its settings and its ``Audit`` (``None`` while off).
+
+    ``audit`` is created at once (when enabled) and again on the first start after a
+    shutdown; ``[plugins.reach-audit] enabled = false`` keeps it ``None`` for good.
+    """
+
+    def __init__(self, reach: Any, settings: Any) -> None:
+        self.settings = _settings_or_default(settings)
+        self.audit: Any = None
+        self._open(reach)
+
+    def _open(self, reach: Any) -> None:
+        if self.audit is None and self.settings.enabled:
+            from .audit import Audit
+
+            self.audit = Audit(reach, self.settings)
+
+    @hookimpl
+    def reach_startup(self, reach: Any) -> None:
+        self._open(reach)  # a no-op unless a shutdown closed the previous one
+
+    @hookimpl
+    async def reach_shutdown(self, reach: Any) -> None:
+        audit, self.audit = self.audit, None
+        if audit is not None:
+            await audit.aclose()
+
+    @hookimpl
+    def reach_post_invoke(self, call: Any, tool: Any, result: Any, ctx: Any) -> Any:
+        # The hot path: an attribute read, then a tuple appended (see Audit.on_call); a
+        # plain method, so the call pays no coroutine. With durability = "sync" it
+        # returns the flush, which the core awaits before the invoke returns.
+        audit = self.audit
+        if audit is not None and audit.on_call(call, tool, result, ctx):
+            return _flushed(audit)
+        return None
+
+    @hookimpl
+    def reach_run_step(self, step: Any, ctx: Any) -> None:
+        if self.audit is not None:
+            self.audit.on_step(step, ctx)
+
+    @hookimpl
+    def reach_confirmation(self, event: Any, ctx: Any, reach: Any) -> None:
+        if self.audit is not None:
+            self.audit.on_confirmation(event, ctx)
+
+
+async def _flushed(audit: Any) -> None:
+    await audit.writer.flush()
 
 
 @hookimpl
@@ -46,58 +87,8 @@ def reach_plugin_settings() -> Any:
 
 
 @hookimpl
-def reach_register_tools(register: Any, settings: Any, reach: Any) -> None:
-    """reach-audit registers no tools; this is where it learns its settings and its Reach."""
-    from .audit import attach
-
-    attach(reach, _settings_or_none(settings))
-
-
-@hookimpl
-def reach_startup(reach: Any) -> None:
-    # A no-op when reach_register_tools attached it; after a shutdown, attaches anew.
-    from .audit import attach
-
-    settings = getattr(reach, "plugin_settings", lambda _name: None)("reach-audit")
-    attach(reach, _settings_or_none(settings))
-
-
-@hookimpl
-async def reach_shutdown(reach: Any) -> None:
-    from .audit import detach
-
-    audit = detach(reach)
-    if audit is not None:
-        await audit.aclose()
-
-
-@hookimpl
-def reach_post_invoke(call: Any, tool: Any, result: Any, ctx: Any) -> Any:
-    # The hot path: an attribute read, then a tuple appended (see Audit.on_call); a
-    # plain function, so the call pays no coroutine. With durability = "sync" it
-    # returns the flush, which the core awaits before the invoke returns.
-    audit = getattr(ctx.reach, ATTR, None) or get_audit(ctx.reach)
-    if audit is not None and audit.on_call(call, tool, result, ctx):
-        return _flushed(audit)
-    return None
-
-
-async def _flushed(audit: Any) -> None:
-    await audit.writer.flush()
-
-
-@hookimpl
-def reach_run_step(step: Any, ctx: Any) -> None:
-    audit = get_audit(ctx.reach)
-    if audit is not None:
-        audit.on_step(step, ctx)
-
-
-@hookimpl
-def reach_confirmation(event: Any, ctx: Any, reach: Any) -> None:
-    audit = get_audit(reach)
-    if audit is not None:
-        audit.on_confirmation(event, ctx)
+def reach_plugin_instance(reach: Any, settings: Any) -> AuditPlugin:
+    return AuditPlugin(reach, settings)
 
 
 @hookimpl

@@ -7,7 +7,6 @@ directly, the async API runs them in a worker thread.
 from __future__ import annotations
 
 import json
-import weakref
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -20,16 +19,21 @@ from .storage import COLUMNS, COMPONENT, MIGRATIONS, TABLE
 CHUNK = 2000
 
 
-_READY: weakref.WeakSet[Any] = weakref.WeakSet()
-
-
 def ensure_schema_sync(store: Any) -> None:
-    """Create the table if this database never saw an audit record (once per store object:
-    a migration check takes the write lock, which ``tail --follow`` must not do every poll)."""
-    if store in _READY:
+    """Create the table if this database never saw an audit record.
+
+    A migration takes the write lock, which ``tail --follow`` must not do every poll,
+    so the store's schema record (``reach_schema``, written by every migration) is read
+    first and the migration runs only when it lacks this component's last version.
+    Nothing is remembered here: the database says.
+    """
+    try:
+        row = store.fetchall_sync("SELECT MAX(version) FROM reach_schema WHERE component = ?", (COMPONENT,))
+    except Exception:  # noqa: BLE001 - a store without that record (reach-audit's own file): migrate
+        row = None
+    if row and row[0][0] is not None and int(row[0][0]) >= len(MIGRATIONS):
         return
     store.migrate_sync(COMPONENT, MIGRATIONS)
-    _READY.add(store)
 
 
 @dataclass

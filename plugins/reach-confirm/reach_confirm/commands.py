@@ -14,11 +14,11 @@ from .queue import ConfirmationError
 
 
 def _queue(ctx: click.Context) -> Any:
-    from reach_core.cli import _reach
+    from reach_core.cli import reach_of
 
     from .plugin import queue_for
 
-    return queue_for(_reach(ctx))
+    return queue_for(reach_of(ctx))
 
 
 def _run(ctx: click.Context, coro_fn: Any) -> Any:

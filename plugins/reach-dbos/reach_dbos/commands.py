@@ -22,11 +22,11 @@ def add_commands(cli: click.Group) -> None:
 
 
 def _settings(ctx: click.Context) -> Any:
-    from reach_core.cli import _reach
+    from reach_core.cli import reach_of
 
     from .runner import settings_of
 
-    return settings_of(_reach(ctx))
+    return settings_of(reach_of(ctx))
 
 
 def _client(ctx: click.Context) -> Any:
@@ -147,12 +147,12 @@ def runs_resume(ctx: click.Context, run_id: str | None, executors: tuple[str, ..
                 as_json: bool) -> None:
     """Resume a run in this process (a cancelled one too), or take over a stopped instance's runs
     (--executor), and wait for the result(s)."""
-    from reach_core.cli import _reach
+    from reach_core.cli import reach_of
 
     if (run_id is None) == (not executors):
         raise click.ClickException("name a run (reach runs resume RUN_ID) or a stopped instance "
                                    "(reach runs resume --executor NAME), not both")
-    reach = _reach(ctx)
+    reach = reach_of(ctx)
     if run_id is not None:
         client = _client(ctx)
         try:

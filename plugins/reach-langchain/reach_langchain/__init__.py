@@ -2,14 +2,13 @@
 
 ::
 
-    from reach_langchain import as_langchain_tools
+    import reach_langchain
 
-    tools = as_langchain_tools(reach, agent="support")   # list[BaseTool]
-    agent = create_agent(model, tools)                    # LangChain's own loop
+    tools = reach_langchain.tools(reach, agent="support")   # list[BaseTool]
+    agent = create_agent(model, tools)                       # LangChain's own loop
 
 Every call still runs through ``reach.invoke``: validation, policy,
-confirmation, guard rails, shaping and audit. Importing this package also gives
-``Reach`` an ``as_langchain_tools`` method (see :func:`install`).
+confirmation, guard rails, shaping and audit.
 
 LangChain itself is imported on first use, so the plugin costs nothing at
 ``Reach()`` start-up.
@@ -19,20 +18,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .methods import install
-
 if TYPE_CHECKING:
-    from .tools import ReachTool, as_langchain_tools
+    from .bridge import ReachTool, as_langchain_tools
 
-__all__ = ["ReachTool", "as_langchain_tools", "install"]
+    tools = as_langchain_tools
+
+__all__ = ["ReachTool", "tools"]
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("ReachTool", "as_langchain_tools"):
-        from . import tools
+    # The bridge (and LangChain) load on first use; ``tools`` is ``bridge.as_langchain_tools``.
+    if name in __all__:
+        from . import bridge
 
-        return getattr(tools, name)
+        return getattr(bridge, "as_langchain_tools" if name == "tools" else name)
     raise AttributeError(f"module 'reach_langchain' has no attribute {name!r}")
-
-
-install()

@@ -7,12 +7,12 @@ import asyncio
 import json
 
 import reach_audit
+import reach_langchain
 from langchain.agents import create_agent
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
 from langchain_openai import ChatOpenAI
 from reach_audit.query import tail_sync
-from reach_langchain import as_langchain_tools
 from reach_openai.scripted import Answer, Call, ToolCalls
 
 API_KEY = "sk-scripted-langchain"  # the key the conftest's scripted server accepts
@@ -33,7 +33,7 @@ async def test_weather_through_langchain_agent_is_real_and_audited(make_reach, s
         ToolCalls([Call("get_weather", {"city": "北京"}, id="call_bj")]),
         Answer("北京现在 {get_weather[temperature]}，{get_weather[condition]}。"),
     ])
-    tools = reach.as_langchain_tools(agent="assistant")
+    tools = reach_langchain.tools(reach, agent="assistant")
     assert all(isinstance(t, BaseTool) for t in tools)
     agent = create_agent(chat_model(server.url), tools)
 
@@ -64,7 +64,7 @@ async def test_errors_reach_the_model_as_error_tool_messages(make_reach, scripte
         ]),
         Answer(lambda ctx: "seen: " + ", ".join(r["error"]["code"] for _, r in ctx.history)),
     ])
-    agent = create_agent(chat_model(server.url), as_langchain_tools(reach))
+    agent = create_agent(chat_model(server.url), reach_langchain.tools(reach))
 
     state = await agent.ainvoke({"messages": [{"role": "user", "content": "delete Shanghai"}]})
 
@@ -82,11 +82,11 @@ async def test_errors_reach_the_model_as_error_tool_messages(make_reach, scripte
 
 async def test_policy_decides_which_tools_langchain_sees_and_still_holds_at_call_time(make_reach, scripted):
     reach = make_reach({"agents": {"kiosk": {"deny": ["get_forecast", "delete_city"]}}})
-    tools = reach.as_langchain_tools(agent="kiosk")
+    tools = reach_langchain.tools(reach, agent="kiosk")
     assert [t.name for t in tools] == ["get_weather"]
 
     # a tool list made for another agent does not smuggle a forbidden tool in
-    other = {t.name: t for t in as_langchain_tools(reach)}["get_forecast"]
+    other = {t.name: t for t in reach_langchain.tools(reach)}["get_forecast"]
     other.agent = "kiosk"
     msg = await other.ainvoke({"name": "get_forecast", "args": {"city": "北京"}, "id": "c1", "type": "tool_call"})
     assert msg.status == "error" and json.loads(msg.content)["error"]["code"] == "denied"
@@ -94,7 +94,7 @@ async def test_policy_decides_which_tools_langchain_sees_and_still_holds_at_call
 
 async def test_sync_invoke_and_artifact(make_reach):
     reach = make_reach()
-    [tool] = as_langchain_tools(reach, names=["get_weather"])
+    [tool] = reach_langchain.tools(reach, names=["get_weather"])
     msg = await asyncio.to_thread(
         tool.invoke, {"name": "get_weather", "args": {"city": "London"}, "id": "c-sync", "type": "tool_call"}
     )
@@ -111,7 +111,7 @@ async def test_interrupt_approval_asks_a_person_before_reach_runs_the_call(make_
         ToolCalls([Call("delete_city", {"city": "上海"}, id="call_del")]),
         Answer(lambda ctx: f"tool said: {ctx.history[-1][1]}"),
     ])
-    tools = as_langchain_tools(reach, approval="interrupt")
+    tools = reach_langchain.tools(reach, approval="interrupt")
     assert [t.name for t in tools if t.ask_person] == ["delete_city"]
     agent = create_agent(chat_model(server.url), tools, checkpointer=InMemorySaver())
     config = {"configurable": {"thread_id": "t1"}}
@@ -137,7 +137,7 @@ async def test_interrupt_rejection_never_reaches_the_connector(make_reach, scrip
         ToolCalls([Call("delete_city", {"city": "上海"}, id="call_del")]),
         Answer(lambda ctx: ctx.history[-1][1]["error"]["message"]),
     ])
-    agent = create_agent(chat_model(server.url), as_langchain_tools(reach, approval="interrupt"),
+    agent = create_agent(chat_model(server.url), reach_langchain.tools(reach, approval="interrupt"),
                          checkpointer=InMemorySaver())
     config = {"configurable": {"thread_id": "t2"}}
     await agent.ainvoke({"messages": [{"role": "user", "content": "delete Shanghai"}]}, config)
@@ -154,7 +154,7 @@ async def test_reach_confirm_queue_answers_needs_confirmation(make_reach, script
         ToolCalls([Call("delete_city", {"city": "上海"}, id="call_del")]),
         Answer(lambda ctx: ctx.history[-1][1]["error"]["code"]),
     ])
-    agent = create_agent(chat_model(server.url), as_langchain_tools(reach))
+    agent = create_agent(chat_model(server.url), reach_langchain.tools(reach))
     state = await agent.ainvoke({"messages": [{"role": "user", "content": "delete Shanghai"}]})
     msg = next(m for m in state["messages"] if isinstance(m, ToolMessage))
     assert msg.status == "error" and json.loads(msg.content)["error"]["code"] == "needs_confirmation"

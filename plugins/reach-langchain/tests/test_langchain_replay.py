@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 
 import pytest
+import reach_langchain
 from langchain.agents import create_agent
 from langchain_core.messages import ToolMessage
 from langchain_openai import ChatOpenAI
 from langgraph.checkpoint.memory import InMemorySaver
-from reach_langchain import as_langchain_tools
 from reach_openai.scripted import Answer, Call, ToolCalls
 
 from reach_core import connector
@@ -54,7 +54,7 @@ async def test_a_replayed_step_writes_once(payments, scripted, times, call_id):
     reach, paid = payments
     step = ToolCalls([Call("pay", {"to": "ann", "amount": 5}, id=call_id)])
     server = scripted([step] * times + [Answer("done")])
-    agent = create_agent(chat_model(server.url), as_langchain_tools(reach))
+    agent = create_agent(chat_model(server.url), reach_langchain.tools(reach))
 
     state = await agent.ainvoke({"messages": [{"role": "user", "content": "pay ann 5"}]})
 
@@ -67,7 +67,7 @@ async def test_distinct_runs_with_the_same_call_id_each_write(payments, scripted
     reach, paid = payments
     server = scripted([ToolCalls([Call("pay", {"to": "ann", "amount": 5}, id="call_0")]), Answer("one"),
                        ToolCalls([Call("pay", {"to": "ann", "amount": 5}, id="call_0")]), Answer("two")])
-    agent = create_agent(chat_model(server.url), as_langchain_tools(reach))
+    agent = create_agent(chat_model(server.url), reach_langchain.tools(reach))
     for _ in range(2):
         await agent.ainvoke({"messages": [{"role": "user", "content": "pay ann 5"}]})
     assert paid == [("ann", 5), ("ann", 5)]
@@ -78,7 +78,7 @@ async def test_different_calls_in_one_run_each_write(payments, scripted):
     server = scripted([ToolCalls([Call("pay", {"to": "ann", "amount": 5}, id="call_a"),
                                   Call("pay", {"to": "bob", "amount": 7}, id="call_b")]),
                        ToolCalls([Call("pay", {"to": "ann", "amount": 5}, id="call_c")]), Answer("done")])
-    agent = create_agent(chat_model(server.url), as_langchain_tools(reach))
+    agent = create_agent(chat_model(server.url), reach_langchain.tools(reach))
     await agent.ainvoke({"messages": [{"role": "user", "content": "pay"}]})
     assert sorted(paid) == [("ann", 5), ("ann", 5), ("bob", 7)]
 
@@ -89,30 +89,30 @@ async def test_a_step_replayed_on_the_same_thread_writes_once(payments, scripted
     reach, paid = payments
     step = ToolCalls([Call("pay", {"to": "ann", "amount": 5}, id="call_thread")])
     server = scripted([step, Answer("one"), step, Answer("two")])
-    agent = create_agent(chat_model(server.url), as_langchain_tools(reach), checkpointer=InMemorySaver())
+    agent = create_agent(chat_model(server.url), reach_langchain.tools(reach), checkpointer=InMemorySaver())
     config = {"configurable": {"thread_id": "t-replay"}}
     await agent.ainvoke({"messages": [{"role": "user", "content": "pay ann 5"}]}, config)
     await agent.ainvoke({"messages": [{"role": "user", "content": "again"}]}, config)
     assert paid == [("ann", 5)]
     # another thread is another conversation: its call writes
-    await create_agent(chat_model(scripted([step, Answer("x")]).url), as_langchain_tools(reach),
+    await create_agent(chat_model(scripted([step, Answer("x")]).url), reach_langchain.tools(reach),
                        checkpointer=InMemorySaver()).ainvoke(
         {"messages": [{"role": "user", "content": "pay"}]}, {"configurable": {"thread_id": "t-other"}})
     assert paid == [("ann", 5), ("ann", 5)]
 
 
-@pytest.mark.parametrize("how", ["as_langchain_tools", "langgraph config"])
+@pytest.mark.parametrize("how", ["tools()", "langgraph config"])
 async def test_a_run_id_the_caller_gives_is_the_run(payments, scripted, how):
     reach, paid = payments
     step = ToolCalls([Call("pay", {"to": "ann", "amount": 5}, id="call_same")])
     server = scripted([step, Answer("one"), step, Answer("two")])
-    if how == "as_langchain_tools":
-        agent = create_agent(chat_model(server.url), as_langchain_tools(reach, run_id="order-42"))
+    if how == "tools()":
+        agent = create_agent(chat_model(server.url), reach_langchain.tools(reach, run_id="order-42"))
         config: dict = {}
     else:
         import uuid
 
-        agent = create_agent(chat_model(server.url), as_langchain_tools(reach))
+        agent = create_agent(chat_model(server.url), reach_langchain.tools(reach))
         config = {"run_id": uuid.UUID(int=42)}
     for _ in range(2):  # two invocations of one run: the same call is the same write
         await agent.ainvoke({"messages": [{"role": "user", "content": "pay"}]}, config)
@@ -132,6 +132,6 @@ async def test_the_run_id_reaches_reach(payments, scripted):
     reach.register(whoami)
     server = scripted([ToolCalls([Call("whoami", {}, id="w1")]), ToolCalls([Call("whoami", {}, id="w2")]),
                        Answer("ok")])
-    await create_agent(chat_model(server.url), as_langchain_tools(reach)).ainvoke(
+    await create_agent(chat_model(server.url), reach_langchain.tools(reach)).ainvoke(
         {"messages": [{"role": "user", "content": "who"}]})
     assert len(seen) == 2 and seen[0] and seen[0] == seen[1] and seen[0].startswith("lc-")

@@ -35,13 +35,13 @@ def _host_port(value: str) -> tuple[str, int]:
 @click.pass_context
 def serve_mcp(ctx: click.Context, http: str | None, stdio: bool, agent: str | None) -> None:
     """Expose the registered tools over MCP, filtered and checked per agent."""
-    from reach_core.cli import _reach
+    from reach_core.cli import reach_of
 
     from .settings import McpSettings
 
     if http and stdio:
         raise click.UsageError("choose one of --http or --stdio")
-    reach = _reach(ctx)
+    reach = reach_of(ctx)
     settings = reach.plugin_settings("reach-mcp") or McpSettings()
     serve = settings.server
     if http:

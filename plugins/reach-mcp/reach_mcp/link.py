@@ -163,7 +163,7 @@ class ServerLink:
     def __init__(self, name: str, config: ServerConfig, reach: Any = None) -> None:
         self.name = name
         self.config = config
-        # weak: reach-mcp keeps links per Reach in a WeakKeyDictionary, which a strong back-reference would pin
+        # weak: the links live on reach-mcp's object in that Reach; no cycle back to it to keep alive
         self._reach = weakref.ref(reach) if reach is not None else None
         self.prefix = config.prefix if config.prefix is not None else name
         self.connectors: dict[str, McpTool] = {}
@@ -308,7 +308,7 @@ class ServerLink:
         _log.warning("reach.mcp_tool_tier_raised", server=self.name, tool=conn.name, was=registered.risk, now=risk)
         registered.risk = risk
         registered.idempotent = bool(registered.idempotent and idem)
-        self.reach._invalidate()  # allow and confirmation decisions are cached per tool
+        self.reach.tool_changed(conn.name)  # allow and confirmation decisions are cached per tool
 
     def _changed(self, conn: McpTool, new: types.Tool) -> None:
         from reach_core.tool import Tool

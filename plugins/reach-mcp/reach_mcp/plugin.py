@@ -1,9 +1,12 @@
-"""Hook implementations of reach-mcp."""
+"""Hook implementations of reach-mcp.
+
+reach-mcp's state in a ``Reach`` (its server links) is one :class:`McpPlugin`, built by
+``reach_plugin_instance``; ``links_of(reach)`` asks the Reach for it.
+"""
 
 from __future__ import annotations
 
 import fnmatch
-import weakref
 from typing import TYPE_CHECKING, Any
 
 from reach_core import hookimpl
@@ -14,12 +17,37 @@ if TYPE_CHECKING:
 # Only reach_core.hookimpl is imported with this module (``reach plugins`` imports it);
 # the MCP SDK, structlog and the pydantic settings load when a Reach starts the plugin.
 
-_LINKS: weakref.WeakKeyDictionary[Any, list[Any]] = weakref.WeakKeyDictionary()
+# The name config and logs use when this module is registered directly (tests, embedding).
+REACH_PLUGIN_NAME = "reach-mcp"
 
 
 def links_of(reach: Any) -> list[Any]:
-    """The MCP server links of one ``Reach`` (empty when none is configured)."""
-    return _LINKS.get(reach, [])
+    """The MCP server links of one ``Reach`` (empty when none is configured or reach-mcp is not loaded)."""
+    from reach_core import plugin_instance
+
+    plugin = plugin_instance(reach, REACH_PLUGIN_NAME)
+    return plugin.links if plugin is not None else []
+
+
+class McpPlugin:
+    """reach-mcp in one ``Reach``: the links to its configured MCP servers."""
+
+    def __init__(self) -> None:
+        self.links: list[Any] = []
+
+    @hookimpl
+    def reach_register_tools(self, register: Any, settings: McpSettings | None, reach: Any) -> None:
+        self.links = _register_tools(register, settings, reach)
+
+    @hookimpl
+    async def reach_shutdown(self, reach: Any) -> None:
+        for link in self.links:
+            await link.aclose()
+
+
+@hookimpl
+def reach_plugin_instance() -> McpPlugin:
+    return McpPlugin()
 
 
 def _selected(remote: str, cfg: ServerConfig) -> bool:
@@ -35,10 +63,10 @@ def reach_plugin_settings() -> type[McpSettings]:
     return McpSettings
 
 
-@hookimpl
-def reach_register_tools(register: Any, settings: McpSettings | None, reach: Any) -> None:
+def _register_tools(register: Any, settings: McpSettings | None, reach: Any) -> list[Any]:
+    """Connect to the configured servers and register their tools; returns the links."""
     if settings is None or not settings.servers:
-        return
+        return []
     from reach_core import ConnectorError
     from reach_core.logs import get_logger
 
@@ -47,7 +75,6 @@ def reach_register_tools(register: Any, settings: McpSettings | None, reach: Any
 
     _log = get_logger("reach.mcp")
     links = [ServerLink(name, cfg, reach) for name, cfg in settings.servers.items() if cfg.enabled]
-    _LINKS[reach] = links
     results = discover(links)
     for link in links:
         listed = results[link.name]
@@ -69,12 +96,7 @@ def reach_register_tools(register: Any, settings: McpSettings | None, reach: Any
                 _log.warning("reach.mcp_tool_skipped", server=link.name, tool=definition.name, error=str(exc))
                 continue
             link.connectors[definition.name] = conn
-
-
-@hookimpl
-async def reach_shutdown(reach: Any) -> None:
-    for link in links_of(reach):
-        await link.aclose()
+    return links
 
 
 @hookimpl

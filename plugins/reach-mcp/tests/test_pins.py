@@ -52,8 +52,7 @@ async def test_rug_pull_caught_by_relisting_before_a_call(reach_for: Any) -> Non
     link = reach.get("demo__weather").link
     await reach.invoke("demo__rug_pull", {})
     link.connectors["weather"].blocked = None  # forget what the announcement taught us
-    reach.tool("demo__weather").blocked = None
-    reach._invalidate()
+    reach.block_tool("demo__weather", None)
     res = await reach.invoke("demo__weather", {"city": "Paris"})
     assert res.error is not None and res.error.code == "denied"
     await reach.aclose()

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import reach_openai_agents
 from agents import (
     Agent,
     FunctionTool,
@@ -17,7 +18,6 @@ from agents import (
 )
 from openai import AsyncOpenAI
 from reach_openai.scripted import Answer, Call, ToolCalls
-from reach_openai_agents import as_openai_agents_tools
 
 from reach_core import connector
 
@@ -63,7 +63,7 @@ async def test_a_replayed_step_writes_once(payments, scripted, turns, call_id):
     reach, paid = payments
     step = ToolCalls([Call("pay", {"to": "ann", "amount": 5}, id=call_id)])
     server = scripted([step, step, Answer("done")])
-    agent = sdk_agent(server.url, as_openai_agents_tools(reach))
+    agent = sdk_agent(server.url, reach_openai_agents.tools(reach))
 
     with pytest.raises(MaxTurnsExceeded):
         await Runner.run(agent, "pay ann 5", run_config=OFFLINE, max_turns=turns)
@@ -80,7 +80,7 @@ async def test_a_step_sent_again_in_a_later_turn_writes_once(payments, scripted)
                        ToolCalls([Call("pay", {"to": "ann", "amount": 5}, id="call_x"),
                                   Call("pay", {"to": "bob", "amount": 1}, id="call_y")]),
                        Answer("done")])
-    await Runner.run(sdk_agent(server.url, as_openai_agents_tools(reach)), "pay", run_config=OFFLINE, max_turns=6)
+    await Runner.run(sdk_agent(server.url, reach_openai_agents.tools(reach)), "pay", run_config=OFFLINE, max_turns=6)
     assert sorted(paid) == [("ann", 5), ("bob", 1)]
 
 
@@ -88,7 +88,7 @@ async def test_distinct_runs_with_the_same_call_id_each_write(payments, scripted
     reach, paid = payments
     step = ToolCalls([Call("pay", {"to": "ann", "amount": 5}, id="call_0")])
     server = scripted([step, Answer("one"), step, Answer("two")])
-    agent = sdk_agent(server.url, as_openai_agents_tools(reach))
+    agent = sdk_agent(server.url, reach_openai_agents.tools(reach))
     for _ in range(2):
         await Runner.run(agent, "pay ann 5", run_config=OFFLINE)
     assert paid == [("ann", 5), ("ann", 5)]
@@ -99,7 +99,7 @@ async def test_different_calls_in_one_run_each_write(payments, scripted):
     server = scripted([ToolCalls([Call("pay", {"to": "ann", "amount": 5}, id="call_a"),
                                   Call("pay", {"to": "bob", "amount": 7}, id="call_b")]),
                        ToolCalls([Call("pay", {"to": "ann", "amount": 5}, id="call_c")]), Answer("done")])
-    await Runner.run(sdk_agent(server.url, as_openai_agents_tools(reach)), "pay", run_config=OFFLINE)
+    await Runner.run(sdk_agent(server.url, reach_openai_agents.tools(reach)), "pay", run_config=OFFLINE)
     assert sorted(paid) == [("ann", 5), ("ann", 5), ("bob", 7)]
 
 
@@ -119,7 +119,7 @@ async def test_the_run_id_reaches_reach_and_is_one_per_run(payments, scripted):
         seen.clear()
         server = scripted([ToolCalls([Call("whoami", {}, id="w1")]), ToolCalls([Call("whoami", {}, id="w2")]),
                            Answer("ok")])
-        await Runner.run(sdk_agent(server.url, as_openai_agents_tools(reach)), "who", run_config=OFFLINE)
+        await Runner.run(sdk_agent(server.url, reach_openai_agents.tools(reach)), "who", run_config=OFFLINE)
         assert len(seen) == 2 and seen[0] and seen[0] == seen[1] and seen[0].startswith("oa-")
         runs.append(seen[0])
     assert runs[0] != runs[1]
@@ -137,7 +137,7 @@ async def test_a_traced_run_uses_its_trace_id(payments, scripted):
     try:
         step = ToolCalls([Call("pay", {"to": "ann", "amount": 5}, id="call_t")])
         server = scripted([step, Answer("one"), step, Answer("two")])
-        agent = sdk_agent(server.url, as_openai_agents_tools(reach))
+        agent = sdk_agent(server.url, reach_openai_agents.tools(reach))
         traced = RunConfig(tracing_disabled=False, trace_id="trace_" + "ab" * 16)
         await Runner.run(agent, "pay", run_config=traced)
         await Runner.run(agent, "pay", run_config=traced)  # the same trace: the same run
@@ -159,7 +159,7 @@ async def test_a_run_resumed_after_approval_does_not_repeat_a_write(payments, sc
                    Call("delete_city", {"city": "上海"}, id="call_del")]),
         Answer("done"),
     ])
-    agent = sdk_agent(server.url, as_openai_agents_tools(reach))
+    agent = sdk_agent(server.url, reach_openai_agents.tools(reach))
     provider = get_trace_provider()
     before = list(getattr(getattr(provider, "_multi_processor", None), "_processors", ()))
     config = RunConfig(tracing_disabled=False, trace_id="trace_" + "cd" * 16) if traced else OFFLINE

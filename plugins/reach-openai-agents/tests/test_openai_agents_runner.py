@@ -7,11 +7,12 @@ import json
 
 import pytest
 import reach_audit
+import reach_openai_agents
 from agents import Agent, FunctionTool, OpenAIChatCompletionsModel, RunConfig, Runner
 from openai import AsyncOpenAI
 from reach_audit.query import tail_sync
 from reach_openai.scripted import Answer, Call, ToolCalls
-from reach_openai_agents import as_openai_agents_tools, strict_compatible
+from reach_openai_agents import strict_compatible
 
 API_KEY = "sk-scripted-openai-agents"  # the key the conftest's scripted server accepts
 # no traces leave the machine (the SDK would export them to OpenAI by default)
@@ -39,7 +40,7 @@ async def test_weather_through_the_agents_sdk_is_real_and_audited(make_reach, sc
         ToolCalls([Call("get_weather", {"city": "北京"}, id="call_bj")]),
         Answer("北京现在 {get_weather[temperature]}，{get_weather[condition]}。"),
     ])
-    tools = reach.as_openai_agents_tools(agent="assistant")
+    tools = reach_openai_agents.tools(reach, agent="assistant")
     assert all(isinstance(t, FunctionTool) for t in tools)
 
     result = await Runner.run(sdk_agent(server.url, tools), "北京天气怎么样？", run_config=OFFLINE)
@@ -65,7 +66,7 @@ async def test_errors_are_returned_to_the_model_and_the_run_goes_on(make_reach, 
                    Call("get_forecast", {"city": "北京", "days": 99}, id="call_days")]),
         Answer(lambda ctx: " ".join(r["error"]["code"] for _, r in ctx.history)),
     ])
-    result = await Runner.run(sdk_agent(server.url, as_openai_agents_tools(reach, approval="reach")),
+    result = await Runner.run(sdk_agent(server.url, reach_openai_agents.tools(reach, approval="reach")),
                               "weather?", run_config=OFFLINE)
     assert result.final_output == "invalid_json invalid_arguments"
     statuses = {r["call_id"]: r["status"] for r in await audit_records(reach)}
@@ -78,7 +79,7 @@ async def test_dangerous_call_uses_the_sdk_approval_then_runs_through_reach(make
         ToolCalls([Call("delete_city", {"city": "上海"}, id="call_del")]),
         Answer("done: {delete_city}"),
     ])
-    tools = {t.name: t for t in as_openai_agents_tools(reach)}
+    tools = {t.name: t for t in reach_openai_agents.tools(reach)}
     assert tools["delete_city"].needs_approval is True and tools["get_weather"].needs_approval is False
     agent = sdk_agent(server.url, list(tools.values()))
 
@@ -103,7 +104,7 @@ async def test_without_native_approval_reach_refuses_and_says_why(make_reach, sc
         ToolCalls([Call("delete_city", {"city": "上海"}, id="call_del")]),
         Answer(lambda ctx: ctx.history[-1][1]["error"]["code"]),
     ])
-    tools = as_openai_agents_tools(reach, approval="reach")
+    tools = reach_openai_agents.tools(reach, approval="reach")
     result = await Runner.run(sdk_agent(server.url, tools), "delete Shanghai", run_config=OFFLINE)
     assert result.final_output == "denied"
     [record] = await audit_records(reach)
@@ -112,14 +113,14 @@ async def test_without_native_approval_reach_refuses_and_says_why(make_reach, sc
 
 def test_policy_and_strict_mode(make_reach):
     reach = make_reach({"agents": {"kiosk": {"deny": ["get_forecast", "delete_city"]}}})
-    [tool] = as_openai_agents_tools(reach, agent="kiosk")
+    [tool] = reach_openai_agents.tools(reach, agent="kiosk")
     assert tool.name == "get_weather"
     # get_weather has an optional `unit`: strict mode would make it required, so it is off
     assert tool.strict_json_schema is False
     assert strict_compatible({"type": "object", "properties": {"a": {"type": "string"}},
                               "required": ["a"], "additionalProperties": False})
     with pytest.raises(ValueError, match="approval"):
-        as_openai_agents_tools(reach, approval="ask")  # type: ignore[arg-type]
+        reach_openai_agents.tools(reach, approval="ask")  # type: ignore[arg-type]
 
 
 async def test_reach_confirm_queue_answers_needs_confirmation(make_reach, scripted):
@@ -130,7 +131,7 @@ async def test_reach_confirm_queue_answers_needs_confirmation(make_reach, script
         ToolCalls([Call("delete_city", {"city": "上海"}, id="call_del")]),
         Answer(lambda ctx: ctx.history[-1][1]["error"]["code"]),
     ])
-    tools = as_openai_agents_tools(reach)  # approval="auto": reach-confirm decides, the SDK does not ask
+    tools = reach_openai_agents.tools(reach)  # approval="auto": reach-confirm decides, the SDK does not ask
     assert not any(t.needs_approval for t in tools)
     result = await Runner.run(sdk_agent(server.url, tools), "delete Shanghai", run_config=OFFLINE)
     assert result.final_output == "needs_confirmation"

@@ -3,34 +3,30 @@
 ::
 
     from pydantic_ai import Agent
-    from reach_pydantic_ai import as_pydantic_ai_toolset
+    import reach_pydantic_ai
 
-    agent = Agent(model, toolsets=[as_pydantic_ai_toolset(reach, agent="support")])
+    agent = Agent(model, toolsets=[reach_pydantic_ai.toolset(reach, agent="support")])
 
 Every call still runs through ``reach.invoke`` (validation, policy, confirmation,
-guard rails, shaping, audit). Importing this package also gives ``Reach`` an
-``as_pydantic_ai_toolset`` method (see :func:`install`). pydantic-ai itself is
-imported on first use.
+guard rails, shaping, audit). pydantic-ai itself is imported on first use.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .methods import install
-
 if TYPE_CHECKING:
-    from .toolset import ReachToolset, as_pydantic_ai_toolset
+    from .bridge import ReachToolset, as_pydantic_ai_toolset
 
-__all__ = ["ReachToolset", "as_pydantic_ai_toolset", "install"]
+    toolset = as_pydantic_ai_toolset
+
+__all__ = ["ReachToolset", "toolset"]
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("ReachToolset", "as_pydantic_ai_toolset"):
-        from . import toolset
+    # The bridge (and pydantic-ai) load on first use; ``toolset`` is ``bridge.as_pydantic_ai_toolset``.
+    if name in __all__:
+        from . import bridge
 
-        return getattr(toolset, name)
+        return getattr(bridge, "as_pydantic_ai_toolset" if name == "toolset" else name)
     raise AttributeError(f"module 'reach_pydantic_ai' has no attribute {name!r}")
-
-
-install()

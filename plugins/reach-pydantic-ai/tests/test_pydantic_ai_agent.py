@@ -7,12 +7,13 @@ import json
 
 import pytest
 import reach_audit
+import reach_pydantic_ai
 from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults, ToolDenied
 from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.providers.openai import OpenAIProvider
 from reach_audit.query import tail_sync
 from reach_openai.scripted import Answer, Call, ToolCalls
-from reach_pydantic_ai import ReachToolset, as_pydantic_ai_toolset
+from reach_pydantic_ai import ReachToolset
 
 API_KEY = "sk-scripted-pydantic-ai"  # the key the conftest's scripted server accepts
 
@@ -36,7 +37,7 @@ async def test_weather_through_pydantic_ai_agent_is_real_and_audited(make_reach,
         ToolCalls([Call("get_weather", {"city": "北京"}, id="call_bj")]),
         Answer("北京现在 {get_weather[temperature]}，{get_weather[condition]}。"),
     ])
-    toolset = reach.as_pydantic_ai_toolset(agent="assistant")
+    toolset = reach_pydantic_ai.toolset(reach, agent="assistant")
     assert isinstance(toolset, ReachToolset)
     agent = Agent(model(server.url), toolsets=[toolset])
 
@@ -63,7 +64,7 @@ async def test_invalid_arguments_become_a_model_retry(make_reach, scripted):
         ToolCalls([Call("get_weather", {"city": "上海"}, id="call_good")]),
         Answer("{get_weather[city]} {get_weather[temperature]}"),
     ])
-    agent = Agent(model(server.url), toolsets=[as_pydantic_ai_toolset(reach)])
+    agent = Agent(model(server.url), toolsets=[reach_pydantic_ai.toolset(reach)])
 
     result = await agent.run("上海天气？")
 
@@ -81,7 +82,7 @@ async def test_dangerous_call_waits_for_pydantic_ai_approval_then_runs_through_r
         ToolCalls([Call("delete_city", {"city": "上海"}, id="call_del")]),
         Answer("done: {delete_city}"),
     ])
-    agent = Agent(model(server.url), toolsets=[as_pydantic_ai_toolset(reach)],
+    agent = Agent(model(server.url), toolsets=[reach_pydantic_ai.toolset(reach)],
                   output_type=[str, DeferredToolRequests])
 
     first = await agent.run("delete Shanghai")
@@ -106,7 +107,7 @@ async def test_refused_approval_never_reaches_the_connector(make_reach, scripted
         ToolCalls([Call("delete_city", {"city": "上海"}, id="call_del")]),
         Answer(lambda ctx: f"tool said: {ctx.history[-1][1]}"),
     ])
-    agent = Agent(model(server.url), toolsets=[as_pydantic_ai_toolset(reach)],
+    agent = Agent(model(server.url), toolsets=[reach_pydantic_ai.toolset(reach)],
                   output_type=[str, DeferredToolRequests])
     first = await agent.run("delete Shanghai")
     second = await agent.run(
@@ -124,7 +125,7 @@ async def test_reach_denials_reach_the_model_as_tool_failures(make_reach, script
         ToolCalls([Call("delete_city", {"city": "上海"}, id="call_del")]),
         Answer(lambda ctx: "code: " + str(ctx.history[-1][1])),
     ])
-    agent = Agent(model(server.url), toolsets=[as_pydantic_ai_toolset(reach, approval="reach")])
+    agent = Agent(model(server.url), toolsets=[reach_pydantic_ai.toolset(reach, approval="reach")])
 
     result = await agent.run("delete Shanghai")
 
@@ -140,14 +141,14 @@ async def test_reach_denials_reach_the_model_as_tool_failures(make_reach, script
 async def test_policy_filters_tools_per_reach_agent(make_reach, scripted):
     reach = make_reach({"agents": {"kiosk": {"deny": ["get_forecast", "delete_city"]}}})
     server = scripted([Answer("ok")])
-    agent = Agent(model(server.url), toolsets=[as_pydantic_ai_toolset(reach, agent="kiosk")])
+    agent = Agent(model(server.url), toolsets=[reach_pydantic_ai.toolset(reach, agent="kiosk")])
     await agent.run("hello")
     assert [t["function"]["name"] for t in server.requests[0]["tools"]] == ["get_weather"]
 
 
 def test_approval_mode_is_checked(make_reach):
     with pytest.raises(ValueError, match="approval"):
-        as_pydantic_ai_toolset(make_reach(), approval="ask")  # type: ignore[arg-type]
+        reach_pydantic_ai.toolset(make_reach(), approval="ask")  # type: ignore[arg-type]
 
 
 async def test_reach_confirm_queue_answers_needs_confirmation_then_a_person_runs_it(make_reach, scripted):
@@ -160,7 +161,7 @@ async def test_reach_confirm_queue_answers_needs_confirmation_then_a_person_runs
         ToolCalls([Call("delete_city", {"city": "上海"}, id="call_del")]),
         Answer("I asked a person to approve deleting 上海."),
     ])
-    agent = Agent(model(server.url), toolsets=[as_pydantic_ai_toolset(reach)])
+    agent = Agent(model(server.url), toolsets=[reach_pydantic_ai.toolset(reach)])
     await agent.run("delete Shanghai")
 
     [sent] = tool_messages(server.requests[1])

@@ -32,9 +32,9 @@ def serve_http(ctx: click.Context, host: str, port: int, log_level: str) -> None
     Stateless: run as many processes as you like behind any load balancer, all
     on the same PostgreSQL store (and Redis for rate limits).
     """
-    from reach_core.cli import _reach
+    from reach_core.cli import reach_of
 
-    reach = _reach(ctx)
+    reach = reach_of(ctx)
     asyncio.run(_serve(reach, host, port, log_level))
 
 

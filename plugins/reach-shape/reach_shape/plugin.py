@@ -2,14 +2,14 @@
 
 Shaping runs as a ``reach_post_invoke`` step at priority 50, before audit (90),
 so audit records what the model actually saw (``meta["shaped"]`` names the
-handle of the full result). State (settings, counter, handle store) is kept per
-``Reach`` instance, never in module globals shared between instances.
+handle of the full result). State (settings, counter, handle store) is one
+:class:`ShapePlugin` per ``Reach``, built by ``reach_plugin_instance`` with that
+Reach's settings, never in module globals shared between instances.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
-from weakref import WeakKeyDictionary
 
 from reach_core import hookimpl
 
@@ -32,19 +32,54 @@ READ_RESULT = "read_result"
 #: Results larger than this (characters) are shaped in a worker thread, off the event loop.
 THREAD_THRESHOLD = 256 * 1024
 
-_SHAPERS: WeakKeyDictionary[Any, Shaper] = WeakKeyDictionary()
-
-
 def shaper_for(reach: Any) -> Shaper:
-    """The ``Shaper`` of one ``Reach`` (made from its ``[plugins.reach-shape]`` settings on first use)."""
-    shaper = _SHAPERS.get(reach)
-    if shaper is None:
+    """The ``Shaper`` of one ``Reach`` (made from its ``[plugins.reach-shape]`` settings when it started)."""
+    from reach_core import PluginError, plugin_instance
+
+    plugin = plugin_instance(reach, REACH_PLUGIN_NAME)
+    if plugin is None:
+        raise PluginError(f"{REACH_PLUGIN_NAME} is not loaded in this Reach")
+    return plugin.shaper
+
+
+class ShapePlugin:
+    """reach-shape in one ``Reach``: its ``Shaper`` (settings, counter, handle store)."""
+
+    def __init__(self, settings: Any) -> None:
         from .settings import ShapeSettings
         from .shaper import Shaper
 
-        settings = reach.plugin_settings(REACH_PLUGIN_NAME) or ShapeSettings()
-        shaper = _SHAPERS[reach] = Shaper(settings)
-    return shaper
+        self.shaper: Shaper = Shaper(settings or ShapeSettings())
+
+    @hookimpl
+    def reach_register_tools(self, register: Any) -> None:
+        from .reader import ReadResult
+
+        register(ReadResult(lambda _reach: self.shaper))
+
+    @hookimpl
+    def reach_startup(self, reach: Any) -> None:
+        if self.shaper.settings.tokenizer != "estimate":
+            from .tokens import warm_up
+
+            warm_up()
+
+    @hookimpl
+    async def reach_post_invoke(self, result: ToolResult, tool: Any, ctx: Any) -> ToolResult | None:
+        """Shape a successful result that is over its tool's budget (or has fields configured).
+
+        Returns ``None`` (keep the result) on the fast path; a large result is shaped
+        in a worker thread so the event loop keeps serving other calls.
+        """
+        return await _post_invoke(self.shaper, tool, result, ctx)
+
+    @hookimpl
+    def reach_run_step(self, step: Any) -> None:
+        """A step without tool calls (the answer) or with an error ends the run: its handles go."""
+        if step.tool_calls and not step.error:
+            return
+        if step.run_id:
+            self.shaper.store.end_run(step.run_id)
 
 
 @hookimpl
@@ -55,35 +90,15 @@ def reach_plugin_settings() -> Any:
 
 
 @hookimpl
-def reach_register_tools(register: Any, settings: Any, reach: Any) -> None:
-    from .reader import ReadResult
-    from .settings import ShapeSettings
-    from .shaper import Shaper
-
-    _SHAPERS[reach] = Shaper(settings or ShapeSettings())
-    register(ReadResult(shaper_for))
+def reach_plugin_instance(settings: Any) -> ShapePlugin:
+    return ShapePlugin(settings)
 
 
-@hookimpl
-def reach_startup(reach: Any) -> None:
-    if shaper_for(reach).settings.tokenizer != "estimate":
-        from .tokens import warm_up
-
-        warm_up()
-
-
-@hookimpl
-async def reach_post_invoke(call: Any, tool: Any, result: ToolResult, ctx: Any) -> ToolResult | None:
-    """Shape a successful result that is over its tool's budget (or has fields configured).
-
-    Returns ``None`` (keep the result) on the fast path; a large result is shaped
-    in a worker thread so the event loop keeps serving other calls.
-    """
+async def _post_invoke(shaper: Shaper, tool: Any, result: ToolResult, ctx: Any) -> ToolResult | None:
     if not result.ok or tool is None:
         return None
     if tool.name == READ_RESULT and tool.plugin == REACH_PLUGIN_NAME:
         return None  # read_result enforces its own budget on exactly the slice asked for
-    shaper = _SHAPERS.get(ctx.reach) or shaper_for(ctx.reach)
     needed, budget, rule = shaper.needs_shaping(result, tool.name)
     if not needed:
         return None
@@ -158,13 +173,3 @@ def _replace(result: ToolResult, shaped: Shaped | None, budget: int, shaper: Sha
         meta["offer_tools"] = [*meta.get("offer_tools", ()), "read_result"]
     return ToolResult(result.call_id, result.name, True, shaped.content, None, result.elapsed_ms,
                       result.trace_id, meta)
-
-
-@hookimpl
-def reach_run_step(step: Any, ctx: Any) -> None:
-    """A step without tool calls (the answer) or with an error ends the run: its handles go."""
-    if step.tool_calls and not step.error:
-        return
-    shaper = _SHAPERS.get(ctx.reach)
-    if shaper is not None and step.run_id:
-        shaper.store.end_run(step.run_id)
