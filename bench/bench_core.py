@@ -231,7 +231,7 @@ def cli_times() -> dict[str, float]:
         runs = []
         for _ in range(7):
             t0 = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "reach_core.cli", *args], capture_output=True, check=False, env=env)
+            subprocess.run([sys.executable, "-m", "reach_core", *args], capture_output=True, check=False, env=env)
             runs.append(time.perf_counter() - t0)
         res[label] = statistics.median(runs)
     return res

@@ -34,6 +34,21 @@ def test_version(project):
     assert reach("--version", cwd=project).stdout.strip().startswith("reach, version")
 
 
+def test_version_answers_before_click_loads_and_says_what_click_would(project):
+    """``reach --version`` (the entry point ``reach_core.__main__:main``) prints click's own
+    version line without importing click or any plugin."""
+    probe = ("import sys; sys.argv = ['reach', '--version']; from reach_core.__main__ import main; main(); "
+             "sys.stderr.write(repr(sorted(m for m in sys.modules if m == 'click' or m.startswith('reach_') "
+             "and not m.startswith('reach_core'))))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=project, check=True)
+    assert out.stderr == "[]"
+    from click.testing import CliRunner
+
+    from reach_core.cli import cli
+
+    assert out.stdout == CliRunner().invoke(cli, ["--version"], prog_name="reach").output
+
+
 def test_plugins_json(project):
     rows = json.loads(reach("plugins", "--json", cwd=project).stdout)
     by = {r["name"]: r for r in rows}
