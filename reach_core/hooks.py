@@ -31,7 +31,7 @@ implementation returned an awaitable, and only otherwise a coroutine (checked wi
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from types import CoroutineType
 from typing import TYPE_CHECKING, Any
@@ -42,7 +42,7 @@ from .errors import ConfigError
 if TYPE_CHECKING:
     import pluggy
 
-__all__ = ["HookCaller", "Impl", "PENDING", "call", "chain", "each", "pending"]
+__all__ = ["PENDING", "HookCaller", "Impl", "call", "chain", "chain_attr", "each", "pending"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,20 +79,17 @@ def _awaits(impl: Impl, res: Any) -> bool:
     return res is not None and (impl.is_async or inspect.isawaitable(res))
 
 
-def chain(impls: Sequence[Impl], args: list[Any], value: Any, slot: int | None = None,
-          put: Callable[[Any], None] | None = None, errors_to: Any = None, hook: str = "") -> Any:
-    """The ``chain`` rule. Before each implementation the value so far goes to
-    ``args[slot]`` and/or ``put(value)``; the final value is returned (or a coroutine
-    of it, see ``pending``). With ``errors_to`` (an object with a ``log``: a call's
-    context, a runtime; read only on a failure), an implementation's exception is
-    logged there and that implementation skipped; without, it propagates.
+def chain(impls: Sequence[Impl], args: tuple[Any, ...], slot: int, errors_to: Any = None,
+          hook: str = "") -> Any:
+    """The ``chain`` rule: the value is ``args[slot]``; each implementation is called with
+    ``args`` holding the value so far and a non-``None`` return replaces it. Returns the
+    final value, or a coroutine of it when an implementation waits (see ``pending``).
 
-    Positional arguments on the hot path (keyword parsing costs a call's worth)."""
-    for i, impl in enumerate(impls):
-        if slot is not None:
-            args[slot] = value
-        if put is not None:
-            put(value)
+    With ``errors_to`` (an object with a ``log``: a call's context, a runtime; read only
+    on a failure), an implementation's exception is logged there and that implementation
+    skipped; without, it propagates. Positional arguments and a tuple on the hot path:
+    keyword parsing and list unpacking would cost a cheap call's worth."""
+    for impl in impls:
         try:
             new = impl.function(*args) if impl.full else impl.function(*[args[p] for p in impl.positions])
         except Exception as exc:
@@ -102,13 +99,13 @@ def chain(impls: Sequence[Impl], args: list[Any], value: Any, slot: int | None =
             continue
         if new is not None:
             if impl.is_async or inspect.isawaitable(new):
-                return _chain_rest(impls, i, new, args, value, slot, put, errors_to, hook)
-            value = new
-    return value
+                return _chain_rest(impls, impls.index(impl), new, args, slot, errors_to, hook)
+            args = (*args[:slot], new, *args[slot + 1:])
+    return args[slot]
 
 
-async def _chain_rest(impls: Sequence[Impl], i: int, res: Any, args: list[Any], value: Any,
-                      slot: int | None, put: Callable[[Any], None] | None, errors_to: Any, hook: str) -> Any:
+async def _chain_rest(impls: Sequence[Impl], i: int, res: Any, args: tuple[Any, ...], slot: int,
+                      errors_to: Any, hook: str) -> Any:
     try:
         new = await res
     except Exception as exc:
@@ -117,22 +114,44 @@ async def _chain_rest(impls: Sequence[Impl], i: int, res: Any, args: list[Any], 
         _log_failure(errors_to, hook, impls[i], exc)
         new = None
     if new is not None:
-        value = new
-    out = chain(impls[i + 1:], args, value, slot, put, errors_to, hook)
+        args = (*args[:slot], new, *args[slot + 1:])
+    out = chain(impls[i + 1:], args, slot, errors_to, hook)
     return await out if type(out) is CoroutineType else out
 
 
-def each(impls: Sequence[Impl], args: Sequence[Any]) -> Any:
+def chain_attr(impls: Sequence[Impl], args: tuple[Any, ...], obj: Any, attr: str) -> Any:
+    """The ``chain`` rule with the value held in ``obj.<attr>`` (``reach_pre_validate``:
+    ``call.arguments``), so each implementation reads the value so far there. Exceptions
+    propagate. Returns the final value, or a coroutine of it (see ``pending``)."""
+    for impl in impls:
+        new = call(impl, args)
+        if new is not None:
+            if impl.is_async or inspect.isawaitable(new):
+                return _chain_attr_rest(impls, impls.index(impl), new, args, obj, attr)
+            setattr(obj, attr, new)
+    return getattr(obj, attr)
+
+
+async def _chain_attr_rest(impls: Sequence[Impl], i: int, res: Any, args: tuple[Any, ...], obj: Any,
+                           attr: str) -> Any:
+    new = await res
+    if new is not None:
+        setattr(obj, attr, new)
+    out = chain_attr(impls[i + 1:], args, obj, attr)
+    return await out if type(out) is CoroutineType else out
+
+
+def each(impls: Sequence[Impl], args: tuple[Any, ...]) -> Any:
     """The ``each`` rule: all run in order, returns ignored, an exception propagates.
     Returns ``None``, or a coroutine to await when an implementation was async."""
-    for i, impl in enumerate(impls):
+    for impl in impls:
         res = impl.function(*args) if impl.full else impl.function(*[args[p] for p in impl.positions])
         if res is not None and (impl.is_async or inspect.isawaitable(res)):
-            return _each_rest(impls, i, res, args)
+            return _each_rest(impls, impls.index(impl), res, args)
     return None
 
 
-async def _each_rest(impls: Sequence[Impl], i: int, res: Any, args: Sequence[Any]) -> None:
+async def _each_rest(impls: Sequence[Impl], i: int, res: Any, args: tuple[Any, ...]) -> None:
     await res
     rest = each(impls[i + 1:], args)
     if rest is not None:

@@ -31,7 +31,7 @@ from .connectors import NO_FALLBACK
 from .context import CallContext
 from .errors import Denied, ToolCallError, ToolFailure
 from .execute import run_connector
-from .hooks import PENDING, chain, each
+from .hooks import PENDING, chain, chain_attr, each
 from .policy import CONFIRM as _VERDICT_CONFIRM
 from .policy import DENY
 from .result import ToolError, ToolResult, to_jsonable
@@ -158,10 +158,10 @@ async def invoke(
         cfg = rt.config.reach
         args = decode_arguments(call.arguments, cfg.max_argument_bytes, cfg.max_argument_depth)
         impls = hooks.impls["reach_pre_validate"]
-        if impls:  # rule "chain"; an exception propagates (a ToolFailure refuses the call)
-            args = chain(impls, [call, tool, ctx], args, None, lambda value: setattr(call, "arguments", value))
-            if type(args) is PENDING:
-                args = await args
+        if impls:  # rule "chain" on call.arguments; an exception propagates (a ToolFailure refuses)
+            call.arguments = args
+            out = chain_attr(impls, (call, tool, ctx), call, "arguments")
+            args = await out if type(out) is PENDING else out
         args = tool.compiled.prepare(args)
         call.arguments = args
         ctx.arguments = args
@@ -251,7 +251,7 @@ async def invoke(
     result.elapsed_ms = (time.perf_counter() - t0) * 1000.0  # observers (audit) see the call's time
     impls = hooks.impls["reach_post_invoke"]
     if impls:  # rule "chain"; an implementation that raises is logged and skipped
-        out = chain(impls, [call, tool, result, ctx], result, 2, None, ctx, "reach_post_invoke")
+        out = chain(impls, (call, tool, result, ctx), 2, ctx, "reach_post_invoke")
         result = await out if type(out) is PENDING else out
         result.elapsed_ms = (time.perf_counter() - t0) * 1000.0  # with the post-invoke hooks' time
     if rt.log_calls and _CALL_LOG.isEnabledFor(20):  # asked per call: the host may configure logging any time

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import AsyncIterator, Collection, Coroutine, Iterable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +70,8 @@ class Reach:
         #: everything the hot path reads (tools, policies, hooks, guards): see ``reach_core.runtime``
         self.runtime = Runtime(cfg, pm, facade=self, data_dir=self.data_dir, log_calls=cfg.reach.log_calls)
         self._setup([n for n, _ in builtins])
+        # `invoke` below, bound to the runtime in C: no Python frame between a caller and the pipeline
+        self.invoke = partial(_invoke, self.runtime)  # type: ignore[method-assign]
 
     # ------------------------------------------------------------ set-up
     def _loaded(self) -> list[PluginInfo]:
@@ -296,7 +299,8 @@ class Reach:
         with ``arguments``. Keywords: ``agent``, ``run_id``, ``idempotency_key``,
         ``query``, ``parent_run_id``, ``raise_errors``, ``allowed`` (tool names this call
         may use), ``deadline`` (event-loop time). See ``reach_core.pipeline.invoke``.
-        Returns the pipeline's coroutine itself (no wrapper coroutine per call).
+        Returns the pipeline's coroutine itself (no wrapper coroutine per call); each
+        instance binds this as ``functools.partial(pipeline.invoke, self.runtime)``.
         """
         return _invoke(self.runtime, call, arguments, **kwargs)
 

@@ -250,11 +250,11 @@ async def test_chain_and_each_stay_synchronous_when_no_implementation_waits():
             return result * 10
 
     impls = _caller(("p", Plain())).impls["reach_post_invoke"]
-    out = chain(impls, [None, None, 1, None], 1, slot=2)
+    out = chain(impls, (None, None, 1, None), 2)
     assert not pending(out) and out == 2
     assert each(impls, (None, None, 1, None)) is None
     impls = _caller(("p", Plain()), ("q", Async())).impls["reach_post_invoke"]
-    out = chain(impls, [None, None, 1, None], 1, slot=2)
+    out = chain(impls, (None, None, 1, None), 2)
     assert pending(out) and await out == 20
 
 
