@@ -20,6 +20,7 @@ import os
 import time
 import traceback
 from collections.abc import Collection
+from inspect import isawaitable
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
@@ -31,7 +32,8 @@ from .connectors import NO_FALLBACK
 from .context import CallContext
 from .errors import Denied, ToolCallError, ToolFailure
 from .execute import run_connector
-from .hooks import PENDING, chain, chain_attr, each
+from .hooks import PENDING, chain_attr, chain_rest, each_rest, log_failure
+from .hooks import call as call_impl
 from .policy import CONFIRM as _VERDICT_CONFIRM
 from .policy import DENY
 from .result import ToolError, ToolResult, to_jsonable
@@ -185,10 +187,13 @@ async def invoke(
             if by is not None:  # a person approved it in the agent framework reach runs under
                 ctx.approved, ctx.confirm_reason = True, f"approved through {by}"
         impls = hooks.impls["reach_pre_invoke"]
-        if impls:  # rule "each"; the first exception refuses the call
-            waiting = each(impls, (call, tool, ctx))
-            if waiting is not None:
-                await waiting
+        if impls:  # rule "each" (reach_core.hooks), its sync part inlined; the first exception refuses
+            hook_args = (call, tool, ctx)
+            for impl in impls:
+                res = impl.function(*hook_args) if impl.full else call_impl(impl, hook_args)
+                if res is not None and (impl.is_async or isawaitable(res)):
+                    await each_rest(impls, impls.index(impl), res, hook_args)
+                    break
         if ctx.needs_confirmation and not ctx.approved:
             fix = _confirmation_fix(rt, agent, tool, ctx)
             ctx.log.warning("reach.confirmation_unavailable", tool=tool.name, fix=fix)
@@ -250,9 +255,19 @@ async def invoke(
             f"{call.name}: internal error in reach; do not resend the same arguments.", code="execution_failed"))
     result.elapsed_ms = (time.perf_counter() - t0) * 1000.0  # observers (audit) see the call's time
     impls = hooks.impls["reach_post_invoke"]
-    if impls:  # rule "chain"; an implementation that raises is logged and skipped
-        out = chain(impls, (call, tool, result, ctx), 2, ctx, "reach_post_invoke")
-        result = await out if type(out) is PENDING else out
+    if impls:  # rule "chain" (reach_core.hooks), its sync part inlined; one that raises is logged, skipped
+        for impl in impls:
+            try:
+                new = impl.function(call, tool, result, ctx) if impl.full else call_impl(impl, (call, tool, result, ctx))
+            except Exception as exc:  # noqa: BLE001
+                log_failure(ctx, "reach_post_invoke", impl, exc)
+                continue
+            if new is not None:
+                if impl.is_async or isawaitable(new):
+                    result = await chain_rest(impls, impls.index(impl), new, (call, tool, result, ctx), 2, ctx,
+                                              "reach_post_invoke")
+                    break
+                result = new
         result.elapsed_ms = (time.perf_counter() - t0) * 1000.0  # with the post-invoke hooks' time
     if rt.log_calls and _CALL_LOG.isEnabledFor(20):  # asked per call: the host may configure logging any time
         rt.log.info(
