@@ -63,3 +63,13 @@ def test_the_loop_does_not_import_delegation():
     tree = ast.parse((Path(reach_core.__file__).parent / "loop.py").read_text(encoding="utf-8"))
     modules = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
     assert not {m for m in modules if m and ("delegat" in m or "builtin" in m)}
+
+
+def test_config_check_accepts_a_built_in_in_disable(tmp_path):
+    from reach_core.config import load_config
+    from reach_core.config_cli import _check_installed
+
+    cfg = load_config({"plugins": {"disable": ["reach.delegation", "reach.tagged"]}})
+    assert _check_installed(cfg, []) == []
+    cfg = load_config({"plugins": {"disable": ["reach.delegatoin"]}})
+    assert _check_installed(cfg, [])  # a misspelt name is still a problem
