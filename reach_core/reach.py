@@ -70,8 +70,9 @@ class Reach:
         #: everything the hot path reads (tools, policies, hooks, guards): see ``reach_core.runtime``
         self.runtime = Runtime(cfg, pm, facade=self, data_dir=self.data_dir, log_calls=cfg.reach.log_calls)
         self._setup([n for n, _ in builtins])
-        # `invoke` below, bound to the runtime in C: no Python frame between a caller and the pipeline
-        self.invoke = partial(_invoke, self.runtime)  # type: ignore[method-assign]
+        if type(self).invoke is Reach.invoke:  # (a subclass that overrides invoke keeps its own)
+            # `invoke` below, bound to the runtime in C: no Python frame between a caller and the pipeline
+            self.invoke = partial(_invoke, self.runtime)  # type: ignore[method-assign]
 
     # ------------------------------------------------------------ set-up
     def _loaded(self) -> list[PluginInfo]:

@@ -70,3 +70,22 @@ def test_no_core_module_reads_the_facades_private_state():
     offenders = [f"{p.relative_to(ROOT)}:{i}" for p in _modules()
                  for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if pattern.search(line)]
     assert offenders == []
+
+
+async def test_the_facade_hands_invoke_to_the_runtime_and_a_subclass_may_override_it(tmp_path):
+    from reach_core import Reach, ToolResult
+    from reach_core.pipeline import invoke
+
+    r = Reach({"reach": {"data_dir": str(tmp_path)}}, plugins=[])
+    assert r.invoke.func is invoke and r.invoke.args == (r.runtime,)  # no frame between caller and pipeline
+
+    class Counting(Reach):
+        calls = 0
+
+        async def invoke(self, call, arguments=None, **kw):  # type: ignore[override]
+            Counting.calls += 1
+            return await super().invoke(call, arguments, **kw)
+
+    c = Counting({"reach": {"data_dir": str(tmp_path)}}, plugins=[])
+    result = await c.invoke("nope", {})
+    assert isinstance(result, ToolResult) and result.error.code == "unknown_tool" and Counting.calls == 1
