@@ -13,15 +13,16 @@ from typing import TYPE_CHECKING, Any
 
 from .calls import ToolCall, to_call
 from .guard.concurrency import WeightedLimit
+from .pipeline import invoke
 from .result import ToolResult
 
 if TYPE_CHECKING:
-    from .reach import Reach
+    from .runtime import Runtime
 
 __all__ = ["run_turn"]
 
 
-async def _workers(reach: Reach, calls: list[ToolCall], kw: dict[str, Any], n: int) -> list[ToolResult]:
+async def _workers(rt: Runtime, calls: list[ToolCall], kw: dict[str, Any], n: int) -> list[ToolResult]:
     """Unweighted calls: ``n`` workers take the calls in order, each starting its next
     call the moment its last one ends (no limiter, no hand-over through the event loop,
     which costs a loop iteration per call on a fan-out)."""
@@ -30,13 +31,13 @@ async def _workers(reach: Reach, calls: list[ToolCall], kw: dict[str, Any], n: i
 
     async def worker() -> None:
         for i, call in todo:
-            results[i] = await reach.invoke(call, **kw)
+            results[i] = await invoke(rt, call, **kw)
 
     await asyncio.gather(*(worker() for _ in range(n)))
     return [r for r in results if r is not None]
 
 
-async def run_turn(reach: Reach, calls: Sequence[Any], *, agent: str | None, run_id: str | None,
+async def run_turn(rt: Runtime, calls: Sequence[Any], *, agent: str | None, run_id: str | None,
                    query: str | None, parent_run_id: str | None, limit: int,
                    allowed: Collection[str] | None = None, deadline: float | None = None) -> list[ToolResult]:
     norm: list[ToolCall] = []
@@ -48,18 +49,18 @@ async def run_turn(reach: Reach, calls: Sequence[Any], *, agent: str | None, run
     kw: dict[str, Any] = {"agent": agent, "run_id": run_id, "query": query, "parent_run_id": parent_run_id,
                           "allowed": allowed, "deadline": deadline}
     if len(norm) == 1:
-        return [await reach.invoke(norm[0], **kw)]
-    tools = [reach._tools.get(c.name) for c in norm]
+        return [await invoke(rt, norm[0], **kw)]
+    tools = [rt.tools.get(c.name) for c in norm]
     if all(t is None or (t.weight == 1 and not t.sequential) for t in tools):
-        return await _workers(reach, norm, kw, min(limit, len(norm)))
+        return await _workers(rt, norm, kw, min(limit, len(norm)))
     limiter = WeightedLimit(max(1, limit))  # the same FIFO weighted semaphore as the process-wide caps
 
     async def one(call: ToolCall) -> ToolResult:
-        tool = reach._tools.get(call.name)
+        tool = rt.tools.get(call.name)
         weight = min(max(1, tool.weight if tool is not None else 1), limiter.capacity)
         await limiter.acquire(weight)
         try:
-            return await reach.invoke(call, **kw)
+            return await invoke(rt, call, **kw)
         finally:
             limiter.release(weight)
 
@@ -74,10 +75,10 @@ async def run_turn(reach: Reach, calls: Sequence[Any], *, agent: str | None, run
             batch.clear()
 
     for i, call in enumerate(norm):
-        tool = reach._tools.get(call.name)
+        tool = rt.tools.get(call.name)
         if tool is not None and tool.sequential:
             await flush()
-            results[i] = await reach.invoke(call, **kw)
+            results[i] = await invoke(rt, call, **kw)
         else:
             batch.append(i)
     await flush()

@@ -94,13 +94,16 @@ def check(file: str | None) -> tuple[Any, list[Any], list[Any]]:
 
 
 def _check_installed(cfg: Any, warnings: list[Any]) -> list[Any]:
+    from .builtin import BUILTIN_NAMES
     from .config_names import CORE_NAMES, check_plugin_names, check_strategies
     from .config_problems import Problem
     from .plugins import PluginNames, checked_selection, load_plugins, new_manager
 
     problems: list[Any] = []
     names = PluginNames()
-    blocked, allow = checked_selection(names, cfg.plugins.disable, cfg.plugins.load, problems)
+    # the built-ins (reach.tagged, reach.delegation) are not entry points: `disable` may name them
+    disable = [n for n in cfg.plugins.disable if n not in BUILTIN_NAMES]
+    blocked, allow = checked_selection(names, disable, cfg.plugins.load, problems)
     problems += check_plugin_names(cfg, names)
     if problems:
         return problems  # names first: importing would load a plugin a misspelt `disable` meant to block
@@ -128,7 +131,8 @@ def _check_installed(cfg: Any, warnings: list[Any]) -> list[Any]:
             for impl in getattr(pm.hook, f"reach_register_{kind}s").get_hookimpls():
                 if impl.plugin_name == info.name:
                     _collect(impl, kind, info.name, providers, problems)
-    providers.setdefault("parser", {})["tagged"] = _Provider("reach-core")
+    if "reach.tagged" not in cfg.plugins.disable:
+        providers.setdefault("parser", {})["tagged"] = _Provider("reach.tagged")
     problems += check_strategies(cfg, providers, names)
     for hook, order in cfg.hooks.items():
         implementing = {i.plugin_name for i in getattr(pm.hook, hook).get_hookimpls()}

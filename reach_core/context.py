@@ -6,7 +6,7 @@ import inspect
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .reach import Reach
+    from .runtime import Runtime
     from .tool import Tool
 
 __all__ = ["CallContext", "ProgressEvent"]
@@ -44,7 +44,7 @@ class CallContext:
 
     def __init__(
         self,
-        reach: Reach,
+        rt: Runtime,
         tool: Tool | None,
         agent: str,
         run_id: str | None,
@@ -54,7 +54,7 @@ class CallContext:
         query: str | None = None,
         parent_run_id: str | None = None,
     ) -> None:
-        self.reach = reach
+        self.rt = rt  # a ``Reach`` is tolerated (plugins' tests build contexts from one): see ``reach``, ``log``
         self.tool = tool
         self.agent = agent
         self.run_id = run_id
@@ -80,9 +80,14 @@ class CallContext:
         return self.tool.settings if self.tool is not None else None
 
     @property
+    def reach(self) -> Any:
+        """The ``Reach`` this call runs in (for plugins; the core reads ``rt``)."""
+        return getattr(self.rt, "facade", self.rt)
+
+    @property
     def log(self) -> Any:
         if self._log is None:
-            self._log = self.reach._log.bind(
+            self._log = getattr(self.rt, "runtime", self.rt).log.bind(
                 tool=self.tool.name if self.tool else None, call_id=self.call_id, trace_id=self.trace_id
             )
         return self._log
@@ -102,4 +107,4 @@ class CallContext:
             res = sink(event)
             if inspect.isawaitable(res):
                 await res
-        await self.reach.notify("reach_tool_progress", event=event, ctx=self)
+        await getattr(self.rt, "runtime", self.rt).notify("reach_tool_progress", event=event, ctx=self)

@@ -158,7 +158,7 @@ async def _acquire_all(caps: Caps, deadline: float, loop: asyncio.AbstractEventL
 
 
 def _pool(ctx: CallContext) -> DaemonPool:
-    guards = getattr(ctx.reach, "_guards", None)
+    guards = ctx.rt.guards
     if guards is not None:
         return guards.thread_pool()
     global _fallback_pool  # only without guard rails (never in practice)
@@ -387,10 +387,10 @@ async def _run(
 
 def _base(ctx: CallContext) -> tuple[float, float]:
     """``([reach] retry_backoff, [reach] retry_backoff_max)``."""
-    reach = ctx.reach
-    guards = getattr(reach, "_guards", None)
+    rt = ctx.rt
+    guards = rt.guards
     cap = guards.defaults.retry_backoff_max if guards is not None else 30.0
     try:
-        return float(reach.config.reach.retry_backoff), cap
+        return float(rt.config.reach.retry_backoff), cap
     except AttributeError:
         return 1.0, cap

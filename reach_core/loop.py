@@ -46,9 +46,10 @@ from .adapter import (
     forced_tool_name,
     normalize_tool_choice,
 )
-from .delegate import run_scope
 from .errors import ConfigError
+from .hookspecs import Confirmer
 from .result import ToolError, ToolResult, dumps
+from .scope import run_scope
 
 __all__ = [
     "DEFAULT_SYSTEM_HINT",
@@ -322,7 +323,7 @@ async def run_agent(
     run to those tool names (calls to others get ``unknown_tool``). ``on_step`` is
     called after each step, like the ``reach_run_step`` hook, for code that holds
     the run in hand (``reach run --trace``, the demo). ``parent_run_id`` marks a
-    delegated run (``reach_core.delegate``): its calls are audited with it.
+    delegated run (``reach_core.builtin.delegation``): its calls are audited with it.
 
     Calls that wait for a person (``needs_confirmation``): with ``confirm_wait``
     seconds the loop waits that long for the decision (any process may take it)
@@ -576,13 +577,14 @@ def transcript_json(result: RunResult) -> str:
 # ---------------------------------------------------------------- confirmations
 
 
-def _confirmer(reach: Any) -> Any:
-    """The installed confirmer if it can resolve decisions (``resolve(reach, result, timeout)``)."""
+def _confirmer(reach: Any) -> Confirmer | None:
+    """The installed confirmer, if it can resolve decisions (the :class:`Confirmer` protocol:
+    ``resolve(reach, result, wait)``); the loop resumes waiting calls only through it."""
     try:
         provider = reach.provider("confirmer")
     except ConfigError:
         return None
-    return provider if provider is not None and hasattr(provider, "resolve") else None
+    return provider if isinstance(provider, Confirmer) else None
 
 
 async def _await_confirmations(reach: Any, ran: list[ToolResult], wait: float) -> list[ToolResult]:

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import asyncio
 import difflib
-import inspect
 import itertools
 import logging
 import os
 import time
 import traceback
 from collections.abc import Collection
+from inspect import isawaitable
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
@@ -32,13 +32,14 @@ from .connectors import NO_FALLBACK
 from .context import CallContext
 from .errors import Denied, ToolCallError, ToolFailure
 from .execute import run_connector
-from .hookcall import Impl
+from .hooks import PENDING, chain_attr, chain_rest, each_rest, log_failure
+from .hooks import call as call_impl
 from .policy import CONFIRM as _VERDICT_CONFIRM
 from .policy import DENY
 from .result import ToolError, ToolResult, to_jsonable
 
 if TYPE_CHECKING:
-    from .reach import Reach
+    from .runtime import Runtime
     from .tool import Tool
 
 __all__ = ["invoke"]
@@ -55,17 +56,6 @@ _PLAIN = (str, int, float, bool, type(None))
 _FALLBACK_CODES = frozenset({"timeout", "upstream_unavailable", "rate_limited"})
 
 
-def _hook(impl: Impl, args: tuple[Any, ...]) -> Any:
-    """Call one hook implementation with the spec's arguments; the caller awaits async ones.
-
-    Plain functions are called without a coroutine in between: the hot path pays
-    for a hook only what the hook itself costs. A plain function may still return
-    an awaitable when it sometimes has to wait (audit's synchronous durability);
-    callers await any awaitable result.
-    """
-    return impl.function(*args) if impl.full else impl.function(*[args[i] for i in impl.positions])
-
-
 # Route flags: what the pipeline needs to know about (agent, tool), looked up once per call.
 RUN = 1  # the agent's policy allows the tool
 CONFIRM = 2  # ... and a person must approve each call
@@ -73,22 +63,23 @@ QUIET = 4  # no check applies outside a run (no limit, budget or ledger)
 CAPPED = 8  # the tool has process-wide concurrency caps to hold
 
 
-def _route(reach: Reach, agent: str | None, tool: Tool) -> tuple[int, Any]:
+def _route(rt: Runtime, agent: str | None, tool: Tool) -> tuple[int, Any]:
     """Compute and cache the route of ``tool`` for ``agent``: its flags and its guard
     plan (cleared with the policies when tools or their state change)."""
-    verdict = reach._policy(agent).verdict(tool)
+    verdict = rt.policy(agent).verdict(tool)
     flags = 0 if verdict == DENY else RUN | (CONFIRM if verdict == _VERDICT_CONFIRM else 0)
-    plan = reach._guards.route_plan(tool, agent)
-    if reach._guards.quiet(tool, agent):
+    guards: Any = rt.guards
+    plan = guards.route_plan(tool, agent)
+    if guards.quiet(tool, agent):
         flags |= QUIET
     if plan.caps:
         flags |= CAPPED
-    route = reach._routes.setdefault(agent, {})[tool.name] = (flags, plan)
+    route = rt.routes.setdefault(agent, {})[tool.name] = (flags, plan)
     return route
 
 
-def _unknown_tool(reach: Reach, call: ToolCall, agent: str | None) -> ToolFailure:
-    names = [t.name for t in reach._allowed_tools(agent)]
+def _unknown_tool(rt: Runtime, call: ToolCall, agent: str | None) -> ToolFailure:
+    names = [t.name for t in rt.allowed_tools(agent)]
     name = call.name
     # a tool name has at most 64 characters: a longer one is neither matched (difflib is
     # quadratic) nor echoed in full
@@ -119,7 +110,7 @@ def _internal_error(tool: Tool, exc: BaseException, ctx: CallContext) -> ToolFai
 
 
 async def invoke(
-    reach: Reach,
+    rt: Runtime,
     call: Any,
     arguments: Any = None,
     *,
@@ -138,11 +129,11 @@ async def invoke(
     (``{"id", "name", "arguments"}`` or ``{"id", "function": {...}}``) or a tool
     name with ``arguments``. ``allowed`` restricts this call to those tool names
     (a run's ``tools=[...]``); ``deadline`` (event-loop time) caps the call's own
-    deadline (a run's deadline). This is ``Reach.invoke``.
+    deadline (a run's deadline). ``Reach.invoke`` calls it with its ``Runtime``.
     """
     t0 = time.perf_counter()
-    if not reach._started:
-        await reach.start()
+    if not rt.started:
+        await rt.start()
     try:
         call = to_call(call, arguments)
     except TypeError as exc:
@@ -150,45 +141,41 @@ async def invoke(
         failure: ToolFailure | None = ToolFailure(str(exc), code="invalid_arguments")
     else:
         failure = None
-    tool = reach._tools.get(call.name)
-    hooks = reach._hooks
-    ctx = CallContext(reach, tool, agent or "default", run_id, call.id, hex(next(_trace_ids))[2:],
+    tool = rt.tools.get(call.name)
+    hooks = rt.hooks
+    ctx = CallContext(rt, tool, agent or "default", run_id, call.id, hex(next(_trace_ids))[2:],
                       None, query, parent_run_id)
     result: ToolResult | None = None
     try:
         if failure is not None:
             raise failure
         if tool is None:
-            raise _unknown_tool(reach, call, agent)
+            raise _unknown_tool(rt, call, agent)
         if allowed is not None and tool.name not in allowed:
             raise ToolFailure(
                 f"tool `{tool.name}` is not available in this conversation; use one of: "
                 f"{', '.join(sorted(allowed)) or '(none)'}.",
                 code="unknown_tool",
             )
-        cfg = reach.config.reach
+        cfg = rt.config.reach
         args = decode_arguments(call.arguments, cfg.max_argument_bytes, cfg.max_argument_depth)
         impls = hooks.impls["reach_pre_validate"]
-        if impls:
-            for impl in impls:
-                call.arguments = args
-                new = _hook(impl, (call, tool, ctx))
-                if new is not None and (impl.is_async or inspect.isawaitable(new)):
-                    new = await new
-                if new is not None:
-                    args = new
+        if impls:  # rule "chain" on call.arguments; an exception propagates (a ToolFailure refuses)
+            call.arguments = args
+            out = chain_attr(impls, (call, tool, ctx), call, "arguments")
+            args = await out if type(out) is PENDING else out
         args = tool.compiled.prepare(args)
         call.arguments = args
         ctx.arguments = args
-        routes = reach._routes.get(agent)
+        routes = rt.routes.get(agent)
         found = routes.get(tool.name) if routes is not None else None
-        route, plan = found if found is not None else _route(reach, agent, tool)
+        route, plan = found if found is not None else _route(rt, agent, tool)
         if not route & RUN:
-            policy = reach._policy(agent)
+            policy = rt.policy(agent)
             raise Denied(
                 (f"{tool.blocked}; do not call it again." if tool.blocked else
                  f"the tool {tool.name!r} is not available to this agent; do not call it again."),
-                fix=policy.denial_fix(tool, confirmer=bool(reach._providers.get("confirmer"))),
+                fix=policy.denial_fix(tool, confirmer=rt.has_confirmer()),
             )
         if not tool.idempotent:
             ctx.idempotency_key = call.idempotency_key or idempotency_key or (
@@ -200,21 +187,22 @@ async def invoke(
             if by is not None:  # a person approved it in the agent framework reach runs under
                 ctx.approved, ctx.confirm_reason = True, f"approved through {by}"
         impls = hooks.impls["reach_pre_invoke"]
-        if impls:
+        if impls:  # rule "each" (reach_core.hooks), its sync part inlined; the first exception refuses
             hook_args = (call, tool, ctx)
             for impl in impls:
-                res = impl.function(*hook_args) if impl.full else _hook(impl, hook_args)
-                if res is not None and (impl.is_async or inspect.isawaitable(res)):
-                    await res
+                res = impl.function(*hook_args) if impl.full else call_impl(impl, hook_args)
+                if res is not None and (impl.is_async or isawaitable(res)):
+                    await each_rest(impls, impls.index(impl), res, hook_args)
+                    break
         if ctx.needs_confirmation and not ctx.approved:
-            fix = _confirmation_fix(reach, agent, tool, ctx)
+            fix = _confirmation_fix(rt, agent, tool, ctx)
             ctx.log.warning("reach.confirmation_unavailable", tool=tool.name, fix=fix)
             raise Denied(
                 f"{tool.name} needs a person's approval, which is not available here; "
                 "tell the user what you wanted to do instead of retrying.",
                 fix=fix,
             )
-        guards = reach._guards
+        guards: Any = rt.guards
         caps: Any = plan.caps if route & CAPPED else ()
         if not route & QUIET:
             early = guards.before(tool, args, ctx, plan)
@@ -253,34 +241,36 @@ async def invoke(
                 if settle is not None:
                     await settle
     except ToolFailure as exc:
-        result = await _failed(reach, call, tool, ctx, exc)
-        if reach._guards is not None and tool is not None and ctx.arguments is not None:
+        result = await _failed(rt, call, tool, ctx, exc)
+        if rt.guards is not None and tool is not None and ctx.arguments is not None:
             try:
-                settle = reach._guards.after(tool, ctx.arguments, ctx, result)
+                settle = rt.guards.after(tool, ctx.arguments, ctx, result)
                 if settle is not None:
                     await settle
             except Exception as gexc:  # noqa: BLE001
                 ctx.log.error("reach.guard_error", error=mask_secrets(repr(gexc)))
     except Exception as exc:  # noqa: BLE001 - a hook bug must not crash the caller
         ctx.log.error("reach.pipeline_error", error=mask_secrets(repr(exc)), traceback=mask_secrets(traceback.format_exc()))
-        result = await _failed(reach, call, tool, ctx, ToolFailure(
+        result = await _failed(rt, call, tool, ctx, ToolFailure(
             f"{call.name}: internal error in reach; do not resend the same arguments.", code="execution_failed"))
     result.elapsed_ms = (time.perf_counter() - t0) * 1000.0  # observers (audit) see the call's time
     impls = hooks.impls["reach_post_invoke"]
-    if impls:
+    if impls:  # rule "chain" (reach_core.hooks), its sync part inlined; one that raises is logged, skipped
         for impl in impls:
             try:
-                new = impl.function(call, tool, result, ctx) if impl.full else _hook(impl, (call, tool, result, ctx))
-                if new is not None and (impl.is_async or inspect.isawaitable(new)):
-                    new = await new
+                new = impl.function(call, tool, result, ctx) if impl.full else call_impl(impl, (call, tool, result, ctx))
             except Exception as exc:  # noqa: BLE001
-                ctx.log.error("reach.post_invoke_error", plugin=impl.plugin, error=mask_secrets(repr(exc)))
+                log_failure(ctx, "reach_post_invoke", impl, exc)
                 continue
             if new is not None:
+                if impl.is_async or isawaitable(new):
+                    result = await chain_rest(impls, impls.index(impl), new, (call, tool, result, ctx), 2, ctx,
+                                              "reach_post_invoke")
+                    break
                 result = new
         result.elapsed_ms = (time.perf_counter() - t0) * 1000.0  # with the post-invoke hooks' time
-    if reach._log_calls and _CALL_LOG.isEnabledFor(20):  # asked per call: the host may configure logging any time
-        reach._log.info(
+    if rt.log_calls and _CALL_LOG.isEnabledFor(20):  # asked per call: the host may configure logging any time
+        rt.log.info(
             "reach.tool_call", trace_id=ctx.trace_id, run_id=run_id, call_id=call.id, agent=ctx.agent,
             tool=call.name, status="ok" if result.ok else result.error.code if result.error else "error",
             attempts=result.meta.get("attempts", 0), elapsed_ms=result.elapsed_ms,
@@ -305,11 +295,11 @@ def _model_args(tool: Tool, args: dict[str, Any]) -> Any:
                           code="invalid_arguments") from None
 
 
-def _confirmation_fix(reach: Reach, agent: str | None, tool: Tool, ctx: CallContext) -> str:
+def _confirmation_fix(rt: Runtime, agent: str | None, tool: Tool, ctx: CallContext) -> str:
     """The fix of a call denied for want of a person: a confirmer, or the config lines that
     run it unattended for every policy that asks (the agent's own, and in a delegated run
-    each ancestor's that asks, as ``reach_core.delegate`` records in ``ctx.state``)."""
-    policies = [reach._policy(agent), *((ctx._state or {}).get("approval_by") or ())]
+    each ancestor's that asks, as ``reach_core.builtin.delegation`` records in ``ctx.state``)."""
+    policies = [rt.policy(agent), *((ctx._state or {}).get("approval_by") or ())]
     lines = list(dict.fromkeys(line for p in policies for line in p.confirmation_lines(tool)))
     fix = "install a confirmer plugin (pip install reach-confirm) so a person approves each call"
     return f"{fix}, or set {' and '.join(lines)}" if lines else fix
@@ -323,12 +313,12 @@ def _fallback(tool: Tool, failure: ToolFailure) -> Any:
     return to_jsonable(value)
 
 
-async def _failed(reach: Reach, call: ToolCall, tool: Tool | None, ctx: CallContext, exc: ToolFailure) -> ToolResult:
+async def _failed(rt: Runtime, call: ToolCall, tool: Tool | None, ctx: CallContext, exc: ToolFailure) -> ToolResult:
     error = ToolError(exc.code, exc.message, exc.retry_after)
-    hooks = reach._hooks
+    hooks = rt.hooks
     if hooks.impls["reach_format_error"]:
         try:
-            text = await hooks.first("reach_format_error", only=reach.config.strategies.error_formatter,
+            text = await hooks.first("reach_format_error", only=rt.config.strategies.error_formatter,
                                      call=call, error=error, ctx=ctx)
         except Exception as hexc:  # noqa: BLE001
             ctx.log.error("reach.format_error_failed", error=mask_secrets(repr(hexc)))

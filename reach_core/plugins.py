@@ -37,6 +37,7 @@ from typing import Any
 import pluggy
 
 from . import hookspecs
+from .builtin import BUILTIN_NAMES
 from .errors import PluginError
 
 __all__ = ["Inventory", "PluginInfo", "PluginNames", "build_instances", "inventory", "load_plugins", "new_manager",
@@ -458,5 +459,6 @@ def inventory(config: Any = None, *, disable: Iterable[str] = ()) -> Inventory:
         selection = set(cfg.plugins.disable), cfg.plugins.load, cfg.reach.strict
     blocked, allow, strict = selection
     pm = new_manager()
-    infos = load_plugins(pm, "auto", disable=blocked | set(disable), allow=allow, strict=strict)
+    # the core's own plugins (reach.tagged, reach.delegation) are not entry points: nothing to block here
+    infos = load_plugins(pm, "auto", disable=(blocked | set(disable)) - BUILTIN_NAMES, allow=allow, strict=strict)
     return Inventory(infos, pm)

@@ -55,6 +55,11 @@ class Policy:
         self._confirm: dict[int, bool] = {}
         self._verdicts: dict[int, int] = {}
 
+    @property
+    def pinned(self) -> list[str]:
+        """Tools offered to this agent whatever a selector ranks (``pinned`` in its table)."""
+        return list(self.config.pinned)
+
     def verdict(self, tool: Tool) -> int:
         """``DENY``, ``RUN`` or ``CONFIRM`` for ``tool``: both questions in one cached lookup
         (the pipeline asks them on every call)."""

@@ -40,7 +40,7 @@ from .result import ToolResult, dumps, to_jsonable
 
 if TYPE_CHECKING:
     from .context import CallContext
-    from .reach import Reach
+    from .runtime import Runtime
 
 __all__ = ["Final", "Progress", "StreamEvent", "invoke_stream", "prepare_connector"]
 
@@ -166,7 +166,7 @@ def prepare_connector(obj: Any) -> Any:
 def _idle_timeout(obj: Any, ctx: CallContext) -> float | None:
     tool = ctx.tool
     name = tool.name if tool is not None else getattr(obj, "name", "")
-    ccfg = ctx.reach.config.connectors.get(name) if ctx.reach is not None else None
+    ccfg = ctx.rt.config.connectors.get(name) if ctx.rt is not None else None
     value = getattr(ccfg, "idle_timeout", None) if ccfg is not None else None
     if value is None:
         value = getattr(obj, "idle_timeout", None)
@@ -311,7 +311,7 @@ _NO_FINAL: Any = object()
 _DONE: Any = object()
 
 
-async def invoke_stream(reach: Reach, call: Any, arguments: Any = None, **kwargs: Any) -> AsyncIterator[Any]:
+async def invoke_stream(rt: Runtime, call: Any, arguments: Any = None, **kwargs: Any) -> AsyncIterator[Any]:
     """Run one call through the pipeline, yielding its events, then its ``ToolResult``.
 
     Events are :class:`StreamEvent` dicts (``type`` ``progress`` or ``item``), in
@@ -319,6 +319,7 @@ async def invoke_stream(reach: Reach, call: Any, arguments: Any = None, **kwargs
     ``aclose()``, cancellation) cancels the call and closes the tool's stream.
     """
     from .calls import to_call
+    from .pipeline import invoke
 
     try:
         call = to_call(call, arguments)
@@ -329,7 +330,7 @@ async def invoke_stream(reach: Reach, call: Any, arguments: Any = None, **kwargs
     channel = _Channel(getattr(call, "id", ""), getattr(call, "name", ""), queue.put_nowait)
     token = _CHANNEL.set(channel)
     try:
-        task = asyncio.create_task(reach.invoke(call, arguments, **kwargs))
+        task = asyncio.create_task(invoke(rt, call, arguments, **kwargs))
     finally:
         _CHANNEL.reset(token)
     task.add_done_callback(lambda _t: queue.put_nowait(_DONE))

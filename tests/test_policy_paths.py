@@ -519,7 +519,7 @@ async def test_following_a_delegation_depth_fix_lets_the_task_be_handed_on(tmp_p
             "leaf work": [calls(("lookup", {"q": "x"})), answer("found")],
         })
 
-    from reach_core.delegate import run_scope
+    from reach_core.scope import run_scope
 
     async def hand_on(r) -> Any:
         """``helper``'s delegate call inside its own delegated run (what its model would send

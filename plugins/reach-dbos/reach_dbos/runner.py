@@ -235,7 +235,7 @@ async def _run_workflow(messages_or_text: Any, options: dict[str, Any]) -> RunRe
     if reach is None:
         raise RuntimeError("reach-dbos: no Reach is bound in this process (reach_dbos.runner.bind)")
     for _ in range(500):  # noqa: ASYNC110 - a run DBOS recovers at launch waits for reach's start-up
-        if reach._started:
+        if reach.started:
             break
         await asyncio.sleep(0.01)
     local = _STATE.local.get(run_id, {})
@@ -288,7 +288,7 @@ class DurableRunner:
 
     async def ensure(self, reach: Any) -> None:
         """DBOS launched and bound to ``reach`` (reach started first: ledger recovery comes before any resume)."""
-        if not reach._started:
+        if not reach.started:
             await reach.start()
         if not _STATE.launched:
             await asyncio.to_thread(launch, reach)

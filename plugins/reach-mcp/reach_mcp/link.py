@@ -308,7 +308,7 @@ class ServerLink:
         _log.warning("reach.mcp_tool_tier_raised", server=self.name, tool=conn.name, was=registered.risk, now=risk)
         registered.risk = risk
         registered.idempotent = bool(registered.idempotent and idem)
-        self.reach.tool_changed(conn.name)  # allow and confirmation decisions are cached per tool
+        self.reach.refresh()  # allow and confirmation decisions are cached per tool
 
     def _changed(self, conn: McpTool, new: types.Tool) -> None:
         from reach_core.tool import Tool

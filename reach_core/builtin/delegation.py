@@ -30,101 +30,41 @@ What keeps a child from doing more than its parent could:
 
 Several ``delegate`` calls in one model turn run in parallel like any other
 calls (``invoke_many``), under the same guard rails.
+
+A built-in plugin: registered as ``reach.delegation`` before the installed
+plugins, and switched off like any plugin (``[plugins] disable = ["reach.delegation"]``).
+It offers nothing unless some agent names delegates.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import contextvars
 import copy
-from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .connectors import Connector
-from .errors import ConfigError, Denied, InvalidArguments, ToolFailure, config_line
-from .hookspecs import hookimpl
-from .policy import Policy, matches
+from ..connectors import Connector
+from ..errors import ConfigError, Denied, InvalidArguments, ToolFailure, config_line
+from ..hookspecs import hookimpl
+from ..policy import Policy, matches
+from ..runtime import CORE
+from ..scope import _SCOPE, RunScope
 
 if TYPE_CHECKING:
-    from .config import AgentConfig, Config
-    from .context import CallContext
-    from .reach import Reach
-    from .result import ToolResult
-    from .tool import Tool
+    from ..config import AgentConfig, Config
+    from ..context import CallContext
+    from ..result import ToolResult
+    from ..runtime import Runtime
+    from ..tool import Tool
 
-__all__ = ["DELEGATE", "MAX_DEPTH_CAP", "Delegation", "DelegateTool", "RunScope", "current_scope", "run_scope"]
+__all__ = ["DELEGATE", "MAX_DEPTH_CAP", "NAME", "DelegateTool", "Delegation", "DelegationPlugin"]
 
+#: the name this built-in plugin is registered (and disabled) under
+NAME = "reach.delegation"
 DELEGATE = "delegate"
-CORE = "reach-core"
 #: the deepest chain of delegations config may allow
 MAX_DEPTH_CAP = 3
 #: a child ends this much before the delegate call's own deadline, so its partial answer can be reported
 _CHILD_MARGIN = 0.05
-
-
-# ------------------------------------------------------------------ the run scope
-
-
-@dataclass(frozen=True, slots=True)
-class RunScope:
-    """What the calls of one agent-loop step know about the run they belong to.
-
-    Set by the loop around each step's ``invoke_many`` (a context variable, so
-    parallel runs never see each other's scope).
-    """
-
-    run_id: str
-    agent: str | None
-    depth: int
-    allowed: frozenset[str] | None
-    ends_at: float | None
-    adapter: Any
-    max_steps: int
-    ancestors: tuple[str | None, ...] = ()
-    #: the compiled policies of ``ancestors``, in the same order
-    ancestor_policies: tuple[Policy, ...] = ()
-
-
-_SCOPE: contextvars.ContextVar[RunScope | None] = contextvars.ContextVar("reach_run_scope", default=None)
-
-
-def current_scope() -> RunScope | None:
-    return _SCOPE.get()
-
-
-@contextlib.contextmanager
-def run_scope(
-    reach: Any,
-    *,
-    run_id: str,
-    agent: str | None,
-    parent_run_id: str | None,
-    allowed: list[str] | None,
-    ends_at: float | None,
-    adapter: Any,
-    max_steps: int,
-) -> Iterator[None]:
-    """Make this run's scope current while its tools run (no-op without delegation)."""
-    if getattr(reach, "_delegation", None) is None:
-        yield
-        return
-    parent = _SCOPE.get()
-    names = frozenset(allowed) if allowed is not None else None
-    if parent is not None and parent_run_id is not None and parent.run_id == parent_run_id:
-        if parent.allowed is not None:
-            names = parent.allowed if names is None else names & parent.allowed
-        scope = RunScope(run_id, agent, parent.depth + 1, names, ends_at, adapter, max_steps,
-                         (*parent.ancestors, parent.agent),
-                         (*parent.ancestor_policies, reach._policy(parent.agent)))
-    else:
-        scope = RunScope(run_id, agent, 0, names, ends_at, adapter, max_steps)
-    token = _SCOPE.set(scope)
-    try:
-        yield
-    finally:
-        _SCOPE.reset(token)
 
 
 # ------------------------------------------------------------------ policy
@@ -189,6 +129,11 @@ class DelegatingPolicy(Policy):
             return own
         return strictest_mode([_implied_mode(self, tool), *inherited])
 
+    @property
+    def pinned(self) -> list[str]:
+        """A selector must not hide the way to other agents: ``delegate`` is pinned."""
+        return [*self.config.pinned, DELEGATE] if self.config.delegates else list(self.config.pinned)
+
     def denial_fix(self, tool: Tool, *, confirmer: bool = False) -> str:
         if tool is self._delegate and not self.config.delegates:
             line = config_line(("agents", self.name), "delegates", ["researcher"])
@@ -238,6 +183,10 @@ class DelegateTool(Connector):
     def __init__(self, delegation: Delegation) -> None:
         self.delegation = delegation
 
+    def declaration_for(self, tool: Tool, policy: Policy, *, strict: bool) -> dict[str, Any]:
+        """This agent's entry (``Reach.tools`` asks a connector that has this method)."""
+        return self.delegation.declaration(tool, policy, strict=strict)
+
     async def execute(self, params: Any, ctx: Any = None) -> Any:
         return await self.delegation.delegate(str(params["task"]), str(params["agent"]), ctx)
 
@@ -266,7 +215,7 @@ class _Hooks:
                 raise Denied(
                     f"`{tool.name}` is not available to the agent that delegated this task, so it is not "
                     "available here either; do the task with the tools offered to you.",
-                    fix=policy.denial_fix(tool, confirmer=bool(ctx.reach._providers.get("confirmer"))),
+                    fix=policy.denial_fix(tool, confirmer=ctx.rt.has_confirmer()),
                 )
             if policy.needs_confirmation(tool):
                 ctx.needs_confirmation = True
@@ -274,19 +223,19 @@ class _Hooks:
 
 
 class Delegation:
-    """Delegation for one ``Reach``: the tool, its hook and the depth limit."""
+    """Delegation for one ``Runtime``: the tool, its hook and the depth limit."""
 
-    def __init__(self, reach: Reach, max_depth: int) -> None:
-        self.reach = reach
+    def __init__(self, rt: Runtime, max_depth: int) -> None:
+        self.rt = rt
         self.max_depth = max_depth
         self.connector = DelegateTool(self)
         self.hooks = _Hooks()
         self._decls: dict[tuple[str, bool], dict[str, Any]] = {}
 
     @classmethod
-    def from_config(cls, reach: Reach) -> Delegation | None:
+    def from_config(cls, rt: Runtime) -> Delegation | None:
         """``None`` unless some agent names delegates; config mistakes raise ``ConfigError``."""
-        cfg: Config = reach.config
+        cfg: Config = rt.config
         raw = getattr(cfg.reach, "max_delegation_depth", None)
         depth = 1
         if raw is not None:
@@ -305,7 +254,7 @@ class Delegation:
                         f"[agents.{name}] delegates names {target!r}, but there is no [agents.{target}] table; "
                         "define that agent (its allow-list decides what it may do)"
                     )
-        return cls(reach, depth)
+        return cls(rt, depth)
 
     # -------------------------------------------------------------- declaration
     def declaration(self, tool: Tool, policy: Policy, *, strict: bool) -> dict[str, Any]:
@@ -323,25 +272,25 @@ class Delegation:
 
     # -------------------------------------------------------------- running a child
     def _child_tools(self, ctx: CallContext, target: str, scope: RunScope | None, child_depth: int) -> list[str]:
-        reach = self.reach
-        parent = {t.name for t in reach._allowed_tools(ctx.agent)}
+        rt = self.rt
+        parent = {t.name for t in rt.allowed_tools(ctx.agent)}
         if scope is not None and scope.allowed is not None:
             parent &= scope.allowed
         for agent in scope.ancestors if scope is not None else ():
-            parent &= {t.name for t in reach._allowed_tools(agent)}
+            parent &= {t.name for t in rt.allowed_tools(agent)}
         return [
-            t.name for t in reach._allowed_tools(target)
+            t.name for t in rt.allowed_tools(target)
             if t.name in parent and (t.name != DELEGATE or child_depth < self.max_depth)
         ]
 
     async def delegate(self, task: str, target: str, ctx: CallContext) -> Any:
-        from . import streaming
+        from .. import streaming
 
-        reach = self.reach
+        rt = self.rt
         scope = _SCOPE.get()
         if scope is not None and scope.run_id != ctx.run_id:
             scope = None  # called outside the run that set the scope (a nested plain invoke)
-        delegates = reach._policy(ctx.agent).config.delegates
+        delegates = rt.policy(ctx.agent).config.delegates
         if target not in delegates:
             raise InvalidArguments("agent", f"one of {', '.join(delegates)}", delegates[0] if delegates else None)
         if not task.strip():
@@ -364,10 +313,10 @@ class Delegation:
         child_run = f"{parent_run or ctx.trace_id}/{target}/{ctx.call_id}"
         adapter = scope.adapter if scope is not None else None
         if adapter is None:
-            from .loop import adapter_for
+            from ..loop import adapter_for
 
             try:
-                adapter = adapter_for(reach, None)
+                adapter = adapter_for(rt.facade, None)
             except ConfigError as exc:
                 raise ToolFailure(f"delegation is not possible here: {exc}", code="execution_failed") from None
 
@@ -380,7 +329,7 @@ class Delegation:
                 if r.error is not None and r.error.code == "needs_confirmation":
                     raise _Halt(r)
 
-        runs = getattr(getattr(reach, "_guards", None), "runs", None)
+        runs = getattr(rt.guards, "runs", None)
         if runs is not None and parent_run is not None:
             # the child's calls count against the parent run's limits (max_calls_per_run, ...)
             runs.alias(child_run, parent_run)
@@ -388,7 +337,7 @@ class Delegation:
             streaming.sink_for(ctx)  # this call's stream gets the child's steps as progress ...
         token = streaming.detach()  # ... while the child's own calls do not feed it
         try:
-            result = await reach.run(
+            result = await rt.facade.run(
                 task, agent=target, adapter=adapter,
                 max_steps=max_steps, deadline=left, tools=tools, run_id=child_run,
                 parent_run_id=parent_run, on_step=on_step,
@@ -421,3 +370,25 @@ class Delegation:
             f"the `{target}` agent could not reach its model: {result.error}. Try again later.",
             code="upstream_unavailable",
         )
+
+
+# ------------------------------------------------------------------ the plugin
+
+
+class DelegationPlugin:
+    """The built-in plugin: when config names delegates, registers ``delegate``, the
+    delegating policy and the core's ``reach_pre_invoke`` for delegated runs (that hook
+    only then, so a Reach without delegation pays nothing per call)."""
+
+    def __init__(self) -> None:
+        self.delegation: Delegation | None = None
+
+    @hookimpl
+    def reach_register_tools(self, reach: Any) -> None:
+        rt: Runtime = reach.runtime
+        self.delegation = delegation = Delegation.from_config(rt)
+        if delegation is None:  # only agents that name delegates are offered `delegate`
+            return
+        rt.add(delegation.connector, plugin=CORE)  # a core tool: `[limits.plugins.reach-core]`
+        rt.policy_factory = lambda name, acfg, _rt: DelegatingPolicy(name, acfg, _rt.core_tool(DELEGATE))
+        rt.pm.register(delegation.hooks, name=f"{NAME}.hooks")
