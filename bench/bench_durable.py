@@ -183,10 +183,10 @@ async def child(mode: str, cfg: dict[str, Any]) -> None:
 
     t0 = time.perf_counter()
     runner._STATE.adapters.clear()
-    reach._providers.setdefault("adapter", {})
+    reach.runtime.providers.setdefault("adapter", {})
     from reach_core.reach import Provider
 
-    reach._providers["adapter"]["instant"] = Provider("adapter", "instant", "bench", InstantModel(3))
+    reach.runtime.providers["adapter"]["instant"] = Provider("adapter", "instant", "bench", InstantModel(3))
     await reach.start()
     result = await wait_for(cfg["run_id"], 120)
     ms = (time.perf_counter() - t0) * 1000

@@ -100,7 +100,7 @@ async def _path(reach: Reach, name: str, n: int, *, run: bool = False, key: bool
         for call in calls:
             res = await invoke(call)
             res.to_json()
-    if reach._store is not None:
+    if reach.runtime.store_ is not None:
         await reach.store.flush()
     dt = (now() - t0) / n
     assert res.ok, res.error

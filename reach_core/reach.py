@@ -359,17 +359,3 @@ class Reach:
 
     def __repr__(self) -> str:
         return f"<Reach tools={len(self.runtime.tools)} plugins={len(self._loaded())}>"
-
-    # ------------------------------------------------------------ private names kept for
-    # tests and benches written against the earlier layout (read-through to the Runtime)
-    _tools = property(lambda self: self.runtime.tools)
-    _providers = property(lambda self: self.runtime.providers)
-    _settings = property(lambda self: self.runtime.settings)
-    _guards = property(lambda self: self.runtime.guards)
-    _store = property(lambda self: self.runtime.store_)
-    _started = property(lambda self: self.runtime.started)
-    _pm = property(lambda self: self.runtime.pm)
-    _log = property(lambda self: self.runtime.log)
-
-    def _invalidate(self) -> None:
-        self.runtime.invalidate()

@@ -162,7 +162,7 @@ def test_each_reach_has_its_own_manager(tmp_path):
     rec = HookRecorder()
     r1 = _reach(tmp_path, rec)
     r2 = _reach(tmp_path)
-    assert r1._pm is not r2._pm
+    assert r1.runtime.pm is not r2.runtime.pm
     assert r2.hook_order("reach_pre_invoke") == []
 
 

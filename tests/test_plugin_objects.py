@@ -102,7 +102,7 @@ def test_a_disabled_plugin_builds_no_object():
 def test_the_objects_hook_wins_over_the_modules():
     module = tagger_module(reach_post_invoke=hookimpl(lambda call: pytest.fail("the module's hook ran")))
     reach = make_reach(("reach-tagger", module))
-    impls = [i for i in reach._pm.hook.reach_post_invoke.get_hookimpls() if i.plugin_name == "reach-tagger"]
+    impls = [i for i in reach.runtime.pm.hook.reach_post_invoke.get_hookimpls() if i.plugin_name == "reach-tagger"]
     assert len(impls) == 1 and impls[0].function.__self__ is plugin_instance(reach, "reach-tagger")
 
 

@@ -36,8 +36,8 @@ def make_reach(tmp_path):
 
     yield make
     for r in made:
-        if r._store is not None:
-            r._store.close_sync()
+        if r.runtime.store_ is not None:
+            r.runtime.store_.close_sync()
 
 
 @pytest.fixture(scope="module")

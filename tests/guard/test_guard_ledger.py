@@ -185,7 +185,7 @@ async def test_sigkill_mid_call_leaves_unknown_rows_that_are_not_rerun(make_reac
     assert await r.store.fetchone("SELECT state FROM reach_ledger WHERE idem_key = 'pay-1'") == ("unknown",)
     # a new key is a new payment; the budget remembers the crashed call
     assert (await r.invoke("make_payment", {"amount": 6}, idempotency_key="pay-2")).ok
-    assert r._guards.budgets.used("tool", "make_payment") == 2
+    assert r.runtime.guards.budgets.used("tool", "make_payment") == 2
 
 
 async def test_reconcile_settles_unknown_rows_at_start(make_reach, tmp_path):

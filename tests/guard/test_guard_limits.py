@@ -95,7 +95,7 @@ async def test_budget_given_back_when_the_call_never_runs(make_reach):
     assert (await r.invoke("send_paid", {"x": 2}, idempotency_key="k2")).ok
     assert (await r.invoke("send_paid", {"x": 3}, idempotency_key="k3")).error.code == "budget_exceeded"
     assert state["runs"] == 2
-    assert r._guards.budgets.used("tool", "send_paid") == 2
+    assert r.runtime.guards.budgets.used("tool", "send_paid") == 2
 
 
 async def test_max_calls_per_run(make_reach):
@@ -278,7 +278,7 @@ async def test_a_capped_function_tool_that_only_sometimes_waits_stays_within_its
     results = await asyncio.gather(*(r.invoke("lookup", {"x": i}) for i in range(60)))
     assert [res.content for res in results] == list(range(60))
     assert state["peak"] == 2
-    cap = r._guards.tool_plan(r._tools["lookup"]).caps[0]
+    cap = r.runtime.guards.tool_plan(r.runtime.tools["lookup"]).caps[0]
     assert (cap.free, len(cap._waiters)) == (2, 0)  # every slot came back
 
 

@@ -162,7 +162,7 @@ async def test_ledger_recovery_on_a_shared_store_spares_calls_of_live_instances(
     cfg = {"reach": {"store": pg, "default_timeout": 2}}
     live = make_reach(config=cfg)
     live.register(send)
-    ledger = live._guards.ledger
+    ledger = live.runtime.guards.ledger
     claim = await ledger.claim("send", "k-live", "h", agent=None, run_id=None, call_id="c1")
     assert claim.claimed
     from reach_core.guard import _args_hash

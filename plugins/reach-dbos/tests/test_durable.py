@@ -127,7 +127,7 @@ async def test_a_reach_without_the_database_or_with_another_schema_is_refused(
         await bare.run("give credit", durable=True)
     other = make()
     settings = other.plugin_settings("reach-dbos")  # validated; another schema for the same database
-    other._settings["reach-dbos"] = settings.model_copy(update={"schema_name": "reach_dbos_other"})
+    other.runtime.settings["reach-dbos"] = settings.model_copy(update={"schema_name": "reach_dbos_other"})
     with pytest.raises(ConfigError, match="one DBOS instance per process"):
         await other.run("give credit", durable=True)
     for r in (first, bare, other):

@@ -328,7 +328,7 @@ class Api:
 async def _sweep(reach: Any, interval: float, margin: float) -> None:
     """On a shared store: mark ``running`` ledger rows of dead instances ``unknown``
     (never re-run), without waiting for some instance to restart."""
-    guards = getattr(reach, "_guards", None)
+    guards = getattr(getattr(reach, "runtime", None), "guards", None)
     if guards is None or interval <= 0:
         return
     while True:
