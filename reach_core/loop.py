@@ -31,7 +31,6 @@ import json
 import logging
 import time
 import uuid
-import weakref
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -242,9 +241,6 @@ def _resolve_hint(reach: Any, system_hint: str | bool | None) -> str | None:
     return str(system_hint)
 
 
-_ADAPTERS: weakref.WeakKeyDictionary[Any, dict[str, Adapter]] = weakref.WeakKeyDictionary()
-
-
 def adapter_for(reach: Any, adapter: Adapter | str | None = None) -> Adapter:
     """The adapter a run uses: an object as given, or the named/configured provider.
 
@@ -260,7 +256,7 @@ def adapter_for(reach: Any, adapter: Adapter | str | None = None) -> Adapter:
         )
     if hasattr(obj, "complete"):
         return obj  # type: ignore[no-any-return]
-    cache = _ADAPTERS.setdefault(reach, {})
+    cache = reach.runtime.adapters
     found = [(n, p) for n, p in reach.providers("adapter").items() if p.obj is obj]
     name, plugin = found[0] if found else (str(adapter), None)
     if name not in cache:

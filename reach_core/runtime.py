@@ -75,6 +75,8 @@ class Runtime:
     conflicts: dict[str, list[str]] = field(default_factory=dict)
     providers: dict[str, dict[str, Provider]] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
+    #: model adapters built from their factories, once per name (their connection pools with them)
+    adapters: dict[str, Any] = field(default_factory=dict)
     # ---- per-agent caches, cleared by invalidate()
     policies: dict[str | None, Policy] = field(default_factory=dict)
     #: pipeline flags and guard plan per agent and tool (see pipeline._route)
