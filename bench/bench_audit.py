@@ -174,7 +174,8 @@ async def main() -> None:
         print(f"reach-audit benchmark ({opts.calls} sequential calls x {opts.repeat}, median of runs; "
               f"python {sys.version.split()[0]}, {os.cpu_count()} cpus)")
         print(f"  baseline (json.loads + await add + json.dumps): {b_l:7.2f} us median latency | {b_c:7.2f} us cpu")
-        print(f"  invoke, audit off: {off_l:7.2f} us median latency | {off_w:7.2f} us wall {off_c:7.2f} us cpu per call")
+        print(f"  invoke, audit off: {off_l:7.2f} us median latency | "
+              f"{off_w:7.2f} us wall {off_c:7.2f} us cpu per call")
         print(f"  invoke, audit on:  {on_l:7.2f} us median latency | {on_w:7.2f} us wall {on_c:7.2f} us cpu per call"
               " (incl. background writing)")
         noop_l = med(noop, 2)
@@ -183,7 +184,8 @@ async def main() -> None:
               " baseline; target <= +0.2x")
         print(f"    of which reach-audit's own hook (beyond the core's hook dispatch): +{on_l - noop_l:.2f} us"
               f" = +{(on_l - noop_l) / b_l:.2f}x baseline")
-        print(f"  all audit work, amortised per call: +{on_c - off_c:.2f} us cpu = +{(on_c - off_c) / b_c:.2f}x baseline cpu")
+        print(f"  all audit work, amortised per call: +{on_c - off_c:.2f} us cpu"
+              f" = +{(on_c - off_c) / b_c:.2f}x baseline cpu")
         print(f"  invoke path of the core alone: {off_l / b_l:.1f}x baseline")
 
         plain_w, _ = await sustained(tmp / "sustained-off", min(opts.records, 20_000), audit=False)

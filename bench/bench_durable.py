@@ -116,7 +116,9 @@ class RoundTrips:
         return self.statements + self.commits + self.own()
 
 
-async def per_step(url: str, schema: str, runs: int, tool_steps: int, synchronous_commit: bool = True) -> dict[str, Any]:
+async def per_step(
+    url: str, schema: str, runs: int, tool_steps: int, synchronous_commit: bool = True
+) -> dict[str, Any]:
     data = Path(tempfile.mkdtemp(prefix="reach-bench-durable-"))
     reach = make_reach(data, url, schema, synchronous_commit)
     model = InstantModel(tool_steps)

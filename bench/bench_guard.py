@@ -192,10 +192,12 @@ async def main() -> None:
         t0 = time.perf_counter()
         await asyncio.gather(*(bare() for _ in range(100)))
         floor.append(time.perf_counter() - t0)
-    print(f"fan-out 100 x 50 ms, limit 5:   wall {statistics.median(walls5):.4f} s (best {min(walls5):.4f}; target <= 1.015)")
-    print(f"  the same with bare asyncio (Semaphore(5) + sleep): {statistics.median(floor):.4f} s (best {min(floor):.4f}): "
-          "the event loop's own floor here")
-    print(f"fan-out 100 x 50 ms, unbounded: wall {statistics.median(wallsu):.4f} s (best {min(wallsu):.4f}; target <= 0.055)")
+    print(f"fan-out 100 x 50 ms, limit 5:   wall {statistics.median(walls5):.4f} s "
+          f"(best {min(walls5):.4f}; target <= 1.015)")
+    print(f"  the same with bare asyncio (Semaphore(5) + sleep): {statistics.median(floor):.4f} s "
+          f"(best {min(floor):.4f}): the event loop's own floor here")
+    print(f"fan-out 100 x 50 ms, unbounded: wall {statistics.median(wallsu):.4f} s "
+          f"(best {min(wallsu):.4f}; target <= 0.055)")
 
     # 3 + 4: the read path, per call
     rounds = _per_call_in_workers()
@@ -217,7 +219,8 @@ async def main() -> None:
           f"extra {(med['budget'] - med['plain']) * us:+.2f} us")
     print(f"  + rate limit (limits, memory://):              {med['rated'] * us:7.2f} us  "
           f"extra {(med['rated'] - med['plain']) * us:+.2f} us")
-    print(f"ledgered write call (durable claim + complete):  {t_ledger * us:7.0f} us wall (sequential calls; fsync-bound)")
+    print(f"ledgered write call (durable claim + complete):  {t_ledger * us:7.0f} us wall "
+          "(sequential calls; fsync-bound)")
     for rr in (r, ledger):
         await rr.aclose()
 

@@ -400,7 +400,7 @@ def main() -> None:
         print(f"  k=5 mean {k5:.0f}  |  80 tools mean {eighty:.0f} (saved {1 - k5 / eighty:.1%})  |  "
               f"all {len(pool)} tools {all_tokens} (saved {1 - k5 / all_tokens:.1%})")
 
-        # -- memory, in fresh processes so nothing above counts (tool vectors from this run's disk cache) --------------------------
+        # -- memory, in fresh processes so nothing above counts (tool vectors from this run's disk cache) --
         for embedder in ([] if args.quick else ["minilm", "wordllama", "none"]):
             out = subprocess.run(
                 [sys.executable, __file__, "--memory-probe", "--embedder", embedder, "--data-dir", tmp],

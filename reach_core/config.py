@@ -95,14 +95,16 @@ class ReachSection(_Section, GuardDefaults):
 
     model_config = _STRICT
 
-    data_dir: Path = Field(default=Path(".reach"), strict=False, description="directory of reach's state (SQLite store, pins, audit "
-                           "files); a relative path is taken from the config file's directory")
+    data_dir: Path = Field(default=Path(".reach"), strict=False, description="directory of reach's state "
+                           "(SQLite store, pins, audit files); a relative path is taken from the config "
+                           "file's directory")
     store: str | None = Field(default=None, description="state store: a file path, `sqlite:///path` or "
                               "`postgresql://user:pw@host/db` (query `schema=`, `pool_size=`); "
                               "default `<data_dir>/reach.db`")
     strict: bool = Field(default=False, description="a plugin that fails to import or to set up raises instead of "
                          "being reported and skipped")
-    max_argument_bytes: int = Field(default=1_000_000, ge=1, description="largest arguments of one call (bytes of JSON)")
+    max_argument_bytes: int = Field(default=1_000_000, ge=1,
+                                    description="largest arguments of one call (bytes of JSON)")
     max_argument_depth: int = Field(default=32, ge=1, description="deepest nesting of one call's arguments")
     concurrency: int = Field(default=5, ge=1, description="calls of one model turn run at once (`invoke_many`)")
     retry_backoff: float = Field(default=1.0, ge=0, description="first retry delay (s); doubles each retry, jittered")
@@ -115,7 +117,8 @@ class ReachSection(_Section, GuardDefaults):
     system_hint: str | None = Field(default=None, description="system text `reach.run` adds by default")
     max_tools_per_step: Annotated[int, Field(ge=1, le=128)] = Field(default=
         8, description="tools offered to the model per step when a selector is installed")
-    pins: Path | None = Field(default=None, strict=False, description="pin file of `reach tools pin`; default `<data_dir>/pins.json`")
+    pins: Path | None = Field(default=None, strict=False, description="pin file of `reach tools pin`; "
+                              "default `<data_dir>/pins.json`")
     max_delegation_depth: int = Field(default=1, ge=1, le=3, description="longest chain of `delegate` calls "
                                       "(an agent delegating to one that delegates ...); hard cap 3")
 
@@ -203,10 +206,12 @@ class ConnectorConfig(_Section, ConnectorGuard):
                                     "also written `retries`")
     risk: Tier | None = Field(default=None, description="override of the declared tier (`read`, `write`, `dangerous`)")
     idempotent: bool | None = Field(default=None, description="override: may the call be retried and run twice")
-    tags: list[str] = Field(default_factory=list, strict=False, description="extra tags (selectors, `tag:NAME` patterns)")
+    tags: list[str] = Field(default_factory=list, strict=False,
+                            description="extra tags (selectors, `tag:NAME` patterns)")
     keywords: list[str] = Field(default_factory=list, strict=False, description="extra keywords for selectors")
     description: str | None = Field(default=None, description="replaces the description the model sees")
-    max_concurrency: int | None = Field(default=None, ge=1, description="calls of this tool running at once, process-wide")
+    max_concurrency: int | None = Field(default=None, ge=1,
+                                        description="calls of this tool running at once, process-wide")
     sequential: bool | None = Field(default=None, description="calls of this tool in one turn run one after another")
     weight: int | None = Field(default=None, ge=1, description="slots one call takes of the turn's concurrency")
     idle_timeout: float | None = Field(default=None, gt=0, description="a streaming tool that sends nothing for "
@@ -225,8 +230,9 @@ class AgentConfig(_Section, AgentGuard):
 
     model_config = _STRICT
 
-    allow: list[str] | None = Field(default=None, strict=False, description="tools it may use: names, globs (`sql_*`), `tag:NAME`, "
-                                    "`plugin:NAME`, `risk:TIER`; unset: every tool up to `max_tier`")
+    allow: list[str] | None = Field(default=None, strict=False, description="tools it may use: names, globs "
+                                    "(`sql_*`), `tag:NAME`, `plugin:NAME`, `risk:TIER`; unset: every tool up to "
+                                    "`max_tier`")
     deny: list[str] = Field(default_factory=list, strict=False, description="tools it may never use (same patterns); "
                             "deny wins over allow")
     max_tier: Tier = Field(default="dangerous", description="highest risk tier it may use at all")
@@ -235,7 +241,8 @@ class AgentConfig(_Section, AgentGuard):
                                           "or tier: `never`, `once` (per arguments), `run`, `always`")
     delegates: list[str] = Field(default_factory=list, strict=False, description="agents it may hand work to (the "
                                  "`delegate` tool); each needs its own `[agents.NAME]` table")
-    pinned: list[str] = Field(default_factory=list, strict=False, description="tools always offered, whatever a selector ranks")
+    pinned: list[str] = Field(default_factory=list, strict=False,
+                              description="tools always offered, whatever a selector ranks")
 
 
 def _check_hooks(value: dict[str, list[str]]) -> dict[str, list[str]]:

@@ -68,7 +68,7 @@ ENV = """\
 An unknown name in either variable is an error, like one in the file: a misspelt
 `REACH_DISABLE_PLUGINS` would otherwise load the plugin it was meant to block.
 Names are checked before any plugin is imported.
-"""
+"""  # noqa: E501 - a Markdown table row must stay on one line
 
 PLUGIN_TABLES = """\
 ## [plugins.NAME]
@@ -81,7 +81,7 @@ is allowed). One key belongs to the core in every such table:
 | key | type | default | meaning |
 |---|---|---|---|
 | `hooks_disabled` | list of hook names | `[]` | hooks of this plugin that are not called, e.g. `["reach_post_invoke"]`; an unknown hook name is an error |
-"""
+"""  # noqa: E501 - a Markdown table row must stay on one line
 
 HOOKS = """\
 ## [hooks]

@@ -120,7 +120,8 @@ def _patterns(patterns: list[str], table: str, key: str, names: PluginNames, pro
             found = _resolve(names, name, core=True)
             if found is None:
                 problems.append(_unknown_plugin(table, key, name, names, core=True,
-                                                message=f"`{pattern}` names `{name}`, which is not an installed plugin"))
+                                                message=f"`{pattern}` names `{name}`, "
+                                                        "which is not an installed plugin"))
             else:
                 pattern = "plugin:" + found
         out.append(pattern)

@@ -82,7 +82,8 @@ class Problem:
     def __str__(self) -> str:
         text = f"`{self.where}`: {self.message}"
         if self.suggestion is not None:
-            shown = f"[{self.suggestion}]" if self.key is None and not self.table.startswith("REACH_") else self.suggestion
+            shown = (f"[{self.suggestion}]" if self.key is None and not self.table.startswith("REACH_")
+                     else self.suggestion)
             text += f"; did you mean `{shown}`?"
         return text
 

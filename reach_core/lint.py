@@ -71,7 +71,9 @@ def lint_tool(tool: Tool) -> list[Problem]:
         text = str(sub.get("description") or "")
         if not text:
             out.append(Problem("param_description", f"parameter `{key}` has no description"))
-        if (sub.get("format") or sub.get("pattern")) and not (sub.get("examples") or "e.g" in text or "example" in text.lower()):
+        if (sub.get("format") or sub.get("pattern")) and not (
+            sub.get("examples") or "e.g" in text or "example" in text.lower()
+        ):
             out.append(Problem("format_example", f"parameter `{key}` has a format but no example"))
         if sub.get("type") == "string" and "enum" not in sub and _CLOSED.search(text):
             out.append(Problem("enum", f"parameter `{key}` describes a closed set; declare it as an enum"))

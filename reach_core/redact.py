@@ -167,7 +167,8 @@ def key_is_secret(key: str, extra: frozenset[str] = frozenset()) -> bool:
     for i, word in enumerate(words):
         if not _word_is_secret(word):
             # two words that only make a secret together: "pass"+"word", "api"+"key"
-            if i + 1 < len(words) and _word_is_secret(word + words[i + 1]) and (word + words[i + 1]) not in NOT_SECRET_WORDS:
+            if (i + 1 < len(words) and _word_is_secret(word + words[i + 1])
+                    and (word + words[i + 1]) not in NOT_SECRET_WORDS):
                 return True
             continue
         if word in ("token", "tokens", "key", "keys", "session") and any(w in COUNT_WORDS for w in words):

@@ -287,12 +287,14 @@ class CompiledSchema:
             examples = {"integer": "5", "number": "2.5", "boolean": "true", "string": '"text"', "array": "[...]",
                         "object": "{...}"}
             ex = examples.get(expected if isinstance(expected, str) else "", "")
-            return f"`{field}` must be {'an' if str(expected)[0] in 'aeiou' else 'a'} {expected}" + (f", e.g. {ex}" if ex else "") + sent
+            return (f"`{field}` must be {'an' if str(expected)[0] in 'aeiou' else 'a'} {expected}"
+                    + (f", e.g. {ex}" if ex else "") + sent)
         if kw == "format":
             hint, fmt_example = FORMAT_HINTS.get(val, (f"a valid {val}", ""))
             return f"`{field}` must be {hint}" + (f", e.g. {fmt_example}" if fmt_example else "") + sent
         if kw in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
-            words = {"minimum": "at least", "maximum": "at most", "exclusiveMinimum": "greater than", "exclusiveMaximum": "less than"}
+            words = {"minimum": "at least", "maximum": "at most", "exclusiveMinimum": "greater than",
+                     "exclusiveMaximum": "less than"}
             return f"`{field}` must be {words[kw]} {val}{sent}"
         if kw in ("minLength", "maxLength"):
             return f"`{field}` must have {'at least' if kw == 'minLength' else 'at most'} {val} characters"

@@ -109,7 +109,9 @@ class Tool:
         return "\n".join(parts)
 
     @classmethod
-    def build(cls, obj: Connector, *, plugin: str, overrides: dict[str, Any] | None = None, settings: Any = None) -> Tool:
+    def build(
+        cls, obj: Connector, *, plugin: str, overrides: dict[str, Any] | None = None, settings: Any = None
+    ) -> Tool:
         if not isinstance(obj, Connector):
             raise ConnectorError(
                 f"cannot register {obj!r}: pass a Connector instance or a function decorated with @connector"

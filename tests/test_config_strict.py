@@ -302,7 +302,8 @@ def test_setup_hooks_have_no_order(hook):
 
 
 def test_hooks_disabled_still_works(tmp_path):
-    reach = make_reach(_tools_plugin(), config={"plugins": {"demo-tools": {"hooks_disabled": ["reach_register_tools"]}}},
+    reach = make_reach(_tools_plugin(),
+                       config={"plugins": {"demo-tools": {"hooks_disabled": ["reach_register_tools"]}}},
                        data_dir=tmp_path)
     assert reach.all_tools() == []
 

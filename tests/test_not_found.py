@@ -8,7 +8,8 @@ from reach_core import NotFound
 
 
 @pytest.mark.parametrize("what", [
-    "order A-17", "product 999", "the city 'Atlantis'", "user ann@example.com", "北京的天气站", "file notes/2024-05-01.md",
+    "order A-17", "product 999", "the city 'Atlantis'", "user ann@example.com", "北京的天气站",
+    "file notes/2024-05-01.md",
 ])
 def test_a_thing_gets_the_standard_sentence(what):
     assert str(NotFound(what)) == f"{what} was not found; check the name or ask the user."

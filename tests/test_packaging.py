@@ -76,7 +76,8 @@ def test_every_distribution_carries_release_metadata(tmp_path):
         headers = [line.split(": ", 1) for line in meta.split("\n\n", 1)[0].splitlines() if ": " in line]
         keys = Counter(k for k, _ in headers)
         assert keys["Classifier"] >= 5, wheel.name
-        assert {v.split(",")[0] for k, v in headers if k == "Project-URL"} >= {"Homepage", "Source", "Issues"}, wheel.name
+        assert {v.split(",")[0] for k, v in headers
+                if k == "Project-URL"} >= {"Homepage", "Source", "Issues"}, wheel.name
         assert ("License-Expression", "Apache-2.0") in [tuple(h) for h in headers], wheel.name
         assert ("License-File", "LICENSE") in [tuple(h) for h in headers], wheel.name
         assert ("Description-Content-Type", "text/markdown") in [tuple(h) for h in headers], wheel.name

@@ -93,7 +93,9 @@ async def test_the_objects_hooks_are_named_as_the_plugin():
 
 def test_a_disabled_plugin_builds_no_object():
     built: list[Any] = []
-    module = SimpleNamespace(reach_plugin_instance=hookimpl(lambda reach: built.append(reach) or Tagger(reach, Settings())))
+    module = SimpleNamespace(
+        reach_plugin_instance=hookimpl(lambda reach: built.append(reach) or Tagger(reach, Settings()))
+    )
     reach = make_reach(("reach-tagger", module), config={"plugins": {"disable": ["reach-tagger"]}})
     assert built == [] and plugin_instance(reach, "reach-tagger") is None
     assert reach.hook_order("reach_post_invoke") == []

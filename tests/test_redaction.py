@@ -157,7 +157,8 @@ def test_ordinary_key_names_in_other_languages_stay(key: str) -> None:
 # -- JSON inside a string: decided by its structure (escaped keys, header pairs, name/value entries)
 EMBEDDED = [
     {"пароль": "{s}"}, {"contraseña": "{s}"}, {"headers": [["X-Api-Key", "{s}"]]}, {"headers": [["Senha", "{s}"]]},
-    [{"name": "password", "value": "{s}"}], [{"name": "DB_PASSWORD", "value": "{s}"}], [{"key": "senha", "value": "{s}"}],
+    [{"name": "password", "value": "{s}"}], [{"name": "DB_PASSWORD", "value": "{s}"}],
+    [{"key": "senha", "value": "{s}"}],
     {"env": [{"name": "パスワード", "value": "{s}"}]}, {"a": {"b": [["Authorization", "{s}"]]}},
 ]
 
@@ -174,7 +175,9 @@ def test_json_inside_strings_is_redacted_by_structure(shape: Any, ascii_only: bo
     assert SECRET not in repr(r({"request": text, "list": [" " + text]}))
 
 
-@pytest.mark.parametrize("text", ['{"a": "b"}', "[1, 2]", "{not json", '["\ud800"]', "[" * 50, '{"n": 123456789012345678901234567890}'])
+@pytest.mark.parametrize(
+    "text", ['{"a": "b"}', "[1, 2]", "{not json", '["\ud800"]', "[" * 50, '{"n": 123456789012345678901234567890}']
+)
 def test_json_looking_strings_without_secrets_are_kept(text: str) -> None:
     assert Redactor()(text) == text
 

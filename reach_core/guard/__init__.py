@@ -195,7 +195,8 @@ class Guards:
             rules.append((self.limiter.parse(g.rate_limit), ("reach", "tool", tool.name), f"tool `{tool.name}`"))
         plugin = self.limits.plugins.get(getattr(tool, "plugin", "") or "")
         if plugin is not None and plugin.rate_limit:
-            rules.append((self.limiter.parse(plugin.rate_limit), ("reach", "plugin", tool.plugin), f"plugin `{tool.plugin}`"))
+            rules.append((self.limiter.parse(plugin.rate_limit), ("reach", "plugin", tool.plugin),
+                          f"plugin `{tool.plugin}`"))
         caps: list[WeightedLimit] = []
         if tool.max_concurrency:
             caps.append(self.slots.limit(f"tool:{tool.name}", int(tool.max_concurrency)))

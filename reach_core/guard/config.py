@@ -70,9 +70,12 @@ class GuardDefaults(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     budget_timezone: str = Field(default="UTC", description="time zone in which daily budgets reset at 00:00")
-    max_calls_per_run: int | None = Field(default=None, ge=1, description="tool calls one run may make, all tools together")
-    identical_call_limit: int = Field(default=3, ge=1, description="same tool + same arguments allowed this many times per run")
-    failing_call_limit: int = Field(default=2, ge=1, description="a call that failed this many times in a run is refused")
+    max_calls_per_run: int | None = Field(default=None, ge=1,
+                                          description="tool calls one run may make, all tools together")
+    identical_call_limit: int = Field(default=3, ge=1,
+                                      description="same tool + same arguments allowed this many times per run")
+    failing_call_limit: int = Field(default=2, ge=1,
+                                    description="a call that failed this many times in a run is refused")
     read_cache: bool = Field(default=False, description="reuse results of identical read calls within a run")
     retry_backoff_max: float = Field(default=30.0, ge=0, description="cap of one backoff delay (s)")
     thread_pool: int = Field(default=16, ge=1, description="worker threads for sync connectors")
@@ -85,7 +88,8 @@ class GuardDefaults(BaseModel):
         try:
             ZoneInfo(value)
         except Exception as exc:
-            raise ValueError(f"unknown time zone {value!r}; use an IANA name like \"UTC\" or \"Europe/Berlin\"") from exc
+            raise ValueError(f"unknown time zone {value!r}; "
+                             "use an IANA name like \"UTC\" or \"Europe/Berlin\"") from exc
         return value
 
 

@@ -27,7 +27,9 @@ async def _post(client: httpx.AsyncClient, url: str, headers: dict[str, str], bo
     return resp.json()  # type: ignore[no-any-return]
 
 
-async def _spread(cluster: Cluster, role: str, bodies: list[dict[str, Any]], concurrency: int = 30) -> list[dict[str, Any]]:
+async def _spread(
+    cluster: Cluster, role: str, bodies: list[dict[str, Any]], concurrency: int = 30
+) -> list[dict[str, Any]]:
     """Send ``bodies`` round-robin over every instance, ``concurrency`` in flight."""
     sem = asyncio.Semaphore(concurrency)
     urls = itertools.cycle(cluster.urls)
@@ -49,7 +51,8 @@ async def _flush_audit(client: httpx.AsyncClient, cluster: Cluster) -> None:
 
 async def test_budget_spent_equals_successful_calls_under_load(cluster: Cluster) -> None:
     ids = [f"load-{uuid.uuid4().hex[:12]}" for _ in range(300)]
-    results = await _spread(cluster, "worker", [{"id": i, "name": "ping", "arguments": {"n": n}} for n, i in enumerate(ids)])
+    results = await _spread(cluster, "worker",
+                            [{"id": i, "name": "ping", "arguments": {"n": n}} for n, i in enumerate(ids)])
 
     ok = [r for r in results if r["ok"]]
     refused = [r for r in results if not r["ok"]]

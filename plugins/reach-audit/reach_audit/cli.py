@@ -76,7 +76,8 @@ def audit_group() -> None:
 @click.option("-f", "--follow", is_flag=True, help="keep printing new records as they arrive")
 @click.option("--agent", default=None, help="only this agent")
 @click.option("--tool", default=None, help="only this tool")
-@click.option("--kind", type=click.Choice(["call", "step", "confirmation"]), default=None, help="only this kind of record")
+@click.option("--kind", type=click.Choice(["call", "step", "confirmation"]), default=None,
+              help="only this kind of record")
 @click.option("--json", "as_json", is_flag=True, help="one JSON record per line")
 @click.option("--interval", default=0.5, show_default=True, hidden=True)
 @click.pass_context
@@ -126,7 +127,8 @@ def _group_line(g: Group, tools: bool) -> str:
         f" p50={_fmt(g.p50_ms)}ms p95={_fmt(g.p95_ms)}ms errors: {errors}"
     )
     if tools and g.offered:
-        base += f"  offered={g.offered} chosen={g.chosen} ({_fmt(g.offered_called_rate and g.offered_called_rate * 100, '{:.0f}%')})"
+        base += (f"  offered={g.offered} chosen={g.chosen} "
+                 f"({_fmt(g.offered_called_rate and g.offered_called_rate * 100, '{:.0f}%')})")
     if not tools and g.steps:
         base += f"  steps={g.steps} tokens={g.tokens.get('total', 0)}"
     return base
@@ -146,7 +148,8 @@ def stats_cmd(ctx: click.Context, since: str, as_json: bool) -> None:
     if as_json:
         click.echo(_dump(figures.to_dict()))
         return
-    window = "all time" if figures.since is None else f"since {datetime.fromtimestamp(figures.since, UTC):%Y-%m-%d %H:%M:%S}Z"
+    window = ("all time" if figures.since is None
+              else f"since {datetime.fromtimestamp(figures.since, UTC):%Y-%m-%d %H:%M:%S}Z")
     rate = _fmt(figures.success_rate and figures.success_rate * 100, "{:.1f}%")
     click.echo(f"{figures.calls} calls {window}, {rate} ok")
     click.echo("tools:")

@@ -177,7 +177,8 @@ def test_secrets_in_free_text(template: str) -> None:
 
 
 SHAPES = [
-    "AKIAIOSFODNN7EXAMPLE", "ASIAY34FZKBOKMUTVV7A", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N",
+    "AKIAIOSFODNN7EXAMPLE", "ASIAY34FZKBOKMUTVV7A",
+    "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N",
     "sk-live-4f9aW2mQ8bT1xY6zK3pR", "sk_test_51HcXq2Ll9UaBcDeFgHiJkLm", "sk-proj-AbCdEfGhIjKlMnOpQrStUvWx",
     "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789", "xoxb-123456789012-abcdefghijkl",
     "AIzaSyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q", "glpat-xXyYzZ1234567890abcd",

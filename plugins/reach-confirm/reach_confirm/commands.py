@@ -91,7 +91,8 @@ def approve_cmd(ctx: click.Context, cid: str, by: str | None, reason: str | None
     if as_json:
         click.echo(json.dumps(result.to_dict(), ensure_ascii=False, indent=2))
     else:
-        click.echo(f"approved {cid}; the call ran: " + ("ok" if result.ok else f"{result.error.code}: {result.error.message}"))
+        click.echo(f"approved {cid}; the call ran: "
+                   + ("ok" if result.ok else f"{result.error.code}: {result.error.message}"))
         if result.ok:
             click.echo(result.to_json())
 

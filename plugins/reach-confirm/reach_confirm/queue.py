@@ -261,7 +261,8 @@ class Confirmations:
             c = await self.get(cid)
             if c.status == "pending" and c.expires_at <= now:
                 await self._expire()
-                raise ConfirmationError(f"request {cid} expired at {time.strftime('%H:%M:%S', time.gmtime(c.expires_at))} UTC; "
+                raise ConfirmationError(f"request {cid} expired at "
+                                        f"{time.strftime('%H:%M:%S', time.gmtime(c.expires_at))} UTC; "
                                         "the model must ask again")
             raise ConfirmationError(f"request {cid} is already {c.status}" +
                                     (f" by {c.decided_by}" if c.decided_by else "") + "; it runs only once")

@@ -113,7 +113,8 @@ class _Pool:
             conn = self.idle.pop()
             if not conn.closed and not conn.broken:
                 return conn
-        return await psycopg.AsyncConnection.connect(self.url, autocommit=True, prepare_threshold=2, options=_CONFIG.options)
+        return await psycopg.AsyncConnection.connect(self.url, autocommit=True, prepare_threshold=2,
+                                                     options=_CONFIG.options)
 
     async def put(self, conn: psycopg.AsyncConnection[Any]) -> None:
         try:

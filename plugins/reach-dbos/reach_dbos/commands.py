@@ -104,7 +104,8 @@ def runs_show(ctx: click.Context, run_id: str, as_json: bool) -> None:
     for s in row["steps"]:
         detail = ""
         if "tool_calls" in s:
-            detail = "calls " + (", ".join(s["tool_calls"]) or "none") + (f"; says {s['text']!r}" if s.get("text") else "")
+            detail = ("calls " + (", ".join(s["tool_calls"]) or "none")
+                      + (f"; says {s['text']!r}" if s.get("text") else ""))
         elif "results" in s:
             detail = ", ".join(f"{r['name']} {'ok' if r['ok'] else r['error']}" for r in s["results"])
         elif "approval" in s:

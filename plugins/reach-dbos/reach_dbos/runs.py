@@ -29,7 +29,8 @@ def summarize_steps(steps: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], 
     pending: dict[str, Any] | None = None
     for s in steps:
         name = s.get("function_name")
-        row: dict[str, Any] = {"step": s.get("function_id"), "kind": name, "done": s.get("completed_at_epoch_ms") is not None}
+        row: dict[str, Any] = {"step": s.get("function_id"), "kind": name,
+                               "done": s.get("completed_at_epoch_ms") is not None}
         output = s.get("output")
         if s.get("error") is not None:
             row["error"] = str(s["error"])[:300]

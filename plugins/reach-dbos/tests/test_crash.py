@@ -53,7 +53,8 @@ def _wait(pred: Any, what: str, proc: subprocess.Popen[bytes] | None, timeout: f
         if pred():
             return
         if proc is not None and proc.poll() is not None:
-            raise AssertionError(f"the child exited ({proc.returncode}) before {what}: {proc.stderr.read().decode()[-3000:] if proc.stderr else ''}")
+            raise AssertionError(f"the child exited ({proc.returncode}) before {what}: "
+                                 f"{proc.stderr.read().decode()[-3000:] if proc.stderr else ''}")
         time.sleep(0.05)
     raise AssertionError(f"timed out waiting for {what}")
 

@@ -44,7 +44,9 @@ def server() -> Iterator[ScriptedModelServer]:
 
 
 @pytest.fixture
-def make(tmp_path: Path, pg_url: str, session_schema: str, server: ScriptedModelServer) -> Iterator[Callable[..., Reach]]:
+def make(
+    tmp_path: Path, pg_url: str, session_schema: str, server: ScriptedModelServer
+) -> Iterator[Callable[..., Reach]]:
     made: list[Reach] = []
 
     def make(**extra: Any) -> Reach:

@@ -57,7 +57,9 @@ class _FilesConnector(Connector):
         except GlobError as exc:
             raise InvalidArguments("pattern", message=str(exc)) from None
         except PathMissing as exc:
-            raise NotFound(f"`{exc}`", message=f"`{exc}` does not exist; use list_dir or search_files to find the right path.") from None
+            raise NotFound(
+                f"`{exc}`", message=f"`{exc}` does not exist; use list_dir or search_files to find the right path."
+            ) from None
         except PermissionError as exc:
             raise BusinessError(f"the operating system refused access ({exc.strerror})") from None
         except OSError as exc:

@@ -17,7 +17,8 @@ class FilesSettings(BaseModel):
 
     roots: list[str] = Field(default_factory=list, description="allowed folders; relative paths start at the first")
     max_read_bytes: int = Field(default=64_000, ge=256, description="bytes read_file returns per call")
-    max_write_bytes: int = Field(default=1_000_000, ge=1, description="largest content write_file accepts (UTF-8 bytes)")
+    max_write_bytes: int = Field(default=1_000_000, ge=1,
+                                 description="largest content write_file accepts (UTF-8 bytes)")
     max_list_entries: int = Field(default=200, ge=1, description="entries list_dir returns")
     max_search_results: int = Field(default=50, ge=1, description="largest number of hits search_files returns")
     max_search_files: int = Field(default=5_000, ge=1, description="files search_files looks at before stopping")

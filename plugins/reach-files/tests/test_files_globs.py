@@ -47,7 +47,8 @@ def _random_pattern(rng: random.Random) -> str:
         if rng.random() < 0.2:
             segs.append("**")
             continue
-        seg = "".join(rng.choice(_ATOMS) if rng.random() < 0.45 else rng.choice("ab.c") for _ in range(rng.randint(1, 6)))
+        seg = "".join(rng.choice(_ATOMS) if rng.random() < 0.45 else rng.choice("ab.c")
+                      for _ in range(rng.randint(1, 6)))
         segs.append(seg.replace("/", ""))
     return "/".join(s for s in segs if s != "..") or "*"
 
@@ -242,7 +243,8 @@ async def test_patterns_just_under_the_caps_run(box: Any, pattern: str) -> None:
 
 
 LONGER_THAN_ANY_NAME = [
-    "x" * 256, "docs/" + "y" * 300 + "/*.md", "*" + "北" * 86, "😀" * 64 + "*", "**/" + "z" * 256, "a*" * 100 + "b" * 160,
+    "x" * 256, "docs/" + "y" * 300 + "/*.md", "*" + "北" * 86, "😀" * 64 + "*", "**/" + "z" * 256,
+    "a*" * 100 + "b" * 160,
     "?" * 100 + "[ab]" * 20 + "c" * 140, "x" * 1000,
 ]
 

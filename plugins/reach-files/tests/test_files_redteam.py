@@ -201,7 +201,8 @@ ODD_GLOBS = [
     "x" * (MAX_PATTERN_CHARS - 3) + "/*", " *.md ", "\t*.md", "*.md\n", "[a-a]", "[!a-a]",
 ]
 BAD_GLOBS = [
-    "[z-a]", "[!z-a]", "[^z-a]", "[9-0]", "a[z-a]b", "[z-a]/x.md", "docs/[b-a]*", "[\u00ff-\u00e9]", "[\U0001f64f-\U0001f600]",
+    "[z-a]", "[!z-a]", "[^z-a]", "[9-0]", "a[z-a]b", "[z-a]/x.md", "docs/[b-a]*", "[\u00ff-\u00e9]",
+    "[\U0001f64f-\U0001f600]",
     "[ab-a]", "[a-cz-x]", "a" * 256, "é" * 128, "北" * 86, "?" * (MAX_WILDCARDS + 1), "*a" * MAX_WILDCARDS + "*",
     "x" * (MAX_PATTERN_CHARS + 1), "*" * (MAX_PATTERN_CHARS + 1), "a/../b", "../*", "\x00*", "*\ud800", "\udfff/x",
 ]

@@ -192,7 +192,8 @@ async def test_openapi_core_document_sends_headers_cookies_and_styled_queries(se
     query = server.state.requests[-1]["query"]
     assert query["ids"] == ["1", "2"] and query["color[R]"] == ["1"] and query["tags"] == ["cats,dogs"]
     assert json.loads(query["coordinates"][0]) == {"lat": 1.5, "lon": 2}
-    created = await reach.invoke("createPets", {"api-key": "a2V5", "user": 7, "body": {"name": "Kit", "ears": {"healthy": True}}})
+    created = await reach.invoke("createPets", {"api-key": "a2V5", "user": 7,
+                                                "body": {"name": "Kit", "ears": {"healthy": True}}})
     assert created.ok, created.error
     sent = server.state.requests[-1]
     assert sent["headers"]["api-key"] == "a2V5" and sent["headers"]["Cookie"] == "user=7"

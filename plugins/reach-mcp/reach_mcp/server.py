@@ -194,7 +194,8 @@ class TokenGate:
                 break
         ok, agent = self.agent_for(header)
         if not ok:
-            body = b'{"error":"unauthorized: send Authorization: Bearer <token> with a token configured in [plugins.reach-mcp.server]"}'
+            body = (b'{"error":"unauthorized: send Authorization: Bearer <token> with a token configured in '
+                    b'[plugins.reach-mcp.server]"}')
             await send({"type": "http.response.start", "status": 401,
                         "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")]})
             await send({"type": "http.response.body", "body": body})

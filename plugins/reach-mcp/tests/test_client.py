@@ -16,7 +16,8 @@ async def test_stdio_server_tools_run_through_reach(reach_for: Any) -> None:
                       connectors={"demo__crash": {"max_retries": 0}})
     tools = {t.name: t for t in reach.all_tools()}
     # the broken server is a warning, not a crash: the demo server's tools are all there
-    assert {"demo__weather", "demo__echo", "demo__create_note", "demo__delete_all_notes", "demo__transfer"} <= set(tools)
+    assert {"demo__weather", "demo__echo", "demo__create_note", "demo__delete_all_notes",
+            "demo__transfer"} <= set(tools)
     assert not [n for n in tools if n.startswith("broken__")]
     assert (tools["demo__weather"].risk, tools["demo__weather"].idempotent) == ("read", True)
     assert "open_world" in tools["demo__weather"].tags and "mcp:demo" in tools["demo__weather"].tags

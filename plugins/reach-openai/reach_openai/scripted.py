@@ -322,7 +322,8 @@ class ScriptedModelServer:
             calls = list(step.calls(ctx) if callable(step.calls) else step.calls)
             if ctx.tagged:
                 blocks = [
-                    f'<tool_call>{{"name": {json.dumps(c.name, ensure_ascii=False)}, "arguments": {c.raw_arguments()}}}</tool_call>'
+                    f'<tool_call>{{"name": {json.dumps(c.name, ensure_ascii=False)}, '
+                    f'"arguments": {c.raw_arguments()}}}</tool_call>'
                     for c in calls
                 ]
                 message["content"] = "\n".join(([step.text] if step.text else []) + blocks)

@@ -37,7 +37,9 @@ from .embedders import Embedder
 from .text import clauses, content_hash, has_cjk, schema_text, split_identifier, tokenize
 
 SIGNALS = ("bm25", "embedding", "dense", "tags")
-_CJK_SPAN = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef\u3040-\u30ff\uac00-\ud7af]+")
+_CJK_SPAN = re.compile(
+    r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef\u3040-\u30ff\uac00-\ud7af]+"
+)
 #: positions filled by clause coverage at most; beyond it, plain fused order.
 MAX_COVER = 20
 

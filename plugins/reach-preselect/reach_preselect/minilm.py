@@ -105,7 +105,8 @@ def resolve_model_dir(path: str | os.PathLike[str]) -> tuple[Path, Path]:
     root = Path(path).expanduser()
     if root.is_file():
         if root.suffix != ".onnx":
-            raise ModelNotFound(f"minilm_model {root} is a file but not an .onnx model; give the .onnx file or its directory")
+            raise ModelNotFound(f"minilm_model {root} is a file but not an .onnx model; "
+                                "give the .onnx file or its directory")
         tokenizer = _tokenizer_near(root.parent) or TOKENIZER
         return root, tokenizer
     if not root.is_dir():

@@ -385,7 +385,8 @@ def build_app(reach: Any, settings: ServeHttpSettings | None = None, *, manage: 
         await reach.start()
         task = None
         if getattr(reach.store, "shared", False):
-            task = asyncio.create_task(_sweep(reach, settings.sweep_interval, settings.stale_margin), name="reach-serve-sweep")
+            task = asyncio.create_task(_sweep(reach, settings.sweep_interval, settings.stale_margin),
+                                       name="reach-serve-sweep")
         try:
             yield
         finally:

@@ -42,12 +42,14 @@ class ServeHttpSettings(BaseModel):
     max_body_bytes: int = Field(default=1_000_000, ge=1024)
     sweep_interval: float = Field(
         default=15.0, ge=0,
-        description="on a shared store: how often (s) ledger rows of dead instances are marked unknown; 0 = only at start",
+        description="on a shared store: how often (s) ledger rows of dead instances are marked unknown; "
+                    "0 = only at start",
     )
 
     stale_margin: float = Field(
         default=10.0, ge=0,
-        description="a running ledger row older than the longest tool timeout plus this many seconds belongs to a dead instance",
+        description="a running ledger row older than the longest tool timeout plus this many seconds "
+                    "belongs to a dead instance",
     )
 
     def token_agents(self) -> dict[str, str]:

@@ -366,7 +366,8 @@ def test_the_list_is_newest_first_and_the_fragment_says_when_nothing_changed(ser
 
 def _calls(served: Served, run_id: str) -> None:
     with served.client() as c:
-        assert c.post("/v1/invoke", json={"name": "lookup", "arguments": {"city": "Oslo"}, "run_id": run_id}).json()["ok"]
+        assert c.post("/v1/invoke", json={"name": "lookup", "arguments": {"city": "Oslo"},
+                                          "run_id": run_id}).json()["ok"]
         bad = c.post("/v1/invoke", json={"name": "lookup", "arguments": {"town": "=HYPERLINK(\"x\")"},
                                          "run_id": run_id}).json()
         assert bad["error"]["code"] == "invalid_arguments"

@@ -167,7 +167,8 @@ def _read_response(s: socket.socket) -> tuple[int, bytes]:
             break
         data += more
     head, _, body = data.partition(b"\r\n\r\n")
-    length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length")), 0)
+    length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                   if line.lower().startswith(b"content-length")), 0)
     while len(body) < length:
         more = s.recv(65536)
         if not more:

@@ -37,7 +37,8 @@ class ReadResult(Connector):
     name = "read_result"
     description = (
         "Read more of a tool result that was cut to fit. Use when a result you got carries a `_shaped` "
-        "note (or starts with a `[reach-shape: ...]` line) and the part you need was cut. `path` picks part of a JSON result "
+        "note (or starts with a `[reach-shape: ...]` line) and the part you need was cut. "
+        "`path` picks part of a JSON result "
         "(`rows[20:40]`, `a.b.c`, `items[3].name`); `offset`/`limit` page through an array at that "
         "path (items) or a text (lines, counted from 0); `query` returns the passages or items that "
         "best match some words (an id, an error, a name). Handles last for the current run only."
@@ -50,12 +51,15 @@ class ReadResult(Connector):
             "handle": {"type": "string", "description": "The handle from the `_shaped` note, like res_AbC123xyz."},
             "path": {
                 "type": "string",
-                "description": "JSON path into the full result: `a.b.c`, `items[3]`, `rows[20:40]`; omit for the whole result.",
+                "description": "JSON path into the full result: `a.b.c`, `items[3]`, `rows[20:40]`; "
+                               "omit for the whole result.",
             },
-            "offset": {"type": "integer", "minimum": 0, "description": "First line (text) or item (array) to return, from 0."},
+            "offset": {"type": "integer", "minimum": 0,
+                       "description": "First line (text) or item (array) to return, from 0."},
             "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT,
                       "description": "How many lines, items or matches to return."},
-            "query": {"type": "string", "description": "Words to search for; returns the best-matching passages or items."},
+            "query": {"type": "string",
+                      "description": "Words to search for; returns the best-matching passages or items."},
         },
         "required": ["handle"],
         "additionalProperties": False,

@@ -48,7 +48,8 @@ class ShapeSettings(BaseModel):
     )
     tools: dict[str, ToolShape] = Field(default_factory=dict, description="Per-tool rules, by tool name.")
     run_ttl: float = Field(
-        default=3600.0, gt=0, description="Seconds a full result stays available within a run (the run's end drops it sooner)."
+        default=3600.0, gt=0,
+        description="Seconds a full result stays available within a run (the run's end drops it sooner).",
     )
     bare_ttl: float = Field(
         default=300.0, gt=0, description="Seconds a full result of a call without a run id stays available."

@@ -70,7 +70,8 @@ def test_reach_files_default_root_counts_too(root: Path, tmp_path: Path) -> None
     reach = make_reach(
         ("reach-shell", shell_plugin),
         ("reach-files", _files_plugin()),
-        config=_config(data / "files", None) | {"plugins": {**_config(data / "files", None)["plugins"], "reach-files": {}}},
+        config=_config(data / "files", None)
+        | {"plugins": {**_config(data / "files", None)["plugins"], "reach-files": {}}},
         data_dir=data,
     )
     assert [p.rule for p in lint_tool(reach.tool("run_command"))] == ["shell_root_overlap"]

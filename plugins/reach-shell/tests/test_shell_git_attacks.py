@@ -103,9 +103,15 @@ CONFIG_ATTACKS = {
         ["commit", "-q", "-am", "x"],
     ),
     "include-path": ("[include]\n\tpath = ../evil.cfg", {"evil.cfg": "[core]\n\tfsmonitor = {cmd}\n"}, ["status"]),
-    "include-path-absolute": ("[include]\n\tpath = {root}/evil.cfg", {"evil.cfg": "[diff]\n\texternal = {cmd}\n"}, ["diff"]),
-    "include-if-gitdir": ('[includeIf "gitdir:/"]\n\tpath = ../evil.cfg', {"evil.cfg": "[core]\n\tpager = {cmd}\n"}, ["status"]),
-    "include-if-onbranch": ('[includeIf "onbranch:main"]\n\tpath = ../evil.cfg', {"evil.cfg": "[core]\n\tfsmonitor = {cmd}\n"}, ["status"]),
+    "include-path-absolute": (
+        "[include]\n\tpath = {root}/evil.cfg", {"evil.cfg": "[diff]\n\texternal = {cmd}\n"}, ["diff"]
+    ),
+    "include-if-gitdir": (
+        '[includeIf "gitdir:/"]\n\tpath = ../evil.cfg', {"evil.cfg": "[core]\n\tpager = {cmd}\n"}, ["status"]
+    ),
+    "include-if-onbranch": (
+        '[includeIf "onbranch:main"]\n\tpath = ../evil.cfg', {"evil.cfg": "[core]\n\tfsmonitor = {cmd}\n"}, ["status"]
+    ),
     "alias": ("[alias]\n\tstatus = !{cmd}\n\tst = !{cmd}", {}, ["st"]),
     "alias-autocorrect": ("[help]\n\tautocorrect = -1\n[alias]\n\tzzqx = !{cmd}", {}, ["zzqy"]),
     "help-browser": (

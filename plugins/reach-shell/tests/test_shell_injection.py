@@ -108,7 +108,8 @@ async def test_what_a_command_leaves_in_home_or_tmpdir_never_reaches_the_next_ca
         "    open(os.path.join(os.environ['HOME'], '.gitconfig'), 'w').write('[core]\\n')\n"
         "except OSError:\n"
         "    pass\n"
-        "open(os.environ['GIT_CONFIG_GLOBAL'], 'a').write('[core]\\n') if os.access(os.environ['GIT_CONFIG_GLOBAL'], os.W_OK) else None\n"
+        "open(os.environ['GIT_CONFIG_GLOBAL'], 'a').write('[core]\\n') "
+        "if os.access(os.environ['GIT_CONFIG_GLOBAL'], os.W_OK) else None\n"
     )
     tool = RunCommand(ShellSettings(root=root, commands={"python": {"path": sys.executable}}))
     seen = set()
@@ -120,7 +121,8 @@ async def test_what_a_command_leaves_in_home_or_tmpdir_never_reaches_the_next_ca
         assert not Path(home).is_relative_to(root)
         seen.add(home)
     assert len(seen) == 4  # each dirtied set was thrown away, not handed on
-    clean = [await tool.execute({"command": "python", "args": ["-c", "import os; print(os.environ['HOME'])"]}) for _ in range(3)]
+    clean = [await tool.execute({"command": "python", "args": ["-c", "import os; print(os.environ['HOME'])"]})
+             for _ in range(3)]
     assert len({c["stdout"] for c in clean}) == 1  # untouched sets are reused
 
 

@@ -223,7 +223,9 @@ def _evil_archive(path: Path, outside: Path) -> None:
         tar.addfile(hard)
 
 
-@pytest.mark.parametrize("args", [["xf", "evil.tar"], ["-xf", "evil.tar"], ["-x", "--file=evil.tar"], ["xvf", "evil.tar"]])
+@pytest.mark.parametrize(
+    "args", [["xf", "evil.tar"], ["-xf", "evil.tar"], ["-x", "--file=evil.tar"], ["xvf", "evil.tar"]]
+)
 async def test_extracting_a_hostile_archive_writes_nothing_outside(
     root: Path, tmp_path: Path, args: list[str]
 ) -> None:

@@ -132,7 +132,8 @@ class SqlQuery(_SqlConnector):
         self.input_schema = {  # type: ignore[misc]
             "type": "object",
             "properties": {
-                "sql": {"type": "string", "minLength": 1, "description": "one SELECT, WITH … SELECT or VALUES statement"},
+                "sql": {"type": "string", "minLength": 1,
+                        "description": "one SELECT, WITH … SELECT or VALUES statement"},
                 "params": _PARAMS_SCHEMA,
                 "limit": {
                     "type": "integer",
@@ -199,7 +200,9 @@ class SqlExecute(_SqlConnector):
         rows = await self._run(
             self.db.execute, sql, params.get("params"), admin=self.admin, limit=limit, timeout=self._timeout(ctx)
         )
-        out: dict[str, Any] = {"rows_changed": rows.rowcount if rows.rowcount is not None and rows.rowcount >= 0 else None}
+        out: dict[str, Any] = {
+            "rows_changed": rows.rowcount if rows.rowcount is not None and rows.rowcount >= 0 else None
+        }
         if rows.columns:
             out.update(self._rows_payload(rows, limit))
         return out

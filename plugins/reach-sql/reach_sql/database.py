@@ -424,7 +424,8 @@ class Database:
                     capped = True
                     break
         result.close()
-        return Rows(columns=columns, rows=rows, more_rows=more, more_rows_capped=capped, cut_values=cut, result_full=full)
+        return Rows(columns=columns, rows=rows, more_rows=more, more_rows_capped=capped, cut_values=cut,
+                    result_full=full)
 
 
 _SIZED = frozenset({str, bytes, bytearray, memoryview})
@@ -609,11 +610,14 @@ def _translate(timeout: float, *, read: bool) -> Iterator[None]:
             raise
         import psycopg
 
-        lost = isinstance(exc, psycopg.OperationalError) and str(getattr(exc, "sqlstate", None) or "08").startswith("08")
+        lost = (isinstance(exc, psycopg.OperationalError)
+                and str(getattr(exc, "sqlstate", None) or "08").startswith("08"))
         _raise_driver_problem(exc, exc, timeout, read=read, lost=lost)
 
 
-def _raise_driver_problem(orig: BaseException | None, exc: BaseException, timeout: float, *, read: bool, lost: bool) -> None:
+def _raise_driver_problem(
+    orig: BaseException | None, exc: BaseException, timeout: float, *, read: bool, lost: bool
+) -> None:
     msg = _first_line(orig)
     state = getattr(orig, "sqlstate", None)
     lowered = msg.lower()

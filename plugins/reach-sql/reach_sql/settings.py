@@ -29,7 +29,9 @@ class SqlSettings(BaseModel):
         default=8 * 1024 * 1024, ge=4096, description="values past this many bytes in one result are not fetched"
     )
     statement_timeout: float = Field(default=10.0, gt=0, description="seconds one statement may run")
-    admin_tool: bool = Field(default=False, description="register sql_admin (risk dangerous) for DDL and unbounded changes")
+    admin_tool: bool = Field(
+        default=False, description="register sql_admin (risk dangerous) for DDL and unbounded changes"
+    )
 
     @field_validator("url", "read_url")
     @classmethod
@@ -38,5 +40,6 @@ class SqlSettings(BaseModel):
         if value and value.lower().startswith("sqlite") and (
             value.rstrip("/").endswith(":") or ":memory:" in value or value.rstrip().endswith("sqlite://")
         ):
-            raise ValueError("reach-sql needs a SQLite file, e.g. sqlite:////srv/app/shop.sqlite3; in-memory is not supported")
+            raise ValueError("reach-sql needs a SQLite file, e.g. sqlite:////srv/app/shop.sqlite3; "
+                             "in-memory is not supported")
         return value

@@ -66,7 +66,8 @@ SLOW = [
     "SELECT pg_sleep_until(now() + interval '40 seconds')",
     "SELECT 1 UNION ALL SELECT pg_sleep(40)::text::int",
     "SELECT count(*) FROM generate_series(1, 100000) a, generate_series(1, 100000) b",
-    "SELECT count(*) FROM generate_series(1,3000) a CROSS JOIN generate_series(1,3000) b CROSS JOIN generate_series(1,3000) c",
+    "SELECT count(*) FROM generate_series(1,3000) a CROSS JOIN generate_series(1,3000) b "
+    "CROSS JOIN generate_series(1,3000) c",
     "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT count(*) FROM r",
     "SELECT max(md5(g::text)) FROM generate_series(1, 1000000000) g",
     "SELECT * FROM (SELECT pg_sleep(40)) s, (SELECT 1) t",
@@ -224,7 +225,9 @@ async def test_write_path_is_cancelled_on_the_server_too(postgresql_backend) -> 
     assert postgresql_backend.snapshot() == before
 
 
-@pytest.mark.parametrize("sql", ["SELECT pg_sleep(40)", "SELECT count(*) FROM generate_series(1,100000) a, generate_series(1,100000) b"])
+@pytest.mark.parametrize(
+    "sql", ["SELECT pg_sleep(40)", "SELECT count(*) FROM generate_series(1,100000) a, generate_series(1,100000) b"]
+)
 async def test_the_core_deadline_cancels_on_the_server_too(tmp_path, sql: str) -> None:
     """The tool's own timeout (core) is shorter than statement_timeout: the statement still stops."""
     import reach_sql.plugin

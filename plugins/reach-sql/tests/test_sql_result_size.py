@@ -69,7 +69,8 @@ PG_MANY = [
     "SELECT repeat(md5(g::text), 2000) AS v FROM generate_series(1, 100000) g",
     "SELECT decode(repeat('ff', 60000), 'hex') AS v FROM generate_series(1, 500) g",
     "SELECT jsonb_build_object('k', repeat('j', 60000)) AS v FROM generate_series(1, 200) g",
-    "SELECT " + ", ".join(f"repeat('{chr(97 + i)}', 60000) AS c{i}" for i in range(20)) + " FROM generate_series(1, 50)",
+    "SELECT " + ", ".join(f"repeat('{chr(97 + i)}', 60000) AS c{i}" for i in range(20))
+    + " FROM generate_series(1, 50)",
 ]
 
 
@@ -121,7 +122,8 @@ async def test_sqlite_huge_values_are_cut(sqlite_backend, sql: str, kind: str) -
         "SELECT randomblob(400000000)",
         "SELECT zeroblob(1000000000)",
         "SELECT replace(zeroblob(20000000), x'00', 'ab')",
-        "SELECT group_concat(randomblob(1000000)) FROM (WITH RECURSIVE s(g) AS (SELECT 1 UNION ALL SELECT g+1 FROM s WHERE g < 40) SELECT g FROM s)",
+        "SELECT group_concat(randomblob(1000000)) FROM "
+        "(WITH RECURSIVE s(g) AS (SELECT 1 UNION ALL SELECT g+1 FROM s WHERE g < 40) SELECT g FROM s)",
     ],
 )
 async def test_sqlite_refuses_to_build_values_over_its_limit(sqlite_backend, sql: str) -> None:
@@ -132,10 +134,13 @@ async def test_sqlite_refuses_to_build_values_over_its_limit(sqlite_backend, sql
 @pytest.mark.parametrize(
     "sql",
     [
-        "WITH RECURSIVE s(g) AS (SELECT 1 UNION ALL SELECT g+1 FROM s WHERE g < 200) SELECT g, randomblob(60000) FROM s",
-        "WITH RECURSIVE s(g) AS (SELECT 1 UNION ALL SELECT g+1 FROM s WHERE g < 200) SELECT printf('%.*c', 60000, 'x'), "
+        "WITH RECURSIVE s(g) AS (SELECT 1 UNION ALL SELECT g+1 FROM s WHERE g < 200) "
+        "SELECT g, randomblob(60000) FROM s",
+        "WITH RECURSIVE s(g) AS (SELECT 1 UNION ALL SELECT g+1 FROM s WHERE g < 200) "
+        "SELECT printf('%.*c', 60000, 'x'), "
         "printf('%.*c', 60000, 'y') FROM s",
-        "WITH RECURSIVE s(g) AS (SELECT 1 UNION ALL SELECT g+1 FROM s WHERE g < 400) SELECT hex(randomblob(15000)) FROM s",
+        "WITH RECURSIVE s(g) AS (SELECT 1 UNION ALL SELECT g+1 FROM s WHERE g < 400) "
+        "SELECT hex(randomblob(15000)) FROM s",
     ],
 )
 async def test_sqlite_result_stops_at_the_total_budget(sqlite_backend, sql: str) -> None:

@@ -25,7 +25,8 @@ async def test_get_weather_in_chinese_quotes_the_article_values(weather_reach):
 
 @pytest.mark.parametrize(
     ("city", "temperature", "humidity", "condition"),
-    [("上海", "24 °C", "68 %", "多云"), ("广州", "28 °C", "80 %", "小雨"), ("Shanghai", "24 °C", "68 %", "partly cloudy")],
+    [("上海", "24 °C", "68 %", "多云"), ("广州", "28 °C", "80 %", "小雨"),
+     ("Shanghai", "24 °C", "68 %", "partly cloudy")],
 )
 async def test_get_weather_for_the_article_cities(weather_reach, city, temperature, humidity, condition):
     result = await weather_reach.invoke("get_weather", {"city": city})

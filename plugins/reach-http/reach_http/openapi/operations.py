@@ -121,7 +121,8 @@ def _json_media(content: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _operation(
-    builder: SchemaBuilder, path: str, method: str, item: dict[str, Any], op: dict[str, Any], taken: set[str], prefix: str
+    builder: SchemaBuilder, path: str, method: str, item: dict[str, Any], op: dict[str, Any], taken: set[str],
+    prefix: str,
 ) -> OperationSpec | Skipped:
     refs = builder.refs
     upper = method.upper()

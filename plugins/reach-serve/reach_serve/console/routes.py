@@ -46,7 +46,8 @@ HEADERS = {
 }
 NAV = [("/console/approvals", "Approvals"), ("/console/runs", "Runs"), ("/console/audit", "Audit"),
        ("/console/tools", "Tools")]
-DONE = {"approved": "Approved {id}: the call ran once ({outcome}).", "rejected": "Rejected {id}; the model is told why."}
+DONE = {"approved": "Approved {id}: the call ran once ({outcome}).",
+        "rejected": "Rejected {id}; the model is told why."}
 
 
 class ConsoleError(Exception):
@@ -288,7 +289,8 @@ class Console:
     def _list_context(self, rows: list[dict[str, Any]], version: str, total: int, page: int) -> dict[str, Any]:
         last = max(1, -(-total // PAGE_SIZE))
         return {"rows": rows, "version": version, "total": total, "page": min(page, last), "pages": last,
-                "first_shown": (page - 1) * PAGE_SIZE + 1 if rows else 0, "last_shown": (page - 1) * PAGE_SIZE + len(rows)}
+                "first_shown": (page - 1) * PAGE_SIZE + 1 if rows else 0,
+                "last_shown": (page - 1) * PAGE_SIZE + len(rows)}
 
     async def approvals(self, request: Request, *, status: int = 200, error: str | None = None) -> Response:
         session = self.session(request)
