@@ -242,7 +242,8 @@ def tools_cmd(ctx: click.Context, agent: str | None, query: str | None, limit: i
             raise click.ClickException("no installed selector can explain (pip install reach-preselect)")
         from .context import CallContext
 
-        sctx = CallContext(reach.runtime, None, agent=agent or "default", run_id=None, call_id="", trace_id="", query=query)
+        sctx = CallContext(reach.runtime, None, agent=agent or "default", run_id=None, call_id="", trace_id="",
+                           query=query)
         rows = selector.explain(query, reach.allowed_tools(agent), sctx, limit or 10)
         if as_json:
             _echo_json(rows)

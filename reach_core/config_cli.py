@@ -11,8 +11,9 @@ if any), in this order:
 3. only then, and only where a check needs it, plugins' entry-point modules are
    imported (as ``reach plugins`` does): a plugin that has a ``[plugins.NAME]``
    table, to validate it with the plugin's own settings model (``{ env = "VAR" }``
-   must be set); a plugin named in ``[hooks]``, to see it implements that hook; every plugin the config loads when ``[strategies] selector /
-   adapter / confirmer / parser`` names a provider, whose names are only known
+   must be set); a plugin named in ``[hooks]``, to see it implements that hook;
+   every plugin the config loads when ``[strategies] selector / adapter /
+   confirmer / parser`` names a provider, whose names are only known
    once registered. No tool is registered, no start-up hook runs, no store or
    connection is opened. A plugin that fails to import is a warning (a problem
    with ``[reach] strict``). A config with neither imports no plugin at all.

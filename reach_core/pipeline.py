@@ -250,7 +250,8 @@ async def invoke(
             except Exception as gexc:  # noqa: BLE001
                 ctx.log.error("reach.guard_error", error=mask_secrets(repr(gexc)))
     except Exception as exc:  # noqa: BLE001 - a hook bug must not crash the caller
-        ctx.log.error("reach.pipeline_error", error=mask_secrets(repr(exc)), traceback=mask_secrets(traceback.format_exc()))
+        ctx.log.error("reach.pipeline_error", error=mask_secrets(repr(exc)),
+                      traceback=mask_secrets(traceback.format_exc()))
         result = await _failed(rt, call, tool, ctx, ToolFailure(
             f"{call.name}: internal error in reach; do not resend the same arguments.", code="execution_failed"))
     result.elapsed_ms = (time.perf_counter() - t0) * 1000.0  # observers (audit) see the call's time
@@ -258,7 +259,8 @@ async def invoke(
     if impls:  # rule "chain" (reach_core.hooks), its sync part inlined; one that raises is logged, skipped
         for impl in impls:
             try:
-                new = impl.function(call, tool, result, ctx) if impl.full else call_impl(impl, (call, tool, result, ctx))
+                new = (impl.function(call, tool, result, ctx) if impl.full
+                       else call_impl(impl, (call, tool, result, ctx)))
             except Exception as exc:  # noqa: BLE001
                 log_failure(ctx, "reach_post_invoke", impl, exc)
                 continue

@@ -247,7 +247,8 @@ class Runtime:
             return bucket["tagged"].obj if "tagged" in bucket and len(bucket) == 1 else None
         if len(bucket) == 1:
             return next(iter(bucket.values())).obj
-        raise ConfigError(f"several {kind}s are installed ({', '.join(sorted(bucket))}); choose one in [strategies] {kind}")
+        raise ConfigError(f"several {kind}s are installed ({', '.join(sorted(bucket))}); "
+                          f"choose one in [strategies] {kind}")
 
     def has_confirmer(self) -> bool:
         return bool(self.providers.get("confirmer"))
@@ -290,7 +291,8 @@ class Runtime:
         if query:
             selector = self.provider("selector")
             if selector is not None:
-                ctx = CallContext(self, None, agent=agent or "default", run_id=None, call_id="", trace_id="", query=query)
+                ctx = CallContext(self, None, agent=agent or "default", run_id=None, call_id="", trace_id="",
+                                  query=query)
                 ranked = selector.select(query, allowed, ctx, limit or len(allowed))
                 tools = self.tools
                 chosen = [tools[n] for n in ranked if n in allowed_names]

@@ -105,7 +105,8 @@ async def test_pre_validate_toolfailure_refuses_the_call_and_post_invoke_still_r
     r, seen = build(tmp_path, "reach_pre_validate", InvalidArguments("text", "a greeting", "hi"))
     result = await r.invoke("echo", {"text": "x"})
     assert not result.ok and result.error.code == "invalid_arguments"
-    assert _calls(seen) == ["format_error", "post_invoke:False"]  # later pre_validate, pre_invoke and the tool did not run
+    # later pre_validate, pre_invoke and the tool did not run
+    assert _calls(seen) == ["format_error", "post_invoke:False"]
 
 
 async def test_pre_validate_bug_is_execution_failed_and_logged(tmp_path, caplog):

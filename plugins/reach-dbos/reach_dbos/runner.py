@@ -114,7 +114,8 @@ def launch(reach: Any, *, recover: bool | None = None) -> None:
         )
     with _STATE.lock:
         if _STATE.launched:
-            if _STATE.url != url or (_STATE.settings is not None and _STATE.settings.schema_name != settings.schema_name):
+            other_schema = _STATE.settings is not None and _STATE.settings.schema_name != settings.schema_name
+            if _STATE.url != url or other_schema:
                 raise ConfigError(
                     "reach-dbos runs one DBOS instance per process, already started on another database or "
                     "schema; use one [plugins.reach-dbos] database_url and schema per process"

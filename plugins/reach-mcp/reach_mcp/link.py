@@ -236,7 +236,8 @@ class ServerLink:
         tool = getattr(ctx, "tool", None)
         blocked = getattr(tool, "blocked", None) or conn.blocked
         if blocked:
-            raise Denied(f"{blocked}; do not call it again.", fix=f"review the change, then run `reach tools pin {conn.name}`")
+            raise Denied(f"{blocked}; do not call it again.",
+                         fix=f"review the change, then run `reach tools pin {conn.name}`")
         if conn.removed:
             raise NotFound(f"the tool {conn.name!r}: the MCP server {self.name!r} no longer offers it")
         key = getattr(ctx, "idempotency_key", None)
@@ -359,7 +360,8 @@ async def _http_transport(url: str, headers: dict[str, str], timeout_s: float) -
     import httpx2
     from mcp.client.streamable_http import streamable_http_client
 
-    async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(timeout_s, read=max(timeout_s, 300.0))) as http:
+    timeouts = httpx2.Timeout(timeout_s, read=max(timeout_s, 300.0))
+    async with httpx2.AsyncClient(headers=headers, timeout=timeouts) as http:
         async with streamable_http_client(url, http_client=http) as streams:
             yield streams
 
