@@ -45,8 +45,8 @@ from .errors import ConfigError
 if TYPE_CHECKING:
     import pluggy
 
-__all__ = ["PENDING", "HookCaller", "Impl", "call", "chain", "chain_attr", "chain_rest", "each", "each_rest",
-           "log_failure", "pending"]
+__all__ = ["PENDING", "HookCaller", "Impl", "call", "call_by_name", "chain", "chain_attr", "chain_rest", "each",
+           "each_rest", "log_failure", "pending"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +67,13 @@ def call(impl: Impl, args: Sequence[Any]) -> Any:
     """Call one implementation with the spec's positional arguments; the caller awaits
     an awaitable result (a plain function may return one when it sometimes waits)."""
     return impl.function(*args) if impl.full else impl.function(*[args[i] for i in impl.positions])
+
+
+def call_by_name(impl: Any, kwargs: dict[str, Any]) -> Any:
+    """Call an implementation (pluggy's ``HookImpl`` or an :class:`Impl`) with the arguments
+    it declares, taken by name from ``kwargs``: a plugin implements a hook with only the
+    arguments it needs. Used where a hook is called once (set-up) rather than per call."""
+    return impl.function(*[kwargs[a] for a in impl.argnames])
 
 
 #: the type ``chain`` returns when it must be awaited (``type(out) is PENDING`` on the hot path)
@@ -211,7 +218,7 @@ class HookCaller:
 
     @staticmethod
     async def _call(impl: Impl, kwargs: dict[str, Any]) -> Any:
-        res = impl.function(*[kwargs[a] for a in impl.argnames])
+        res = call_by_name(impl, kwargs)
         if _awaits(impl, res):
             res = await res
         return res

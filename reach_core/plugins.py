@@ -302,6 +302,7 @@ def build_instances(pm: pluggy.PluginManager, infos: Iterable[PluginInfo], setti
     which records it as failed or, when strict, raises.
     """
     from .errors import ConfigError
+    from .hooks import call_by_name
 
     loaded = {i.name: i for i in infos if i.status == "loaded"}
     for impl in sorted(pm.hook.reach_plugin_instance.get_hookimpls(), key=lambda i: i.plugin_name):
@@ -310,7 +311,7 @@ def build_instances(pm: pluggy.PluginManager, infos: Iterable[PluginInfo], setti
             continue
         args = {"reach": reach, "settings": settings.get(info.name)}
         try:
-            instance = impl.function(**{a: args[a] for a in impl.argnames})
+            instance = call_by_name(impl, args)
         except ConfigError as exc:
             fail(info, exc)
             continue

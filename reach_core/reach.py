@@ -19,7 +19,7 @@ from . import builtin
 from .config import Config, load_config
 from .connectors import Connector
 from .errors import ConfigError, ConnectorError, PluginError
-from .hooks import HookCaller
+from .hooks import HookCaller, call_by_name
 from .pins import PinStore
 from .pipeline import invoke as _invoke
 from .plugins import PluginInfo, PluginNames, build_instances, load_plugins, new_manager
@@ -137,7 +137,7 @@ class Reach:
             settings = rt.settings.get(name)
             kwargs = {"register": lambda obj, _n=name, _s=settings: rt.add(obj, plugin=_n, settings=_s),
                       "settings": settings, "reach": self}
-            impl.function(**{a: kwargs[a] for a in impl.argnames})
+            call_by_name(impl, kwargs)
         for kind in ("selector", "adapter", "confirmer", "parser", "runner"):
             for impl in getattr(hook, f"reach_register_{kind}s").get_hookimpls():
                 if impl.plugin_name == name:
