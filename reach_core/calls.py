@@ -17,6 +17,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from orjson import JSONDecodeError as _OrjsonError
+from orjson import loads as _orjson_loads
+
 from .errors import ToolFailure
 
 __all__ = ["MAX_INT", "MIN_INT", "ToolCall", "TaggedParser", "check_values", "decode_arguments", "to_call"]
@@ -45,6 +48,16 @@ def _finite(text: str) -> float:
 # and floats that overflow are refused by its hooks, which plain calls never reach.
 _DECODER = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite)
 _scan = _DECODER.scan_once  # type: ignore[attr-defined]
+
+# orjson reads a well-formed arguments text several times faster than that scanner and
+# refuses everything it refuses (NaN, overflowing floats, lone surrogates, control
+# characters, trailing data: tests/test_decode_differential.py holds the two side by side).
+# It differs in one way that matters: an integer beyond 64 bits becomes a float instead
+# of an exact int (which reach refuses, see MIN_INT). Such a literal has at least 19
+# digits, so a text holding a run of 19 digits is read by the standard scanner. When
+# orjson refuses a text, the standard scanner reads it again, so the model gets the same
+# message whichever parser ran first.
+_LONG_DIGITS = re.compile(r"[0-9]{19}").search
 
 
 @dataclass(slots=True, init=False)
@@ -269,6 +282,29 @@ def decode_arguments(raw: Any, max_bytes: int = 1_000_000, max_depth: int = 32) 
             f"arguments are nested deeper than {max_depth} levels; flatten them.",
             code="invalid_arguments",
         )
+    if _LONG_DIGITS(raw) is None:
+        try:
+            value = _orjson_loads(raw)
+        except _OrjsonError:
+            value = _standard_decode(raw)  # refuses it too, with the standard message
+    else:  # a number may exceed 64 bits: the exact scanner reads it
+        value = _standard_decode(raw)
+    if type(value) is dict:
+        if "\\u" in raw or raw.count(":") != len(value):
+            # escapes may hide lone surrogates; more colons than keys: nested objects, colons in
+            # strings, or a key given twice (which the count of both tells apart)
+            keys, colons = check_values(value)
+            if raw.count(":") - colons != keys:
+                _duplicate_key(raw)
+        return value
+    if value is None:
+        return {}
+    raise _not_an_object(value)
+
+
+def _standard_decode(raw: str) -> Any:
+    """Read ``raw`` with the standard library's scanner (exact big integers), refusing what
+    is not JSON with its messages (line, column) in a ``ToolFailure(invalid_json)``."""
     try:
         try:
             value, end = _scan(raw, 0)
@@ -286,17 +322,7 @@ def decode_arguments(raw: Any, max_bytes: int = 1_000_000, max_depth: int = 32) 
             f'{{"field": "value"}}. You sent: {snippet}',
             code="invalid_json",
         ) from None
-    if type(value) is dict:
-        if "\\u" in raw or raw.count(":") != len(value):
-            # escapes may hide lone surrogates; more colons than keys: nested objects, colons in
-            # strings, or a key given twice (which the count of both tells apart)
-            keys, colons = check_values(value)
-            if raw.count(":") - colons != keys:
-                _duplicate_key(raw)
-        return value
-    if value is None:
-        return {}
-    raise _not_an_object(value)
+    return value
 
 
 def _not_an_object(value: Any) -> ToolFailure:
