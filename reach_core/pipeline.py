@@ -63,9 +63,40 @@ QUIET = 4  # no check applies outside a run (no limit, budget or ledger)
 CAPPED = 8  # the tool has process-wide concurrency caps to hold
 
 
-def _route(rt: Runtime, agent: str | None, tool: Tool) -> tuple[int, Any]:
-    """Compute and cache the route of ``tool`` for ``agent``: its flags and its guard
-    plan (cleared with the policies when tools or their state change)."""
+class Route:
+    """Everything the pipeline decides about one (agent, tool) before any call: computed
+    once by :func:`_route`, kept in ``Runtime.routes`` until ``Runtime.invalidate``.
+
+    ``plain`` is the usual call's shortcut: the tool runs (no confirmation, no caps, no
+    guard outside a run, no ``Args`` model, no argument hook), so a call outside a run
+    without a deadline of its own goes from its hooks straight to the connector.
+    """
+
+    __slots__ = ("tool", "flags", "plan", "pre_validate", "pre", "post", "pre_fns", "post_fns", "plain")
+
+    def __init__(self, tool: Tool, flags: int, plan: Any, hooks: Any) -> None:
+        self.tool = tool
+        self.flags = flags
+        self.plan = plan
+        self.pre_validate = hooks.impls["reach_pre_validate"]
+        self.pre = hooks.impls["reach_pre_invoke"]
+        self.post = hooks.impls["reach_post_invoke"]
+        # the hooks as plain functions when each takes every argument and is not async (the
+        # usual plugin): called directly, without the rule's per-implementation checks
+        self.pre_fns = _plain_functions(self.pre)
+        self.post_fns = _plain_functions(self.post)
+        self.plain = flags == RUN | QUIET and tool.args_model is None and not self.pre_validate
+
+
+def _plain_functions(impls: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    if all(impl.full and not impl.is_async for impl in impls):
+        return tuple(impl.function for impl in impls)
+    return None
+
+
+def _route(rt: Runtime, agent: str | None, tool: Tool) -> Route:
+    """Compute and cache the route of ``tool`` for ``agent``: its flags, its guard plan
+    and its hooks (cleared with the policies when tools or their state change)."""
     verdict = rt.policy(agent).verdict(tool)
     flags = 0 if verdict == DENY else RUN | (CONFIRM if verdict == _VERDICT_CONFIRM else 0)
     guards: Any = rt.guards
@@ -74,7 +105,7 @@ def _route(rt: Runtime, agent: str | None, tool: Tool) -> tuple[int, Any]:
         flags |= QUIET
     if plan.caps:
         flags |= CAPPED
-    route = rt.routes.setdefault(agent, {})[tool.name] = (flags, plan)
+    route = rt.routes.setdefault(agent, {})[tool.name] = Route(tool, flags, plan, rt.hooks)
     return route
 
 
@@ -141,15 +172,19 @@ async def invoke(
         failure: ToolFailure | None = ToolFailure(str(exc), code="invalid_arguments")
     else:
         failure = None
-    tool = rt.tools.get(call.name)
-    hooks = rt.hooks
+    routes = rt.routes.get(agent)
+    route = routes.get(call.name) if routes is not None else None
+    if route is not None:
+        tool: Tool | None = route.tool
+    elif (tool := rt.tools.get(call.name)) is not None:
+        route = _route(rt, agent, tool)
     ctx = CallContext(rt, tool, agent or "default", run_id, call.id, hex(next(_trace_ids))[2:],
                       None, query, parent_run_id)
     result: ToolResult | None = None
     try:
         if failure is not None:
             raise failure
-        if tool is None:
+        if route is None or tool is None:
             raise _unknown_tool(rt, call, agent)
         if allowed is not None and tool.name not in allowed:
             raise ToolFailure(
@@ -159,18 +194,14 @@ async def invoke(
             )
         cfg = rt.config.reach
         args = decode_arguments(call.arguments, cfg.max_argument_bytes, cfg.max_argument_depth)
-        impls = hooks.impls["reach_pre_validate"]
+        impls = route.pre_validate
         if impls:  # rule "chain" on call.arguments; an exception propagates (a ToolFailure refuses)
             call.arguments = args
             out = chain_attr(impls, (call, tool, ctx), call, "arguments")
             args = await out if type(out) is PENDING else out
-        args = tool.compiled.prepare(args)
-        call.arguments = args
-        ctx.arguments = args
-        routes = rt.routes.get(agent)
-        found = routes.get(tool.name) if routes is not None else None
-        route, plan = found if found is not None else _route(rt, agent, tool)
-        if not route & RUN:
+        call.arguments = ctx.arguments = args = tool.compiled.prepare(args)
+        flags = route.flags
+        if not flags & RUN:
             policy = rt.policy(agent)
             raise Denied(
                 (f"{tool.blocked}; do not call it again." if tool.blocked else
@@ -181,19 +212,27 @@ async def invoke(
             ctx.idempotency_key = call.idempotency_key or idempotency_key or (
                 f"{run_id}:{call.id}" if run_id else None
             )
-        if route & CONFIRM:
+        if flags & CONFIRM:
             ctx.needs_confirmation = True
             by = host_approval(tool.name, call.id)
             if by is not None:  # a person approved it in the agent framework reach runs under
                 ctx.approved, ctx.confirm_reason = True, f"approved through {by}"
-        impls = hooks.impls["reach_pre_invoke"]
+        impls = route.pre
         if impls:  # rule "each" (reach_core.hooks), its sync part inlined; the first exception refuses
-            hook_args = (call, tool, ctx)
-            for impl in impls:
-                res = impl.function(*hook_args) if impl.full else call_impl(impl, hook_args)
-                if res is not None and (impl.is_async or isawaitable(res)):
-                    await each_rest(impls, impls.index(impl), res, hook_args)
-                    break
+            fns = route.pre_fns
+            if fns is not None:
+                for fn in fns:
+                    res = fn(call, tool, ctx)
+                    if res is not None and isawaitable(res):  # a plain function may return an awaitable
+                        await each_rest(impls, fns.index(fn), res, (call, tool, ctx))
+                        break
+            else:
+                hook_args = (call, tool, ctx)
+                for impl in impls:
+                    res = impl.function(*hook_args) if impl.full else call_impl(impl, hook_args)
+                    if res is not None and (impl.is_async or isawaitable(res)):
+                        await each_rest(impls, impls.index(impl), res, hook_args)
+                        break
         if ctx.needs_confirmation and not ctx.approved:
             fix = _confirmation_fix(rt, agent, tool, ctx)
             ctx.log.warning("reach.confirmation_unavailable", tool=tool.name, fix=fix)
@@ -202,44 +241,23 @@ async def invoke(
                 "tell the user what you wanted to do instead of retrying.",
                 fix=fix,
             )
-        guards: Any = rt.guards
-        caps: Any = plan.caps if route & CAPPED else ()
-        if not route & QUIET:
-            early = guards.before(tool, args, ctx, plan)
-            result = early if early is None or isinstance(early, ToolResult) else await early
-        elif run_id is None:
-            guards = None
-        else:  # only the run-scoped guards apply, and none of them waits
-            result = guards.before_in_run(tool, args, ctx, plan)
-        if result is None:
-            params = _model_args(tool, args) if tool.args_model is not None else args
-            if deadline is not None:  # a run's deadline shortens the tool's own
-                ctx.deadline = min(deadline, asyncio.get_running_loop().time() + tool.timeout)
+        if route.plain and run_id is None and deadline is None:
+            # the usual call (see Route): nothing to check, hold or settle around it
             try:
-                out = run_connector(tool, params, ctx, caps)
-                if not isinstance(out, tuple):
-                    out = await out
-                content, meta = out
+                out = run_connector(tool, args, ctx)
+                content, meta = out if type(out) is tuple else await out
             except ToolFailure as exc:
-                if tool.has_fallback and exc.code in _FALLBACK_CODES:
-                    content, meta = _fallback(tool, exc), {"fallback": True, "error_code": exc.code,
-                                                            "attempts": exc.details.get("attempts", 1)}
-                else:
+                if not (tool.has_fallback and exc.code in _FALLBACK_CODES):
                     raise
+                content, meta = _fallback(tool, exc), {"fallback": True, "error_code": exc.code,
+                                                        "attempts": exc.details.get("attempts", 1)}
             except Exception as exc:  # noqa: BLE001 - connector bugs become model-safe errors
-                internal = _internal_error(tool, exc, ctx)
-                if tool.has_fallback:
-                    content, meta = _fallback(tool, internal), {"fallback": True, "error_code": "execution_failed",
-                                                                 "attempts": ctx.attempt}
-                else:
-                    raise internal from None
+                content, meta = _internal(tool, exc, ctx)
             if type(content) not in _PLAIN:
                 content = to_jsonable(content)
             result = ToolResult(call.id, call.name, True, content, None, 0.0, ctx.trace_id, meta)
-            if guards is not None and ctx._guard_pending is not None:  # see Guards.after
-                settle = guards.after(tool, args, ctx, result)
-                if settle is not None:
-                    await settle
+        else:
+            result = await _guarded(rt, route, call, args, ctx, deadline)
     except ToolFailure as exc:
         result = await _failed(rt, call, tool, ctx, exc)
         if rt.guards is not None and tool is not None and ctx.arguments is not None:
@@ -255,19 +273,25 @@ async def invoke(
         result = await _failed(rt, call, tool, ctx, ToolFailure(
             f"{call.name}: internal error in reach; do not resend the same arguments.", code="execution_failed"))
     result.elapsed_ms = (time.perf_counter() - t0) * 1000.0  # observers (audit) see the call's time
-    impls = hooks.impls["reach_post_invoke"]
+    if route is not None:
+        impls, fns = route.post, route.post_fns
+    else:
+        impls = rt.hooks.impls["reach_post_invoke"]
+        fns = _plain_functions(impls)
     if impls:  # rule "chain" (reach_core.hooks), its sync part inlined; one that raises is logged, skipped
-        for impl in impls:
+        for i, impl in enumerate(impls):
             try:
-                new = (impl.function(call, tool, result, ctx) if impl.full
-                       else call_impl(impl, (call, tool, result, ctx)))
+                if fns is not None:
+                    new = fns[i](call, tool, result, ctx)
+                else:
+                    new = (impl.function(call, tool, result, ctx) if impl.full
+                           else call_impl(impl, (call, tool, result, ctx)))
             except Exception as exc:  # noqa: BLE001
                 log_failure(ctx, "reach_post_invoke", impl, exc)
                 continue
             if new is not None:
                 if impl.is_async or isawaitable(new):
-                    result = await chain_rest(impls, impls.index(impl), new, (call, tool, result, ctx), 2, ctx,
-                                              "reach_post_invoke")
+                    result = await chain_rest(impls, i, new, (call, tool, result, ctx), 2, ctx, "reach_post_invoke")
                     break
                 result = new
         result.elapsed_ms = (time.perf_counter() - t0) * 1000.0  # with the post-invoke hooks' time
@@ -281,6 +305,56 @@ async def invoke(
     if raise_errors and not result.ok:
         raise ToolCallError(result)
     return result
+
+
+async def _guarded(rt: Runtime, route: Route, call: ToolCall, args: dict[str, Any], ctx: CallContext,
+                   deadline: float | None) -> ToolResult:
+    """The connector under the guard rails (limits, budgets, ledger, concurrency caps), an
+    ``Args`` model and the run's deadline: every call that is not plain (see :class:`Route`)."""
+    tool = route.tool
+    flags = route.flags
+    guards: Any = rt.guards
+    plan = route.plan
+    caps: Any = plan.caps if flags & CAPPED else ()
+    result: ToolResult | None = None
+    if not flags & QUIET:
+        early = guards.before(tool, args, ctx, plan)
+        result = early if early is None or isinstance(early, ToolResult) else await early
+    elif ctx.run_id is None:
+        guards = None
+    else:  # only the run-scoped guards apply, and none of them waits
+        result = guards.before_in_run(tool, args, ctx, plan)
+    if result is not None:
+        return result
+    params = _model_args(tool, args) if tool.args_model is not None else args
+    if deadline is not None:  # a run's deadline shortens the tool's own
+        ctx.deadline = min(deadline, asyncio.get_running_loop().time() + tool.timeout)
+    try:
+        out = run_connector(tool, params, ctx, caps)
+        content, meta = out if type(out) is tuple else await out
+    except ToolFailure as exc:
+        if not (tool.has_fallback and exc.code in _FALLBACK_CODES):
+            raise
+        content, meta = _fallback(tool, exc), {"fallback": True, "error_code": exc.code,
+                                                "attempts": exc.details.get("attempts", 1)}
+    except Exception as exc:  # noqa: BLE001 - connector bugs become model-safe errors
+        content, meta = _internal(tool, exc, ctx)
+    if type(content) not in _PLAIN:
+        content = to_jsonable(content)
+    result = ToolResult(call.id, call.name, True, content, None, 0.0, ctx.trace_id, meta)
+    if guards is not None and ctx._guard_pending is not None:  # see Guards.after
+        settle = guards.after(tool, args, ctx, result)
+        if settle is not None:
+            await settle
+    return result
+
+
+def _internal(tool: Tool, exc: Exception, ctx: CallContext) -> tuple[Any, dict[str, Any]]:
+    """A connector's unexpected exception: its fallback's answer, or ``execution_failed``."""
+    internal = _internal_error(tool, exc, ctx)
+    if not tool.has_fallback:
+        raise internal from None
+    return _fallback(tool, internal), {"fallback": True, "error_code": "execution_failed", "attempts": ctx.attempt}
 
 
 def _model_args(tool: Tool, args: dict[str, Any]) -> Any:

@@ -80,7 +80,7 @@ class Runtime:
     # ---- per-agent caches, cleared by invalidate()
     policies: dict[str | None, Policy] = field(default_factory=dict)
     #: pipeline flags and guard plan per agent and tool (see pipeline._route)
-    routes: dict[str | None, dict[str, tuple[int, Any]]] = field(default_factory=dict)
+    routes: dict[str | None, dict[str, Any]] = field(default_factory=dict)
     allowed: dict[str | None, list[Tool]] = field(default_factory=dict)
     allowed_name_sets: dict[str | None, frozenset[str]] = field(default_factory=dict)
     # ---- parts built at set-up
