@@ -33,7 +33,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from .adapter import (
     Adapter,
@@ -50,8 +50,14 @@ from .hookspecs import Confirmer
 from .result import ToolError, ToolResult, dumps
 from .scope import run_scope
 
+if TYPE_CHECKING:
+    from .config import Config
+    from .runtime import Provider, Runtime
+    from .tool import Tool
+
 __all__ = [
     "DEFAULT_SYSTEM_HINT",
+    "AgentPort",
     "MAX_OFFERED_TOOLS",
     "RunContext",
     "RunResult",
@@ -296,8 +302,37 @@ async def _maybe_await(value: Any) -> Any:
     return value
 
 
+@runtime_checkable
+class AgentPort(Protocol):
+    """What the loop needs from the object it runs with: ``Reach`` satisfies it, and a
+    runner plugin (reach-dbos) hands it the same ``Reach``. The loop reads nothing else,
+    so it can be driven (and tested) by anything that offers these."""
+
+    @property
+    def runtime(self) -> Runtime: ...
+
+    @property
+    def config(self) -> Config: ...
+
+    def provider(self, kind: str, name: str | None = None) -> Any: ...
+
+    def providers(self, kind: str) -> dict[str, Provider]: ...
+
+    def plugin_settings(self, plugin: str) -> Any: ...
+
+    def all_tools(self) -> list[Tool]: ...
+
+    def tools(self, *, agent: str | None = None, query: str | None = None, limit: int | None = None,
+              strict: bool = False, names: Sequence[str] | None = None) -> list[dict[str, Any]]: ...
+
+    async def invoke_many(self, calls: Sequence[Any], *, agent: str | None = None, run_id: str | None = None,
+                          query: str | None = None, parent_run_id: str | None = None,
+                          concurrency: int | None = None, allowed: Any = None,
+                          deadline: float | None = None) -> list[ToolResult]: ...
+
+
 async def run_agent(
-    reach: Any,
+    reach: AgentPort,
     messages_or_text: str | Sequence[Any],
     *,
     agent: str | None = None,

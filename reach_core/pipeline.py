@@ -49,8 +49,9 @@ __all__ = ["invoke"]
 _CALL_LOG = logging.getLogger("reach")
 
 # Trace ids: 32 random bits per process start, then a counter, written as one hex
-# number (a UUID per call would cost more than the rest of a cheap call's bookkeeping).
-_trace_ids = itertools.count((int.from_bytes(os.urandom(4), "big") << 40) + 1)
+# number (a UUID per call would cost more than the rest of a cheap call's bookkeeping);
+# the map formats each in C as it is taken.
+_trace_ids = map("{:x}".format, itertools.count((int.from_bytes(os.urandom(4), "big") << 40) + 1))
 _PLAIN = (str, int, float, bool, type(None))
 # a fallback stands in for an unavailable service, never for an answer the service gave on purpose
 _FALLBACK_CODES = frozenset({"timeout", "upstream_unavailable", "rate_limited"})
@@ -61,6 +62,7 @@ RUN = 1  # the agent's policy allows the tool
 CONFIRM = 2  # ... and a person must approve each call
 QUIET = 4  # no check applies outside a run (no limit, budget or ledger)
 CAPPED = 8  # the tool has process-wide concurrency caps to hold
+UNKEYED = 16  # no check applies outside a run to a call without an idempotency key (the ledger's)
 
 
 class Route:
@@ -69,7 +71,9 @@ class Route:
 
     ``plain`` is the usual call's shortcut: the tool runs (no confirmation, no caps, no
     guard outside a run, no ``Args`` model, no argument hook), so a call outside a run
-    without a deadline of its own goes from its hooks straight to the connector.
+    without a deadline of its own goes from its hooks straight to the connector. It is
+    ``PLAIN``, or ``PLAIN_UNKEYED`` when that holds only for a call without an idempotency
+    key (a write tool, whose ledger keeps keyed calls), else 0.
     """
 
     __slots__ = ("tool", "flags", "plan", "pre_validate", "pre", "post", "pre_fns", "post_fns", "plain")
@@ -85,7 +89,12 @@ class Route:
         # usual plugin): called directly, without the rule's per-implementation checks
         self.pre_fns = _plain_functions(self.pre)
         self.post_fns = _plain_functions(self.post)
-        self.plain = flags == RUN | QUIET and tool.args_model is None and not self.pre_validate
+        simple = tool.args_model is None and not self.pre_validate
+        self.plain = (PLAIN if simple and flags == RUN | QUIET else
+                      PLAIN_UNKEYED if simple and flags == RUN | UNKEYED else 0)
+
+
+PLAIN, PLAIN_UNKEYED = 1, 2
 
 
 def _plain_functions(impls: tuple[Any, ...]) -> tuple[Any, ...] | None:
@@ -103,6 +112,8 @@ def _route(rt: Runtime, agent: str | None, tool: Tool) -> Route:
     plan = guards.route_plan(tool, agent)
     if guards.quiet(tool, agent):
         flags |= QUIET
+    elif guards.quiet_unkeyed(tool, agent):
+        flags |= UNKEYED
     if plan.caps:
         flags |= CAPPED
     route = rt.routes.setdefault(agent, {})[tool.name] = Route(tool, flags, plan, rt.hooks)
@@ -178,7 +189,7 @@ async def invoke(
         tool: Tool | None = route.tool
     elif (tool := rt.tools.get(call.name)) is not None:
         route = _route(rt, agent, tool)
-    ctx = CallContext(rt, tool, agent or "default", run_id, call.id, hex(next(_trace_ids))[2:],
+    ctx = CallContext(rt, tool, agent or "default", run_id, call.id, next(_trace_ids),
                       None, query, parent_run_id)
     result: ToolResult | None = None
     try:
@@ -241,11 +252,12 @@ async def invoke(
                 "tell the user what you wanted to do instead of retrying.",
                 fix=fix,
             )
-        if route.plain and run_id is None and deadline is None:
+        plain = route.plain
+        if plain and run_id is None and deadline is None and (plain == PLAIN or ctx.idempotency_key is None):
             # the usual call (see Route): nothing to check, hold or settle around it
             try:
                 out = run_connector(tool, args, ctx)
-                content, meta = out if type(out) is tuple else await out
+                content, meta = out if isinstance(out, tuple) else await out
             except ToolFailure as exc:
                 if not (tool.has_fallback and exc.code in _FALLBACK_CODES):
                     raise
@@ -331,7 +343,7 @@ async def _guarded(rt: Runtime, route: Route, call: ToolCall, args: dict[str, An
         ctx.deadline = min(deadline, asyncio.get_running_loop().time() + tool.timeout)
     try:
         out = run_connector(tool, params, ctx, caps)
-        content, meta = out if type(out) is tuple else await out
+        content, meta = out if isinstance(out, tuple) else await out
     except ToolFailure as exc:
         if not (tool.has_fallback and exc.code in _FALLBACK_CODES):
             raise

@@ -89,3 +89,25 @@ async def test_the_facade_hands_invoke_to_the_runtime_and_a_subclass_may_overrid
     c = Counting({"reach": {"data_dir": str(tmp_path)}}, plugins=[])
     result = await c.invoke("nope", {})
     assert isinstance(result, ToolResult) and result.error.code == "unknown_tool" and Counting.calls == 1
+
+
+def test_the_loop_reads_the_facade_only_through_its_agent_port(tmp_path):
+    """``run_agent`` takes an ``AgentPort``; ``Reach`` satisfies it, and an object lacking
+    a member the loop reads does not."""
+    from reach_core import Reach
+    from reach_core.loop import AgentPort
+
+    reach = Reach({"reach": {"data_dir": str(tmp_path)}}, plugins=[])
+    assert isinstance(reach, AgentPort)
+
+    class Partial:
+        runtime = reach.runtime
+        config = reach.config
+
+    assert not isinstance(Partial(), AgentPort)
+    loop_src = (ROOT / "loop.py").read_text(encoding="utf-8")
+    port_members = {n for n in AgentPort.__dict__ if not n.startswith("_")}
+    import re
+
+    read = set(re.findall(r"(?<![.\w])reach\.([a-z_]+)\b", loop_src.split("async def run_agent(", 1)[1]))
+    assert read <= port_members | {"run", "loop"}, read - port_members  # run/loop: in messages, not attributes

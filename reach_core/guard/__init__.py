@@ -272,6 +272,13 @@ class Guards:
         The pipeline caches the answer per (agent, tool)."""
         return self.tool_plan(tool).simple and self.agent_plan(agent).simple
 
+    def quiet_unkeyed(self, tool: Tool, agent: str | None) -> bool:
+        """True when the only check on calls of ``tool`` by ``agent`` outside a run is the
+        ledger of a non-idempotent tool, which applies only to a call with an idempotency
+        key: such a call without one is as quiet as a :meth:`quiet` tool's."""
+        plan = self.tool_plan(tool)
+        return not plan.rate_rules and plan.daily_budget is None and self.agent_plan(agent).simple
+
     def before(
         self, tool: Tool, args: dict[str, Any], ctx: CallContext, plan: _ToolPlan
     ) -> ToolResult | None | Coroutine[Any, Any, ToolResult | None]:
