@@ -264,3 +264,43 @@ def test_the_strategy_protocols_describe_the_built_ins():
 
     assert isinstance(TaggedParser(), Parser)
     assert not isinstance(object(), Selector) and not isinstance(object(), Confirmer)
+
+
+def test_register_commands_failure_warns_naming_the_plugin_and_the_others_still_load(monkeypatch):
+    """``reach_register_commands``: rule ``setup``; one plugin that raises gets a warning on
+    stderr naming it, and the other plugins' commands are still there."""
+    import click
+    import pluggy
+    from click.testing import CliRunner
+
+    from reach_core import cli as cli_module
+    from reach_core import hookspecs
+
+    class Broken:
+        @hookimpl
+        def reach_register_commands(self, cli):
+            raise RuntimeError("no commands today")
+
+    class Good:
+        @hookimpl
+        def reach_register_commands(self, cli):
+            @cli.command("good-hello")
+            def hello() -> None:
+                click.echo("hello from good")
+
+    pm = pluggy.PluginManager("reach")
+    pm.add_hookspecs(hookspecs)
+    pm.register(Broken(), name="reach-broken-commands")
+    pm.register(Good(), name="reach-good-commands")
+
+    class Found:
+        pass
+
+    found = Found()
+    found.pm = pm  # type: ignore[attr-defined]
+    monkeypatch.setattr(cli_module, "_inventory", lambda ctx, quiet=False: found)
+    group = cli_module.ReachGroup(name="reach", commands=dict(cli_module.cli.commands))
+    out = CliRunner().invoke(group, ["good-hello"])
+    assert out.exit_code == 0, out.output
+    assert "hello from good" in out.stdout
+    assert "warning: plugin reach-broken-commands could not add commands: no commands today" in out.stderr
