@@ -14,7 +14,8 @@ per distribution, no file read):
 * the interpreter (``sys.executable``, ``sys.version``) and ``sys.path`` in order;
 * per directory on ``sys.path``: the names of its metadata directories (``*.dist-info``,
   ``*.egg-info``, an egg's ``EGG-INFO``) and the stat (mtime in ns, size, inode) of
-  each and of its ``entry_points.txt``, ``METADATA`` and ``PKG-INFO``;
+  what is read in each: ``entry_points.txt`` and ``METADATA`` (``PKG-INFO`` and the
+  directory itself for the egg formats, whose ``*.egg-info`` may also be a file);
 * a file on ``sys.path`` (a zip) by its stat.
 
 So ``pip install`` / ``uninstall`` (and uv's) show at once: they add or remove a
@@ -25,8 +26,8 @@ or when something read changed less than :data:`RACY_NS` ago (a second change in
 same clock tick, same size, would not show: git's "racy" case). A store that cannot
 be read or written is ignored: the answer is then read as without one.
 
-The store is one JSON file per interpreter in ``$XDG_CACHE_HOME/reach`` (default
-``~/.cache/reach``). ``Reach`` itself does not use it (see ``plugins.inventory``).
+The store is one JSON file per interpreter and ``sys.path`` in ``$XDG_CACHE_HOME/reach``
+(default ``~/.cache/reach``), about 20 kB with a hundred distributions installed. ``Reach`` itself does not use it (see ``plugins.inventory``).
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ GROUP = "reach"
 FORMAT = 1
 #: a stat younger than this (3 s: FAT-like filesystems keep 2 s mtimes) is not trusted
 RACY_NS = 3_000_000_000
-_META_FILES = ("entry_points.txt", "METADATA", "PKG-INFO")
+_META_SUFFIXES = (".dist-info", ".egg-info")
 _PATTERN: Any = None
 
 
@@ -159,15 +160,8 @@ def fingerprint(paths: list[Any] | None = None) -> tuple[list[Any], int] | None:
     if not _standard_finders():
         return None
     out: list[Any] = [FORMAT, sys.executable, sys.version]
-    newest = 0
-
-    def stat(path: str) -> list[int] | None:
-        nonlocal newest
-        found = _stat(path)
-        if found is not None:
-            newest = max(newest, found[0])
-        return found
-
+    stats: list[list[int] | None] = []  # every stat taken, for the newest mtime
+    sep = os.sep
     for entry in sys.path if paths is None else paths:
         try:
             given = os.fspath(entry)
@@ -179,16 +173,24 @@ def fingerprint(paths: list[Any] | None = None) -> tuple[list[Any], int] | None:
         try:
             children = os.listdir(root)
         except OSError:  # a zip, a file, or nothing: its stat
-            out.append([given, stat(root)])
+            stats.append(_stat(root))
+            out.append([given, stats[-1]])
             continue
         base_is_egg = os.path.basename(given).lower().endswith(".egg")
         metas = []
         for child in sorted(children):
             low = child.lower()
-            if low.endswith((".dist-info", ".egg-info")) or (base_is_egg and low == "egg-info"):
-                path = os.path.join(root, child)
-                metas.append([child, stat(path), *[stat(os.path.join(path, f)) for f in _META_FILES]])
+            if not low.endswith(_META_SUFFIXES) and not (base_is_egg and low == "egg-info"):
+                continue
+            path = root + sep + child
+            if low.endswith(".dist-info"):
+                row = [_stat(path + sep + "entry_points.txt"), _stat(path + sep + "METADATA")]
+            else:  # the egg formats: *.egg-info may be a file (PKG-INFO's text)
+                row = [_stat(path), _stat(path + sep + "entry_points.txt"), _stat(path + sep + "PKG-INFO")]
+            stats += row
+            metas.append([child, *row])
         out.append([given, metas])
+    newest = max((st[0] for st in stats if st is not None), default=0)
     return out, newest
 
 
@@ -202,7 +204,10 @@ def cache_file() -> str | None:
         if not os.path.isabs(home):
             return None
         base = os.path.join(home, ".cache")
-    tag = zlib.crc32(f"{sys.executable}\0{sys.prefix}".encode("utf-8", "surrogateescape"))
+    # one store per interpreter and sys.path: `reach` and `python -m reach_core` (whose sys.path
+    # starts with the working directory) do not overwrite each other's
+    where = "\0".join([sys.executable, sys.prefix, *(p for p in sys.path if isinstance(p, str))])
+    tag = zlib.crc32(where.encode("utf-8", "surrogateescape"))
     return os.path.join(base, "reach", f"entry-points-{tag:08x}.json")
 
 
