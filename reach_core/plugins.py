@@ -136,8 +136,6 @@ class PluginNames:
 
     def canonical(self, names: Iterable[str], table: str, key: str | None, problems: list[Any]) -> list[str]:
         """``names`` as entry-point names; an unknown one adds a problem with the closest name."""
-        from .config_problems import Problem, suggest
-
         out: list[str] = []
         for raw in names:
             name = raw.strip() if isinstance(raw, str) else raw
@@ -145,6 +143,8 @@ class PluginNames:
             if found is not None:
                 out.append(found)
                 continue
+            from .config_problems import Problem, suggest  # only for a problem: difflib is not free
+
             known = self.all()
             hint = suggest(name, known) if isinstance(name, str) else None
             listing = "" if hint else f" (installed: {', '.join(self.entry_names()) or 'none'})"
