@@ -146,8 +146,8 @@ def _standard_finders() -> bool:
     for finder in sys.meta_path:
         if getattr(finder, "find_distributions", None) is None or finder is PathFinder:
             continue
-        if getattr(finder, "__module__", None) == "importlib_metadata" and \
-                getattr(finder, "__name__", None) == "MetadataPathFinder":
+        kind = finder if isinstance(finder, type) else type(finder)  # importlib_metadata installs an instance
+        if (kind.__module__, kind.__name__) == ("importlib_metadata", "MetadataPathFinder"):
             continue
         return False
     return True
