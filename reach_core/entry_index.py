@@ -27,7 +27,9 @@ same clock tick, same size, would not show: git's "racy" case). A store that can
 be read or written is ignored: the answer is then read as without one.
 
 The store is one JSON file per interpreter and ``sys.path`` in ``$XDG_CACHE_HOME/reach``
-(default ``~/.cache/reach``), about 20 kB with a hundred distributions installed. ``Reach`` itself does not use it (see ``plugins.inventory``).
+(default ``~/.cache/reach``), about 20 kB with a hundred distributions installed.
+Only ``plugins.inventory`` (``reach plugins``, the CLI's command discovery) uses it:
+``Reach`` reads afresh, and a host embedding reach gets no file in its home.
 """
 
 from __future__ import annotations
