@@ -34,8 +34,10 @@ Only ``plugins.inventory`` (``reach plugins``, the CLI's command discovery) uses
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+import re
 import sys
 from typing import Any
 
@@ -47,7 +49,12 @@ FORMAT = 1
 #: a stat younger than this (3 s: FAT-like filesystems keep 2 s mtimes) is not trusted
 RACY_NS = 3_000_000_000
 _META_SUFFIXES = (".dist-info", ".egg-info")
-_PATTERN: Any = None
+
+
+@functools.cache
+def _pattern() -> re.Pattern[str]:
+    """importlib_metadata's ``EntryPoint.pattern``: ``module``, ``module:attr.attr``, ``[extras]``."""
+    return re.compile(r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$")
 
 
 class EntryPointRef:
@@ -79,14 +86,9 @@ class EntryPointRef:
         return self.name, self.value, self.distribution, self.version
 
     def load(self) -> Any:
-        import functools
         import importlib
-        import re
 
-        global _PATTERN
-        if _PATTERN is None:  # importlib_metadata's EntryPoint.pattern
-            _PATTERN = re.compile(r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$")
-        match = _PATTERN.match(self.value)
+        match = _pattern().match(self.value)
         if match is None:
             raise ValueError("Invalid object reference. See https://packaging.python.org"
                              "/en/latest/specifications/entry-points/#data-model", self.value)
