@@ -71,14 +71,31 @@ def _echo_json(data: Any) -> None:
 
 
 class ReachGroup(click.Group):
-    """Core commands are static; plugin commands are loaded on demand."""
+    """Core commands are static; plugin commands are loaded on demand.
 
+    Core commands kept in a module of their own (``LAZY``: ``reach config``) are added
+    when asked for, and always before plugins add theirs (a plugin sees them in
+    ``cli.commands``, as it would if they were imported with this module): ``reach
+    plugins`` does not import them.
+    """
+
+    #: command name -> (module, attribute)
+    LAZY = {"config": ("reach_core.config_cli", "config_group")}
     _plugins_loaded = False
+
+    def _add_lazy(self, name: str) -> None:
+        import importlib
+
+        module, attr = self.LAZY[name]
+        if name not in self.commands:
+            self.add_command(getattr(importlib.import_module(module), attr), name)
 
     def _load_plugin_commands(self, ctx: click.Context) -> None:
         if self._plugins_loaded:
             return
         self._plugins_loaded = True
+        for name in self.LAZY:
+            self._add_lazy(name)
         found = _inventory(ctx, quiet=True)
         if found is None:
             return
@@ -93,6 +110,8 @@ class ReachGroup(click.Group):
         return super().list_commands(ctx)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.LAZY:
+            self._add_lazy(cmd_name)
         cmd = super().get_command(ctx, cmd_name)
         if cmd is None and cmd_name not in CORE_COMMANDS:
             self._load_plugin_commands(ctx)
@@ -395,15 +414,6 @@ class _ProgressView:
         if self.drawn:
             self.stream.write("\n")
             self.stream.flush()
-
-
-def _add_config_commands() -> None:
-    from .config_cli import config_group
-
-    cli.add_command(config_group)
-
-
-_add_config_commands()
 
 
 def main() -> None:

@@ -8,11 +8,12 @@ the raw data, and ``reach_core.config`` validates the whole of it.
 from __future__ import annotations
 
 import os
-import tomllib
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import ConfigError
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = ["find_default", "mask_secrets", "read_config", "read_file", "resolve_secrets"]
 
@@ -21,32 +22,45 @@ __all__ = ["find_default", "mask_secrets", "read_config", "read_file", "resolve_
 _secrets: set[str] = set()
 
 
-def read_file(path: Path) -> dict[str, Any]:
+def read_file(path: Path | str) -> dict[str, Any]:
+    import tomllib
+
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        with open(path, encoding="utf-8") as f:
+            data = tomllib.loads(f.read())
     except FileNotFoundError:
         raise ConfigError(f"config file {path} does not exist") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path} is not valid TOML: {exc}") from None
-    if path.name == "pyproject.toml":
+    if os.path.basename(path) == "pyproject.toml":
         return dict(data.get("tool", {}).get("reach", {}))
     return data
 
 
 def find_default() -> tuple[dict[str, Any], Path | None]:
+    """The config ``REACH_CONFIG`` names, else ``./reach.toml``, else ``[tool.reach]`` in
+    ``./pyproject.toml``. Paths are plain strings until a file is found: ``reach plugins``
+    without a config does not import pathlib (nor tomllib without any file)."""
     env = os.environ.get("REACH_CONFIG")
     if env:
-        p = Path(env)
-        return read_file(p), p
-    cwd = Path.cwd()
-    if (cwd / "reach.toml").is_file():
-        return read_file(cwd / "reach.toml"), cwd / "reach.toml"
-    pyproject = cwd / "pyproject.toml"
-    if pyproject.is_file():
+        path = _path(env)
+        return read_file(path), path
+    cwd = os.getcwd()
+    reach_toml = os.path.join(cwd, "reach.toml")
+    if os.path.isfile(reach_toml):
+        return read_file(reach_toml), _path(reach_toml)
+    pyproject = os.path.join(cwd, "pyproject.toml")
+    if os.path.isfile(pyproject):
         data = read_file(pyproject)
         if data:
-            return data, pyproject
+            return data, _path(pyproject)
     return {}, None
+
+
+def _path(path: str) -> Path:
+    from pathlib import Path
+
+    return Path(path)
 
 
 def read_config(config: str | os.PathLike[str] | dict[str, Any] | None) -> tuple[dict[str, Any], Path | None]:
@@ -55,7 +69,7 @@ def read_config(config: str | os.PathLike[str] | dict[str, Any] | None) -> tuple
         return find_default()
     if isinstance(config, dict):
         return config, None
-    source = Path(config)
+    source = _path(os.fspath(config))
     return read_file(source), source
 
 

@@ -38,12 +38,11 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import pluggy
 
-from .adapter import Adapter
-
 if TYPE_CHECKING:
     import click
     from pydantic import BaseModel
 
+    from .adapter import Adapter
     from .calls import ToolCall
     from .connectors import Connector
     from .context import CallContext
@@ -53,6 +52,17 @@ if TYPE_CHECKING:
 
 __all__ = ["LIFECYCLE_HOOKS", "RUNTIME_HOOKS", "Adapter", "Confirmer", "Parser", "Selector", "hookimpl",
            "hookspec"]
+
+
+def __getattr__(name: str) -> Any:
+    """``Adapter`` is re-exported on first use: ``reach plugins`` (which imports this module to
+    find plugins' hooks) does not pay for the adapter module's dataclasses."""
+    if name == "Adapter":
+        from .adapter import Adapter
+
+        return Adapter
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 hookspec = pluggy.HookspecMarker("reach")
 hookimpl = pluggy.HookimplMarker("reach")

@@ -19,6 +19,9 @@ Entry points come from ``importlib_metadata`` (the backport, a dependency: one
 behaviour on every Python, zips and custom finders included), and a plugin's
 name and version from its metadata file's header only: ``reach plugins``
 start-up time is a target (≤ 150 ms; ``reach --version`` imports none of this).
+:func:`inventory` takes them from ``reach_core.entry_index``'s store while nothing
+installed has changed (the store is invalidated by a fingerprint of what
+``importlib_metadata`` reads); ``Reach`` reads them afresh.
 
 :func:`inventory` is what ``reach plugins`` and the CLI's command discovery use:
 the plugins found, blocked, imported and registered, without starting them
@@ -114,7 +117,7 @@ class PluginNames:
     def _scan(self) -> None:
         if not self._scanned:
             self._scanned = True
-            self.add((ep.name, _name_version(ep)[0]) for ep in _entry_points())
+            self.add((ep.name, ep.distribution) for ep in _entry_points())
 
     def resolve(self, name: str) -> str | None:
         """The entry-point (or registered) name ``name`` means, or ``None`` if no plugin has it."""
@@ -133,8 +136,6 @@ class PluginNames:
 
     def canonical(self, names: Iterable[str], table: str, key: str | None, problems: list[Any]) -> list[str]:
         """``names`` as entry-point names; an unknown one adds a problem with the closest name."""
-        from .config_problems import Problem, suggest
-
         out: list[str] = []
         for raw in names:
             name = raw.strip() if isinstance(raw, str) else raw
@@ -142,6 +143,8 @@ class PluginNames:
             if found is not None:
                 out.append(found)
                 continue
+            from .config_problems import Problem, suggest  # only for a problem: difflib is not free
+
             known = self.all()
             hint = suggest(name, known) if isinstance(name, str) else None
             listing = "" if hint else f" (installed: {', '.join(self.entry_names()) or 'none'})"
@@ -186,15 +189,17 @@ def load_plugins(
     disable: set[str],
     allow: list[str] | None,
     strict: bool,
+    cached: bool = False,
 ) -> list[PluginInfo]:
-    """Register the plugins ``spec`` asks for ("auto" = entry points, or a list)."""
+    """Register the plugins ``spec`` asks for ("auto" = entry points, or a list); ``cached``: entry
+    points from ``reach_core.entry_index``'s store while nothing installed has changed."""
     infos: list[PluginInfo] = []
     items = ["auto"] if spec == "auto" else list(spec or [])
     explicit = [item if isinstance(item, tuple) else (_plugin_name(item), item) for item in items if item != "auto"]
-    eps = _entry_points() if "auto" in items else None
+    eps = _entry_points(cached=cached) if "auto" in items else None
     meta: dict[str, tuple[str | None, str | None]] = {}
     for ep in eps or ():
-        meta.setdefault(ep.name, _name_version(ep))
+        meta.setdefault(ep.name, (ep.distribution, ep.version))
     names = PluginNames([(n, None) for n, _ in explicit] + [(n, m[0]) for n, m in meta.items()],
                         scanned=eps is not None)
     # every name is checked before any plugin is imported: a misspelt `disable` must not load the plugin
@@ -345,40 +350,13 @@ def plugin_instance(reach: Any, name: str) -> Any:
     return None
 
 
-def _header(text: str) -> tuple[str | None, str | None]:
-    """``Name`` and ``Version`` from the header of a core-metadata text (stops at the body)."""
-    name = version = None
-    for line in text.splitlines():
-        if not line.strip():
-            break  # end of the header
-        if name is None and line.startswith("Name:"):
-            name = line[5:].strip()
-        elif version is None and line.startswith("Version:"):
-            version = line[8:].strip()
-        if name is not None and version is not None:
-            break
-    return name, version
+def _entry_points(*, cached: bool = False) -> list[Any]:
+    """The installed ``reach`` entry points, by name, with their distribution's name and version
+    (``reach_core.entry_index``: read by importlib_metadata; with ``cached``, remembered between
+    runs while nothing it reads changes)."""
+    from .entry_index import entry_points
 
-
-def _entry_points() -> list[Any]:
-    """The installed ``reach`` entry points, by name; of two distributions of one name on
-    ``sys.path``, the first (the one ``import`` would use) wins."""
-    from importlib_metadata import entry_points
-
-    return sorted(entry_points(group="reach"), key=lambda e: e.name)
-
-
-def _name_version(ep: Any) -> tuple[str | None, str | None]:
-    """The distribution name and version of ``ep``, from its metadata's header (``dist.name``
-    and ``dist.version`` would parse the whole file as an e-mail message)."""
-    dist = getattr(ep, "dist", None)
-    if dist is None:
-        return None, None
-    try:
-        name, version = _header(dist.read_text("METADATA") or dist.read_text("PKG-INFO") or "")
-    except Exception:  # noqa: BLE001 - unusual finders: fall back to the library
-        name = version = None
-    return (name or dist.name), (version or dist.version)
+    return entry_points(cache=cached)
 
 
 def _load_entry_points(pm: pluggy.PluginManager, eps: list[Any], meta: dict[str, tuple[str | None, str | None]], *,
@@ -389,7 +367,7 @@ def _load_entry_points(pm: pluggy.PluginManager, eps: list[Any], meta: dict[str,
         if ep.name in seen:
             continue
         seen.add(ep.name)
-        dist_name, version = meta.get(ep.name) or _name_version(ep)
+        dist_name, version = meta.get(ep.name) or (ep.distribution, ep.version)
         reason = blocked_reason(ep.name, disable=disable, allow=allow)
         if reason:
             infos.append(PluginInfo(name=ep.name, distribution=dist_name, version=version,
@@ -461,5 +439,6 @@ def inventory(config: Any = None, *, disable: Iterable[str] = ()) -> Inventory:
     blocked, allow, strict = selection
     pm = new_manager()
     # the core's own plugins (reach.tagged, reach.delegation) are not entry points: nothing to block here
-    infos = load_plugins(pm, "auto", disable=(blocked | set(disable)) - BUILTIN_NAMES, allow=allow, strict=strict)
+    infos = load_plugins(pm, "auto", disable=(blocked | set(disable)) - BUILTIN_NAMES, allow=allow, strict=strict,
+                         cached=True)
     return Inventory(infos, pm)

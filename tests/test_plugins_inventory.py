@@ -77,7 +77,7 @@ def test_entry_points_come_from_importlib_metadata_first_on_the_path_wins(tmp_pa
     distribution on ``sys.path``, the first wins (the one ``import`` would use)."""
     from importlib.metadata import entry_points
 
-    from reach_core.plugins import _entry_points, _name_version
+    from reach_core.plugins import _entry_points
 
     later = tmp_path / "later"
     later.mkdir()
@@ -90,10 +90,11 @@ def test_entry_points_come_from_importlib_metadata_first_on_the_path_wins(tmp_pa
     _light_plugin(first)
     monkeypatch.syspath_prepend(str(later))
     monkeypatch.syspath_prepend(str(first))
-    found = {e.name: e for e in _entry_points()}
-    assert found["reach-light"].value == "reach_light"
-    assert _name_version(found["reach-light"]) == ("reach-light", "0.1.0")
-    assert {n for n in found} == {e.name for e in entry_points(group="reach")}
+    for cached in (False, True, True):  # read, then from the store (reach_core.entry_index) as read
+        found = {e.name: e for e in _entry_points(cached=cached)}
+        assert found["reach-light"].value == "reach_light"
+        assert (found["reach-light"].distribution, found["reach-light"].version) == ("reach-light", "0.1.0")
+        assert {n for n in found} == {e.name for e in entry_points(group="reach")}
 
 
 def test_blocked_plugin_is_not_imported_by_reach_plugins(tmp_path):

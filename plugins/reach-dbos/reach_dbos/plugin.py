@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING, Any
 
 from reach_core import hookimpl
@@ -38,6 +37,8 @@ async def reach_startup(reach: Any) -> None:
     settings = reach.plugin_settings(REACH_PLUGIN_NAME)
     if not isinstance(settings, DbosSettings) or not settings.url() or not settings.recover_on_start:
         return
+    import asyncio  # here, not with the module: `reach plugins` would pay ~40 ms for it
+
     from .runner import launch
 
     await asyncio.to_thread(launch, reach)

@@ -6,14 +6,14 @@ it); the connectors and the settings model load when a Reach registers the tools
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reach_core import hookimpl
 
-from .jail import Jail
-
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from .jail import Jail
     from .settings import FilesSettings
 
 REACH_PLUGIN_NAME = "reach-files"  # the name when the module is passed to Reach(plugins=[...]) directly
@@ -28,6 +28,10 @@ def reach_plugin_settings() -> type[FilesSettings]:
 
 def jail_for(settings: FilesSettings, data_dir: Path) -> Jail:
     """The configured roots, or ``<data_dir>/files`` (created, since it is ours)."""
+    from pathlib import Path
+
+    from .jail import Jail
+
     if settings.roots:
         return Jail(list(settings.roots))
     default = Path(data_dir) / "files"

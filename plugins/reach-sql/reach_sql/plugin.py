@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reach_core import hookimpl
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from .database import Database
     from .settings import SqlSettings
 
@@ -27,6 +28,8 @@ def reach_plugin_settings() -> type[SqlSettings]:
 
 def database_for(settings: SqlSettings, data_dir: Path) -> Database:
     """The configured database, or a SQLite file in the data directory (created empty)."""
+    from pathlib import Path
+
     from .database import Database
 
     url = settings.url
