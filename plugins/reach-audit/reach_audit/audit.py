@@ -70,10 +70,11 @@ class Audit:
         spans = self.spans
         writer = self.writer
         pending = writer._pending  # AuditWriter.enqueue, inlined: this runs on every call
-        pending.append((time.time(), call, tool, result, ctx, spans.current() if spans else None))
+        pending.append((time.time(), call, tool, result, ctx,
+                        spans.current() if spans is not None and spans.configured else None))
         writer._enqueued += 1
         n = len(pending)
-        if n == 1 or n >= writer.batch_size:
+        if n == 1 or n % writer.batch_size == 0:  # see AuditWriter.enqueue
             writer._kick(full=n >= writer.batch_size)
         return self.sync
 
@@ -120,9 +121,10 @@ class Audit:
         self.events.close()
 
     def _after_commit(self, items: list[Captured], rows: list[Row]) -> None:
-        """Runs in a worker thread once ``rows`` are durable: log lines, then spans."""
+        """Runs in a worker thread once ``rows`` are durable: log lines, then spans (once
+        the application configured a tracer provider: OTel's default one drops them)."""
         self.events.emit(rows)
-        if self.spans is not None:
+        if self.spans is not None and self.spans.refresh():
             for item, row in zip(items, rows, strict=True):
                 try:
                     self.spans.record(item, row)

@@ -65,12 +65,15 @@ class AuditWriter:
 
     # -- hot path -----------------------------------------------------------
     def enqueue(self, item: Captured | tuple[Any, ...]) -> None:
-        """Cheap: an append; only the first item of a quiet period (or a full batch) wakes the writer."""
+        """Cheap: an append; only the first item of a quiet period (or each full batch) wakes the writer.
+
+        Not every item past a full batch: the writer, once woken, writes until nothing is
+        pending, so while the loop has not let it run yet a wake-up per item is wasted."""
         pending = self._pending
         pending.append(item)
         self._enqueued += 1
         n = len(pending)
-        if n == 1 or n >= self.batch_size:
+        if n == 1 or n % self.batch_size == 0:
             self._kick(full=n >= self.batch_size)
 
     def _kick(self, *, full: bool) -> None:
