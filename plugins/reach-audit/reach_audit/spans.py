@@ -94,7 +94,9 @@ class SpanRecorder:
             attrs["gen_ai.tool.call.result"] = _text(rec.get("error") if failed else rec.get("result"))
         span = tracer.start_span(
             f"execute_tool {name}",
-            context=item.otel_ctx,
+            # not captured (no provider yet when the call ran): a root span, not a child of
+            # whatever was current when the writer's task started
+            context=item.otel_ctx if item.otel_ctx is not None else self._context.Context(),
             kind=trace.SpanKind.INTERNAL,
             attributes=attrs,
             start_time=start_ns,
