@@ -29,7 +29,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from bench_core import ARGS, N, ROUNDS, HookPlugin, _clock, ratio, reach_call  # noqa: E402
+from bench_core import ARGS, ROUNDS, HookPlugin, N, _clock, ratio, reach_call  # noqa: E402
 
 from reach_core import Reach, connector  # noqa: E402
 
