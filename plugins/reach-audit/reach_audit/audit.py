@@ -49,6 +49,7 @@ class Audit:
             interval=s.flush_interval_ms / 1000.0,
             batch_size=s.batch_size,
             on_written=self._after_commit if (self.events.enabled or self.spans) else None,
+            wants_written=self._wants_after_commit,
         )
         _OPEN.add(self)
 
@@ -130,6 +131,11 @@ class Audit:
         _OPEN.discard(self)
         await self.writer.aclose()
         self.events.close()
+
+    def _wants_after_commit(self) -> bool:
+        """Would ``_after_commit`` emit anything now? (The default: events to the stdlib
+        logger, which nobody listens to, and no tracer provider: no.)"""
+        return (self.spans is not None and self.spans.refresh()) or self.events.active()
 
     def _after_commit(self, items: list[Captured], rows: list[Row]) -> None:
         """Runs in a worker thread once ``rows`` are durable: log lines, then spans (once
