@@ -1,8 +1,9 @@
 """Turning an invocation (or an agent-loop step) into one audit record.
 
-The hook only captures references (:class:`Captured`); the expensive part,
-redaction, summarising and serialisation, happens here, in the background
-writer's worker thread, so the invoke path pays for a tuple and an append.
+The hook only captures references and a few fields of the call's context (a
+tuple, expanded into :class:`Captured` by :func:`captured_call`); the expensive
+part, redaction, summarising and serialisation, happens here, in the background
+writer, so the invoke path pays for a tuple and an append.
 """
 
 from __future__ import annotations
