@@ -13,7 +13,7 @@ import weakref
 from typing import Any
 
 from .events import EventLog
-from .record import Captured, Row
+from .record import Captured, Row, context_fields
 from .redact import Redactor
 from .settings import AuditSettings
 from .spans import SpanRecorder, otel_available
@@ -49,6 +49,7 @@ class Audit:
             interval=s.flush_interval_ms / 1000.0,
             batch_size=s.batch_size,
             on_written=self._after_commit if (self.events.enabled or self.spans) else None,
+            wants_written=self._wants_after_commit,
         )
         _OPEN.add(self)
 
@@ -66,14 +67,26 @@ class Audit:
     def on_call(self, call: Any, tool: Any, result: Any, ctx: Any) -> bool:
         """Capture one finished invocation: a tuple and an append.
 
+        The call's context is read now, its few fields copied, and not kept: whatever
+        the hook keeps stays alive until the writer runs (up to ``flush_interval_ms``),
+        and every object kept per call costs the whole process allocator and GC time.
+        ``result`` is kept: the core sets its final ``elapsed_ms`` after the hooks.
+
         Returns True when the caller must wait for the commit (``durability = "sync"``)."""
         spans = self.spans
         writer = self.writer
+        try:
+            confirm = (ctx.approved, ctx.confirm_reason) if ctx.needs_confirmation else None
+            trace_id, run_id, parent_run_id, agent, key = (
+                ctx.trace_id, ctx.run_id, ctx.parent_run_id, ctx.agent, ctx.idempotency_key)
+        except AttributeError:  # not the core's CallContext (a test's stand-in): what it has
+            trace_id, run_id, parent_run_id, agent, key, confirm = context_fields(ctx)
         pending = writer._pending  # AuditWriter.enqueue, inlined: this runs on every call
-        pending.append((time.time(), call, tool, result, ctx, spans.current() if spans else None))
+        pending.append((time.time(), call, tool, result, trace_id, run_id, parent_run_id, agent, key, confirm,
+                        spans.current() if spans is not None and spans.configured else None))
         writer._enqueued += 1
         n = len(pending)
-        if n == 1 or n >= writer.batch_size:
+        if n == 1 or n % writer.batch_size == 0:  # see AuditWriter.enqueue
             writer._kick(full=n >= writer.batch_size)
         return self.sync
 
@@ -119,10 +132,16 @@ class Audit:
         await self.writer.aclose()
         self.events.close()
 
+    def _wants_after_commit(self) -> bool:
+        """Would ``_after_commit`` emit anything now? (The default: events to the stdlib
+        logger, which nobody listens to, and no tracer provider: no.)"""
+        return (self.spans is not None and self.spans.refresh()) or self.events.active()
+
     def _after_commit(self, items: list[Captured], rows: list[Row]) -> None:
-        """Runs in a worker thread once ``rows`` are durable: log lines, then spans."""
+        """Runs in a worker thread once ``rows`` are durable: log lines, then spans (once
+        the application configured a tracer provider: OTel's default one drops them)."""
         self.events.emit(rows)
-        if self.spans is not None:
+        if self.spans is not None and self.spans.refresh():
             for item, row in zip(items, rows, strict=True):
                 try:
                     self.spans.record(item, row)

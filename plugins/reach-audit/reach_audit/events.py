@@ -44,6 +44,13 @@ class EventLog:
     def enabled(self) -> bool:
         return self.target.lower() not in ("off", "none", "")
 
+    def active(self) -> bool:
+        """Would :meth:`emit` write anything now? (``"logging"``: only while the host
+        listens to ``reach.audit`` at INFO.)"""
+        if not self.enabled:
+            return False
+        return self.target.lower() != "logging" or is_enabled(20, "reach.audit")
+
     def _stream(self) -> IO[str]:
         name = self.target.lower()
         if name == "stderr":

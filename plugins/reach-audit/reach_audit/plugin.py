@@ -47,6 +47,9 @@ class AuditPlugin:
     @hookimpl
     def reach_startup(self, reach: Any) -> None:
         self._open(reach)  # a no-op unless a shutdown closed the previous one
+        spans = self.audit.spans if self.audit is not None else None
+        if spans is not None:
+            spans.refresh()  # a tracer provider the host set after building this Reach
 
     @hookimpl
     async def reach_shutdown(self, reach: Any) -> None:

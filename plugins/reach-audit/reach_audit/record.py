@@ -1,8 +1,9 @@
 """Turning an invocation (or an agent-loop step) into one audit record.
 
-The hook only captures references (:class:`Captured`); the expensive part,
-redaction, summarising and serialisation, happens here, in the background
-writer's worker thread, so the invoke path pays for a tuple and an append.
+The hook only captures references and a few fields of the call's context (a
+tuple, expanded into :class:`Captured` by :func:`captured_call`); the expensive
+part, redaction, summarising and serialisation, happens here, in the background
+writer, so the invoke path pays for a tuple and an append.
 """
 
 from __future__ import annotations
@@ -47,29 +48,26 @@ class Captured:
     call_id_hint: str | None = None  # ctx.call_id of a confirmation event
 
 
-def captured_call(raw: tuple[Any, ...]) -> Captured:
-    """Expand what the call hook enqueued, ``(ts, call, tool, result, ctx, otel_ctx)``.
-
-    The hook stores the ``CallContext`` itself (one per call, final once
-    ``reach_post_invoke`` runs) and its fields are read here, off the hot path.
-    """
-    ts, call, tool, result, ctx, otel_ctx = raw
+def context_fields(ctx: Any) -> tuple[Any, ...]:
+    """``(trace_id, run_id, parent_run_id, agent, idempotency_key, confirm)`` of a call's
+    context, each ``None`` when it lacks one; ``confirm`` is ``(approved, reason)`` when a
+    person had to decide."""
     confirm = None
     if getattr(ctx, "needs_confirmation", False):
         confirm = (bool(getattr(ctx, "approved", False)), getattr(ctx, "confirm_reason", None))
+    return (getattr(ctx, "trace_id", None), getattr(ctx, "run_id", None), getattr(ctx, "parent_run_id", None),
+            getattr(ctx, "agent", None), getattr(ctx, "idempotency_key", None), confirm)
+
+
+def captured_call(raw: tuple[Any, ...]) -> Captured:
+    """Expand what the call hook enqueued, ``(ts, call, tool, result, trace_id, run_id,
+    parent_run_id, agent, idempotency_key, confirm, otel_ctx)`` (see ``Audit.on_call``)."""
+    ts, call, tool, result, trace_id, run_id, parent_run_id, agent, key, confirm, otel_ctx = raw
+    if confirm is not None:
+        confirm = (bool(confirm[0]), confirm[1])
     return Captured(
-        "call",
-        ts,
-        getattr(ctx, "trace_id", None),
-        getattr(ctx, "run_id", None),
-        getattr(ctx, "parent_run_id", None),
-        getattr(ctx, "agent", None),
-        getattr(ctx, "idempotency_key", None),
-        call,
-        tool,
-        result,
-        otel_ctx=otel_ctx,
-        confirm=confirm,
+        "call", ts, trace_id, run_id, parent_run_id, agent, key, call, tool, result,
+        otel_ctx=otel_ctx, confirm=confirm,
     )
 
 

@@ -1,10 +1,12 @@
 """OpenTelemetry spans for tool calls, following the GenAI semantic conventions.
 
 Optional: active when ``opentelemetry`` is importable (``pip install
-reach-audit[otel]``) and ``otel = true``. The hook only captures the current
-OTel context (so the span gets the caller's parent); the span itself is made
-from the finished audit record, off the hot path, with the call's real start and
-end times. Arguments and results go on the span only with ``otel_content = true``,
+reach-audit[otel]``), ``otel = true`` and the application configured a tracer
+provider (with OTel's default, the proxy, a span goes nowhere, yet building it and
+capturing the context on every call would still cost). The hook only captures the
+current OTel context (so the span gets the caller's parent); the span itself is
+made from the finished audit record, off the hot path, with the call's real start
+and end times. Arguments and results go on the span only with ``otel_content = true``,
 and then as the record has them: redacted and size-capped.
 """
 
@@ -32,7 +34,22 @@ class SpanRecorder:
 
         self._trace = trace
         self._context = context
+        self._unset = (trace.ProxyTracerProvider, trace.NoOpTracerProvider)
         self.content = content
+        #: a tracer provider is configured: read by the hot path, kept up to date by ``refresh``
+        self.configured = False
+        self.refresh()
+
+    def refresh(self) -> bool:
+        """Has the application configured a tracer provider (yet)?
+
+        Asked when the audit opens and again with every batch the writer commits, off
+        the hot path; OTel sets the global provider once, so a yes is final. A call
+        captured before the provider was seen gets its span without the caller's parent.
+        """
+        if not self.configured:
+            self.configured = not isinstance(self._trace.get_tracer_provider(), self._unset)
+        return self.configured
 
     def current(self) -> Any:
         """The caller's OTel context, captured on the hot path (a context-var read)."""
@@ -77,7 +94,9 @@ class SpanRecorder:
             attrs["gen_ai.tool.call.result"] = _text(rec.get("error") if failed else rec.get("result"))
         span = tracer.start_span(
             f"execute_tool {name}",
-            context=item.otel_ctx,
+            # not captured (no provider yet when the call ran): a root span, not a child of
+            # whatever was current when the writer's task started
+            context=item.otel_ctx if item.otel_ctx is not None else self._context.Context(),
             kind=trace.SpanKind.INTERNAL,
             attributes=attrs,
             start_time=start_ns,

@@ -70,3 +70,34 @@ async def test_spans_can_be_switched_off(make_reach, spans):
     await reach.invoke("add", {"a": 1, "b": 2})
     await reach.aclose()
     assert spans.get_finished_spans() == ()
+
+
+async def test_no_otel_work_until_a_tracer_provider_is_configured(make_reach, spans, monkeypatch):
+    """OTel's default provider (the proxy) drops every span: until the application sets
+    one, the hook captures no OTel context and the writer builds no span. A provider set
+    later is seen at the next batch; from then on, spans have their parents again."""
+    from reach_audit import get_audit
+
+    monkeypatch.setattr(trace, "get_tracer_provider", lambda: trace.ProxyTracerProvider())
+    reach = make_reach()
+    await reach.start()
+    recorder = get_audit(reach).spans
+    assert recorder is not None and not recorder.configured
+    parent_tracer = trace.get_tracer("test")
+    with parent_tracer.start_as_current_span("agent turn"):
+        await reach.invoke({"id": "c1", "name": "add", "arguments": {"a": 1, "b": 2}})
+        assert get_audit(reach).writer._pending[-1][-1] is None  # no context captured
+        await reach_audit.flush(reach)
+    assert not recorder.configured
+    monkeypatch.undo()  # the application configures its provider (the module's one)
+    with parent_tracer.start_as_current_span("next turn") as parent:
+        await reach.invoke({"id": "c2", "name": "add", "arguments": {"a": 2, "b": 2}})
+        await reach_audit.flush(reach)  # this batch's commit sees the provider
+        await reach.invoke({"id": "c3", "name": "add", "arguments": {"a": 3, "b": 2}})
+    await reach.aclose()
+    assert recorder.configured
+    by_id = {s.attributes["gen_ai.tool.call.id"]: s for s in spans.get_finished_spans()
+             if s.name == "execute_tool add"}
+    assert "c1" not in by_id  # made while no provider was configured: dropped, as OTel would
+    assert by_id["c2"].parent is None  # captured before the provider was seen: a span, no parent
+    assert by_id["c3"].parent is not None and by_id["c3"].parent.span_id == parent.get_span_context().span_id

@@ -195,3 +195,29 @@ def test_the_entry_point_module_imports_no_audit_machinery():
             "print(sorted(m for m in ('structlog', 'pydantic', 'reach_audit.audit', 'reach_core.reach') "
             "if m in sys.modules))")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "[]"
+
+
+async def test_no_worker_thread_after_a_commit_when_nothing_listens(make_reach, records):
+    """Events go to the stdlib logger ``reach.audit`` by default: while nobody listens at
+    INFO (and no span is wanted), a committed batch costs no worker-thread hop."""
+    import logging
+
+    from reach_audit import get_audit
+
+    reach = make_reach(log="logging", otel=False)
+    await reach.start()
+    audit = get_audit(reach)
+    emitted: list[int] = []
+    audit.writer.on_written = lambda items, rows: emitted.append(len(rows))
+    await reach.invoke("add", {"a": 1, "b": 2})
+    await reach_audit.flush(reach)
+    assert emitted == [] and len(records()) == 1
+    logger = logging.getLogger("reach.audit")
+    level = logger.level
+    logger.setLevel(logging.INFO)
+    try:
+        await reach.invoke("add", {"a": 2, "b": 2})
+        await reach_audit.flush(reach)
+    finally:
+        logger.setLevel(level)
+    assert emitted == [1] and len(records()) == 2

@@ -81,9 +81,18 @@ def reach_register_confirmers(register: Any) -> None:
 
 
 @hookimpl
-async def reach_pre_invoke(call: Any, tool: Any, ctx: Any) -> None:
+def reach_pre_invoke(call: Any, tool: Any, ctx: Any) -> Any:
+    """Ask for (or find) a person's approval of a call that needs one.
+
+    A plain function, so a call that needs no confirmation (nearly all of them) pays
+    no coroutine; otherwise it returns the coroutine that asks, which the core awaits.
+    """
     if not ctx.needs_confirmation or ctx.approved:
-        return  # nothing to ask, or an earlier hook (a framework's own approval) already approved this call
+        return None  # nothing to ask, or an earlier hook (a framework's own approval) already approved this call
+    return _confirm(call, tool, ctx)
+
+
+async def _confirm(call: Any, tool: Any, ctx: Any) -> None:
     reach = ctx.reach
     chosen = reach.config.strategies.confirmer
     if chosen not in (None, "queue"):
@@ -113,7 +122,9 @@ async def reach_pre_invoke(call: Any, tool: Any, ctx: Any) -> None:
 
 @hookimpl
 def reach_post_invoke(call: Any, tool: Any, result: Any, ctx: Any) -> None:
-    cid = ctx.state.get("confirmation_id") if ctx.state else None
+    if not ctx.approved:
+        return  # only an approved call carries a confirmation id (set by reach_pre_invoke)
+    cid = ctx.state.get("confirmation_id")
     if cid and "confirmation_id" not in result.meta:
         result.meta["confirmation_id"] = cid
         result.meta["approved"] = True

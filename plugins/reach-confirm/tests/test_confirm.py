@@ -258,3 +258,22 @@ async def test_one_pending_request_per_call_even_when_asked_concurrently(tmp_pat
     ids = {r.meta["confirmation_id"] for r in results}
     assert len(ids) == 1
     assert len(await queue_for(reach).list()) == 1
+
+
+def test_a_call_that_needs_no_confirmation_pays_no_coroutine():
+    """The pre-invoke hook is a plain function: a coroutine (which the core awaits) only
+    when a person must be asked; the post-invoke hook reads no state of an unapproved call."""
+    from types import SimpleNamespace
+
+    from reach_core import ToolResult
+
+    plain = SimpleNamespace(needs_confirmation=False, approved=False)
+    assert confirm_plugin.reach_pre_invoke(None, None, plain) is None
+    host_approved = SimpleNamespace(needs_confirmation=True, approved=True)
+    assert confirm_plugin.reach_pre_invoke(None, None, host_approved) is None
+    asking = confirm_plugin.reach_pre_invoke(None, None, SimpleNamespace(needs_confirmation=True, approved=False))
+    assert asyncio.iscoroutine(asking)
+    asking.close()
+    result = ToolResult("c1", "t", True, 1)
+    confirm_plugin.reach_post_invoke(None, None, result, plain)  # no `state` on it: not read
+    assert result.meta == {}

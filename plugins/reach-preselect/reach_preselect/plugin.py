@@ -68,37 +68,46 @@ def reach_register_tools(register: Any, settings: Any) -> None:
         register(FindTools(default_limit=limit))
 
 
-@hookimpl
-def reach_post_invoke(call: Any, tool: Any, result: Any, ctx: Any) -> Any:
-    """Count the call for the usage prior; tag a `find_tools` result with the names it found.
+class PreselectPlugin:
+    """reach-preselect in one ``Reach``: its per-call hook, with what it needs decided once.
 
-    `result.meta["offer_tools"]` is how an agent loop can learn which tools to add to
-    the next step's offer without parsing the content.
+    Built by ``reach_plugin_instance`` with this Reach's validated settings, so the hook
+    does not look the settings up on every call (the usage prior is off by default).
     """
-    if tool is None or not result.ok:
+
+    def __init__(self, settings: Any) -> None:
+        self.usage_prior = bool(getattr(settings, "usage_prior", False))
+
+    @hookimpl
+    def reach_post_invoke(self, call: Any, tool: Any, result: Any, ctx: Any) -> Any:
+        """Count the call for the usage prior; tag a `find_tools` result with the names it found.
+
+        `result.meta["offer_tools"]` is how an agent loop can learn which tools to add to
+        the next step's offer without parsing the content.
+        """
+        if tool is None or not result.ok:
+            return None
+        if tool.name != "find_tools":
+            if self.usage_prior:
+                _observe(tool.name, ctx)
+            return None
+        content = result.content if isinstance(result.content, dict) else {}
+        names = [t.get("name") for t in content.get("tools", []) if isinstance(t, dict)]
+        meta = getattr(result, "meta", None)
+        if isinstance(meta, dict):
+            meta["offer_tools"] = [n for n in names if n]
         return None
-    if tool.name != "find_tools":
-        _observe(tool.name, ctx)
-        return None
-    content = result.content if isinstance(result.content, dict) else {}
-    names = [t.get("name") for t in content.get("tools", []) if isinstance(t, dict)]
-    meta = getattr(result, "meta", None)
-    if isinstance(meta, dict):
-        meta["offer_tools"] = [n for n in names if n]
-    return None
+
+
+@hookimpl
+def reach_plugin_instance(settings: Any) -> PreselectPlugin:
+    return PreselectPlugin(settings)
 
 
 def _observe(name: str, ctx: Any) -> None:
-    """Hand a successful call to this Reach's selector when its usage prior is on.
-
-    Reads the settings only (no index, no model): a call costs a dict lookup when the
-    prior is off, which is the default.
-    """
+    """Hand a successful call to this Reach's selector (the usage prior is on)."""
     reach = getattr(ctx, "reach", None)
     if reach is None:
-        return
-    settings = reach.plugin_settings(REACH_PLUGIN_NAME)
-    if settings is None or not getattr(settings, "usage_prior", False):
         return
     selector = reach.provider("selector")
     observe = getattr(selector, "observe_call", None) if isinstance(selector, LazyHybrid) else None

@@ -50,6 +50,8 @@ class ShapePlugin:
         from .shaper import Shaper
 
         self.shaper: Shaper = Shaper(settings or ShapeSettings())
+        #: per tool name, the result length (JSON characters) that surely fits (Shaper.quick_fit)
+        self._fits: dict[str, int] = {}
 
     @hookimpl
     def reach_register_tools(self, register: Any) -> None:
@@ -65,13 +67,22 @@ class ShapePlugin:
             warm_up()
 
     @hookimpl
-    async def reach_post_invoke(self, result: ToolResult, tool: Any, ctx: Any) -> ToolResult | None:
+    def reach_post_invoke(self, call: Any, tool: Any, result: ToolResult, ctx: Any) -> Any:
         """Shape a successful result that is over its tool's budget (or has fields configured).
 
-        Returns ``None`` (keep the result) on the fast path; a large result is shaped
-        in a worker thread so the event loop keeps serving other calls.
+        A plain method, so the usual call (a result that fits) pays no coroutine: it
+        returns ``None`` (keep the result) or the shaped result; only a result large
+        enough to be shaped in a worker thread returns a coroutine, which the core awaits.
+        Every argument of the spec, in its order: the core then calls it without re-packing.
         """
-        return await _post_invoke(self.shaper, tool, result, ctx)
+        if tool is None or not result.ok:
+            return None
+        fits = self._fits.get(tool.name)
+        if fits is None:
+            fits = self._fits[tool.name] = self.shaper.quick_fit(tool.name)
+        if len(result.to_json()) <= fits:
+            return None  # the usual call: a short result, no fields configured
+        return _post_invoke(self.shaper, tool, result, ctx)
 
     @hookimpl
     def reach_run_step(self, step: Any) -> None:
@@ -94,7 +105,8 @@ def reach_plugin_instance(settings: Any) -> ShapePlugin:
     return ShapePlugin(settings)
 
 
-async def _post_invoke(shaper: Shaper, tool: Any, result: ToolResult, ctx: Any) -> ToolResult | None:
+def _post_invoke(shaper: Shaper, tool: Any, result: ToolResult, ctx: Any) -> Any:
+    """``None``, a shaped ``ToolResult``, or (a result over ``THREAD_THRESHOLD``) a coroutine of one."""
     if not result.ok or tool is None:
         return None
     if tool.name == READ_RESULT and tool.plugin == REACH_PLUGIN_NAME:
@@ -102,6 +114,10 @@ async def _post_invoke(shaper: Shaper, tool: Any, result: ToolResult, ctx: Any) 
     needed, budget, rule = shaper.needs_shaping(result, tool.name)
     if not needed:
         return None
+    return _shape(shaper, tool, result, ctx, budget, rule)
+
+
+def _shape(shaper: Shaper, tool: Any, result: ToolResult, ctx: Any, budget: int, rule: Any) -> Any:
     agent, run_id, query = ctx.agent, ctx.run_id, ctx.query
     kept: list[str | None] = []
 
@@ -114,10 +130,19 @@ async def _post_invoke(shaper: Shaper, tool: Any, result: ToolResult, ctx: Any) 
         if len(result.to_json()) <= THREAD_THRESHOLD:
             shaped = shaper.shape(result.content, budget=budget, rule=rule, query=query, handle=keep, over=over)
             return _replace(result, shaped, budget, shaper)
-        return await _shape_in_thread(shaper, result, budget, rule, query, agent, run_id, tool.name, over)
     except Exception as exc:  # noqa: BLE001 - a shaping bug must not let an oversized result through
         ctx.log.error("reach_shape.failed", error=repr(exc))
         return _cut_bytes(result, budget, kept[-1] if kept else None, shaper)
+    return _shape_large(shaper, result, budget, rule, query, agent, run_id, tool.name, over, ctx)
+
+
+async def _shape_large(shaper: Shaper, result: ToolResult, budget: int, rule: Any, query: str | None,
+                       agent: str, run_id: str | None, tool: str, over: bool, ctx: Any) -> ToolResult | None:
+    try:
+        return await _shape_in_thread(shaper, result, budget, rule, query, agent, run_id, tool, over)
+    except Exception as exc:  # noqa: BLE001 - a shaping bug must not let an oversized result through
+        ctx.log.error("reach_shape.failed", error=repr(exc))
+        return _cut_bytes(result, budget, None, shaper)
 
 
 def _cut_bytes(result: ToolResult, budget: int, handle: str | None, shaper: Shaper) -> ToolResult:

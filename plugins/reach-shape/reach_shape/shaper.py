@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -84,6 +85,18 @@ class Shaper:
             budget = ts.budget if ts is not None and ts.budget else self.settings.default_budget
             found = self._rules[tool] = (budget, ts)
         return found
+
+    def quick_fit(self, tool: str) -> int:
+        """The JSON length up to which a result of ``tool`` surely needs no shaping (decided
+        once per tool; the plugin caches it): a token is at least one byte, so a result of
+        at most ``budget // 4`` characters fits. ``-1`` when fields are configured (always
+        asked), ``sys.maxsize`` when shaping is off for the tool."""
+        budget, ts = self.rule(tool)
+        if ts is not None and ts.mode == "off":
+            return sys.maxsize
+        if ts is not None and ts.fields:
+            return -1
+        return budget // 4
 
     def count(self, text: str) -> int:
         return self.counter.count(text)

@@ -180,3 +180,32 @@ async def test_a_shaping_bug_still_cannot_let_an_oversized_result_through(make, 
     result = await reach.invoke("fetch", {}, run_id="r")
     assert result.ok and tokens(result.content) <= 300
     assert result.content.startswith("[reach-shape: result of ") and result.meta["shaped"]["kind"] == "bytes"
+
+
+async def test_a_shaping_bug_in_the_worker_thread_still_cannot_let_an_oversized_result_through(make, monkeypatch):
+    reach, echo = make({"default_budget": 300})
+    echo.payload = {"rows": ["x" * 40] * 10000}
+    assert len(json.dumps(echo.payload)) > shape_plugin.THREAD_THRESHOLD  # shaped in a worker thread
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("bug")
+
+    monkeypatch.setattr(shaper_for(reach), "shape", broken)
+    result = await reach.invoke("fetch", {}, run_id="r")
+    assert result.ok and tokens(result.content) <= 300
+    assert result.content.startswith("[reach-shape: result of ") and result.meta["shaped"]["kind"] == "bytes"
+
+
+async def test_the_usual_call_pays_no_coroutine(make):
+    """A result that fits is let through by a plain return, decided from its length and a
+    per-tool limit: no coroutine for the core to await (a large one is still awaited)."""
+    from reach_core import plugin_instance
+
+    reach, echo = make({"default_budget": 200})
+    echo.payload = WEATHER
+    result = await reach.invoke("fetch", {}, run_id="r")
+    plugin = plugin_instance(reach, "reach-shape")
+    assert plugin.reach_post_invoke(None, reach.tool("fetch"), result, None) is None
+    echo.payload = {"rows": ["x" * 40] * 10000}
+    big = await reach.invoke("fetch", {}, run_id="r")
+    assert "shaped" in big.meta  # through the worker thread, awaited by the core
