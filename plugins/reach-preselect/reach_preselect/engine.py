@@ -407,10 +407,10 @@ class SelectionEngine:
         queries = [self._expand(text) for text in queries]
         bm25 = np.zeros((q, n), dtype=np.float32)
         tags = np.zeros((q, n), dtype=np.float32)
-        for row, query in enumerate(queries):
-            terms = tokenize(query)
-            if self._bm25 is not None:
-                self._bm25_scores(terms, bm25[row])
+        term_lists = [tokenize(query) for query in queries]
+        if self._bm25 is not None:
+            self._bm25_scores(term_lists, bm25)
+        for row, (query, terms) in enumerate(zip(queries, term_lists, strict=True)):
             if self._tagged:
                 query_terms, lowered = set(terms), query.lower()
                 for i in self._tagged:
@@ -463,31 +463,40 @@ class SelectionEngine:
         top_embedding = np.argpartition(-embedding, gate - 1)[:gate]
         return not np.intersect1d(top_bm25, top_embedding).size
 
-    def _bm25_scores(self, terms: Sequence[str], out: np.ndarray) -> None:
-        """BM25 of every tool for `terms`, written into `out`.
+    def _bm25_scores(self, term_lists: Sequence[Sequence[str]], out: np.ndarray) -> None:
+        """BM25 of every tool for each row's terms, written into `out` (rows x tools).
 
         Reads bm25s's precomputed per-term score matrix (CSC: for each term, the tools
-        containing it and their scores) and sums with `np.bincount`, several times
-        faster than bm25s's own `np.add.at` at this size. Same numbers.
+        containing it and their scores) and sums with one `np.bincount` over every
+        row (bin = row * tools + tool), several times faster than bm25s's own
+        `np.add.at` and than one call per term. Same numbers: each bin adds its
+        scores in the same order.
         """
         retriever = self._bm25
         vocab = retriever.vocab_dict
-        ids = [vocab[t] for t in terms if t in vocab]
-        if not ids:
+        row_ids = [[vocab[t] for t in terms if t in vocab] for terms in term_lists]
+        counts = [len(ids) for ids in row_ids]
+        if not any(counts):
             return
         scores = retriever.scores
         indptr, indices, data = scores["indptr"], scores["indices"], scores["data"]
-        if len(ids) == 1:
-            lo, hi = indptr[ids[0]], indptr[ids[0] + 1]
-            out[indices[lo:hi]] += data[lo:hi]
-        else:
-            rows = [np.arange(indptr[i], indptr[i + 1]) for i in ids]
-            take = np.concatenate(rows)
-            out += np.bincount(indices[take], weights=data[take], minlength=out.shape[0]).astype(
-                np.float32
-            )
+        ids = np.fromiter((i for row in row_ids for i in row), dtype=np.int64, count=sum(counts))
+        lo, hi = indptr[ids], indptr[ids + 1]
+        lengths = hi - lo
+        # the concatenated ranges lo[k]:hi[k], without one np.arange per term
+        ends = np.cumsum(lengths)
+        take = np.arange(int(ends[-1]), dtype=np.int64) + np.repeat(lo - (ends - lengths), lengths)
+        n = out.shape[1]
+        rows = np.repeat(np.repeat(np.arange(len(row_ids), dtype=np.int64), counts), lengths)
+        out += (
+            np.bincount(rows * n + indices[take], weights=data[take], minlength=out.size)
+            .reshape(out.shape)
+            .astype(np.float32)
+        )
         if retriever.nonoccurrence_array is not None:
-            out += retriever.nonoccurrence_array[ids].sum()
+            for row, row_terms in enumerate(row_ids):
+                if row_terms:
+                    out[row] += retriever.nonoccurrence_array[row_terms].sum()
 
     def _dense_text(self, original: str, expanded: str) -> str:
         """What the dense encoder reads: for a question with CJK characters, its other
@@ -618,22 +627,27 @@ class SelectionEngine:
         rel = np.exp((sub - sub.max(axis=1, keepdims=True)) / self.options.cover_temperature)
         base, aspects = rel[0], rel[1:]
         weight = self.options.cover_weight
-        uncovered = np.ones(aspects.shape[0], dtype=np.float32)
-        free = np.ones(pool.size, dtype=bool)
+        count = aspects.shape[0]
+        head = (1 - weight) * base  # the loop's constant part, computed once
+        uncovered = np.ones(count, dtype=np.float32)
         chosen: list[int] = []
         # Greedy for the head of the list only: a caller asking for every tool ranked
         # (limit = all) gets the covered head, then the rest by whole-question score.
+        # Same arithmetic as `(1 - w) * base + w * (uncovered @ aspects) / count` per
+        # step; a chosen tool is struck out of `head` instead of masking every gain.
         for _ in range(min(limit, pool.size, MAX_COVER)):
-            gain = (1 - weight) * base + weight * (uncovered @ aspects) / aspects.shape[0]
-            gain[~free] = -np.inf
+            gain = head + weight * (uncovered @ aspects) / count
             best = int(np.argmax(gain))
-            free[best] = False
+            head[best] = -np.inf
             chosen.append(best)
             uncovered *= 1 - aspects[:, best]
             if uncovered.max() < 0.05:
                 uncovered[:] = 1.0
-        rest = [int(p) for p in np.argsort(-base, kind="stable") if free[p]]
-        return [int(pool[p]) for p in chosen + rest]
+        order = np.argsort(-base, kind="stable")
+        free = np.ones(pool.size, dtype=bool)
+        free[chosen] = False
+        rest = order[free[order]]
+        return pool[np.concatenate((np.asarray(chosen, dtype=np.intp), rest))].tolist()
 
     def _find_copies(self) -> list[frozenset[int]]:
         """For each tool, the tools that are near-copies of it (computed once per build).
@@ -660,14 +674,18 @@ class SelectionEngine:
         return [frozenset(c) for c in copies]
 
     def _push_back_copies(self, order: list[int], limit: int) -> list[int]:
-        """Move near-copies of a tool already listed behind the distinct tools."""
-        if not any(self._copies[i] for i in order):
-            return order
+        """Move near-copies of a tool already listed behind the distinct tools.
+
+        Walks the order only until `limit` distinct tools are kept (a question's order
+        holds up to a few hundred candidates; the head is all that can change).
+        """
         kept: list[int] = []
         later: list[int] = []
         kept_set: set[int] = set()
-        for i in order:
-            if len(kept) < limit and not (self._copies[i] & kept_set):
+        for position, i in enumerate(order):
+            if len(kept) == limit:  # the head is full: the rest keeps its order
+                return kept + later + order[position:]
+            if not (self._copies[i] & kept_set):
                 kept.append(i)
                 kept_set.add(i)
             else:
