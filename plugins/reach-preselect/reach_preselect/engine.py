@@ -353,7 +353,8 @@ class SelectionEngine:
         assert self.multilingual is not None
         docs, keys = self._docs, self._keys
         cache, encoder = self.multilingual_cache, self.multilingual
-        missing = sum(1 for d in docs if d.key not in self._multi_vectors and (cache is None or cache.get(d.key) is None))
+        known = self._multi_vectors
+        missing = sum(1 for d in docs if d.key not in known and (cache is None or cache.get(d.key) is None))
         if missing <= self.options.multilingual_inline or not self.options.dense_background:
             matrix = self._embed_with(encoder, cache, self._multi_vectors, docs)
             self._multi_t = np.ascontiguousarray(matrix.T)
