@@ -374,6 +374,8 @@ class SelectionEngine:
                     if generation == self._multi_generation and self._keys == keys:
                         self._multi_vectors = vectors
                         self._multi_t = np.ascontiguousarray(matrix.T)
+                    else:  # the tool set changed meanwhile: keep the vectors for the next build
+                        self._multi_vectors = {**vectors, **self._multi_vectors}
             except Exception as exc:  # the signal stays off; ranking goes on without it
                 self.multilingual_error = f"{type(exc).__name__}: {exc}"
             finally:
