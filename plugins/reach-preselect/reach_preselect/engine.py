@@ -113,7 +113,7 @@ class EngineOptions:
     #: a small tool set): well under a second, and the ranking stays deterministic.
     dense_inline: int = 64
     #: this many new tool texts or fewer are encoded inline for the multilingual
-    #: encoder (~0.25 s each); more go to a background thread (`dense_background`).
+    #: encoder (~0.1 s each); more go to a background thread (`dense_background`).
     multilingual_inline: int = 16
     #: the dense encoder reads a Chinese (CJK) question's glosses, not its characters.
     dense_glosses_only: bool = True
@@ -348,7 +348,7 @@ class SelectionEngine:
 
     def _build_multilingual(self) -> None:
         """The multilingual encoder's tool matrix: inline when (nearly) every vector is
-        cached, else in a background thread (~0.25 s of CPU per tool text: minutes for
+        cached, else in a background thread (~0.1 s of CPU per tool text: minutes for
         2,000 tools); CJK questions rank without it until it is ready."""
         assert self.multilingual is not None
         docs, keys = self._docs, self._keys
