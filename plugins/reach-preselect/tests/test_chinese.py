@@ -1,7 +1,8 @@
 """Chinese questions against English tool descriptions (the seed scenario is Chinese).
 
 Every ranking here goes through `reach.tools` with the default settings (BM25 +
-wordllama + MiniLM, CC-CEDICT glosses), on the realistic tool set of conftest.
+wordllama + MiniLM on CC-CEDICT glosses, multilingual-e5-small on the question itself),
+on the realistic tool set of conftest.
 """
 
 from __future__ import annotations
@@ -32,7 +33,11 @@ CASES = [
 
 @pytest.fixture(scope="module")
 def zh_reach(tmp_path_factory):
-    return build(tmp_path_factory.mktemp("zh"))
+    reach = build(tmp_path_factory.mktemp("zh"))
+    # every case ranks with the multilingual encoder (its tool vectors are encoded in
+    # the background after the first CJK question; wait for them, for a fixed ranking)
+    assert reach.provider("selector").engine().wait_multilingual(120)
+    return reach
 
 
 @pytest.mark.parametrize(("question", "expected"), CASES, ids=[c[0] for c in CASES])

@@ -138,3 +138,20 @@ def test_restart_with_the_same_tools_loads_the_index_snapshot(tmp_path):
     damaged = build(tmp_path)
     assert names(damaged.tools(query="weather in Paris", limit=5)) == expected[0]
     assert not damaged.provider("selector").engine().snapshot_used
+
+
+def test_an_unchanged_tool_list_skips_the_identity_checks_and_a_new_one_does_not(reach, monkeypatch):
+    selector = reach.provider("selector")._get()  # the HybridSelector behind the lazy wrapper
+    reach.tools(query="weather", limit=3)
+    synced = []
+    original = selector._sync
+    monkeypatch.setattr(selector, "_sync", lambda tools, ctx: synced.append(len(tools)) or original(tools, ctx))
+    reach.tools(query="send an email", limit=3)
+    assert synced == []  # the core handed over the same list: nothing to compare
+    reach.register(DeclaredTool("track_parcel", "Track a parcel shipment by its tracking number.",
+                                {"tracking_number": "Carrier tracking number"}))
+    assert names(reach.tools(query="track my parcel", limit=1)) == ["track_parcel"]
+    assert synced == [len(reach.all_tools())]  # registering made a new list: full check, index updated
+    assert names(reach.tools(query="track my parcel", limit=1, names=["send_email", "track_parcel"])) == [
+        "track_parcel"
+    ]
