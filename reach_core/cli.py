@@ -227,6 +227,13 @@ def plugins_cmd(ctx: click.Context, as_json: bool, hook: str | None, check: bool
         if p["hooks"]:
             off = _hooks_disabled(config, p["name"], dist)
             click.echo("    hooks: " + ", ".join(f"{h} (off: hooks_disabled)" if h in off else h for h in p["hooks"]))
+    from .builtin import AFTER, BEFORE
+
+    plugins_table = config.get("plugins") if isinstance(config.get("plugins"), dict) else {}
+    disabled = set(plugins_table.get("disable") or ()) if isinstance(plugins_table.get("disable"), list) else set()
+    click.echo("built in: " + ", ".join(f"{name} [{'disabled' if name in disabled else 'on'}]"
+                                         for name, _ in (*BEFORE, *AFTER))
+               + '  (switch one off with [plugins] disable = ["NAME"])')
     conflicts = getattr(source, "conflicts", {})
     for name, plugins in conflicts.items():
         click.echo(f"conflict: tool {name!r} is provided by {', '.join(plugins)}; "

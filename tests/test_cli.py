@@ -102,6 +102,15 @@ def test_plugins_says_what_it_checked_and_marks_disabled_hooks(project):
     assert "reach_register_tools (off" not in text
 
 
+def test_plugins_lists_the_built_ins_and_which_are_off(project):
+    """The built-in plugins have names a user disables them by: ``reach plugins`` shows them."""
+    assert "built in: reach.tagged [on], reach.delegation [on]" in reach("plugins", cwd=project).stdout
+    (project / "reach.toml").write_text('[reach]\ndata_dir = "state"\n[plugins]\nload = ["reach-sample"]\n'
+                                        'disable = ["reach.delegation"]\n')
+    text = reach("plugins", cwd=project).stdout
+    assert "reach.tagged [on], reach.delegation [disabled]" in text
+
+
 @pytest.mark.parametrize(("table", "agent"), [
     ('[agents.nobody]\nallow = ["nothing_*"]\n', "nobody"),
     ('[agents.default]\ndeny = ["*"]\n', None),
