@@ -229,8 +229,9 @@ def plugins_cmd(ctx: click.Context, as_json: bool, hook: str | None, check: bool
             click.echo("    hooks: " + ", ".join(f"{h} (off: hooks_disabled)" if h in off else h for h in p["hooks"]))
     from .builtin import AFTER, BEFORE
 
-    plugins_table = config.get("plugins") if isinstance(config.get("plugins"), dict) else {}
-    disabled = set(plugins_table.get("disable") or ()) if isinstance(plugins_table.get("disable"), list) else set()
+    table = config.get("plugins")
+    listed = table.get("disable") if isinstance(table, dict) else None
+    disabled = {str(n) for n in listed} if isinstance(listed, list) else set()
     click.echo("built in: " + ", ".join(f"{name} [{'disabled' if name in disabled else 'on'}]"
                                          for name, _ in (*BEFORE, *AFTER))
                + '  (switch one off with [plugins] disable = ["NAME"])')
