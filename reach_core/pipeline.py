@@ -254,9 +254,12 @@ async def invoke(
             )
         plain = route.plain
         if plain and run_id is None and deadline is None and (plain == PLAIN or ctx.idempotency_key is None):
-            # the usual call (see Route): nothing to check, hold or settle around it
+            params, caps, guards = args, (), None  # the usual call (see Route): nothing to check or hold
+        else:
+            result, params, caps, guards = await _guard_before(rt, route, args, ctx, deadline)
+        if result is None:
             try:
-                out = run_connector(tool, args, ctx)
+                out = run_connector(tool, params, ctx, caps)
                 content, meta = out if isinstance(out, tuple) else await out
             except ToolFailure as exc:
                 if not (tool.has_fallback and exc.code in _FALLBACK_CODES):
@@ -264,12 +267,18 @@ async def invoke(
                 content, meta = _fallback(tool, exc), {"fallback": True, "error_code": exc.code,
                                                         "attempts": exc.details.get("attempts", 1)}
             except Exception as exc:  # noqa: BLE001 - connector bugs become model-safe errors
-                content, meta = _internal(tool, exc, ctx)
+                internal = _internal_error(tool, exc, ctx)
+                if not tool.has_fallback:
+                    raise internal from None
+                content, meta = _fallback(tool, internal), {"fallback": True, "error_code": "execution_failed",
+                                                             "attempts": ctx.attempt}
             if type(content) not in _PLAIN:
                 content = to_jsonable(content)
             result = ToolResult(call.id, call.name, True, content, None, 0.0, ctx.trace_id, meta)
-        else:
-            result = await _guarded(rt, route, call, args, ctx, deadline)
+            if guards is not None and ctx._guard_pending is not None:  # see Guards.after
+                settle = guards.after(tool, args, ctx, result)
+                if settle is not None:
+                    await settle
     except ToolFailure as exc:
         result = await _failed(rt, call, tool, ctx, exc)
         if rt.guards is not None and tool is not None and ctx.arguments is not None:
@@ -319,10 +328,11 @@ async def invoke(
     return result
 
 
-async def _guarded(rt: Runtime, route: Route, call: ToolCall, args: dict[str, Any], ctx: CallContext,
-                   deadline: float | None) -> ToolResult:
-    """The connector under the guard rails (limits, budgets, ledger, concurrency caps), an
-    ``Args`` model and the run's deadline: every call that is not plain (see :class:`Route`)."""
+async def _guard_before(rt: Runtime, route: Route, args: dict[str, Any], ctx: CallContext,
+                        deadline: float | None) -> tuple[ToolResult | None, Any, Any, Any]:
+    """What a call that is not plain (see :class:`Route`) needs before its connector runs:
+    the guard rails' checks (limits, budgets, ledger), its ``Args`` model, the run's
+    deadline. Returns ``(early result or None, params, caps, guards to settle after)``."""
     tool = route.tool
     flags = route.flags
     guards: Any = rt.guards
@@ -337,36 +347,11 @@ async def _guarded(rt: Runtime, route: Route, call: ToolCall, args: dict[str, An
     else:  # only the run-scoped guards apply, and none of them waits
         result = guards.before_in_run(tool, args, ctx, plan)
     if result is not None:
-        return result
+        return result, None, caps, guards
     params = _model_args(tool, args) if tool.args_model is not None else args
     if deadline is not None:  # a run's deadline shortens the tool's own
         ctx.deadline = min(deadline, asyncio.get_running_loop().time() + tool.timeout)
-    try:
-        out = run_connector(tool, params, ctx, caps)
-        content, meta = out if isinstance(out, tuple) else await out
-    except ToolFailure as exc:
-        if not (tool.has_fallback and exc.code in _FALLBACK_CODES):
-            raise
-        content, meta = _fallback(tool, exc), {"fallback": True, "error_code": exc.code,
-                                                "attempts": exc.details.get("attempts", 1)}
-    except Exception as exc:  # noqa: BLE001 - connector bugs become model-safe errors
-        content, meta = _internal(tool, exc, ctx)
-    if type(content) not in _PLAIN:
-        content = to_jsonable(content)
-    result = ToolResult(call.id, call.name, True, content, None, 0.0, ctx.trace_id, meta)
-    if guards is not None and ctx._guard_pending is not None:  # see Guards.after
-        settle = guards.after(tool, args, ctx, result)
-        if settle is not None:
-            await settle
-    return result
-
-
-def _internal(tool: Tool, exc: Exception, ctx: CallContext) -> tuple[Any, dict[str, Any]]:
-    """A connector's unexpected exception: its fallback's answer, or ``execution_failed``."""
-    internal = _internal_error(tool, exc, ctx)
-    if not tool.has_fallback:
-        raise internal from None
-    return _fallback(tool, internal), {"fallback": True, "error_code": "execution_failed", "attempts": ctx.attempt}
+    return None, params, caps, guards
 
 
 def _model_args(tool: Tool, args: dict[str, Any]) -> Any:
