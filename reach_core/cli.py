@@ -228,10 +228,10 @@ def plugins_cmd(ctx: click.Context, as_json: bool, hook: str | None, check: bool
             off = _hooks_disabled(config, p["name"], dist)
             click.echo("    hooks: " + ", ".join(f"{h} (off: hooks_disabled)" if h in off else h for h in p["hooks"]))
     from .builtin import AFTER, BEFORE
+    from .plugins import _selection
 
-    table = config.get("plugins")
-    listed = table.get("disable") if isinstance(table, dict) else None
-    disabled = {str(n) for n in listed} if isinstance(listed, list) else set()
+    selection = _selection(config)  # [plugins] disable, read as inventory() reads it
+    disabled = selection[0] if selection is not None else set()
     click.echo("built in: " + ", ".join(f"{name} [{'disabled' if name in disabled else 'on'}]"
                                          for name, _ in (*BEFORE, *AFTER))
                + '  (switch one off with [plugins] disable = ["NAME"])')

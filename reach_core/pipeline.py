@@ -296,9 +296,8 @@ async def invoke(
     result.elapsed_ms = (time.perf_counter() - t0) * 1000.0  # observers (audit) see the call's time
     if route is not None:
         impls, fns = route.post, route.post_fns
-    else:
-        impls = rt.hooks.impls["reach_post_invoke"]
-        fns = _plain_functions(impls)
+    else:  # no such tool: the rule's general loop
+        impls, fns = rt.hooks.impls["reach_post_invoke"], None
     if impls:  # rule "chain" (reach_core.hooks), its sync part inlined; one that raises is logged, skipped
         for i, impl in enumerate(impls):
             try:

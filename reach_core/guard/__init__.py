@@ -67,6 +67,7 @@ class _ToolPlan:
     write: bool
     ledgered: bool
     caps: tuple[WeightedLimit, ...]  # process-wide concurrency caps, one unit each per attempt
+    unkeyed_simple: bool = False  # nothing to check outside a run for a call without an idempotency key
     simple: bool = False  # nothing to check outside a run
     waits: bool = False  # a check that may have to await (budget, shared rate-limit store)
     keeps_epoch: bool = False  # a write, or a read with the read cache: settling needs the run's epoch
@@ -213,7 +214,8 @@ class Guards:
             ledgered=not tool.idempotent,
             caps=tuple(caps),
         )
-        plan.simple = not rules and plan.daily_budget is None and not plan.ledgered
+        plan.unkeyed_simple = not rules and plan.daily_budget is None  # the ledger keeps only keyed calls
+        plan.simple = plan.unkeyed_simple and not plan.ledgered
         plan.keeps_epoch = plan.write or plan.read_cache
         plan.keep_from = 0 if plan.read_cache else plan.identical_limit - 1
         plan.settle_from = 0 if plan.keeps_epoch else plan.keep_from
@@ -276,8 +278,7 @@ class Guards:
         """True when the only check on calls of ``tool`` by ``agent`` outside a run is the
         ledger of a non-idempotent tool, which applies only to a call with an idempotency
         key: such a call without one is as quiet as a :meth:`quiet` tool's."""
-        plan = self.tool_plan(tool)
-        return not plan.rate_rules and plan.daily_budget is None and self.agent_plan(agent).simple
+        return self.tool_plan(tool).unkeyed_simple and self.agent_plan(agent).simple
 
     def before(
         self, tool: Tool, args: dict[str, Any], ctx: CallContext, plan: _ToolPlan
