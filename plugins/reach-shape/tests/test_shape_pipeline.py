@@ -169,23 +169,14 @@ class TestReadResultConformance(ConnectorConformance):
     plugin = "reach-shape"
 
 
-async def test_a_shaping_bug_still_cannot_let_an_oversized_result_through(make, monkeypatch):
+@pytest.mark.parametrize(("payload", "in_thread"), [
+    ({"rows": list(range(20000))}, False),
+    ({"rows": ["x" * 40] * 10000}, True),  # large enough to be shaped in a worker thread
+], ids=["on-the-loop", "in-the-worker-thread"])
+async def test_a_shaping_bug_still_cannot_let_an_oversized_result_through(make, monkeypatch, payload, in_thread):
     reach, echo = make({"default_budget": 300})
-    echo.payload = {"rows": list(range(20000))}
-
-    def broken(*args, **kwargs):
-        raise RuntimeError("bug")
-
-    monkeypatch.setattr(shaper_for(reach), "shape", broken)
-    result = await reach.invoke("fetch", {}, run_id="r")
-    assert result.ok and tokens(result.content) <= 300
-    assert result.content.startswith("[reach-shape: result of ") and result.meta["shaped"]["kind"] == "bytes"
-
-
-async def test_a_shaping_bug_in_the_worker_thread_still_cannot_let_an_oversized_result_through(make, monkeypatch):
-    reach, echo = make({"default_budget": 300})
-    echo.payload = {"rows": ["x" * 40] * 10000}
-    assert len(json.dumps(echo.payload)) > shape_plugin.THREAD_THRESHOLD  # shaped in a worker thread
+    echo.payload = payload
+    assert (len(json.dumps(payload)) > shape_plugin.THREAD_THRESHOLD) is in_thread
 
     def broken(*args, **kwargs):
         raise RuntimeError("bug")
