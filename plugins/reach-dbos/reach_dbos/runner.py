@@ -314,5 +314,5 @@ async def _result(handle: Any, run_id: str) -> RunResult:
 async def wait_for(run_id: str, wait: float | None = None) -> RunResult:
     """The result of a run that is running or being resumed in this process or another
     (``wait``: seconds, then ``TimeoutError``)."""
-    handle = await DBOS.retrieve_workflow_async(run_id)
+    handle: Any = await DBOS.retrieve_workflow_async(run_id)
     return await asyncio.wait_for(_result(handle, run_id), wait)

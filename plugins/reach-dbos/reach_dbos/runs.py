@@ -8,6 +8,7 @@ the instances that serve them. Resuming a run needs an executor: see
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from reach_core.errors import ConfigError
@@ -22,7 +23,7 @@ __all__ = ["RunsClient", "cost_of", "model_usage", "summarize_steps"]
 STATUSES = ("PENDING", "ENQUEUED", "SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED")
 
 
-def summarize_steps(steps: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, int], dict[str, Any] | None]:
+def summarize_steps(steps: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, int], dict[str, Any] | None]:
     """Each checkpointed step in a line, the tokens used so far, and the approval waited for (if any)."""
     out: list[dict[str, Any]] = []
     tokens = {"prompt_tokens": 0, "completion_tokens": 0, "cached_tokens": 0, "total_tokens": 0}
@@ -62,7 +63,7 @@ def summarize_steps(steps: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], 
     return out, tokens, pending
 
 
-def model_usage(steps: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+def model_usage(steps: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
     """Tokens per model name (as the provider reported it; ``""`` if it did not) over the finished model steps.
 
     The usage is part of each model step's checkpoint (the adapter's response), so
@@ -127,7 +128,7 @@ class RunsClient:
             rows.append(row)
         return rows
 
-    def _usage(self, steps: list[dict[str, Any]]) -> dict[str, Any]:
+    def _usage(self, steps: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         by_model = model_usage(steps)
         tokens = {"prompt_tokens": 0, "completion_tokens": 0, "cached_tokens": 0, "total_tokens": 0}
         for usage in by_model.values():

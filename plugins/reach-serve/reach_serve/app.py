@@ -297,7 +297,7 @@ class Api:
     async def audit_tail(self, request: Request) -> Response:
         self.operator_of(request)
         params = request.query_params
-        limit = _int_param(request, "limit", 50, low=1, high=1000)
+        limit = _int_param(request, "limit", 50, low=1, high=1000) or 50
         after = _int_param(request, "after", None, low=0, high=999_999_999)
         audit = self._audit()
         from reach_audit.query import tail_sync

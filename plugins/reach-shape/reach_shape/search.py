@@ -55,6 +55,7 @@ def _flat_rows(value: list[Any], path: str, out: list[tuple[str, Any, str]]) -> 
     back to one by one).
     """
     first = value[0]
+    kind: type
     if isinstance(first, list):
         kind, sep = list, "],["
     elif isinstance(first, dict):

@@ -43,6 +43,9 @@ class AuditFilter:
     until: str | None = None
     before: int | None = None
     errors: list[str] = field(default_factory=list)
+    # since/until as epoch seconds, worked out by ``of``
+    _start: float | None = field(default=None, repr=False)
+    _end: float | None = field(default=None, repr=False)
 
     @classmethod
     def of(cls, params: Any) -> AuditFilter:
