@@ -23,7 +23,9 @@ __all__ = ["RunsClient", "cost_of", "model_usage", "summarize_steps"]
 STATUSES = ("PENDING", "ENQUEUED", "SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED")
 
 
-def summarize_steps(steps: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, int], dict[str, Any] | None]:
+def summarize_steps(
+    steps: Sequence[Mapping[str, Any]],
+) -> tuple[list[dict[str, Any]], dict[str, int], dict[str, Any] | None]:
     """Each checkpointed step in a line, the tokens used so far, and the approval waited for (if any)."""
     out: list[dict[str, Any]] = []
     tokens = {"prompt_tokens": 0, "completion_tokens": 0, "cached_tokens": 0, "total_tokens": 0}
