@@ -348,7 +348,8 @@ def main() -> None:
         raw_top5 = [raw_top[q["question"]] for q in queries]
         crowded = statistics.mean(5 - len(set(name_map.get(n, n) for n in top)) for top in raw_top5)
         print(f"  top-5 slots taken by a second copy of a function (mean) = {crowded:.2f}")
-        print(f"  latency per English query (public + the 30 restyled) through reach.tools: p50 {pct(latencies, 50):.2f} ms  "
+        print(f"  latency per English query (public + the 30 restyled) through reach.tools: "
+              f"p50 {pct(latencies, 50):.2f} ms  "
               f"p95 {pct(latencies, 95):.2f} ms  (n={len(latencies)}, {len(pool)} tools; "
               f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)")
         print(f"    the 90 more restyled questions: p50 {pct(more_latencies, 50):.2f} ms  "
