@@ -162,6 +162,7 @@ class HybridSelector:
                     duplicate_overlap=settings.duplicate_overlap,
                     dense_background=settings.dense_background,
                     dense_gate=settings.dense_gate,
+                    dense_arbiter=settings.dense_arbiter,
                 )
                 term_cache = snapshot = None
                 if cache_dir is not None:

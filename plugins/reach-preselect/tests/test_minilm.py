@@ -305,3 +305,29 @@ def test_gate_compares_only_the_agents_candidates():
     # among the candidates BM25's top is {3, 4}, the vectors' {2, 3}: they share tool 3
     assert not engine._signals_disagree(bm25, vectors, mask)
     assert not engine._signals_disagree(bm25, vectors, np.array([True, True, False, False, False, False]))
+
+
+def test_encoder_arbitrates_where_bm25_and_wordllama_disagree(tmp_path):
+    reach = build(tmp_path)
+    reach.tools(query="warm up", limit=1)
+    engine = reach.provider("selector").engine()
+    # read by the encoder (no question word in any tool text): it weighs as BM25 + wordllama
+    rows = engine.explain("will it rain in Lyon tomorrow", limit=3)
+    assert not engine.dense_skipped
+    assert rows[0]["name"] == "get_forecast"
+    signals = rows[0]["signals"]
+    assert signals["dense"]["weight"] == signals["bm25"]["weight"] + signals["embedding"]["weight"] == 2.0
+    assert rows[0]["score"] == pytest.approx(sum(s["normalised"] * s["weight"] for s in signals.values()), abs=1e-3)
+    # where the two agree the encoder is not read and its weight is its own
+    rows = engine.explain("current weather in Paris, temperature and wind", limit=1)
+    assert engine.dense_skipped and rows[0]["signals"]["dense"]["weight"] == 1.0
+
+
+@pytest.mark.parametrize("settings", [{"dense_arbiter": False}, {"dense_gate": 0}])
+def test_arbiter_off_or_gate_off_keeps_equal_weights(tmp_path, settings):
+    reach = build(tmp_path, settings)
+    reach.tools(query="warm up", limit=1)
+    engine = reach.provider("selector").engine()
+    rows = engine.explain("will it rain in Lyon tomorrow", limit=1)
+    assert not engine.dense_skipped
+    assert rows[0]["signals"]["dense"]["weight"] == 1.0
