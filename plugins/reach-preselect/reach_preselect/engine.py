@@ -676,6 +676,7 @@ class SelectionEngine:
         if mask is not None:
             total[:, ~mask] = -np.inf
         return total, raw, normalised
+
     def _weights(self) -> Mapping[str, float]:
         """The fusion weights of the last question scored (`dense_arbiter`).
 
