@@ -185,7 +185,8 @@ class IndexSnapshot:
         fd, tmp = tempfile.mkstemp(dir=self.path.parent, suffix=".npz.tmp")
         try:
             with os.fdopen(fd, "wb") as handle:
-                np.savez(handle, digest=np.array(digest), **arrays)
+                # numpy's stub types **kwds as if a key could be `allow_pickle` (a keyword since 2.1; 1.26 would save it)
+                np.savez(handle, digest=np.array(digest), **arrays)  # type: ignore[arg-type]
             os.replace(tmp, self.path)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)

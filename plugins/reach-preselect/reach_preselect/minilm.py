@@ -232,6 +232,7 @@ class MiniLMEncoder:
         doc_tokens: int = DOC_TOKENS,
         requantize_dir: str | os.PathLike[str] | None = None,
     ) -> None:
+        expected: str | None
         if model_path is None:
             self.model_file = packaged_model()
             self.tokenizer_file = TOKENIZER
