@@ -185,7 +185,7 @@ class IndexSnapshot:
         fd, tmp = tempfile.mkstemp(dir=self.path.parent, suffix=".npz.tmp")
         try:
             with os.fdopen(fd, "wb") as handle:
-                # numpy's stub types **kwds as if a key could be `allow_pickle` (a keyword since 2.1; 1.26 would save it)
+                # numpy's stub takes a key of **kwds for `allow_pickle` (a keyword only since 2.1)
                 np.savez(handle, digest=np.array(digest), **arrays)  # type: ignore[arg-type]
             os.replace(tmp, self.path)
         except BaseException:
