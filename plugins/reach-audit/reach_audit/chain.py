@@ -53,4 +53,7 @@ def link(prev_hash: str, record: dict[str, Any]) -> tuple[str, str]:
     except TypeError:
         canonical = canonical_json(record)
         return canonical, link_hash(prev_hash, canonical)
-    return raw.decode("utf-8"), _sha256(b"%s\n%s" % (prev_hash.encode("ascii"), raw)).hexdigest()
+    digest = _sha256(prev_hash.encode("ascii"))
+    digest.update(b"\n")
+    digest.update(raw)
+    return raw.decode("utf-8"), digest.hexdigest()

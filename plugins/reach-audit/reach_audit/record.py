@@ -268,7 +268,7 @@ def build_call(c: Captured, redactor: Redactor, cap: int) -> dict[str, Any]:
 
 def _call_record(
     ts_text: str, ts: float, call: Any, tool: Any, result: Any, trace_id: Any, run_id: Any, parent_run_id: Any,
-    agent: Any, idempotency_key: Any, confirm: Any, redactor: Redactor, cap: int, pre: _Prepared | None,
+    agent: Any, idempotency_key: Any, confirm: Any, redactor: Redactor, cap: int, pre: list[Any] | None,
 ) -> dict[str, Any]:
     """:func:`build_call` from the captured fields (``ts_text`` is ``iso(ts)``); ``pre``
     holds what :func:`build_rows` read and redacted for the whole batch."""
@@ -291,8 +291,8 @@ def _call_record(
         call_id = _call_id_of(call, result)
         if call_id is not None:
             record["call_id"] = redactor.text(call_id) if type(call_id) is str else call_id
-    elif pre.call_id is not None:
-        record["call_id"] = pre.call_id
+    elif pre[_CALL_ID] is not None:
+        record["call_id"] = pre[_CALL_ID]
     record["agent"] = agent or "default"
     name = _name_of(call, tool, result)
     # an unknown tool's name is whatever the model sent, a pasted secret included
@@ -308,21 +308,21 @@ def _call_record(
         record["fallback"] = True
     if idempotency_key is not None:
         record["idempotency_key"] = redactor.text(idempotency_key)
-    args = _arguments_of(call) if pre is None else pre.args
+    args = _arguments_of(call) if pre is None else pre[_ARGS]
     learned: list[str] = []  # secrets the arguments hold: masked wherever else they show up
     if args is not None:
         if pre is None:
             record["args"] = summarise(args, redactor, cap, learned)
         else:
-            record["args"] = args if _plain(args) else _summary(args, redactor, cap, learned, pre.args_dumped)
+            record["args"] = args if _plain(args) else _summary(args, redactor, cap, learned, pre[_ARGS_DUMPED])
     if ok:
-        content = getattr(result, "content", None) if pre is None else pre.content
+        content = getattr(result, "content", None) if pre is None else pre[_CONTENT]
         if content is not None:
             if pre is None:
                 record["result"] = summarise(content, redactor, cap)
             else:
                 record["result"] = content if _plain(content) else _summary(
-                    content, redactor, cap, None, pre.content_dumped, pre.content_clean)
+                    content, redactor, cap, None, pre[_CONTENT_DUMPED], pre[_CONTENT_CLEAN])
     else:
         err: dict[str, Any] = {
             "code": getattr(error, "code", None),
@@ -482,16 +482,9 @@ def build_row(c: Captured, redactor: Redactor, cap: int) -> Row:
     return _row(record, exact_ts(c.ts))
 
 
-@dataclass(slots=True)
-class _Prepared:
-    """What :func:`build_rows` reads of one call before redacting the batch's values together."""
-
-    args: Any
-    content: Any
-    call_id: Any  # redacted when text
-    args_dumped: Any = _NOT_YET
-    content_dumped: Any = _NOT_YET
-    content_clean: Any = _NOT_YET
+# What build_rows reads of one call before redacting the batch's values together: a list
+# (cheaper to make than an object), its slots named here.
+_ARGS, _CONTENT, _CALL_ID, _ARGS_DUMPED, _CONTENT_DUMPED, _CONTENT_CLEAN = range(6)
 
 
 def build_rows(batch: list[Any], redactor: Redactor, cap: int) -> list[Row]:
@@ -502,11 +495,11 @@ def build_rows(batch: list[Any], redactor: Redactor, cap: int) -> list[Row]:
     ids and text results. Steps and confirmations, and a call whose fields cannot be
     read, take :func:`build_row`."""
     rows: list[Row | None] = [None] * len(batch)
-    calls: list[tuple[int, tuple[Any, ...], _Prepared]] = []
+    calls: list[tuple[int, tuple[Any, ...], list[Any]]] = []
     to_scan: list[Any] = []
-    scan_of: list[tuple[_Prepared, str]] = []
+    scan_of: list[tuple[list[Any], int]] = []
     to_text: list[str] = []
-    text_of: list[tuple[_Prepared, str]] = []
+    text_of: list[tuple[list[Any], int]] = []
     for n, item in enumerate(batch):
         if type(item) is tuple:
             fields = item
@@ -521,32 +514,39 @@ def build_rows(batch: list[Any], redactor: Redactor, cap: int) -> list[Row]:
         call, result = fields[1], fields[3]
         try:
             args = _arguments_of(call)
-            ok = getattr(result, "error", None) is None and getattr(result, "ok", True)
-            content = getattr(result, "content", None) if ok else None
+            kind = type(args)
+            if not (kind is dict or kind is list or _plain(args)):
+                args = _prepared(args)
+                kind = type(args)
+            content = getattr(result, "content", None) if (
+                getattr(result, "error", None) is None and getattr(result, "ok", True)) else None
+            ckind = type(content)
+            if not (ckind is dict or ckind is list or _plain(content)):
+                content = _prepared(content)
+                ckind = type(content)
             call_id = _call_id_of(call, result)
-            pre = _Prepared(args if _plain(args) else _prepared(args),
-                            content if _plain(content) else _prepared(content), call_id)
         except Exception:  # build_row records what went wrong, as it always did
             rows[n] = build_row(_as_captured(item), redactor, cap)
             continue
-        for value, dumped, clean in ((pre.args, "args_dumped", None), (pre.content, "content_dumped", "content_clean")):
-            if _plain(value):
-                continue
-            if type(value) is not str:
-                to_scan.append(value)
-                scan_of.append((pre, dumped))
-            elif clean is not None:  # (text arguments: _summary also collects their secrets)
-                to_text.append(value)
-                text_of.append((pre, clean))
+        pre = [args, content, call_id, _NOT_YET, _NOT_YET, _NOT_YET]
+        if kind is not str and not _plain(args):  # (text arguments: _summary also collects their secrets)
+            to_scan.append(args)
+            scan_of.append((pre, _ARGS_DUMPED))
+        if ckind is str:
+            to_text.append(content)
+            text_of.append((pre, _CONTENT_CLEAN))
+        elif not _plain(content):
+            to_scan.append(content)
+            scan_of.append((pre, _CONTENT_DUMPED))
         if type(call_id) is str:
             to_text.append(call_id)
-            text_of.append((pre, "call_id"))
+            text_of.append((pre, _CALL_ID))
         calls.append((n, fields, pre))
     try:
-        for (pre, field), dumped in zip(scan_of, redactor.scan_many(to_scan), strict=True):
-            setattr(pre, field, dumped)
-        for (pre, field), clean in zip(text_of, redactor.texts(to_text), strict=True):
-            setattr(pre, field, clean)
+        for (pre, slot), dumped in zip(scan_of, redactor.scan_many(to_scan), strict=True):
+            pre[slot] = dumped
+        for (pre, slot), clean in zip(text_of, redactor.texts(to_text), strict=True):
+            pre[slot] = clean
     except Exception:  # one value the shared pass cannot take: each record on its own
         return [row if row is not None else build_row(_as_captured(item), redactor, cap)
                 for row, item in zip(rows, batch, strict=True)]
@@ -557,8 +557,10 @@ def build_rows(batch: list[Any], redactor: Redactor, cap: int) -> list[Row]:
             record = _call_record(ts_text, ts, call, tool, result, trace_id, run_id, parent_run_id, agent, key,
                                   confirm, redactor, cap, pre)
         except Exception as exc:
-            record = _error_record("call", ts_text, agent, exc, redactor)
-        rows[n] = _row(record, exact)
+            rows[n] = _row(_error_record("call", ts_text, agent, exc, redactor), exact)
+            continue
+        rows[n] = Row(record, "", exact, "call", record["agent"], record["tool"], record["status"],
+                      record.get("elapsed_ms"), record.get("run_id"), record.get("call_id"))
     return rows  # type: ignore[return-value]
 
 
