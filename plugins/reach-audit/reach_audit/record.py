@@ -170,10 +170,12 @@ def _prepared(value: Any) -> Any:
     return value
 
 
+_PLAIN = frozenset((type(None), int, float, bool))  # values summarise returns as they are
+
+
 def _plain(value: Any) -> bool:
     """Values that :func:`summarise` returns as they are."""
-    kind = type(value)
-    return value is None or kind is int or kind is float or kind is bool
+    return type(value) in _PLAIN
 
 
 def summarise(value: Any, redactor: Redactor, cap: int, learned: list[str] | None = None) -> Any:
@@ -314,14 +316,14 @@ def _call_record(
         if pre is None:
             record["args"] = summarise(args, redactor, cap, learned)
         else:
-            record["args"] = args if _plain(args) else _summary(args, redactor, cap, learned, pre[_ARGS_DUMPED])
+            record["args"] = args if type(args) in _PLAIN else _summary(args, redactor, cap, learned, pre[_ARGS_DUMPED])
     if ok:
         content = getattr(result, "content", None) if pre is None else pre[_CONTENT]
         if content is not None:
             if pre is None:
                 record["result"] = summarise(content, redactor, cap)
             else:
-                record["result"] = content if _plain(content) else _summary(
+                record["result"] = content if type(content) in _PLAIN else _summary(
                     content, redactor, cap, None, pre[_CONTENT_DUMPED], pre[_CONTENT_CLEAN])
     else:
         err: dict[str, Any] = {
@@ -515,13 +517,13 @@ def build_rows(batch: list[Any], redactor: Redactor, cap: int) -> list[Row]:
         try:
             args = _arguments_of(call)
             kind = type(args)
-            if not (kind is dict or kind is list or _plain(args)):
+            if not (kind is dict or kind is list or kind in _PLAIN):
                 args = _prepared(args)
                 kind = type(args)
             content = getattr(result, "content", None) if (
                 getattr(result, "error", None) is None and getattr(result, "ok", True)) else None
             ckind = type(content)
-            if not (ckind is dict or ckind is list or _plain(content)):
+            if not (ckind is dict or ckind is list or ckind in _PLAIN):
                 content = _prepared(content)
                 ckind = type(content)
             call_id = _call_id_of(call, result)
@@ -529,13 +531,13 @@ def build_rows(batch: list[Any], redactor: Redactor, cap: int) -> list[Row]:
             rows[n] = build_row(_as_captured(item), redactor, cap)
             continue
         pre = [args, content, call_id, _NOT_YET, _NOT_YET, _NOT_YET]
-        if kind is not str and not _plain(args):  # (text arguments: _summary also collects their secrets)
+        if kind is not str and kind not in _PLAIN:  # (text arguments: _summary also collects their secrets)
             to_scan.append(args)
             scan_of.append((pre, _ARGS_DUMPED))
         if ckind is str:
             to_text.append(content)
             text_of.append((pre, _CONTENT_CLEAN))
-        elif not _plain(content):
+        elif ckind not in _PLAIN:
             to_scan.append(content)
             scan_of.append((pre, _CONTENT_DUMPED))
         if type(call_id) is str:
