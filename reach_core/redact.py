@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 from urllib.parse import unquote
 
@@ -268,36 +268,42 @@ _IN_CONTEXT = (
 )
 
 
-_FOREIGN_HINT = re.compile(
-    "(?:" + "|".join(re.escape(w) for w in sorted(set(_FOREIGN_KEYWORDS), key=len, reverse=True)) + ")" + _IN_CONTEXT
-)
+def _branches(items: Iterable[tuple[str, str]]) -> str:
+    """A regex for "one of these literals, then its tail" (``(literal, tail regex)`` pairs),
+    branching once per shared prefix; the scans only ask whether it matches anywhere.
+
+    ``re`` tries the alternatives of a group one by one, so a flat list of dozens of
+    words costs a try of each at every position of every string scanned; a trie whose
+    every branch starts with its own letter costs one comparison per branch, and lets
+    ``re`` skip (in C) every position whose character starts no literal. An empty tail
+    means "matched": the literal alone is enough, whatever follows it.
+    """
+    items = set(items)
+    ends = sorted({tail for lit, tail in items if not lit})
+    if "" in ends:
+        return ""
+    groups: dict[str, set[tuple[str, str]]] = {}
+    for lit, tail in items:
+        if lit:
+            groups.setdefault(lit[0], set()).add((lit[1:], tail))
+    alts = [re.escape(c) + _branches(rest) for c, rest in sorted(groups.items())] + ends
+    return alts[0] if len(alts) == 1 and not ends else "(?:" + "|".join(alts) + ")"
 
 
-def _trie(words: Iterable[str]) -> str:
-    """A regex matching exactly ``words`` (literals), branching once per shared prefix:
-    ``re`` tries alternatives one by one, so a flat list of dozens of words costs a
-    try of each at every position of every string scanned."""
-    ordered = sorted(set(words))
-    if "" in ordered:
-        rest = [w for w in ordered if w]
-        return "(?:" + _trie(rest) + ")?" if rest else ""
-    groups: dict[str, list[str]] = {}
-    for w in ordered:
-        groups.setdefault(w[0], []).append(w[1:])
-    alts = [re.escape(c) + _trie(tails) for c, tails in groups.items()]
-    return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+_FOREIGN_HINT = re.compile(_branches((w, _IN_CONTEXT) for w in _FOREIGN_KEYWORDS))
 
 
 def _hint(extra_keys: Iterable[str] = ()) -> re.Pattern[str]:
+    """The cheap first scan: a keyword in context (``_KEYWORDS`` and the extra keys, loosely
+    spelt), a hint word (``_HINT_WORDS``) or a ``.pgpass`` port field, in one trie."""
     words = {*_KEYWORDS, *(_loose(k) for k in extra_keys)}
     loose = sorted((w for w in words if "[" in w), key=len, reverse=True)  # regexes of extra keys
-    literal = [w for w in words if "[" not in w]
-    plain = sorted(_HINT_WORDS, key=len, reverse=True)
-    return re.compile(
-        "(?:" + "|".join([_trie(literal), *loose]) + ")" + _IN_CONTEXT
-        + "|" + "|".join(re.escape(w) for w in plain)
-        + r"|:\d{1,5}:"
-    )
+    literal = [(w, _IN_CONTEXT) for w in words if "[" not in w]
+    plain = [(w, "") for w in _HINT_WORDS]
+    pattern = _branches([*literal, *plain, (":", r"\d{1,5}:")])
+    if loose:
+        pattern += "|(?:" + "|".join(loose) + ")" + _IN_CONTEXT
+    return re.compile(pattern)
 
 
 _MAX_DEPTH = 32
@@ -308,6 +314,11 @@ _SPACE = frozenset(" \t\r\n")
 _JSON_KEY = re.compile(r'"([^"]*)":')  # dumps with a backslash never get here
 _PAIR_HEAD = re.compile(r'\["([^"]{1,99})",')
 _NAMED = re.compile(r'"(?:name|key|header|field|id)":"([^"]{1,99})"')
+# The same for dumps checked together one per line (``Redactor.scan_many``): on one dump
+# (never a line break in it) they find exactly what the three above find.
+_JSON_KEY_LINE = re.compile(r'"([^"\n]*)":')
+_PAIR_HEAD_LINE = re.compile(r'\["([^"\n]{1,99})",')
+_NAMED_LINE = re.compile(r'"(?:name|key|header|field|id)":"([^"\n]{1,99})"')
 _GLOBAL_FLAGS = re.compile(r"^\(\?([aiLmsux]+)\)")
 
 
@@ -556,27 +567,131 @@ class Redactor:
             return None
         if b"\\" in dumped:  # escapes (quotes, newlines) could hide a pattern from the scan
             return None
-        text = dumped.decode("utf-8")
+        return dumped if self._clean_dump(dumped.decode("utf-8")) else None
+
+    def _clean_dump(self, text: str) -> bool:
+        """Does a compact JSON dump without escapes pass every check of :meth:`scan`?"""
         extra = self._extra_any
         if self._hint.search(text.lower()) is not None or (extra is not None and extra.search(text) is not None):
-            return None
+            return False
         if not text.isascii() and _FOREIGN_HINT.search(text.lower()) is not None:
-            return None
+            return False
         if not text.isascii() and skeleton(text) != text:
-            return None
+            return False
         key = self._key
         for name in _JSON_KEY.findall(text):
             if key(name)[0]:
-                return None
+                return False
         if "[" in text:  # ["Authorization", "..."]: the walk masks such pairs
             for name in _PAIR_HEAD.findall(text):
                 if key(name)[0]:
-                    return None
+                    return False
         if '"value":' in text:  # {"name": "DB_PASSWORD", "value": ...}
             for name in _NAMED.findall(text):
                 if key(name)[0]:
-                    return None
-        return dumped
+                    return False
+        return True
+
+    # -- many values at once (bulk writers) --------------------------------------
+    def scan_many(self, values: Sequence[Any]) -> list[bytes | None]:
+        """``[self.scan(v) for v in values]``, with one set of scans for all the clean ones.
+
+        The dumps of dicts and lists are checked together, one per line: a compact dump
+        without escapes holds no line break, so a key, pair head or ``"value"`` name
+        found in the lines is exactly one found in a dump (their patterns, ``_*_LINE``,
+        cannot cross a line), and every hint match of a dump is a hint match of the
+        lines (it needs only its own characters; a dump starts and ends with a
+        bracket, so no ``\\b`` at its edges changes). A hint spanning two lines only
+        costs a second look. So when the lines pass, each dump passes :meth:`scan` and
+        is its answer; when they do not, the halves are checked again, down to single
+        values (exactly :meth:`scan`). Only ASCII dumps without escapes are joined;
+        other values, and all values of a redactor with extra patterns (a lookahead
+        may look past a value's end), get :meth:`scan`.
+        """
+        if not self._fast or self._extra_any is not None:
+            return [self.scan(v) for v in values]
+        out: list[bytes | None] = [None] * len(values)
+        joined: list[tuple[int, bytes]] = []
+        dumps = orjson.dumps
+        for i, v in enumerate(values):
+            kind = type(v)
+            if kind is dict or kind is list:
+                try:
+                    dumped = dumps(v)
+                except TypeError:
+                    continue  # scan() answers None too
+                if b"\\" not in dumped and dumped.isascii():
+                    joined.append((i, dumped))
+                    continue
+            out[i] = self.scan(v)
+        if joined:
+            self._scan_joined(joined, out)
+        return out
+
+    def _scan_joined(self, items: list[tuple[int, bytes]], out: list[bytes | None]) -> None:
+        if len(items) == 1:
+            i, dumped = items[0]
+            out[i] = dumped if self._clean_dump(dumped.decode("ascii")) else None
+            return
+        if self._clean_lines(b"\n".join([d for _, d in items]).decode("ascii")):
+            for i, dumped in items:
+                out[i] = dumped
+            return
+        mid = len(items) // 2
+        self._scan_joined(items[:mid], out)
+        self._scan_joined(items[mid:], out)
+
+    def _clean_lines(self, text: str) -> bool:
+        """:meth:`_clean_dump` for ASCII dumps one per line (no extra patterns): True only
+        when every line would pass it."""
+        if self._hint.search(text.lower()) is not None:
+            return False
+        key = self._key
+        for name in set(_JSON_KEY_LINE.findall(text)):
+            if key(name)[0]:
+                return False
+        if "[" in text:
+            for name in set(_PAIR_HEAD_LINE.findall(text)):
+                if key(name)[0]:
+                    return False
+        if '"value":' in text:
+            for name in set(_NAMED_LINE.findall(text)):
+                if key(name)[0]:
+                    return False
+        return True
+
+    def texts(self, values: Sequence[str]) -> list[str]:
+        """``[self.text(v) for v in values]``, with one hint scan for all the plain ones.
+
+        :meth:`text` returns an ASCII string that holds no JSON as it is when the hint
+        finds nothing in it; the hint finds in the strings joined by ``\\x00`` every
+        match it finds in one of them (no match needs what follows or precedes a
+        string, and ``\\b`` sees a non-word character either way). When the joined
+        text has a hint, its halves are checked again, down to :meth:`text` itself.
+        Extra patterns and rules, and other strings, take :meth:`text` one by one.
+        """
+        if self._rules or self._extra_any is not None:
+            return [self.text(v) for v in values]
+        out = list(values)
+        plain: list[int] = []
+        for i, v in enumerate(values):
+            if type(v) is str and v.isascii() and (v[:1] if v[:1] not in _SPACE else v.lstrip()[:1]) not in ("{", "["):
+                plain.append(i)
+            else:
+                out[i] = self.text(v)
+        if plain:
+            self._texts_joined(plain, values, out)
+        return out
+
+    def _texts_joined(self, idx: list[int], values: Sequence[str], out: list[str]) -> None:
+        if len(idx) == 1:
+            out[idx[0]] = self.text(values[idx[0]])
+            return
+        if self._hint.search("\x00".join([values[i] for i in idx]).lower()) is None:
+            return  # every one of them stays as it is (out already holds them)
+        mid = len(idx) // 2
+        self._texts_joined(idx[:mid], values, out)
+        self._texts_joined(idx[mid:], values, out)
 
     def structlog_processor(self, _logger: Any, _method: str, event_dict: dict[str, Any]) -> dict[str, Any]:
         """A structlog processor: add it to any logger chain to redact its events too."""

@@ -39,3 +39,21 @@ def link_hash(prev_hash: str, canonical: str) -> str:
     digest.update(b"\n")
     digest.update(canonical.encode("utf-8"))
     return digest.hexdigest()
+
+
+_SORTED = orjson.OPT_SORT_KEYS
+_sha256 = hashlib.sha256
+
+
+def link(prev_hash: str, record: dict[str, Any]) -> tuple[str, str]:
+    """``(canonical_json(record), link_hash(prev_hash, that))`` in one go, hashing the
+    encoder's bytes as they come instead of encoding the text again."""
+    try:
+        raw = orjson.dumps(record, option=_SORTED)
+    except TypeError:
+        canonical = canonical_json(record)
+        return canonical, link_hash(prev_hash, canonical)
+    digest = _sha256(prev_hash.encode("ascii"))
+    digest.update(b"\n")
+    digest.update(raw)
+    return raw.decode("utf-8"), digest.hexdigest()

@@ -107,6 +107,18 @@ def iso(ts: float) -> str:
     return f"{_SECOND[1]}.{micros:06d}Z"
 
 
+def stamp(ts: float) -> tuple[str, float]:
+    """``(iso(ts), exact_ts(ts))`` in one go: the writer needs both for every record."""
+    whole = int(ts)
+    micros = round((ts - whole) * 1e6)
+    if micros >= 1_000_000:
+        whole, micros = whole + 1, micros - 1_000_000
+    if _SECOND[0] != whole:
+        _SECOND[1] = datetime.fromtimestamp(whole, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+        _SECOND[0] = whole
+    return f"{_SECOND[1]}.{micros:06d}Z", whole + micros / 1_000_000
+
+
 def exact_ts(ts: float) -> float:
     """The one float for the microsecond ``iso(ts)`` names: what the ``ts`` column holds.
 
@@ -141,14 +153,11 @@ def _rough_size(value: Any, budget: int) -> int:
     return 24
 
 
-def summarise(value: Any, redactor: Redactor, cap: int, learned: list[str] | None = None) -> Any:
-    """Redact, then cap the size: small values stay as they are, large ones become a preview.
+_NOT_YET: Any = object()  # "not computed in advance" (see build_rows)
 
-    With ``learned``, the secrets found in ``value`` are added to it (only on the slow
-    path: a value the fast scan passes holds none)."""
-    kind = type(value)
-    if value is None or kind is int or kind is float or kind is bool:
-        return value
+
+def _prepared(value: Any) -> Any:
+    """What :func:`summarise` redacts: text holding a JSON object or array parsed, bytes as text."""
     if isinstance(value, str | bytes | bytearray):
         text = value.decode("utf-8", "replace") if isinstance(value, bytes | bytearray) else value
         parsed = None
@@ -157,16 +166,46 @@ def summarise(value: Any, redactor: Redactor, cap: int, learned: list[str] | Non
                 parsed = json.loads(text)
             except ValueError:
                 parsed = None
-        value = parsed if isinstance(parsed, dict | list) else text
+        return parsed if isinstance(parsed, dict | list) else text
+    return value
+
+
+_PLAIN = frozenset((type(None), int, float, bool))  # values summarise returns as they are
+
+
+def _plain(value: Any) -> bool:
+    """Values that :func:`summarise` returns as they are."""
+    return type(value) in _PLAIN
+
+
+def summarise(value: Any, redactor: Redactor, cap: int, learned: list[str] | None = None) -> Any:
+    """Redact, then cap the size: small values stay as they are, large ones become a preview.
+
+    With ``learned``, the secrets found in ``value`` are added to it (only on the slow
+    path: a value the fast scan passes holds none)."""
+    if _plain(value):
+        return value
+    return _summary(_prepared(value), redactor, cap, learned)
+
+
+def _summary(
+    value: Any, redactor: Redactor, cap: int, learned: list[str] | None = None,
+    dumped: Any = _NOT_YET, clean: Any = _NOT_YET,
+) -> Any:
+    """:func:`summarise` of a value already :func:`_prepared`; ``dumped`` (its
+    ``redactor.scan``) and ``clean`` (a string's ``redactor.text``) when the caller
+    computed them for many values at once."""
     if type(value) is not str:
-        dumped = redactor.scan(value)
+        if dumped is _NOT_YET:
+            dumped = redactor.scan(value)
         if dumped is not None:  # nothing to redact: measured by its dump, kept as is
             if len(dumped) <= cap:
                 return value
             text = dumped.decode("utf-8", "replace")
             return {"truncated": True, "chars": len(text), "preview": text[:cap]}
     try:
-        clean = redactor.value(value)  # also turns anything unusual into text
+        if clean is _NOT_YET:
+            clean = redactor.value(value)  # also turns anything unusual into text
         if learned is not None:
             learned.extend(redactor.secrets_in(value))
     except Exception as exc:  # a summary must never cost the record
@@ -223,26 +262,40 @@ def build_call(c: Captured, redactor: Redactor, cap: int) -> dict[str, Any]:
     Written for the writer's throughput: plain attribute reads on the core's
     ToolResult and Tool, and only fields that are set end up in the record.
     """
-    result, tool, call = c.result, c.tool, c.call
+    return _call_record(
+        iso(c.ts), c.ts, c.call, c.tool, c.result, c.trace_id, c.run_id, c.parent_run_id, c.agent,
+        c.idempotency_key, c.confirm, redactor, cap, None,
+    )
+
+
+def _call_record(
+    ts_text: str, ts: float, call: Any, tool: Any, result: Any, trace_id: Any, run_id: Any, parent_run_id: Any,
+    agent: Any, idempotency_key: Any, confirm: Any, redactor: Redactor, cap: int, pre: list[Any] | None,
+) -> dict[str, Any]:
+    """:func:`build_call` from the captured fields (``ts_text`` is ``iso(ts)``); ``pre``
+    holds what :func:`build_rows` read and redacted for the whole batch."""
     meta = getattr(result, "meta", None) or {}
     error = getattr(result, "error", None)
     ok = error is None and getattr(result, "ok", True)
     elapsed = getattr(result, "elapsed_ms", None)
-    record: dict[str, Any] = {"v": RECORD_VERSION, "kind": "call", "ts": iso(c.ts)}
+    record: dict[str, Any] = {"v": RECORD_VERSION, "kind": "call", "ts": ts_text}
     if elapsed:  # 0.0 means "not measured yet" (see the docs on durability = "sync")
-        record["started"] = iso(c.ts - elapsed / 1000.0)
+        record["started"] = iso(ts - elapsed / 1000.0)
         record["elapsed_ms"] = round(elapsed, 3)
-    trace_id = c.trace_id or getattr(result, "trace_id", None)
+    trace_id = trace_id or getattr(result, "trace_id", None)
     if trace_id:
         record["trace_id"] = trace_id
-    if c.run_id is not None:
-        record["run_id"] = c.run_id
-    if c.parent_run_id is not None:
-        record["parent_run_id"] = c.parent_run_id
-    call_id = _call_id_of(call, result)
-    if call_id is not None:
-        record["call_id"] = redactor.text(call_id) if type(call_id) is str else call_id
-    record["agent"] = c.agent or "default"
+    if run_id is not None:
+        record["run_id"] = run_id
+    if parent_run_id is not None:
+        record["parent_run_id"] = parent_run_id
+    if pre is None:
+        call_id = _call_id_of(call, result)
+        if call_id is not None:
+            record["call_id"] = redactor.text(call_id) if type(call_id) is str else call_id
+    elif pre[_CALL_ID] is not None:
+        record["call_id"] = pre[_CALL_ID]
+    record["agent"] = agent or "default"
     name = _name_of(call, tool, result)
     # an unknown tool's name is whatever the model sent, a pasted secret included
     record["tool"] = redactor.text(name) if tool is None and type(name) is str else name
@@ -255,16 +308,23 @@ def build_call(c: Captured, redactor: Redactor, cap: int) -> dict[str, Any]:
         record["attempts"] = attempts
     if meta.get("fallback"):
         record["fallback"] = True
-    if c.idempotency_key is not None:
-        record["idempotency_key"] = redactor.text(c.idempotency_key)
-    args = _arguments_of(call)
+    if idempotency_key is not None:
+        record["idempotency_key"] = redactor.text(idempotency_key)
+    args = _arguments_of(call) if pre is None else pre[_ARGS]
     learned: list[str] = []  # secrets the arguments hold: masked wherever else they show up
     if args is not None:
-        record["args"] = summarise(args, redactor, cap, learned)
+        if pre is None:
+            record["args"] = summarise(args, redactor, cap, learned)
+        else:
+            record["args"] = args if type(args) in _PLAIN else _summary(args, redactor, cap, learned, pre[_ARGS_DUMPED])
     if ok:
-        content = getattr(result, "content", None)
+        content = getattr(result, "content", None) if pre is None else pre[_CONTENT]
         if content is not None:
-            record["result"] = summarise(content, redactor, cap)
+            if pre is None:
+                record["result"] = summarise(content, redactor, cap)
+            else:
+                record["result"] = content if type(content) in _PLAIN else _summary(
+                    content, redactor, cap, None, pre[_CONTENT_DUMPED], pre[_CONTENT_CLEAN])
     else:
         err: dict[str, Any] = {
             "code": getattr(error, "code", None),
@@ -283,11 +343,11 @@ def build_call(c: Captured, redactor: Redactor, cap: int) -> dict[str, Any]:
                 confirmation[key] = value
             elif key in _EXTRA_META_KEYS:
                 record[key] = summarise(value, redactor, cap)
-    if c.confirm is not None:
+    if confirm is not None:
         confirmation["required"] = True
-        confirmation["approved"] = c.confirm[0]
-        if c.confirm[1]:
-            confirmation["reason"] = c.confirm[1]
+        confirmation["approved"] = confirm[0]
+        if confirm[1]:
+            confirmation["reason"] = confirm[1]
     if confirmation:
         record["confirmation"] = summarise(confirmation, redactor, cap)
     if learned:  # "`password` must be a string; you sent 98765432", a result that echoes it
@@ -389,23 +449,22 @@ def build_confirmation(c: Captured, redactor: Redactor, cap: int) -> dict[str, A
 _BUILDERS = {"call": build_call, "step": build_step, "confirmation": build_confirmation}
 
 
-def build_row(c: Captured, redactor: Redactor, cap: int) -> Row:
-    """Build, serialise and index one record; never raises (a broken record is still recorded)."""
-    try:
-        record = _BUILDERS[c.kind](c, redactor, cap)
-    except Exception as exc:
-        record = {
-            "v": RECORD_VERSION,
-            "kind": c.kind,
-            "ts": iso(c.ts),
-            "agent": c.agent or "default",
-            "status": "audit_error",
-            "audit_error": f"{type(exc).__name__}: {redactor.text(str(exc))[:200]}",
-        }
+def _error_record(kind: str, ts_text: str, agent: Any, exc: Exception, redactor: Redactor) -> dict[str, Any]:
+    return {
+        "v": RECORD_VERSION,
+        "kind": kind,
+        "ts": ts_text,
+        "agent": agent or "default",
+        "status": "audit_error",
+        "audit_error": f"{type(exc).__name__}: {redactor.text(str(exc))[:200]}",
+    }
+
+
+def _row(record: dict[str, Any], exact: float) -> Row:
     return Row(
         record=record,
         canonical="",
-        ts=exact_ts(c.ts),
+        ts=exact,
         kind=record["kind"],
         agent=record.get("agent"),
         tool=record.get("tool"),
@@ -414,3 +473,98 @@ def build_row(c: Captured, redactor: Redactor, cap: int) -> Row:
         run_id=record.get("run_id"),
         call_id=record.get("call_id"),
     )
+
+
+def build_row(c: Captured, redactor: Redactor, cap: int) -> Row:
+    """Build, serialise and index one record; never raises (a broken record is still recorded)."""
+    try:
+        record = _BUILDERS[c.kind](c, redactor, cap)
+    except Exception as exc:
+        record = _error_record(c.kind, iso(c.ts), c.agent, exc, redactor)
+    return _row(record, exact_ts(c.ts))
+
+
+# What build_rows reads of one call before redacting the batch's values together: a list
+# (cheaper to make than an object), its slots named here.
+_ARGS, _CONTENT, _CALL_ID, _ARGS_DUMPED, _CONTENT_DUMPED, _CONTENT_CLEAN = range(6)
+
+
+def build_rows(batch: list[Any], redactor: Redactor, cap: int) -> list[Row]:
+    """``build_row`` of each capture (a :class:`Captured`, or the call hook's tuple, see
+    :func:`captured_call`), the same rows, with the redaction the call records share
+    done for the whole batch: one :meth:`~reach_core.redact.Redactor.scan_many` of the
+    arguments and results, one :meth:`~reach_core.redact.Redactor.texts` of the call
+    ids and text results. Steps and confirmations, and a call whose fields cannot be
+    read, take :func:`build_row`."""
+    rows: list[Row | None] = [None] * len(batch)
+    calls: list[tuple[int, tuple[Any, ...], list[Any]]] = []
+    to_scan: list[Any] = []
+    scan_of: list[tuple[list[Any], int]] = []
+    to_text: list[str] = []
+    text_of: list[tuple[list[Any], int]] = []
+    for n, item in enumerate(batch):
+        if type(item) is tuple:
+            fields = item
+            if item[9] is not None:  # (approved, reason), as captured_call makes it
+                fields = (*item[:9], (bool(item[9][0]), item[9][1]))
+        elif item.kind == "call":
+            fields = (item.ts, item.call, item.tool, item.result, item.trace_id, item.run_id, item.parent_run_id,
+                      item.agent, item.idempotency_key, item.confirm)
+        else:
+            rows[n] = build_row(item, redactor, cap)
+            continue
+        call, result = fields[1], fields[3]
+        try:
+            args = _arguments_of(call)
+            kind = type(args)
+            if not (kind is dict or kind is list or kind in _PLAIN):
+                args = _prepared(args)
+                kind = type(args)
+            content = getattr(result, "content", None) if (
+                getattr(result, "error", None) is None and getattr(result, "ok", True)) else None
+            ckind = type(content)
+            if not (ckind is dict or ckind is list or ckind in _PLAIN):
+                content = _prepared(content)
+                ckind = type(content)
+            call_id = _call_id_of(call, result)
+        except Exception:  # build_row records what went wrong, as it always did
+            rows[n] = build_row(_as_captured(item), redactor, cap)
+            continue
+        pre = [args, content, call_id, _NOT_YET, _NOT_YET, _NOT_YET]
+        if kind is not str and kind not in _PLAIN:  # (text arguments: _summary also collects their secrets)
+            to_scan.append(args)
+            scan_of.append((pre, _ARGS_DUMPED))
+        if ckind is str:
+            to_text.append(content)
+            text_of.append((pre, _CONTENT_CLEAN))
+        elif ckind not in _PLAIN:
+            to_scan.append(content)
+            scan_of.append((pre, _CONTENT_DUMPED))
+        if type(call_id) is str:
+            to_text.append(call_id)
+            text_of.append((pre, _CALL_ID))
+        calls.append((n, fields, pre))
+    try:
+        for (pre, slot), dumped in zip(scan_of, redactor.scan_many(to_scan), strict=True):
+            pre[slot] = dumped
+        for (pre, slot), clean in zip(text_of, redactor.texts(to_text), strict=True):
+            pre[slot] = clean
+    except Exception:  # one value the shared pass cannot take: each record on its own
+        return [row if row is not None else build_row(_as_captured(item), redactor, cap)
+                for row, item in zip(rows, batch, strict=True)]
+    for n, fields, pre in calls:
+        ts, call, tool, result, trace_id, run_id, parent_run_id, agent, key, confirm = fields[:10]
+        ts_text, exact = stamp(ts)
+        try:
+            record = _call_record(ts_text, ts, call, tool, result, trace_id, run_id, parent_run_id, agent, key,
+                                  confirm, redactor, cap, pre)
+        except Exception as exc:
+            rows[n] = _row(_error_record("call", ts_text, agent, exc, redactor), exact)
+            continue
+        rows[n] = Row(record, "", exact, "call", record["agent"], record["tool"], record["status"],
+                      record.get("elapsed_ms"), record.get("run_id"), record.get("call_id"))
+    return rows  # type: ignore[return-value]
+
+
+def _as_captured(item: Any) -> Captured:
+    return item if isinstance(item, Captured) else captured_call(item)

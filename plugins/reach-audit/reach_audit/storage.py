@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Protocol
 
-from .chain import GENESIS, canonical_json, link_hash
+from .chain import GENESIS, link
 from .record import Row
 
 TABLE = "audit_log"
@@ -215,8 +215,8 @@ def chain(rows: list[Row], prev: str, prev_seq: int) -> list[tuple[Any, ...]]:
     for row in rows:
         prev_seq += 1
         row.seq = row.record["seq"] = prev_seq
-        row.canonical = canonical_json(row.record)
-        prev = row.hash = link_hash(prev, row.canonical)
+        row.canonical, prev = link(prev, row.record)
+        row.hash = prev
         params.append(
             (
                 prev_seq,

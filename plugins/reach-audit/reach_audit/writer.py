@@ -18,7 +18,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from .record import Captured, Row, build_row, captured_call
+from .record import Captured, Row, build_rows, captured_call
 from .redact import Redactor
 from .storage import COMPONENT, MIGRATIONS, Store, append_rows, chain
 
@@ -157,11 +157,11 @@ class AuditWriter:
             self._committed(items, rows)
             if self.on_written is not None and (self.wants_written is None or self.wants_written()):
                 try:
-                    await asyncio.to_thread(self.on_written, items, rows)
+                    await asyncio.to_thread(self.on_written, _captures(items), rows)
                 except Exception as exc:  # logging must never lose a record
                     log.warning("reach-audit: emitting audit events failed: %r", exc)
 
-    def _committed(self, items: list[Captured], rows: list[Row]) -> None:
+    def _committed(self, items: list[Any], rows: list[Row]) -> None:
         """Only now drop the records from pending: a failed commit keeps them."""
         self._inflight = None
         if rows and rows[-1].seq is not None:
@@ -178,8 +178,8 @@ class AuditWriter:
         written = 0
         while self._pending:
             if self._inflight is None:
-                items = [i if isinstance(i, Captured) else captured_call(i) for i in self._pending[: self.batch_size]]
-                self._inflight = (items, [build_row(i, self.redactor, self.summary_chars) for i in items], None, None)
+                items = self._pending[: self.batch_size]
+                self._inflight = (items, build_rows(items, self.redactor, self.summary_chars), None, None)
             items, rows, params, expected = self._inflight
             self.store.migrate_sync(COMPONENT, MIGRATIONS)
             _, self._head = self.store.transaction_sync(
@@ -189,26 +189,27 @@ class AuditWriter:
             written += len(rows)
             if self.on_written is not None:
                 with contextlib.suppress(Exception):
-                    self.on_written(items, rows)
+                    self.on_written(_captures(items), rows)
         return written
 
     async def _build(
         self, batch: list[Any], prev: str | None, prev_seq: int = 0
-    ) -> tuple[list[Captured], list[Row], list[tuple[Any, ...]] | None]:
+    ) -> tuple[list[Any], list[Row], list[tuple[Any, ...]] | None]:
         """Build (and, when the head of the chain is known, hash) rows on the loop in
         slices, yielding between them.
 
         A worker thread looks cheaper but is not: it competes for the GIL, and the
         event loop then waits up to the switch interval (5 ms) for it. For the same
         reason the store thread gets only SQLite work (which releases the GIL).
+        The call hook's tuples stay tuples: only ``on_written`` needs :class:`Captured`.
         """
-        items = [i if isinstance(i, Captured) else captured_call(i) for i in batch]
+        items = batch
         rows: list[Row] = []
         params: list[tuple[Any, ...]] | None = [] if prev is not None else None
         for start in range(0, len(items), BUILD_SLICE):
             if start:
                 await asyncio.sleep(0)
-            part = [build_row(item, self.redactor, self.summary_chars) for item in items[start : start + BUILD_SLICE]]
+            part = build_rows(items[start : start + BUILD_SLICE], self.redactor, self.summary_chars)
             rows.extend(part)
             if params is not None and prev is not None:
                 params.extend(chain(part, prev, prev_seq))
@@ -253,6 +254,10 @@ class AuditWriter:
             else:
                 task.cancel()
         self._task = None
+
+
+def _captures(items: list[Any]) -> list[Captured]:
+    return [i if isinstance(i, Captured) else captured_call(i) for i in items]
 
 
 _running_loop = asyncio._get_running_loop  # the running loop or None, without raising
