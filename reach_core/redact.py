@@ -179,18 +179,51 @@ def key_is_secret(key: str, extra: frozenset[str] = frozenset()) -> bool:
 
 # -- text --------------------------------------------------------------------
 # What a secret-bearing key in text may look like, for the cheap first scan.
-# A value after a separator: quoted (also JSON-escaped quotes), or bare up to a delimiter.
-_VALUE = (
-    r"(?:\\\"(?P<v1>(?:[^\\\n]|\\(?!\"))*)\\\""
+# A value after a separator: quoted (also JSON-escaped quotes), or bare up to a delimiter
+# (``v4``: maybe a scheme word, then a run of anything but a delimiter). The pair patterns
+# only look at where a value starts; its end is worked out for a secret key alone, by
+# :func:`_value_span`. A lookahead that read every value to its end made text holding
+# many pairs on one run ("a:1:" repeated, "password=" repeated) a quadratic scan.
+_QUOTED = (
+    r"\\\"(?P<v1>(?:[^\\\n]|\\(?!\"))*)\\\""
     r"|\"(?P<v2>(?:[^\"\\\n]|\\.)*)\""
     r"|'(?P<v3>[^'\n]*)'"
-    r"|(?P<v4>(?:(?:bearer|basic|digest|token|negotiate|ntlm|apikey)\s+)?[^\s\"'&,;<>}\]\\)|]+))"
 )
+_V4_STOP = r"[\s\"'&,;<>}\]\\)|]"
+_VALUE_START = "(?=" + re.sub(r"\(\?P<v\d>", "(?:", _QUOTED) + "|(?!" + _V4_STOP + ").)"
+_QUOTED_VALUE = re.compile(_QUOTED)
+_V4_PREFIX = re.compile(r"(?i)(?:bearer|basic|digest|token|negotiate|ntlm|apikey)\s+")
+_V4_END = re.compile(_V4_STOP)
 _PAIR = re.compile(
-    r"(?i)(?<![\w.%-])(?P<k>(?:[^\W\d]|%)[\w.%-]{0,80})(?:\\?[\"'])?\s*(?P<sep>:=|=>|[:=])\s*(?=" + _VALUE + ")"
+    r"(?i)(?<![\w.%-])(?P<k>(?:[^\W\d]|%)[\w.%-]{0,80})(?:\\?[\"'])?\s*(?P<sep>:=|=>|[:=])\s*" + _VALUE_START
 )
-_FLAG = re.compile(r"(?i)(?<![\w-])--(?P<k>[^\W\d_][\w-]{0,60})(?:=|\s+)(?=" + _VALUE + ")")
-_XML = re.compile(r"(?i)<(?P<k>[^\W\d][\w.:-]{0,60})(?:\s[^>]*)?>(?P<v>[^<]*)</(?P=k)\s*>")
+_FLAG = re.compile(r"(?i)(?<![\w-])--(?P<k>[^\W\d_][\w-]{0,60})(?:=|\s+)" + _VALUE_START)
+
+
+def _value_span(text: str, pos: int, run: list[int]) -> tuple[int, int]:
+    """The span of the value that starts at ``pos`` (a pair pattern matched there): the
+    first of ``v1``-``v4`` that matches, as the alternation ``v1|v2|v3|v4`` would choose.
+
+    ``run`` is ``[start, end]`` of the last bare run measured, shared by one text's pairs:
+    a bare value ends at the first delimiter, the same for every start inside one run, so
+    many pairs in one run cost one scan of it.
+    """
+    quoted = _QUOTED_VALUE.match(text, pos)
+    if quoted is not None:
+        group = "v1" if quoted.group("v1") is not None else "v2" if quoted.group("v2") is not None else "v3"
+        return quoted.span(group)
+    start = pos
+    prefix = _V4_PREFIX.match(text, pos)
+    if prefix is not None and prefix.end() < len(text) and _V4_END.match(text, prefix.end()) is None:
+        start = prefix.end()  # "Bearer xyz": the scheme word, its spaces and the run after them
+    if not run[0] <= start < run[1]:
+        stop = _V4_END.search(text, start)
+        run[0], run[1] = start, stop.start() if stop is not None else len(text)
+    return pos, run[1]
+
+
+# attributes stop at a "<" too (never inside a tag): "<a " repeated was a quadratic scan
+_XML = re.compile(r"(?i)<(?P<k>[^\W\d][\w.:-]{0,60})(?:\s[^<>]*)?>(?P<v>[^<]*)</(?P=k)\s*>")
 
 # Unconditional patterns: the named group ``s`` (or the whole match) is masked.
 _PATTERNS: tuple[str, ...] = (
@@ -217,9 +250,7 @@ _PATTERNS: tuple[str, ...] = (
     r"(?i)(?<![\w-])(?:-u\s*|--(?:proxy-)?user(?:\s+|=))[\"']?[^\s:\"']*:(?P<s>[^\s\"']+)",
     # mysql -pSECRET (no space: a password), sshpass -p SECRET
     r"(?<![\w-])-p(?P<s>[^\s\"'-][^\s\"']*|[\"'][^\"']+[\"'])",
-    r"(?i)\b(?:sshpass|mysql|mariadb|mysqldump|mysqladmin|mysqlimport|mysqlsh|mongo|mongosh|mongodump|docker|podman"
-    r"|helm)\b[^\n|;&]*?\s-p\s+(?P<s>[^\s-]\S*)",
-    r"(?i)\bredis-cli\b[^\n|;&]*?\s-a\s*(?P<s>[^\s-]\S*)",
+    # sshpass -p SECRET, mysql ... -p SECRET, redis-cli -a SECRET: ``_COMMAND_SECRETS``
     # .pgpass: host:port:database:user:password (fields may escape ':')
     r"(?m)(?:^|(?<=\s))(?:\\.|[^:\s#\\])+:(?:\d{1,5}|\*):(?:\\.|[^:\n\\])*:(?:\\.|[^:\n\\])*:(?P<s>[^\n]+)",
     # .netrc: machine h login u password p
@@ -237,6 +268,45 @@ _PATTERNS: tuple[str, ...] = (
     r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*",  # JWT (also unsigned)
     r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|$)",
 )
+# A command, then in the same command (no newline, |, ; or &) a flag with the secret:
+# ``(?i)\b(?:sshpass|mysql|...)\b[^\n|;&]*?\s-p\s+(?P<s>[^\s-]\S*)`` as one regex was a
+# quadratic scan of text naming the command many times ("mysql " 4,000 times, then "-p",
+# took 1.7 s). :func:`_command_spans` finds the same spans in linear time.
+_COMMAND_SECRETS = (
+    (re.compile(r"(?i)\b(?:sshpass|mysql|mariadb|mysqldump|mysqladmin|mysqlimport|mysqlsh|mongo|mongosh|mongodump"
+                r"|docker|podman|helm)\b"), re.compile(r"(?i)\s-p\s+(?P<s>[^\s-]\S*)")),
+    (re.compile(r"(?i)\bredis-cli\b"), re.compile(r"(?i)\s-a\s*(?P<s>[^\s-]\S*)")),
+)
+_COMMAND_END = re.compile(r"[\n|;&]")
+
+
+def _command_spans(text: str, command: re.Pattern[str], flag: re.Pattern[str]) -> list[tuple[int, int]]:
+    """The ``s`` spans ``finditer`` of ``command [^\\n|;&]*? flag`` would find, in linear time.
+
+    At a command word the lazy run takes the first flag after it, if no command end comes
+    first; then the scan goes on after that flag's value, else one character after the
+    word's start. The next flag and the next command end after a point only move forward,
+    so each is searched for once per point it passes, not once per command word.
+    """
+    spans: list[tuple[int, int]] = []
+    pos, found, stop_from, stop = 0, None, 1, 0
+    while (word := command.search(text, pos)) is not None:
+        after = word.end()
+        if found is None or found.start() < after:
+            found = flag.search(text, after)
+            if found is None:
+                break  # no flag after this word, nor after any later one
+        if not stop_from <= after <= stop:
+            end = _COMMAND_END.search(text, after)
+            stop_from, stop = after, end.start() if end is not None else len(text)
+        if found.start() <= stop:  # the run between the word and the flag stays in one command
+            spans.append(found.span("s"))
+            pos = found.end()
+        else:
+            pos = word.start() + 1
+    return spans
+
+
 # The cheap first scan, on lower-cased text: a literal (or a keyword in context) that
 # every rule above needs. Text without one is returned as it is. Literal alternations
 # are several times faster in ``re`` than the case-insensitive patterns themselves.
@@ -261,10 +331,16 @@ _HINT_WORDS = (
     "ghs_", "ghr_", "github_pat_", "glpat-", "xox", "eyj", "-----begin", "\u5bc6\u7801", "\u53e3\u4ee4",
     "\u5bc6\u94a5", "\u4ee4\u724c",
 )
+# The runs after a keyword are bounded: a key `_PAIR` masks has at most 81 characters (so
+# at most 80 after a keyword in it), and the natural-language rules' words end a few letters
+# after theirs. Unbounded runs made the scan quadratic: "password" 8,000 times (64 kB) took
+# over a minute here, holding the GIL (tests/test_redact_linear.py).
+# The first two runs are possessive (``{0,80}+``: what follows them is never a run
+# character, so giving some back could not help); the PIN one needs to give digits back.
 _IN_CONTEXT = (
-    r"(?:[\w.-]*\\?[\"']?\s*(?::|=|-?>)"  # a pair, a header, an XML tag
-    r"|\w*\s+(?:is|was|are|were|will|would|should|equals|reads|became|becomes|number|code|no|for|of|to|on|at|in)\b"
-    r"|\w*\s*[:=#]?\s*\d{3})"  # PIN 1234
+    r"(?:[\w.-]{0,80}+\\?[\"']?\s*(?::|=|-?>)"  # a pair, a header, an XML tag
+    r"|\w{0,80}+\s+(?:is|was|are|were|will|would|should|equals|reads|became|becomes|number|code|no|for|of|to|on|at|in)\b"
+    r"|\w{0,80}\s*[:=#]?\s*\d{3})"  # PIN 1234
 )
 
 
@@ -431,16 +507,16 @@ class Redactor:
     def _text(self, value: str, found: list[str] | None = None) -> str:
         spans: list[tuple[int, int]] = []
         for pattern in (_PAIR, _FLAG):
+            run = [0, 0]
             for m in pattern.finditer(value):
                 name = m.group("k")
                 if self._key(unquote(name) if "%" in name else name)[0]:
-                    for g in ("v1", "v2", "v3", "v4"):
-                        if m.group(g) is not None:
-                            spans.append(m.span(g))
-                            break
+                    spans.append(_value_span(value, m.end(), run))
         for m in _XML.finditer(value):
             if self._key(m.group("k"))[0]:
                 spans.append(m.span("v"))
+        for command, flag in _COMMAND_SECRETS:
+            spans += _command_spans(value, command, flag)
         for pattern in self._patterns:
             groups = pattern.groupindex
             for m in pattern.finditer(value):
