@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
 from typing import Any
 from urllib.parse import unquote
 
@@ -769,7 +769,9 @@ class Redactor:
         self._texts_joined(idx[:mid], values, out)
         self._texts_joined(idx[mid:], values, out)
 
-    def structlog_processor(self, _logger: Any, _method: str, event_dict: dict[str, Any]) -> dict[str, Any]:
+    def structlog_processor(
+        self, _logger: Any, _method: str, event_dict: MutableMapping[str, Any],
+    ) -> MutableMapping[str, Any]:
         """A structlog processor: add it to any logger chain to redact its events too."""
         return self.value(event_dict)  # type: ignore[no-any-return]
 

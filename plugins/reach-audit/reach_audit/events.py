@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import IO, Any
+from typing import Any, TextIO
 
 import structlog
 
@@ -38,7 +38,7 @@ class EventLog:
     def __init__(self, target: str, redactor: Redactor) -> None:
         self.target = target
         self.redactor = redactor
-        self._file: IO[str] | None = None
+        self._file: TextIO | None = None
 
     @property
     def enabled(self) -> bool:
@@ -51,7 +51,7 @@ class EventLog:
             return False
         return self.target.lower() != "logging" or is_enabled(20, "reach.audit")
 
-    def _stream(self) -> IO[str]:
+    def _stream(self) -> TextIO:
         name = self.target.lower()
         if name == "stderr":
             return sys.stderr  # looked up each time: test runners swap it

@@ -63,7 +63,8 @@ def tail_sync(
 ) -> list[Entry]:
     """The last ``limit`` records (or all records after ``after``), oldest first."""
     ensure_schema_sync(store)
-    where, params = ["1 = 1"], []
+    where: list[str] = ["1 = 1"]
+    params: list[Any] = []
     if after is not None:
         where.append("seq > ?")
         params.append(after)

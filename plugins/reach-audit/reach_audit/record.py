@@ -500,7 +500,7 @@ def build_rows(batch: list[Any], redactor: Redactor, cap: int) -> list[Row]:
     calls: list[tuple[int, tuple[Any, ...], list[Any]]] = []
     to_scan: list[Any] = []
     scan_of: list[tuple[list[Any], int]] = []
-    to_text: list[str] = []
+    to_text: list[Any] = []  # strings (the type test above is not one mypy follows)
     text_of: list[tuple[list[Any], int]] = []
     for n, item in enumerate(batch):
         if type(item) is tuple:
