@@ -14,6 +14,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -367,14 +368,34 @@ class TaggedParser:
     name = "tagged"
 
     def __init__(self, open_tag: str = "<tool_call>", close_tag: str = "</tool_call>") -> None:
+        if not open_tag or not close_tag:
+            raise ValueError("TaggedParser needs a non-empty open and close tag")
         self.open_tag, self.close_tag = open_tag, close_tag
-        self._re = re.compile(re.escape(open_tag) + r"(.*?)" + re.escape(close_tag), re.S)
+
+    def _calls(self, text: str) -> Iterator[tuple[int, int, str]]:
+        """``(start, end, body)`` of each tagged call: what ``finditer`` of
+        ``open(.*?)close`` (dot matching newlines) finds, with ``str.find``.
+
+        The regex tried every open tag against the rest of the text when no close tag
+        followed: a model's reply holding the open tag thousands of times (88 kB) cost
+        14 s. Here an open tag without a close tag after it ends the scan, since no later
+        one can have one either.
+        """
+        open_tag, close_tag = self.open_tag, self.close_tag
+        pos = 0
+        while (start := text.find(open_tag, pos)) != -1:
+            body_start = start + len(open_tag)
+            end = text.find(close_tag, body_start)
+            if end == -1:
+                return
+            pos = end + len(close_tag)
+            yield start, pos, text[body_start:end]
 
     def parse(self, text: str) -> tuple[list[ToolCall], list[str]]:
         calls: list[ToolCall] = []
         errors: list[str] = []
-        for i, m in enumerate(self._re.finditer(text or "")):
-            body = m.group(1).strip()
+        for i, (_, _, raw) in enumerate(self._calls(text or "")):
+            body = raw.strip()
             if body.startswith("```"):
                 body = body.strip("`").removeprefix("json").strip()
             try:
@@ -396,4 +417,10 @@ class TaggedParser:
 
     def strip(self, text: str) -> str:
         """The text with every tagged call removed (what the model said to the user)."""
-        return self._re.sub("", text or "").strip()
+        text = text or ""
+        parts, pos = [], 0
+        for start, end, _ in self._calls(text):
+            parts.append(text[pos:start])
+            pos = end
+        parts.append(text[pos:])
+        return "".join(parts).strip()

@@ -7,6 +7,9 @@ import datetime as dt
 import decimal
 import enum
 import json
+import random
+import re
+import time
 import uuid
 
 import pytest
@@ -117,3 +120,49 @@ async def test_connector_returning_rich_types(tmp_path):
     res = await reach.invoke("get_invoice", {})
     assert res.content == {"price": "12.50", "at": "2024-01-02T00:00:00"}
     assert reach.tool("get_invoice").output_schema["properties"]["price"]
+
+
+# -- the tagged parser on hostile replies ------------------------------------------------------
+def _regex_reference(open_tag: str, close_tag: str) -> re.Pattern[str]:
+    """What TaggedParser matched with before it used str.find (kept verbatim)."""
+    return re.compile(re.escape(open_tag) + r"(.*?)" + re.escape(close_tag), re.S)
+
+
+@pytest.mark.parametrize("tags", [("<tool_call>", "</tool_call>"), ("[[call]]", "[[/call]]"), ("<x>", "</x>")])
+def test_tagged_parser_finds_what_the_lazy_regex_found(tags: tuple[str, str]) -> None:
+    """Bodies, order and stripped text equal the previous regex's on generated replies
+    (tags nested, repeated, unclosed, split, next to JSON and prose)."""
+    open_tag, close_tag = tags
+    ref = _regex_reference(open_tag, close_tag)
+    pieces = [open_tag, close_tag, open_tag[:3], close_tag[-3:], '{"name": "f", "arguments": {}}', "text ", "\n",
+              "```json\n", "```", '{"name": 1}', "{", "}", " "]
+    rng = random.Random(7)
+    parser = TaggedParser(open_tag, close_tag)
+    for _ in range(4000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 14)))
+        assert [body for _, _, body in parser._calls(text)] == [m.group(1) for m in ref.finditer(text)], text
+        assert parser.strip(text) == ref.sub("", text).strip(), text
+        calls, errors = parser.parse(text)
+        assert len(calls) + len(errors) >= len(ref.findall(text)) and len(calls) <= len(ref.findall(text))
+
+
+@pytest.mark.parametrize("reply", [
+    "<tool_call>" * 20_000,  # opened again and again, never closed
+    "<tool_call>{" * 10_000 + "</tool_call",  # a close tag cut short
+    ("<tool_call>x</tool_call>" * 5_000),  # many closed calls, each not JSON
+])
+def test_tagged_parser_takes_linear_time_on_hostile_replies(reply: str) -> None:
+    """A reply the model was tricked into writing must not stall the loop: the lazy regex
+    took 14 s of CPU on 88 kB of open tags."""
+    parser = TaggedParser()
+    t0 = time.process_time()
+    calls, errors = parser.parse(reply)
+    parser.strip(reply)
+    assert time.process_time() - t0 < 2.0
+    assert calls == []
+    assert errors  # either "never closed" or one message per broken call
+
+
+def test_tagged_parser_refuses_empty_tags() -> None:
+    with pytest.raises(ValueError):
+        TaggedParser("", "</x>")
