@@ -386,15 +386,13 @@ _MAX_DEPTH = 32
 _MAX_EMBEDDED_JSON = 1_000_000  # longer strings are scanned as text only
 _SPACE = frozenset(" \t\r\n")
 # A JSON object key in a compact dump: a string followed by a colon. Strings inside
-# values can look like keys too; that only sends the value down the slow path.
-_JSON_KEY = re.compile(r'"([^"]*)":')  # dumps with a backslash never get here
-_PAIR_HEAD = re.compile(r'\["([^"]{1,99})",')
-_NAMED = re.compile(r'"(?:name|key|header|field|id)":"([^"]{1,99})"')
-# The same for dumps checked together one per line (``Redactor.scan_many``): on one dump
-# (never a line break in it) they find exactly what the three above find.
-_JSON_KEY_LINE = re.compile(r'"([^"\n]*)":')
-_PAIR_HEAD_LINE = re.compile(r'\["([^"\n]{1,99})",')
-_NAMED_LINE = re.compile(r'"(?:name|key|header|field|id)":"([^"\n]{1,99})"')
+# values can look like keys too; that only sends the value down the slow path. Dumps
+# with a backslash never get here, so a dump holds no line break (JSON escapes it), and
+# the patterns stop at one: dumps checked together one per line (``Redactor.scan_many``)
+# give each what it alone gives.
+_JSON_KEY = re.compile(r'"([^"\n]*)":')
+_PAIR_HEAD = re.compile(r'\["([^"\n]{1,99})",')
+_NAMED = re.compile(r'"(?:name|key|header|field|id)":"([^"\n]{1,99})"')
 _GLOBAL_FLAGS = re.compile(r"^\(\?([aiLmsux]+)\)")
 
 
@@ -646,7 +644,8 @@ class Redactor:
         return dumped if self._clean_dump(dumped.decode("utf-8")) else None
 
     def _clean_dump(self, text: str) -> bool:
-        """Does a compact JSON dump without escapes pass every check of :meth:`scan`?"""
+        """Does a compact JSON dump without escapes pass every check of :meth:`scan`? (Or
+        several ASCII ones, one per line, with no extra patterns: does every one pass?)"""
         extra = self._extra_any
         if self._hint.search(text.lower()) is not None or (extra is not None and extra.search(text) is not None):
             return False
@@ -655,15 +654,15 @@ class Redactor:
         if not text.isascii() and skeleton(text) != text:
             return False
         key = self._key
-        for name in _JSON_KEY.findall(text):
+        for name in set(_JSON_KEY.findall(text)):
             if key(name)[0]:
                 return False
         if "[" in text:  # ["Authorization", "..."]: the walk masks such pairs
-            for name in _PAIR_HEAD.findall(text):
+            for name in set(_PAIR_HEAD.findall(text)):
                 if key(name)[0]:
                     return False
         if '"value":' in text:  # {"name": "DB_PASSWORD", "value": ...}
-            for name in _NAMED.findall(text):
+            for name in set(_NAMED.findall(text)):
                 if key(name)[0]:
                     return False
         return True
@@ -674,15 +673,16 @@ class Redactor:
 
         The dumps of dicts and lists are checked together, one per line: a compact dump
         without escapes holds no line break, so a key, pair head or ``"value"`` name
-        found in the lines is exactly one found in a dump (their patterns, ``_*_LINE``,
-        cannot cross a line), and every hint match of a dump is a hint match of the
+        found in the lines is exactly one found in a dump (their patterns cannot
+        cross a line), and every hint match of a dump is a hint match of the
         lines (it needs only its own characters; a dump starts and ends with a
         bracket, so no ``\\b`` at its edges changes). A hint spanning two lines only
         costs a second look. So when the lines pass, each dump passes :meth:`scan` and
         is its answer; when they do not, the halves are checked again, down to single
-        values (exactly :meth:`scan`). Only ASCII dumps without escapes are joined;
-        other values, and all values of a redactor with extra patterns (a lookahead
-        may look past a value's end), get :meth:`scan`.
+        values (exactly :meth:`scan`), each step through :meth:`_clean_dump`. Only
+        ASCII dumps without escapes are joined; other values, and all values of a
+        redactor with extra patterns (a lookahead may look past a value's end), get
+        :meth:`scan`.
         """
         if not self._fast or self._extra_any is not None:
             return [self.scan(v) for v in values]
@@ -709,32 +709,13 @@ class Redactor:
             i, dumped = items[0]
             out[i] = dumped if self._clean_dump(dumped.decode("ascii")) else None
             return
-        if self._clean_lines(b"\n".join([d for _, d in items]).decode("ascii")):
+        if self._clean_dump(b"\n".join([d for _, d in items]).decode("ascii")):
             for i, dumped in items:
                 out[i] = dumped
             return
         mid = len(items) // 2
         self._scan_joined(items[:mid], out)
         self._scan_joined(items[mid:], out)
-
-    def _clean_lines(self, text: str) -> bool:
-        """:meth:`_clean_dump` for ASCII dumps one per line (no extra patterns): True only
-        when every line would pass it."""
-        if self._hint.search(text.lower()) is not None:
-            return False
-        key = self._key
-        for name in set(_JSON_KEY_LINE.findall(text)):
-            if key(name)[0]:
-                return False
-        if "[" in text:
-            for name in set(_PAIR_HEAD_LINE.findall(text)):
-                if key(name)[0]:
-                    return False
-        if '"value":' in text:
-            for name in set(_NAMED_LINE.findall(text)):
-                if key(name)[0]:
-                    return False
-        return True
 
     def texts(self, values: Sequence[str]) -> list[str]:
         """``[self.text(v) for v in values]``, with one hint scan for all the plain ones.

@@ -51,6 +51,10 @@ def _old_hint(extra_keys: Iterable[str] = ()) -> re.Pattern[str]:
     )
 
 
+# the dump checks' patterns before they stopped at line breaks (kept verbatim)
+_OLD_JSON_KEY = re.compile(r'"([^"]*)":')
+_OLD_PAIR_HEAD = re.compile(r'\["([^"]{1,99})",')
+_OLD_NAMED = re.compile(r'"(?:name|key|header|field|id)":"([^"]{1,99})"')
 _OLD_FOREIGN_HINT = re.compile(
     "(?:" + "|".join(re.escape(w) for w in sorted(set(R._FOREIGN_KEYWORDS), key=len, reverse=True)) + ")"
     + R._IN_CONTEXT
@@ -90,15 +94,15 @@ class Reference(Redactor):
         if not text.isascii() and skeleton(text) != text:
             return None
         key = self._key
-        for name in R._JSON_KEY.findall(text):
+        for name in _OLD_JSON_KEY.findall(text):
             if key(name)[0]:
                 return None
         if "[" in text:
-            for name in R._PAIR_HEAD.findall(text):
+            for name in _OLD_PAIR_HEAD.findall(text):
                 if key(name)[0]:
                     return None
         if '"value":' in text:
-            for name in R._NAMED.findall(text):
+            for name in _OLD_NAMED.findall(text):
                 if key(name)[0]:
                     return None
         return dumped
