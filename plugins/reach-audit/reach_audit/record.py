@@ -89,34 +89,33 @@ class Row:
     seq: int | None = None  # its position in the log, set (and hashed) when the row is chained
 
 
+def _micros(ts: float) -> tuple[int, int]:
+    """``ts`` as whole seconds and rounded microseconds (0-999,999)."""
+    whole = int(ts)
+    micros = round((ts - whole) * 1e6)
+    if micros >= 1_000_000:
+        whole, micros = whole + 1, micros - 1_000_000
+    return whole, micros
+
+
 _SECOND: list[Any] = [None, ""]
 
 
-def iso(ts: float) -> str:
-    """UTC ISO-8601 with microseconds (``2026-05-01T08:00:00.123456Z``), the log's one format.
-
-    The seconds part is cached: records arrive many per second.
-    """
-    whole = int(ts)
-    micros = round((ts - whole) * 1e6)
-    if micros >= 1_000_000:
-        whole, micros = whole + 1, micros - 1_000_000
-    if _SECOND[0] != whole:
-        _SECOND[1] = datetime.fromtimestamp(whole, UTC).strftime("%Y-%m-%dT%H:%M:%S")
-        _SECOND[0] = whole
-    return f"{_SECOND[1]}.{micros:06d}Z"
-
-
 def stamp(ts: float) -> tuple[str, float]:
-    """``(iso(ts), exact_ts(ts))`` in one go: the writer needs both for every record."""
-    whole = int(ts)
-    micros = round((ts - whole) * 1e6)
-    if micros >= 1_000_000:
-        whole, micros = whole + 1, micros - 1_000_000
+    """``(iso(ts), exact_ts(ts))`` in one go: the writer needs both for every record.
+
+    The seconds part of the text is cached: records arrive many per second.
+    """
+    whole, micros = _micros(ts)
     if _SECOND[0] != whole:
         _SECOND[1] = datetime.fromtimestamp(whole, UTC).strftime("%Y-%m-%dT%H:%M:%S")
         _SECOND[0] = whole
     return f"{_SECOND[1]}.{micros:06d}Z", whole + micros / 1_000_000
+
+
+def iso(ts: float) -> str:
+    """UTC ISO-8601 with microseconds (``2026-05-01T08:00:00.123456Z``), the log's one format."""
+    return stamp(ts)[0]
 
 
 def exact_ts(ts: float) -> float:
@@ -125,10 +124,7 @@ def exact_ts(ts: float) -> float:
     The column is then bound to the hashed record exactly: ``verify`` accepts a
     column value only when it is this canonical float of the record's ``ts``.
     """
-    whole = int(ts)
-    micros = round((ts - whole) * 1e6)
-    if micros >= 1_000_000:
-        whole, micros = whole + 1, micros - 1_000_000
+    whole, micros = _micros(ts)
     return whole + micros / 1_000_000
 
 
