@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import functools
 import logging
+import sqlite3
 from collections.abc import Callable
 from typing import Any
 
@@ -23,6 +24,21 @@ from .redact import Redactor
 from .storage import COMPONENT, MIGRATIONS, Store, append_rows, chain
 
 log = logging.getLogger("reach_audit")
+
+#: A commit refused with "database is locked" (another process kept SQLite's write lock
+#: past busy_timeout, or SQLite gave up without waiting, as it does while a crashed
+#: writer's log is recovered) is retried this many times, 0.1 s to 3.2 s apart, before
+#: ``flush()`` reports the failure: a flush waits out contention, it fails on a broken disk.
+BUSY_RETRIES = 5
+
+
+def _contended(exc: BaseException) -> bool:
+    """Is this the database saying "someone else has the lock", not "I cannot write"?"""
+    if not isinstance(exc, sqlite3.OperationalError):
+        return False
+    text = str(exc)
+    return "locked" in text or "busy" in text
+
 
 BUILD_SLICE = 64  # records built per loop slice (~0.5 ms), so calls interleave with the writer
 
@@ -116,6 +132,7 @@ class AuditWriter:
 
     async def _run(self) -> None:
         assert self._wake is not None and self._now is not None
+        busy = 0  # consecutive commits refused because the database was locked
         while True:
             await self._wake.wait()
             self._wake.clear()  # cleared before writing, so a wake-up during a write is kept
@@ -134,9 +151,17 @@ class AuditWriter:
                 raise
             except BaseException as exc:  # keep the records; try again after a pause
                 self.last_error = exc
-                log.error("reach-audit: writing the audit log failed: %r; will retry", exc)
-                self._fail_waiters(exc)
-                await asyncio.sleep(min(1.0, self.interval * 10))
+                contended = _contended(exc) and busy < BUSY_RETRIES
+                busy = busy + 1 if contended else 0
+                if contended:  # another process holds the database past busy_timeout: wait, do not fail flush()
+                    log.warning("reach-audit: the audit log is busy (%r); retry %d of %d", exc, busy, BUSY_RETRIES)
+                    await asyncio.sleep(0.05 * 2 ** busy)
+                else:
+                    log.error("reach-audit: writing the audit log failed: %r; will retry", exc)
+                    self._fail_waiters(exc)
+                    await asyncio.sleep(min(1.0, self.interval * 10))
+            else:
+                busy = 0
             if self._pending or self._closed:
                 self._wake.set()
 

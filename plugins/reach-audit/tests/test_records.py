@@ -186,6 +186,34 @@ async def test_a_failed_write_keeps_the_records_and_flush_says_so(make_reach, re
     assert (await reach_audit.verify(reach)).ok
 
 
+@pytest.mark.parametrize("held_for", [0.05, 0.3, 1.2])
+async def test_flush_waits_out_another_process_holding_the_database(make_reach, records, data_dir, held_for):
+    """A CLI or a second server writing the same log can hold SQLite's write lock past
+    busy_timeout (or SQLite can refuse at once, while it recovers a crashed writer's log):
+    that is contention, not a broken disk, so flush() waits and then acknowledges."""
+    import asyncio
+    import sqlite3
+
+    reach = make_reach()
+    await reach.invoke({"id": "before", "name": "add", "arguments": {"a": 1, "b": 1}})
+    await reach_audit.flush(reach)
+    store = reach_audit.get_audit(reach).writer.store
+    await store.execute("PRAGMA busy_timeout = 10")  # give up on the lock after 10 ms, as if it had been long
+    other = sqlite3.connect(data_dir / "reach.db", isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+    try:
+        await reach.invoke({"id": "during", "name": "add", "arguments": {"a": 2, "b": 2}})
+        flushing = asyncio.ensure_future(reach_audit.flush(reach))
+        await asyncio.sleep(held_for)
+        assert not flushing.done()  # neither acknowledged nor failed while the lock is held
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    await asyncio.wait_for(flushing, 10)
+    assert [r["call_id"] for r in records()] == ["before", "during"]
+    assert (await reach_audit.verify(reach)).ok
+
+
 def test_the_entry_point_module_imports_no_audit_machinery():
     """``reach plugins`` imports the entry-point module: it must stay light."""
     import subprocess
