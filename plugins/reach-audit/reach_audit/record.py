@@ -98,7 +98,9 @@ def _micros(ts: float) -> tuple[int, int]:
     return whole, micros
 
 
-_SECOND: list[Any] = [None, ""]
+# (whole second, its text): one tuple swapped in whole, so two writer threads never pair
+# one second's number with another's text
+_SECOND: list[tuple[int, str]] = [(-1, "")]
 
 
 def stamp(ts: float) -> tuple[str, float]:
@@ -107,10 +109,10 @@ def stamp(ts: float) -> tuple[str, float]:
     The seconds part of the text is cached: records arrive many per second.
     """
     whole, micros = _micros(ts)
-    if _SECOND[0] != whole:
-        _SECOND[1] = datetime.fromtimestamp(whole, UTC).strftime("%Y-%m-%dT%H:%M:%S")
-        _SECOND[0] = whole
-    return f"{_SECOND[1]}.{micros:06d}Z", whole + micros / 1_000_000
+    cached = _SECOND[0]
+    if cached[0] != whole:
+        cached = _SECOND[0] = (whole, datetime.fromtimestamp(whole, UTC).strftime("%Y-%m-%dT%H:%M:%S"))
+    return f"{cached[1]}.{micros:06d}Z", whole + micros / 1_000_000
 
 
 def iso(ts: float) -> str:
