@@ -2,9 +2,8 @@
 
 Checking uses ``jsonschema-rs`` (compiled Rust, ~100× faster than
 python-jsonschema) with format validation on, and its meta-schema check at
-registration. Only when a call fails does python-jsonschema walk the errors
-(imported then, not at start-up), because its error objects say precisely which
-keyword failed, and that is what a good message for the model needs.
+registration. When a call fails, its errors (which keyword failed, where, with
+what value) become the sentences the model reads (:meth:`CompiledSchema.explain`).
 
 Most tool schemas are a flat object of typed scalars (``{"city": {"type":
 "string"}, "days": {"type": "integer"}}``). For those, registration also writes a
@@ -17,6 +16,7 @@ Rust values first, which costs more than these few type checks.
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 from collections.abc import Callable
 from typing import Any
@@ -27,6 +27,8 @@ from .calls import MAX_INT, MIN_INT, check_values
 from .errors import ConnectorError, ToolFailure
 
 __all__ = ["CompiledSchema", "normalize_schema", "scalar_check", "strict_schema"]
+
+_MAX_ERRORS = 50  # errors read to pick the three the model is told (an array of 100,000 bad items has as many)
 
 FORMAT_HINTS: dict[str, tuple[str, str]] = {
     "date": ("YYYY-MM-DD", "2024-05-01"),
@@ -195,13 +197,12 @@ def scalar_check(schema: dict[str, Any]) -> Callable[[dict[str, Any]], bool] | N
 class CompiledSchema:
     """A tool's input schema, prepared once: fast check, defaults, null-dropping, messages."""
 
-    __slots__ = ("schema", "_rs", "_py", "_defaults", "_optional_nonnull", "_props", "_quick")
+    __slots__ = ("schema", "_rs", "_defaults", "_optional_nonnull", "_props", "_quick")
 
     def __init__(self, schema: dict[str, Any]) -> None:
         self.schema = schema
         self._rs = jsonschema_rs.Draft202012Validator(schema, validate_formats=True)
         self._quick = scalar_check(schema)
-        self._py: Any = None  # python-jsonschema validator, built on the first failure
         props = schema.get("properties") or {}
         required = set(schema.get("required") or ())
         self._props = props
@@ -234,60 +235,66 @@ class CompiledSchema:
         return args
 
     def explain(self, args: dict[str, Any]) -> str:
-        """One model-friendly sentence per problem (at most three)."""
-        if self._py is None:
-            import jsonschema
+        """One model-friendly sentence per problem (at most three), from jsonschema-rs's
+        own errors: the engine that refused the call says why, in linear time. (A
+        Python validator here would re-run the schema's ``pattern`` with ``re``, which
+        backtracks, and check ``uniqueItems`` pairwise: 24 characters against
+        ``^([a-z0-9]+)*@x$``, or 4,000 objects in a unique array, held the process for
+        seconds to minutes.)"""
+        errors = sorted(itertools.islice(self._rs.iter_errors(args), _MAX_ERRORS),
+                        key=lambda e: (len(e.instance_path), [str(p) for p in e.instance_path]))
+        msgs: list[str] = []
+        for e in errors:
+            msg = self._message(e)
+            if msg not in msgs:
+                msgs.append(msg)
+            if len(msgs) == 3:
+                break
+        return "; ".join(msgs or ["the arguments do not match the tool's schema"]) + \
+            ". Send the call again with corrected arguments."
 
-            v = jsonschema.Draft202012Validator
-            self._py = v(self.schema, format_checker=v.FORMAT_CHECKER)
-        errors = sorted(self._py.iter_errors(args), key=lambda e: (len(e.path), str(e.path)))
-        msgs = [self._message(e) for e in errors[:3]] or self._rs_messages(args)
-        return "; ".join(msgs) + ". Send the call again with corrected arguments."
+    def _subschema(self, path: Any) -> dict[str, Any]:
+        """The schema object a keyword sits in (``{}`` when the path goes through a ``$ref``)."""
+        node: Any = self.schema
+        for step in path:
+            try:
+                node = node[step]
+            except (KeyError, IndexError, TypeError):
+                return {}
+        return node if isinstance(node, dict) else {}
 
-    def _rs_messages(self, args: dict[str, Any]) -> list[str]:
-        """Messages from jsonschema-rs, for what python-jsonschema cannot check here
-        (some formats need optional packages there)."""
-        out = []
-        for e in list(self._rs.iter_errors(args))[:3]:
-            field = ".".join(str(p) for p in e.instance_path) or "arguments"
-            kind = e.kind
-            if str(getattr(kind, "name", "")).lower() == "format":
-                fmt = getattr(kind, "format", "")
-                hint, example = FORMAT_HINTS.get(fmt, (f"a valid {fmt}", ""))
-                sent = _short(e.instance) if hasattr(e, "instance") else None
-                out.append(f"`{field}` must be {hint}" + (f", e.g. {example}" if example else "")
-                           + (f"; you sent {sent}" if sent else ""))
-            else:
-                out.append(f"`{field}`: {e.message}")
-        return out or ["the arguments do not match the tool's schema"]
-
-    def _message(self, e: Any) -> str:  # a jsonschema.ValidationError
-        field = ".".join(str(p) for p in e.absolute_path) or "arguments"
-        kw, val, inst = e.validator, e.validator_value, e.instance
+    def _message(self, e: Any) -> str:  # a jsonschema_rs.ValidationError
+        field = ".".join(str(p) for p in e.instance_path) or "arguments"
+        kw, val, inst = e.kind.name, e.kind.value, e.instance
         sent = f"; you sent {_short(inst)}"
         if kw == "required":
-            missing = [m for m in val if isinstance(inst, dict) and m not in inst]
+            sub = self._subschema(list(e.schema_path)[:-1])
+            declared = sub.get("required")
+            wanted: list[Any] = declared if isinstance(declared, list) else [val]
+            missing = [m for m in wanted if isinstance(inst, dict) and m not in inst] or [val]
+            props = sub.get("properties") or {}
             parts = []
             for m in missing:
-                sub = (e.schema.get("properties") or {}).get(m, {})
-                desc = sub.get("description") if isinstance(sub, dict) else None
+                desc = props.get(m, {}).get("description") if isinstance(props.get(m), dict) else None
                 parts.append(f"`{m}`" + (f" ({desc})" if desc else ""))
             where = "" if field == "arguments" else f" in `{field}`"
             return f"missing required field{'s' if len(parts) > 1 else ''}{where}: {', '.join(parts)}"
         if kw == "additionalProperties":
-            allowed = ", ".join(sorted((e.schema.get("properties") or {}).keys())) or "none"
-            extra = sorted(set(inst) - set(e.schema.get("properties") or {})) if isinstance(inst, dict) else []
+            props = self._subschema(list(e.schema_path)[:-1]).get("properties") or {}
+            allowed = ", ".join(sorted(props)) or "none"
+            extra = sorted(str(x) for x in val) if isinstance(val, list) else []
             return f"unexpected field(s) {', '.join(f'`{x}`' for x in extra)}; allowed fields: {allowed}"
         if kw == "enum":
             return f"`{field}` must be one of {', '.join(str(v) for v in val)}{sent}"
         if kw == "const":
             return f"`{field}` must be {_short(val)}{sent}"
         if kw == "type":
-            expected = " or ".join(val) if isinstance(val, list) else val
+            declared = self._subschema(list(e.schema_path)[:-1]).get("type", val)
+            expected = " or ".join(declared) if isinstance(declared, list) else str(declared)
             examples = {"integer": "5", "number": "2.5", "boolean": "true", "string": '"text"', "array": "[...]",
                         "object": "{...}"}
-            ex = examples.get(expected if isinstance(expected, str) else "", "")
-            return (f"`{field}` must be {'an' if str(expected)[0] in 'aeiou' else 'a'} {expected}"
+            ex = examples.get(expected, "")
+            return (f"`{field}` must be {'an' if expected[:1] in tuple('aeiou') else 'a'} {expected}"
                     + (f", e.g. {ex}" if ex else "") + sent)
         if kw == "format":
             hint, fmt_example = FORMAT_HINTS.get(val, (f"a valid {val}", ""))
@@ -302,4 +309,7 @@ class CompiledSchema:
             return f"`{field}` must have {'at least' if kw == 'minItems' else 'at most'} {val} items"
         if kw == "pattern":
             return f"`{field}` must match the pattern {val}{sent}"
-        return f"`{field}`: {e.message}"
+        if kw == "uniqueItems":
+            return f"`{field}` must not repeat an item"
+        text = str(e.message)  # jsonschema-rs quotes the value whole: a model needs the start
+        return f"`{field}`: {text if len(text) <= 200 else text[:197] + '…'}"

@@ -70,13 +70,13 @@ class CountLines(Connector):
                 done += 1
                 yield Progress(done, params["n"])
         finally:
-            self.closed += 1
             if proc.returncode is None:
                 # not proc.kill(): Popen.send_signal polls first, which can reap a child that
                 # just exited before asyncio's watcher does, and wait() then reports 255
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(proc.pid, signal.SIGKILL)
             await proc.wait()
+            self.closed += 1  # counted once the child is reaped, so a test that saw it may look at the child
 
 
 class Recorder:
@@ -403,7 +403,7 @@ async def test_breaking_out_of_the_loop_is_enough_to_stop_the_upstream(reach, co
     async for event in reach.invoke_stream("count_lines", {"n": 1000, "pause": 0.05}):
         if event["type"] == "item":
             break
-    for _ in range(100):  # the event loop closes the abandoned generator on its next turns
+    for _ in range(1000):  # the event loop closes the abandoned generator on its next turns
         if counter.closed:
             break
         await asyncio.sleep(0.01)
