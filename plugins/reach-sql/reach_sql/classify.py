@@ -61,6 +61,9 @@ _DENIED_PATTERN = re.compile(
     r"pg_(try_)?advisory_\w*"  # session state that outlives the call, waits on other sessions
     r"|(query|cursor|table|schema|database)_to_xml\w*"  # query_to_xml runs SQL from a string
     r"|dblink\w*|pg_(read|write)_server_files"
+    # every large-object function: lo_open + lowrite/lo_truncate rewrite objects no WHERE rule sees,
+    # and an open descriptor is session state (lo_put, lo_unlink ... were named, lo_open was not)
+    r"|lo_\w*|lo(read|write)"
     # whole families, so a version's new member is refused too (pg_stat_reset_backend_stats in 18):
     r"|pg_stat_reset\w*"  # statistics other sessions and the operator rely on
     r"|pg_\w*replication\w*|pg_logical_\w*"  # slots and origins; consuming a slot's changes is a write
@@ -256,6 +259,46 @@ _SQLGLOT_DIALECTS = {"mssql": "tsql", "mariadb": "mysql"}
 
 
 
+# What SQLite's tokenizer skips between tokens. sqlglot skips whatever ``str.isspace()``
+# calls a space, which includes U+00A0, U+2028, U+3000 ...; SQLite reads every
+# non-ASCII character as part of a name (and \v, \x1c-\x1f as illegal).
+_SQLITE_SPACE = frozenset(" \t\n\f\r")
+_SQLITE_CLOSE = {"'": "'", '"': '"', "`": "`", "[": "]"}
+
+
+def _sqlite_foreign_space(sql: str) -> str | None:
+    """The first character outside quotes and comments that sqlglot reads as a space
+    and SQLite does not, or None.
+
+    ``DELETE FROM t AS x<U+00A0>WHERE<U+00A0>archived`` is a DELETE with a WHERE clause
+    to sqlglot, but to SQLite one with the alias ``x<U+00A0>WHERE<U+00A0>archived``
+    and no WHERE at all: every row goes. Inside string literals, quoted names and
+    comments such characters are text to both and stay allowed. The scan follows
+    SQLite's own lexer: quotes close on the same character (doubled to escape it,
+    ``[`` on ``]``), ``--`` runs to the line end, ``/* */`` does not nest.
+    """
+    i, n = 0, len(sql)
+    while i < n:
+        ch = sql[i]
+        if ch in _SQLITE_CLOSE:
+            close = _SQLITE_CLOSE[ch]
+            end = sql.find(close, i + 1)
+            while end != -1 and close != "]" and sql.startswith(close, end + 1):
+                end = sql.find(close, end + 2)  # a doubled quote is the quote itself
+            i = n if end == -1 else end + 1
+        elif sql.startswith("--", i):
+            end = sql.find("\n", i)
+            i = n if end == -1 else end + 1
+        elif sql.startswith("/*", i):
+            end = sql.find("*/", i + 2)
+            i = n if end == -1 else end + 2
+        else:
+            if ch.isspace() and ch not in _SQLITE_SPACE:
+                return ch
+            i += 1
+    return None
+
+
 def _classify_sqlglot(sql: str, dialect: str) -> Classification:
     import logging
 
@@ -265,6 +308,13 @@ def _classify_sqlglot(sql: str, dialect: str) -> Classification:
 
     # sqlglot logs a warning when it falls back to an opaque Command; that case is refused below.
     logging.getLogger("sqlglot").setLevel(logging.ERROR)
+    if dialect == "sqlite" and (space := _sqlite_foreign_space(sql)) is not None:
+        return Classification(
+            "dangerous",
+            f"it holds the character U+{ord(space):04X} outside quotes, which SQLite reads as part of a "
+            "name, not as a space (so a WHERE after it would not be one); write plain spaces",
+            1,
+        )
     try:
         parsed = [p for p in sqlglot.parse(sql, read=_SQLGLOT_DIALECTS.get(dialect, dialect)) if p is not None]
     except SqlglotError as exc:
