@@ -131,8 +131,29 @@ def summarize(tool: Any, arguments: dict[str, Any], limit: int) -> str:
             shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
             parts.append(f"{key}={shown}")
         text = f"{tool.name}: " + ", ".join(parts) if parts else tool.name
-    text = " ".join(text.split())
+    text = _visible(" ".join(text.split()))
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# Characters a person deciding cannot see, or that change what the rest looks like:
+# control characters (ESC starts terminal sequences that erase and rewrite the line
+# `reach confirm list` prints), format characters (U+202E turns the rest right to
+# left, U+200B is invisible), private-use and surrogate code points.
+_HIDDEN = frozenset({"Cc", "Cf", "Co", "Cs", "Zl", "Zp"})
+
+
+def _visible(text: str) -> str:
+    """``text`` with every hidden character written as its escape (``\\u202e``), so the
+    summary a person approves shows every character the arguments hold."""
+    if text.isascii() and text.isprintable():
+        return text
+    import unicodedata
+
+    return "".join(
+        (f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}" if ord(ch) < 0x10000
+         else f"\\U{ord(ch):08x}") if unicodedata.category(ch) in _HIDDEN else ch
+        for ch in text
+    )
 
 
 class Confirmations:
