@@ -55,6 +55,7 @@ DENIED_FUNCTIONS = frozenset(
         "pg_read_file", "pg_read_binary_file", "pg_ls_dir", "pg_stat_file",
         "pg_export_snapshot", "pg_import_snapshot",
         "setseed",  # the session's random() sequence, left on a pooled connection for the next caller
+        "setval",  # ALTER SEQUENCE … RESTART as a function: a sequence set back hands out ids again
     }
 )
 _DENIED_PATTERN = re.compile(
@@ -195,7 +196,7 @@ def _pg_refusal(stmt: dict[str, Any]) -> str | None:
     """The first reason found anywhere in one statement's tree, or None."""
     for node_type, node in _nodes(stmt):
         if node_type == "FuncCall" and denied_function(name := _func_name(node)):
-            return f"{name}() is not allowed: it signals other sessions, changes session state or runs hidden SQL"
+            return f"{name}() is not allowed: it signals other sessions, changes session or server state, sequences or large objects, or runs hidden SQL"
         if node_type == "SelectStmt" and node.get("intoClause"):
             return "SELECT … INTO creates a table (a schema change)"
         if node_type in ("UpdateStmt", "DeleteStmt") and not node.get("whereClause"):
@@ -247,7 +248,7 @@ def pg_read_statement(sql: str) -> tuple[str | None, str]:
         if node_type == "SelectStmt" and node.get("intoClause"):
             return "SELECT … INTO creates a table", ""
         if node_type == "FuncCall" and denied_function(name := _func_name(node)):
-            return f"{name}() is not allowed: it signals other sessions, changes session state or runs hidden SQL", ""
+            return f"{name}() is not allowed: it signals other sessions, changes session or server state, sequences or large objects, or runs hidden SQL", ""
         if node_type == "LockingClause":
             return "SELECT … FOR UPDATE/SHARE locks rows", ""
     return None, pg_statement_text(sql, stmts[0])
