@@ -258,6 +258,14 @@ def pg_read_statement(sql: str) -> tuple[str | None, str]:
 
 _SQLGLOT_DIALECTS = {"mssql": "tsql", "mariadb": "mysql"}
 
+# MySQL and MariaDB run the text of ``/*! … */`` (``/*!50000 … */``: from that version on;
+# MariaDB also ``/*M! … */``) as part of the statement; sqlglot, like any SQL parser,
+# skips it as a comment. ``/*!50000 DROP TABLE t */`` was "an empty statement" to the
+# classifier and a DROP TABLE to the server. Refused anywhere in the text (also inside
+# a string literal: values travel as parameters).
+_MYSQL_FAMILY = frozenset({"mysql", "mariadb"})
+_MYSQL_EXECUTABLE_COMMENT = re.compile(r"/\*[mM]?!")
+
 
 
 # What SQLite's tokenizer skips between tokens. sqlglot skips whatever ``str.isspace()``
@@ -309,6 +317,13 @@ def _classify_sqlglot(sql: str, dialect: str) -> Classification:
 
     # sqlglot logs a warning when it falls back to an opaque Command; that case is refused below.
     logging.getLogger("sqlglot").setLevel(logging.ERROR)
+    if dialect in _MYSQL_FAMILY and _MYSQL_EXECUTABLE_COMMENT.search(sql):
+        return Classification(
+            "dangerous",
+            "it holds a /*! … */ comment, whose text MySQL and MariaDB run as SQL (a parser reads it as a "
+            "comment, so it would not be checked); write the statement without it",
+            1,
+        )
     if dialect == "sqlite" and (space := _sqlite_foreign_space(sql)) is not None:
         return Classification(
             "dangerous",
