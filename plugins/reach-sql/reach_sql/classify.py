@@ -308,7 +308,7 @@ def _sqlite_foreign_space(sql: str) -> str | None:
     return None
 
 
-def _classify_sqlglot(sql: str, dialect: str) -> Classification:
+def _classify_sqlglot(sql: str, dialect: str, read: Any = None) -> Classification:
     import logging
 
     import sqlglot
@@ -332,7 +332,7 @@ def _classify_sqlglot(sql: str, dialect: str) -> Classification:
             1,
         )
     try:
-        parsed = [p for p in sqlglot.parse(sql, read=_SQLGLOT_DIALECTS.get(dialect, dialect)) if p is not None]
+        parsed = [p for p in sqlglot.parse(sql, read=read or _SQLGLOT_DIALECTS.get(dialect, dialect)) if p is not None]
     except SqlglotError as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         return Classification("dangerous", f"the statement could not be parsed as {dialect} ({first})", 1)
@@ -355,8 +355,39 @@ def _classify_sqlglot(sql: str, dialect: str) -> Classification:
     return Classification("write", "data change", 1)
 
 
+def _mysql_without_backslash_escapes() -> Any:
+    """sqlglot's MySQL dialect reading ``\\`` in a string as a plain character, as a server
+    with ``sql_mode = NO_BACKSLASH_ESCAPES`` does."""
+    global _NO_BACKSLASH
+    if _NO_BACKSLASH is None:
+        from sqlglot.dialects.mysql import MySQL
+
+        class MySQLNoBackslashEscapes(MySQL):
+            class Tokenizer(MySQL.Tokenizer):
+                STRING_ESCAPES = ["'", '"']
+
+        _NO_BACKSLASH = MySQLNoBackslashEscapes
+    return _NO_BACKSLASH
+
+
+_NO_BACKSLASH: Any = None
+
+
 def classify(sql: str, dialect: str = "postgresql") -> Classification:
     """Classify one statement for the write path (see the module docstring)."""
     if dialect == "postgresql":
         return _classify_pg(sql)
-    return _classify_sqlglot(sql, dialect)
+    verdict = _classify_sqlglot(sql, dialect)
+    if verdict.kind == "write" and dialect in _MYSQL_FAMILY and "\\" in sql:
+        # Whether `\'` ends a string depends on the server's sql_mode, which reach cannot see:
+        # `SET a = 'x\' -- ' WHERE id = 1` has a WHERE with backslash escapes and none without.
+        # Both readings must pass.
+        strict = _classify_sqlglot(sql, dialect, read=_mysql_without_backslash_escapes())
+        if strict.kind != "write":
+            return Classification(
+                "dangerous",
+                f"read without backslash escapes (sql_mode NO_BACKSLASH_ESCAPES) {strict.reason}; write a quote "
+                "in a string doubled ('it''s'), or send values as parameters",
+                strict.statements,
+            )
+    return verdict

@@ -1,4 +1,6 @@
-"""MySQL and MariaDB run the text of ``/*! … */`` comments; the classifier must not skip it.
+"""MySQL and MariaDB: the classifier must read a statement the way the server may.
+
+**Executable comments.** MySQL and MariaDB run the text of ``/*! … */``; the classifier must not skip it.
 
 sqlglot (like any SQL parser) reads ``/*! … */`` as a comment. MySQL runs its text
 as part of the statement (``/*!50000 … */`` from that server version on; MariaDB also
@@ -7,6 +9,11 @@ as part of the statement (``/*!50000 … */`` from that server version on; Maria
 1=1 */`` a bounded DELETE to the classifier and an unbounded one to MySQL. Such
 comments are refused on the MySQL family; on SQLite and PostgreSQL they are plain
 comments and change nothing.
+
+**Backslashes.** Whether ``\\'`` ends a string depends on the server's ``sql_mode``
+(``NO_BACKSLASH_ESCAPES``), which reach cannot see: ``SET owner = 'x\\' -- ' WHERE id = 1``
+has a WHERE with backslash escapes and none without. A statement holding a backslash
+must pass both readings.
 """
 
 from __future__ import annotations
@@ -60,3 +67,31 @@ async def test_a_bang_comment_still_runs_on_sqlite_and_postgres(backend, sql: st
     r = await backend.reach.invoke("sql_execute", {"sql": sql.format(t=backend.table)})
     assert r.ok, r.error
     assert r.content["rows_changed"] == 1
+
+
+BACKSLASH_TRICKS = [
+    "UPDATE accounts SET owner = 'x\\' -- ' WHERE id = 1",
+    "UPDATE accounts SET owner = 'x\\' # ' WHERE id = 1",
+    "UPDATE accounts SET owner = 'x\\' /* ' WHERE id = 1 -- */",
+    "DELETE FROM accounts WHERE owner = 'x\\' OR 'a' = 'a' -- ' AND id = 1",
+    "UPDATE accounts SET owner = 'x\\'; DROP TABLE accounts; -- ' WHERE id = 1",
+    "UPDATE accounts SET owner = \"x\\\" -- \" WHERE id = 1",
+    "UPDATE accounts SET owner = 'a\\\\\\' -- ' WHERE id = 1",
+    "DELETE FROM accounts WHERE owner = 'it\\'s' -- ' AND id = 1",
+]
+
+
+@pytest.mark.parametrize("dialect", ["mysql", "mariadb"])
+@pytest.mark.parametrize("sql", BACKSLASH_TRICKS)
+def test_a_where_only_backslash_escapes_keep_is_refused(dialect: str, sql: str) -> None:
+    verdict = classify(sql, dialect)
+    assert verdict.kind == "dangerous", (sql, verdict)
+
+
+@pytest.mark.parametrize("dialect", ["mysql", "mariadb"])
+@pytest.mark.parametrize("sql", ["UPDATE accounts SET owner = 'a\\\\b' WHERE id = 1",  # a\\b: same either way
+                                 "UPDATE accounts SET owner = 'it''s' WHERE id = 1",
+                                 "UPDATE accounts SET owner = 'C:\\\\temp' WHERE id = 1",
+                                 "DELETE FROM accounts WHERE owner LIKE 'a\\_b' AND id = 1"])
+def test_backslashes_that_read_the_same_either_way_pass(dialect: str, sql: str) -> None:
+    assert classify(sql, dialect).kind == "write", classify(sql, dialect)
