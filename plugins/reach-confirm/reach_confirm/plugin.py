@@ -104,9 +104,11 @@ async def _confirm(call: Any, tool: Any, ctx: Any) -> None:
     q = queue_for(reach)
     args = call.arguments if isinstance(call.arguments, dict) else {}
     approving = APPROVING.get()
-    if approving is not None:
-        c = await q.get(approving)
-        if c.status == "approved" and c.fingerprint == fingerprint(tool.name, args) and c.agent == ctx.agent:
+    if approving:
+        c = await q.get(approving[0])
+        if (approving and c.status == "approved" and c.fingerprint == fingerprint(tool.name, args)
+                and c.agent == ctx.agent):
+            approving.clear()  # one approval, one call (no await between the check and this)
             ctx.approved = True
             ctx.state["confirmation_id"] = c.id
             return

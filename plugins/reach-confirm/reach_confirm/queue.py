@@ -27,8 +27,12 @@ from reach_core import ToolCall, ToolResult
 
 __all__ = ["APPROVING", "Confirmation", "ConfirmationError", "Confirmations", "fingerprint"]
 
-#: Set while an approved confirmation's call runs, so the pre-invoke hook lets it through.
-APPROVING: contextvars.ContextVar[str | None] = contextvars.ContextVar("reach_confirm_approving", default=None)
+#: Set while an approved confirmation's call runs, so the pre-invoke hook lets it through:
+#: ``[confirmation id]``, emptied by the first call it lets through, so a call started inside
+#: the approved one (same tool, arguments and agent: a tool invoking reach again, a
+#: ``delegate`` to the same agent) is not approved with it.
+APPROVING: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar("reach_confirm_approving",
+                                                                            default=None)
 
 MIGRATIONS = [
     """
@@ -289,7 +293,7 @@ class Confirmations:
                                     (f" by {c.decided_by}" if c.decided_by else "") + "; it runs only once")
         c.status, c.decided_by = "approved", by
         await self._notify("approved", c, by=by, reason=reason)
-        token = APPROVING.set(cid)
+        token = APPROVING.set([cid])
         try:
             result = await self.reach.invoke(
                 ToolCall(name=c.tool, arguments=c.arguments, id=f"confirm-{cid}", idempotency_key=f"confirm:{cid}"),
