@@ -87,3 +87,17 @@ async def test_foreign_spaces_inside_quotes_and_comments_still_run(sqlite_backen
 def test_refusal_names_the_character() -> None:
     reason = classify("DELETE FROM t AS x\u3000WHERE\u3000a", "sqlite").reason
     assert "U+3000" in reason and "plain spaces" in reason
+
+
+# A look-alike WHERE (fullwidth, Cyrillic, Greek, Cherokee letters, combining marks, invisible
+# characters inside) is a name to every engine and to the classifier alike: never a WHERE.
+LOOKALIKE_WHERE = ["ＷＨＥＲＥ", "WНERE", "WHЕRE", "wһere", "ᎳHERE", "WHERE\u0301", "W\u200bHERE", "WH\u00adERE",
+                   "WHΕRE", "ｗｈｅｒｅ"]
+LOOKALIKE_TEMPLATES = ["DELETE FROM t {w} id = 1", "DELETE FROM t AS x {w} id = 1", "UPDATE t SET a = 1 {w} id = 1",
+                       "DELETE FROM t AS x {w} archived", "UPDATE t SET a = b {w} c"]
+
+
+@pytest.mark.parametrize("dialect", ["sqlite", "postgresql", "mysql"])
+@pytest.mark.parametrize("sql", [t.format(w=w) for t in LOOKALIKE_TEMPLATES for w in LOOKALIKE_WHERE])
+def test_a_look_alike_where_is_no_where(dialect: str, sql: str) -> None:
+    assert classify(sql, dialect).kind == "dangerous", sql
