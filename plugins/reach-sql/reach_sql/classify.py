@@ -73,6 +73,10 @@ _DENIED_PATTERN = re.compile(
 )
 
 
+_DENIED_WHY = ("it signals other sessions, changes session or server state, sequences or large objects, "
+               "or runs hidden SQL")
+
+
 def denied_function(name: str) -> bool:
     """Is ``name`` (unqualified, any case) a function agent SQL may never call?"""
     name = name.lower()
@@ -196,7 +200,7 @@ def _pg_refusal(stmt: dict[str, Any]) -> str | None:
     """The first reason found anywhere in one statement's tree, or None."""
     for node_type, node in _nodes(stmt):
         if node_type == "FuncCall" and denied_function(name := _func_name(node)):
-            return f"{name}() is not allowed: it signals other sessions, changes session or server state, sequences or large objects, or runs hidden SQL"
+            return f"{name}() is not allowed: {_DENIED_WHY}"
         if node_type == "SelectStmt" and node.get("intoClause"):
             return "SELECT … INTO creates a table (a schema change)"
         if node_type in ("UpdateStmt", "DeleteStmt") and not node.get("whereClause"):
@@ -248,7 +252,7 @@ def pg_read_statement(sql: str) -> tuple[str | None, str]:
         if node_type == "SelectStmt" and node.get("intoClause"):
             return "SELECT … INTO creates a table", ""
         if node_type == "FuncCall" and denied_function(name := _func_name(node)):
-            return f"{name}() is not allowed: it signals other sessions, changes session or server state, sequences or large objects, or runs hidden SQL", ""
+            return f"{name}() is not allowed: {_DENIED_WHY}", ""
         if node_type == "LockingClause":
             return "SELECT … FOR UPDATE/SHARE locks rows", ""
     return None, pg_statement_text(sql, stmts[0])

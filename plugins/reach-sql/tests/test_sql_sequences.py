@@ -22,7 +22,8 @@ def _spellings(call: str) -> list[str]:
 
 SITES = ["SELECT {f}", "UPDATE t SET a = ({f})::text WHERE id = 1", "INSERT INTO t VALUES (({f})::int)",
          "DELETE FROM t WHERE id = ({f})", "WITH c AS (SELECT {f} AS v) SELECT * FROM c",
-         "SELECT * FROM ROWS FROM ({f}) AS r", "INSERT INTO t VALUES (1) ON CONFLICT (id) DO UPDATE SET a = ({f})::text"]
+         "SELECT * FROM ROWS FROM ({f}) AS r",
+         "INSERT INTO t VALUES (1) ON CONFLICT (id) DO UPDATE SET a = ({f})::text"]
 
 CASES = sorted({site.format(f=s) for call in CALLS for s in _spellings(call) for site in SITES[:2]}
                | {site.format(f=call) for call in CALLS for site in SITES})
