@@ -300,7 +300,11 @@ def decode_arguments(raw: Any, max_bytes: int = 1_000_000, max_depth: int = 32) 
             # escapes may hide lone surrogates; more colons than keys: nested objects, colons in
             # strings, or a key given twice (which the count of both tells apart)
             keys, colons = check_values(value)
-            if raw.count(":") - colons != keys:
+            seen = raw.count(":")
+            if "\\u" in raw:  # a `\u003a` in the text is a `:` in the value: count it, or a key
+                # given twice (`{"url": "https://ok", "url": "https\u003a//evil"}`) balances the count
+                seen += raw.count("\\u003a") + raw.count("\\u003A")
+            if seen - colons != keys:
                 _duplicate_key(raw)
         return value
     if value is None:
