@@ -220,19 +220,24 @@ def check_values(value: Any, max_bytes: int | None = None, max_depth: int | None
     return keys, colons
 
 
+def _unique_pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object hook that refuses the first key given twice (``_DuplicateKey``)."""
+    seen: dict[str, Any] = {}
+    for k, v in items:
+        if k in seen:
+            raise _DuplicateKey(k)
+        seen[k] = v
+    return seen
+
+
+# Every key kept: a key given twice is refused, never silently the last one.
+_STRICT_DECODER = json.JSONDecoder(object_pairs_hook=_unique_pairs, parse_constant=_no_constant, parse_float=_finite)
+
+
 def _duplicate_key(raw: str) -> None:
     """Parse ``raw`` again, keeping every key, and refuse the first one given twice."""
-
-    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
-        seen: dict[str, Any] = {}
-        for k, v in items:
-            if k in seen:
-                raise _DuplicateKey(k)
-            seen[k] = v
-        return seen
-
     try:
-        json.JSONDecoder(object_pairs_hook=pairs, parse_constant=_no_constant, parse_float=_finite).decode(raw)
+        _STRICT_DECODER.decode(raw)
     except _DuplicateKey as dup:
         raise ToolFailure(
             f"the field `{dup.key}` is given more than once; send each field once, with the value you mean.",
@@ -295,7 +300,11 @@ def decode_arguments(raw: Any, max_bytes: int = 1_000_000, max_depth: int = 32) 
             # escapes may hide lone surrogates; more colons than keys: nested objects, colons in
             # strings, or a key given twice (which the count of both tells apart)
             keys, colons = check_values(value)
-            if raw.count(":") - colons != keys:
+            seen = raw.count(":")
+            if "\\u" in raw:  # a `\u003a` in the text is a `:` in the value: count it, or a key
+                # given twice (`{"url": "https://ok", "url": "https\u003a//evil"}`) balances the count
+                seen += raw.count("\\u003a") + raw.count("\\u003A")
+            if seen - colons != keys:
                 _duplicate_key(raw)
         return value
     if value is None:
@@ -399,7 +408,19 @@ class TaggedParser:
             if body.startswith("```"):
                 body = body.strip("`").removeprefix("json").strip()
             try:
-                obj = json.loads(body)
+                # strict: `{"name": "a", "name": "b"}` or `"path"` twice in the arguments would
+                # otherwise run the last value while the reply shows the first (decode_arguments
+                # refuses such arguments when they come as text; here the body is decoded first)
+                obj = _STRICT_DECODER.decode(body)
+            except _DuplicateKey as dup:
+                errors.append(
+                    f"tool call #{i + 1} gives the field `{dup.key}` more than once; write each field once, "
+                    "with the value you mean"
+                )
+                continue
+            except RecursionError:  # nesting deeper than the interpreter's stack: refused, never raised
+                errors.append(f"tool call #{i + 1} is nested far too deeply; flatten its arguments")
+                continue
             except ValueError as exc:
                 errors.append(
                     f"tool call #{i + 1} is not valid JSON ({exc}); write "

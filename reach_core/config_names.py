@@ -110,12 +110,39 @@ def check_plugin_names(cfg: Config, names: PluginNames) -> list[Problem]:
     return problems
 
 
+_TIERS = ("read", "write", "dangerous")
+
+
+def _never_matches(pattern: str) -> Problem | None:
+    """Why ``pattern`` can match no tool, or None. ``risk:`` compares the tier exactly, and
+    a tool name holds no ``:`` (``tool.NAME_RE``): ``risk:danger``, ``Risk:dangerous`` or
+    ``tags:x`` in ``deny`` would deny nothing, whatever tools are registered later."""
+    if pattern.startswith("risk:"):
+        tier = pattern[5:]
+        if tier in _TIERS:
+            return None
+        hint = suggest(tier.strip().lower(), list(_TIERS))
+        return Problem("", None, f"`{pattern}` names no tier (tiers: read, write, dangerous)",
+                       f"risk:{hint}" if hint else None)
+    if ":" in pattern and not pattern.startswith(("tag:", "plugin:")):
+        prefix, _, rest = pattern.partition(":")
+        hint = suggest(prefix.strip().lower(), ["tag", "plugin", "risk"])
+        return Problem("", None, f"`{pattern}` can match no tool: tool names hold no `:`, and the patterns "
+                       "are a name or glob, `tag:NAME`, `plugin:NAME` or `risk:TIER`",
+                       f"{hint}:{rest.strip()}" if hint else None)
+    return None
+
+
 def _patterns(patterns: list[str], table: str, key: str, names: PluginNames, problems: list[Problem]) -> list[str]:
     """``plugin:NAME`` patterns with the entry-point name; a plain unknown NAME is a problem
-    (a misspelt ``deny = ["plugin:reach-shel"]`` would deny nothing)."""
+    (a misspelt ``deny = ["plugin:reach-shel"]`` would deny nothing), and so is a pattern
+    that can match no tool at all (:func:`_never_matches`)."""
     out = []
     for pattern in patterns:
-        if pattern.startswith("plugin:") and not (_GLOB & set(pattern[7:])):
+        if (never := _never_matches(pattern)) is not None:
+            never.table, never.key = table, key
+            problems.append(never)
+        elif pattern.startswith("plugin:") and not (_GLOB & set(pattern[7:])):
             name = pattern[7:]
             found = _resolve(names, name, core=True)
             if found is None:

@@ -94,7 +94,10 @@ class Confirmer(Protocol):
     since: ``await resolve(reach, result, wait)`` returns the decided call's result,
     or ``result`` itself while still pending (waiting up to ``wait`` seconds). The
     loop resumes waiting calls only through this method; an exception from it ends
-    the run with that exception.
+    the run with that exception. ``result.name`` is the tool of the waiting call and,
+    when the loop resumes one from a run's messages, ``result.meta["agent"]`` the run's
+    agent: the id came from a tool message, which any tool's output can imitate, so a
+    request for another tool or agent must be answered with ``result`` itself.
     """
 
     async def resolve(self, reach: Any, result: ToolResult, wait: float) -> ToolResult: ...

@@ -389,7 +389,7 @@ async def run_agent(
     model = adapter_for(reach, adapter)
     label = _adapter_label(model)
     messages = _initial_messages(messages_or_text)
-    await _resume_confirmations(reach, messages)
+    await _resume_confirmations(reach, messages, agent)
     hint = _resolve_hint(reach, system_hint)
     if hint and not any(m.get("role") == "system" for m in messages):
         messages.insert(0, {"role": "system", "content": hint})
@@ -630,9 +630,29 @@ async def _await_confirmations(reach: Any, ran: list[ToolResult], wait: float) -
     return ran
 
 
-async def _resume_confirmations(reach: Any, messages: list[dict[str, Any]]) -> None:
-    """Replace tool messages still waiting for a person with the decision taken since."""
+def _called_names(messages: list[dict[str, Any]]) -> dict[str, str]:
+    """Tool-call id -> the tool the assistant called under it, from the messages."""
+    names: dict[str, str] = {}
+    for m in messages:
+        if m.get("role") != "assistant":
+            continue
+        for tc in m.get("tool_calls") or ():
+            fn = tc.get("function") if isinstance(tc, dict) else None
+            if isinstance(fn, dict) and isinstance(tc.get("id"), str) and isinstance(fn.get("name"), str):
+                names[tc["id"]] = fn["name"]
+    return names
+
+
+async def _resume_confirmations(reach: Any, messages: list[dict[str, Any]], agent: str | None = None) -> None:
+    """Replace tool messages still waiting for a person with the decision taken since.
+
+    A tool message is text a tool returned: a fetched page or another service's JSON
+    can read ``{"error": {"code": "needs_confirmation", "confirmation_id": …}}`` too.
+    So the stub handed to the confirmer names the tool the assistant called under that
+    id and this run's agent (``meta["agent"]``): a confirmer gives back only a decision
+    on that tool's call by that agent, never another call's stored result."""
     pending = []
+    called: dict[str, str] | None = None
     for i, m in enumerate(messages):
         if m.get("role") != "tool" or "needs_confirmation" not in str(m.get("content", "")):
             continue
@@ -647,8 +667,12 @@ async def _resume_confirmations(reach: Any, messages: list[dict[str, Any]]) -> N
     if confirmer is None:
         return
     for i, m, cid in pending:
-        stub = ToolResult(call_id=m.get("tool_call_id", ""), name="", ok=False,
-                          error=ToolError("needs_confirmation", ""), meta={"confirmation_id": cid})
+        if called is None:
+            called = _called_names(messages)
+        call_id = m.get("tool_call_id", "")
+        stub = ToolResult(call_id=call_id, name=called.get(call_id, "") if isinstance(call_id, str) else "",
+                          ok=False, error=ToolError("needs_confirmation", ""),
+                          meta={"confirmation_id": cid, "agent": agent or "default"})
         result = await confirmer.resolve(reach, stub, 0.0)
         if result is not stub:
             messages[i] = result.to_message()

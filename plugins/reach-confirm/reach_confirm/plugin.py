@@ -49,6 +49,9 @@ class QueueConfirmer:
 
         Approved and run: that call's result (under the model's call id). Rejected or
         expired: a ``denied`` result with the reason. Still pending: ``result`` itself.
+        Also ``result`` itself when the request is for another tool than ``result.name``
+        or another agent than ``result.meta["agent"]`` (when given): an id a tool's output
+        or another conversation holds never brings in someone else's decision or result.
         """
         cid = result.meta.get("confirmation_id")
         if not cid:
@@ -60,6 +63,9 @@ class QueueConfirmer:
         try:
             c = await q.wait(cid, timeout=wait) if wait > 0 else await q.get(cid)
         except ConfirmationError:
+            return result
+        agent = result.meta.get("agent")
+        if (not result.name or c.tool != result.name) or (agent is not None and c.agent != agent):
             return result
         if c.status == "executed" and c.result:
             done = c.result
@@ -104,9 +110,11 @@ async def _confirm(call: Any, tool: Any, ctx: Any) -> None:
     q = queue_for(reach)
     args = call.arguments if isinstance(call.arguments, dict) else {}
     approving = APPROVING.get()
-    if approving is not None:
-        c = await q.get(approving)
-        if c.status == "approved" and c.fingerprint == fingerprint(tool.name, args) and c.agent == ctx.agent:
+    if approving:
+        c = await q.get(approving[0])
+        if (approving and c.status == "approved" and c.fingerprint == fingerprint(tool.name, args)
+                and c.agent == ctx.agent):
+            approving.clear()  # one approval, one call (no await between the check and this)
             ctx.approved = True
             ctx.state["confirmation_id"] = c.id
             return

@@ -27,8 +27,12 @@ from reach_core import ToolCall, ToolResult
 
 __all__ = ["APPROVING", "Confirmation", "ConfirmationError", "Confirmations", "fingerprint"]
 
-#: Set while an approved confirmation's call runs, so the pre-invoke hook lets it through.
-APPROVING: contextvars.ContextVar[str | None] = contextvars.ContextVar("reach_confirm_approving", default=None)
+#: Set while an approved confirmation's call runs, so the pre-invoke hook lets it through:
+#: ``[confirmation id]``, emptied by the first call it lets through, so a call started inside
+#: the approved one (same tool, arguments and agent: a tool invoking reach again, a
+#: ``delegate`` to the same agent) is not approved with it.
+APPROVING: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar("reach_confirm_approving",
+                                                                            default=None)
 
 MIGRATIONS = [
     """
@@ -131,8 +135,29 @@ def summarize(tool: Any, arguments: dict[str, Any], limit: int) -> str:
             shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
             parts.append(f"{key}={shown}")
         text = f"{tool.name}: " + ", ".join(parts) if parts else tool.name
-    text = " ".join(text.split())
+    text = _visible(" ".join(text.split()))
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# Characters a person deciding cannot see, or that change what the rest looks like:
+# control characters (ESC starts terminal sequences that erase and rewrite the line
+# `reach confirm list` prints), format characters (U+202E turns the rest right to
+# left, U+200B is invisible), private-use and surrogate code points.
+_HIDDEN = frozenset({"Cc", "Cf", "Co", "Cs", "Zl", "Zp"})
+
+
+def _visible(text: str) -> str:
+    """``text`` with every hidden character written as its escape (``\\u202e``), so the
+    summary a person approves shows every character the arguments hold."""
+    if text.isascii() and text.isprintable():
+        return text
+    import unicodedata
+
+    return "".join(
+        (f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}" if ord(ch) < 0x10000
+         else f"\\U{ord(ch):08x}") if unicodedata.category(ch) in _HIDDEN else ch
+        for ch in text
+    )
 
 
 class Confirmations:
@@ -268,7 +293,7 @@ class Confirmations:
                                     (f" by {c.decided_by}" if c.decided_by else "") + "; it runs only once")
         c.status, c.decided_by = "approved", by
         await self._notify("approved", c, by=by, reason=reason)
-        token = APPROVING.set(cid)
+        token = APPROVING.set([cid])
         try:
             result = await self.reach.invoke(
                 ToolCall(name=c.tool, arguments=c.arguments, id=f"confirm-{cid}", idempotency_key=f"confirm:{cid}"),

@@ -28,7 +28,7 @@ from .annotations import annotations_for, open_world
 from .link import IDEMPOTENCY_META_KEY
 from .settings import ServeSettings
 
-__all__ = ["TokenGate", "body_limit", "build_server", "http_app", "to_call_result", "to_mcp_tool"]
+__all__ = ["TokenGate", "body_limit", "build_server", "check_agents", "http_app", "to_call_result", "to_mcp_tool"]
 
 #: The MCP request a tool call is running for: (reach call id, request context).
 PROGRESS_TARGET: contextvars.ContextVar[tuple[str, Any] | None] = contextvars.ContextVar(
@@ -96,15 +96,47 @@ def scoped_key(agent: str, key: str) -> str:
     return f"mcp:{len(agent)}:{agent}:{key}"
 
 
+def check_agents(reach: Any, settings: ServeSettings, agent: str | None = None, *, from_request: bool = False) -> None:
+    """Refuse to serve as an agent that has no ``[agents.NAME]`` table.
+
+    reach gives any agent it has no table for the ``default`` agent's rights, which
+    are usually wider than the restricted agent a token was meant for: a typo
+    (``tokens = {"…" = "suport"}`` for ``[agents.support]``) would hand that client
+    ``default``'s tools instead of failing. ``default`` itself may be named.
+    """
+    from reach_core import ConfigError
+
+    known = set(getattr(getattr(reach, "config", None), "agents", None) or {})
+    named: list[tuple[str, str]] = []
+    if from_request:
+        named += [(f"tokens/clients (a token's agent {a!r})", a) for a in settings.token_agents().values()]
+        if settings.anonymous_agent is not None:
+            named.append(("anonymous_agent", settings.anonymous_agent))
+    elif agent is not None:
+        named.append(("stdio_agent / --agent", agent))
+    for where, name in named:
+        if name != "default" and name not in known:
+            close = sorted(k for k in known if k.casefold() == name.casefold() or k.strip() == name.strip())
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ConfigError(
+                f"[plugins.reach-mcp.server] {where} names the agent {name!r}{hint}, but there is no "
+                f"[agents.{name}] table, so its clients would get the `default` agent's rights; define "
+                f"[agents.{name}] (its allow-list decides what it may do) or name \"default\" explicitly"
+            )
+
+
 def build_server(reach: Any, settings: ServeSettings, *, agent: str | None = None,
                  from_request: bool = False) -> Server[Any]:
     """The MCP server for ``reach``.
 
     ``agent`` fixes the agent (stdio); with ``from_request`` (HTTP) the agent is the
     one the token gate put on the request, and a request without it is refused:
-    a wiring mistake must fail closed, not run as the default agent.
+    a wiring mistake must fail closed, not run as the default agent. Every agent the
+    settings name must have an ``[agents.NAME]`` table (:func:`check_agents`).
     """
     from mcp import MCPError
+
+    check_agents(reach, settings, agent, from_request=from_request)
 
     def who(ctx: Any) -> str | None:
         try:

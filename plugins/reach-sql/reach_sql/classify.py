@@ -55,18 +55,26 @@ DENIED_FUNCTIONS = frozenset(
         "pg_read_file", "pg_read_binary_file", "pg_ls_dir", "pg_stat_file",
         "pg_export_snapshot", "pg_import_snapshot",
         "setseed",  # the session's random() sequence, left on a pooled connection for the next caller
+        "setval",  # ALTER SEQUENCE … RESTART as a function: a sequence set back hands out ids again
     }
 )
 _DENIED_PATTERN = re.compile(
     r"pg_(try_)?advisory_\w*"  # session state that outlives the call, waits on other sessions
     r"|(query|cursor|table|schema|database)_to_xml\w*"  # query_to_xml runs SQL from a string
     r"|dblink\w*|pg_(read|write)_server_files"
+    # every large-object function: lo_open + lowrite/lo_truncate rewrite objects no WHERE rule sees,
+    # and an open descriptor is session state (lo_put, lo_unlink ... were named, lo_open was not)
+    r"|lo_\w*|lo(read|write)"
     # whole families, so a version's new member is refused too (pg_stat_reset_backend_stats in 18):
     r"|pg_stat_reset\w*"  # statistics other sessions and the operator rely on
     r"|pg_\w*replication\w*|pg_logical_\w*"  # slots and origins; consuming a slot's changes is a write
     r"|pg_ls_\w*|pg_file_\w*"  # server directories and (adminpack) server files
     r"|pg_(start|stop)_backup|pg_backup_\w*|pg_wal_replay_\w*"  # backup and recovery control
 )
+
+
+_DENIED_WHY = ("it signals other sessions, changes session or server state, sequences or large objects, "
+               "or runs hidden SQL")
 
 
 def denied_function(name: str) -> bool:
@@ -192,7 +200,7 @@ def _pg_refusal(stmt: dict[str, Any]) -> str | None:
     """The first reason found anywhere in one statement's tree, or None."""
     for node_type, node in _nodes(stmt):
         if node_type == "FuncCall" and denied_function(name := _func_name(node)):
-            return f"{name}() is not allowed: it signals other sessions, changes session state or runs hidden SQL"
+            return f"{name}() is not allowed: {_DENIED_WHY}"
         if node_type == "SelectStmt" and node.get("intoClause"):
             return "SELECT … INTO creates a table (a schema change)"
         if node_type in ("UpdateStmt", "DeleteStmt") and not node.get("whereClause"):
@@ -244,7 +252,7 @@ def pg_read_statement(sql: str) -> tuple[str | None, str]:
         if node_type == "SelectStmt" and node.get("intoClause"):
             return "SELECT … INTO creates a table", ""
         if node_type == "FuncCall" and denied_function(name := _func_name(node)):
-            return f"{name}() is not allowed: it signals other sessions, changes session state or runs hidden SQL", ""
+            return f"{name}() is not allowed: {_DENIED_WHY}", ""
         if node_type == "LockingClause":
             return "SELECT … FOR UPDATE/SHARE locks rows", ""
     return None, pg_statement_text(sql, stmts[0])
@@ -254,9 +262,57 @@ def pg_read_statement(sql: str) -> tuple[str | None, str]:
 
 _SQLGLOT_DIALECTS = {"mssql": "tsql", "mariadb": "mysql"}
 
+# MySQL and MariaDB run the text of ``/*! … */`` (``/*!50000 … */``: from that version on;
+# MariaDB also ``/*M! … */``) as part of the statement; sqlglot, like any SQL parser,
+# skips it as a comment. ``/*!50000 DROP TABLE t */`` was "an empty statement" to the
+# classifier and a DROP TABLE to the server. Refused anywhere in the text (also inside
+# a string literal: values travel as parameters).
+_MYSQL_FAMILY = frozenset({"mysql", "mariadb"})
+_MYSQL_EXECUTABLE_COMMENT = re.compile(r"/\*[mM]?!")
 
 
-def _classify_sqlglot(sql: str, dialect: str) -> Classification:
+
+# What SQLite's tokenizer skips between tokens. sqlglot skips whatever ``str.isspace()``
+# calls a space, which includes U+00A0, U+2028, U+3000 ...; SQLite reads every
+# non-ASCII character as part of a name (and \v, \x1c-\x1f as illegal).
+_SQLITE_SPACE = frozenset(" \t\n\f\r")
+_SQLITE_CLOSE = {"'": "'", '"': '"', "`": "`", "[": "]"}
+
+
+def _sqlite_foreign_space(sql: str) -> str | None:
+    """The first character outside quotes and comments that sqlglot reads as a space
+    and SQLite does not, or None.
+
+    ``DELETE FROM t AS x<U+00A0>WHERE<U+00A0>archived`` is a DELETE with a WHERE clause
+    to sqlglot, but to SQLite one with the alias ``x<U+00A0>WHERE<U+00A0>archived``
+    and no WHERE at all: every row goes. Inside string literals, quoted names and
+    comments such characters are text to both and stay allowed. The scan follows
+    SQLite's own lexer: quotes close on the same character (doubled to escape it,
+    ``[`` on ``]``), ``--`` runs to the line end, ``/* */`` does not nest.
+    """
+    i, n = 0, len(sql)
+    while i < n:
+        ch = sql[i]
+        if ch in _SQLITE_CLOSE:
+            close = _SQLITE_CLOSE[ch]
+            end = sql.find(close, i + 1)
+            while end != -1 and close != "]" and sql.startswith(close, end + 1):
+                end = sql.find(close, end + 2)  # a doubled quote is the quote itself
+            i = n if end == -1 else end + 1
+        elif sql.startswith("--", i):
+            end = sql.find("\n", i)
+            i = n if end == -1 else end + 1
+        elif sql.startswith("/*", i):
+            end = sql.find("*/", i + 2)
+            i = n if end == -1 else end + 2
+        else:
+            if ch.isspace() and ch not in _SQLITE_SPACE:
+                return ch
+            i += 1
+    return None
+
+
+def _classify_sqlglot(sql: str, dialect: str, read: Any = None) -> Classification:
     import logging
 
     import sqlglot
@@ -265,8 +321,22 @@ def _classify_sqlglot(sql: str, dialect: str) -> Classification:
 
     # sqlglot logs a warning when it falls back to an opaque Command; that case is refused below.
     logging.getLogger("sqlglot").setLevel(logging.ERROR)
+    if dialect in _MYSQL_FAMILY and _MYSQL_EXECUTABLE_COMMENT.search(sql):
+        return Classification(
+            "dangerous",
+            "it holds a /*! … */ comment, whose text MySQL and MariaDB run as SQL (a parser reads it as a "
+            "comment, so it would not be checked); write the statement without it",
+            1,
+        )
+    if dialect == "sqlite" and (space := _sqlite_foreign_space(sql)) is not None:
+        return Classification(
+            "dangerous",
+            f"it holds the character U+{ord(space):04X} outside quotes, which SQLite reads as part of a "
+            "name, not as a space (so a WHERE after it would not be one); write plain spaces",
+            1,
+        )
     try:
-        parsed = [p for p in sqlglot.parse(sql, read=_SQLGLOT_DIALECTS.get(dialect, dialect)) if p is not None]
+        parsed = [p for p in sqlglot.parse(sql, read=read or _SQLGLOT_DIALECTS.get(dialect, dialect)) if p is not None]
     except SqlglotError as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         return Classification("dangerous", f"the statement could not be parsed as {dialect} ({first})", 1)
@@ -289,8 +359,39 @@ def _classify_sqlglot(sql: str, dialect: str) -> Classification:
     return Classification("write", "data change", 1)
 
 
+def _mysql_without_backslash_escapes() -> Any:
+    """sqlglot's MySQL dialect reading ``\\`` in a string as a plain character, as a server
+    with ``sql_mode = NO_BACKSLASH_ESCAPES`` does."""
+    global _NO_BACKSLASH
+    if _NO_BACKSLASH is None:
+        from sqlglot.dialects.mysql import MySQL
+
+        class MySQLNoBackslashEscapes(MySQL):
+            class Tokenizer(MySQL.Tokenizer):
+                STRING_ESCAPES = ["'", '"']
+
+        _NO_BACKSLASH = MySQLNoBackslashEscapes
+    return _NO_BACKSLASH
+
+
+_NO_BACKSLASH: Any = None
+
+
 def classify(sql: str, dialect: str = "postgresql") -> Classification:
     """Classify one statement for the write path (see the module docstring)."""
     if dialect == "postgresql":
         return _classify_pg(sql)
-    return _classify_sqlglot(sql, dialect)
+    verdict = _classify_sqlglot(sql, dialect)
+    if verdict.kind == "write" and dialect in _MYSQL_FAMILY and "\\" in sql:
+        # Whether `\'` ends a string depends on the server's sql_mode, which reach cannot see:
+        # `SET a = 'x\' -- ' WHERE id = 1` has a WHERE with backslash escapes and none without.
+        # Both readings must pass.
+        strict = _classify_sqlglot(sql, dialect, read=_mysql_without_backslash_escapes())
+        if strict.kind != "write":
+            return Classification(
+                "dangerous",
+                f"read without backslash escapes (sql_mode NO_BACKSLASH_ESCAPES) {strict.reason}; write a quote "
+                "in a string doubled ('it''s'), or send values as parameters",
+                strict.statements,
+            )
+    return verdict

@@ -638,7 +638,8 @@ def _raise_driver_problem(
     if "not authorized" in lowered:
         raise SqlRefused(
             f"the database refused this statement ({msg}): sql_execute changes rows only "
-            "(INSERT/UPDATE/DELETE); schema changes, ATTACH, PRAGMA and transaction control are not allowed"
+            "(INSERT/UPDATE/DELETE) in the database's own tables; schema changes, system tables (sqlite_*), "
+            "ATTACH, PRAGMA and transaction control are not allowed"
         ) from exc
     if state == "42501":
         raise SqlRefused(f"the database refused this statement: {msg}") from exc

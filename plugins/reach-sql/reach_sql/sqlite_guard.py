@@ -36,6 +36,14 @@ _READ_ACTIONS = frozenset(
 _ROW_WRITE_ACTIONS = frozenset({sqlite3.SQLITE_INSERT, sqlite3.SQLITE_UPDATE, sqlite3.SQLITE_DELETE})
 
 
+def _system_table(name: str | None) -> bool:
+    """SQLite's own tables (``sqlite_sequence``, ``sqlite_stat1`` ...): the name is reserved
+    for them, in any case. Rewriting ``sqlite_sequence`` makes AUTOINCREMENT hand out ids
+    again; forged ``sqlite_stat*`` rows steer the query planner. SQLite's own bookkeeping
+    (an AUTOINCREMENT insert) is not a statement the authorizer is asked about."""
+    return (name or "").lower().startswith("sqlite_")
+
+
 def _function_allowed(name: str | None) -> bool:
     return (name or "").lower() not in DENIED_FUNCTIONS
 
@@ -62,7 +70,9 @@ def write_authorizer(*, admin: bool) -> Authorizer:
     """Row changes for ``sql_execute``; schema changes too when ``admin`` (``sql_admin``).
 
     Both refuse ATTACH/DETACH, savepoints, COMMIT/ROLLBACK sent by the model
-    (the tool owns the transaction) and the denied functions. ``BEGIN`` stays
+    (the tool owns the transaction) and the denied functions; ``sql_execute`` also
+    refuses row changes in SQLite's system tables (``sqlite_sequence``, ``sqlite_stat*``),
+    as it refuses system-catalog writes on PostgreSQL. ``BEGIN`` stays
     allowed because Python's sqlite3 module issues it implicitly before a DML
     statement, inside the same authorizer window.
     """
@@ -76,6 +86,8 @@ def write_authorizer(*, admin: bool) -> Authorizer:
             return sqlite3.SQLITE_DENY
         if action == sqlite3.SQLITE_TRANSACTION:
             return sqlite3.SQLITE_OK if (arg1 or "").upper() == "BEGIN" else sqlite3.SQLITE_DENY
+        if action in _ROW_WRITE_ACTIONS and not admin and _system_table(arg1):
+            return sqlite3.SQLITE_DENY
         if admin or action in _READ_ACTIONS or action in _ROW_WRITE_ACTIONS:
             return sqlite3.SQLITE_OK
         if action == sqlite3.SQLITE_PRAGMA and _pragma_allowed(arg1, arg2):
