@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ from reach_core import ConfigError, Connector, Denied, InvalidArguments
 from .argv import ArgvRefused, check_and_parse
 from .exposure import overlap_problems, warn
 from .gitcheck import disarmed_env, require_isolating_git
-from .grammar import Parsed
+from .grammar import Grammar, Parsed
 from .isolation import GIT_INJECT, Isolation
 from .process import Completed, run_argv
 from .programs import GIT, grammar_for
@@ -42,10 +43,13 @@ class RunCommand(Connector):
             name: _resolve_binary(name, rule.path, settings.search_path)
             for name, rule in settings.commands.items()
         }
-        self.grammars = {
-            name: grammar_for(name, self.binaries[name], rule.grammar)
-            for name, rule in settings.commands.items()
-        }
+        self.grammars: dict[str, Grammar] = {}
+        self.prefixes: dict[str, tuple[str, ...]] = {}  # put before the model's arguments
+        for name, rule in settings.commands.items():
+            grammar = grammar_for(name, self.binaries[name], rule.grammar)
+            self.grammars[name], self.prefixes[name] = _sandboxed(
+                name, self.binaries[name], grammar, settings.search_path
+            )
         for name, grammar in self.grammars.items():
             if grammar is GIT:
                 require_isolating_git(name, self.binaries[name])
@@ -97,7 +101,7 @@ class RunCommand(Connector):
                 args, env = await self._git_checked(binary, args, parsed, cwd, env, limit)
                 limit = max(ends - loop.time(), 0.1)  # the listing spent part of the budget
             done = await run_argv(
-                [binary, *args],
+                [binary, *self.prefixes[command], *args],
                 cwd=cwd,
                 env=env,
                 time_limit=limit,
@@ -217,6 +221,38 @@ def _resolve_binary(name: str, path: str | None, search_path: str) -> str:
             "install it, set `path`, or remove the entry"
         )
     return os.path.abspath(found)
+
+
+def _sandboxed(
+    name: str, binary: str, grammar: Grammar, search_path: str
+) -> tuple[Grammar, tuple[str, ...]]:
+    """The grammar to check with and the arguments to put first (`sed --sandbox`).
+
+    The binary is run once with the sandbox switch: GNU sed and gawk accept it, mawk and
+    busybox do not. Without it awk falls back to checking its program text; a sed without
+    it cannot be made safe (its `e` command runs a shell command), so it is a ConfigError.
+    """
+    if not grammar.sandbox:
+        return grammar, ()
+    try:
+        done = subprocess.run(
+            [binary, *grammar.sandbox, *grammar.sandbox_probe],
+            stdin=subprocess.DEVNULL, capture_output=True, timeout=10,
+            env={"PATH": search_path, "LANG": "C.UTF-8"}, check=False,
+        )
+        works = done.returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        works = False
+    if works:
+        return grammar, grammar.sandbox
+    if grammar.unsandboxed is not None:
+        return grammar.unsandboxed, ()
+    raise ConfigError(
+        f"[plugins.reach-shell.commands.{name}]: {binary} does not accept "
+        f"{' '.join(grammar.sandbox)}, which reach-shell needs to keep `{name}` from running "
+        "programs (sed's `e` command runs a shell command); install GNU sed 4.3 or newer, "
+        "or remove the entry"
+    )
 
 
 def _fixed_env(settings: ShellSettings) -> dict[str, str]:

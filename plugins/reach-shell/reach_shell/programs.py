@@ -10,6 +10,7 @@ default grammar (see grammar.py).
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from .grammar import Grammar, Option, Takes
@@ -203,6 +204,11 @@ _COMMON_RUNS = {
         "--info-script", "--new-volume-script", "--rsh-command", "--rmt-command", "--rsh",
         "--rsync-path", "--ext-diff", "--upload-pack", "--receive-pack", "--exec", "--execdir",
         "--open-files-in-pager", "-exec", "-execdir", "-ok", "-okdir",
+        "--filter",  # GNU split: each chunk is piped into `sh -c <value>`
+        "--pre",  # ripgrep: runs the given program on every file searched
+        "--unzip-command",  # zip -TT: runs the given command to test the archive
+        "--use-askpass",  # wget: runs the given program to ask for a password
+        "--pager",  # man -P, and others: runs the given program on the output
     )
 }
 DEFAULT = Grammar(
@@ -211,8 +217,104 @@ DEFAULT = Grammar(
     options=_options("; ".join(f"{n}[=]" for n in _COMMON_RUNS), _COMMON_RUNS),
 )
 
-_BY_NAME = {"tar": TAR, "gtar": TAR, "git": GIT, "sort": SORT, "find": FIND}
-_DECLARED = {"tar": TAR, "git": GIT, "sort": SORT, "find": FIND, "default": DEFAULT}
+# Launchers: the program's plain arguments are a command line it runs (`xargs sh -c …`,
+# `timeout 5 sh`, `env X=1 sh`). Without a command they are harmless or useless
+# (`env` prints the environment, `xargs` runs echo), so plain arguments are refused.
+_LAUNCHES = "runs its plain arguments as a program (a command and its arguments)"
+LAUNCHER = Grammar("launcher", shorts_known=False, options=DEFAULT.options, operands_run=_LAUNCHES)
+LAUNCHERS = frozenset(
+    {
+        "xargs", "timeout", "nice", "nohup", "stdbuf", "setsid", "chroot", "sudo", "doas", "su",
+        "runuser", "time", "watch", "flock", "ionice", "taskset", "chrt", "strace", "ltrace",
+        "unshare", "nsenter", "busybox", "parallel", "script", "sg", "newgrp", "pkexec", "firejail",
+        "systemd-run", "setpriv", "prlimit", "numactl", "catchsegv", "valgrind", "fakeroot",
+        "eatmydata", "faketime", "unbuffer", "rlwrap", "xvfb-run", "dbus-run-session", "cgexec",
+        "torsocks", "proxychains", "proxychains4", "chpst", "setuidgid", "softlimit", "envdir",
+        "run-parts", "start-stop-daemon", "daemonize", "entr", "ssh-agent", "linux32", "linux64",
+        "setarch", "stdbuf", "tini", "dumb-init", "sshpass",
+    }
+)
+ENV = Grammar(
+    "env",
+    options=_options(
+        """-i --ignore-environment; -0 --null; -u --unset=; -C --chdir=; -S --split-string=;
+        -v --debug; --block-signal[=]; --default-signal[=]; --ignore-signal[=];
+        --list-signal-handling; --help; --version""",
+        {"-S": "splits its value into a command line and runs it"},
+    ),
+    operands_run="runs its first argument that is not NAME=value as a program",
+    operand_assignments=True,
+)
+
+# sed's `e` command and `s///e` run a shell command; `w`/`W`/`r`/`R` write and read any file.
+# GNU sed's --sandbox refuses all of them (in scripts from -f files too); a sed without it
+# cannot be made safe by reading its script here, so it is a ConfigError.
+SED = Grammar(
+    "sed", shorts_known=False, options=DEFAULT.options,
+    sandbox=("--sandbox",), sandbox_probe=("-n", "q"),
+)
+
+_AWK_SYSTEM = re.compile(r"system")
+_AWK_PIPE = re.compile(r"(?<!\|)\|(?!\|)")
+_AWK_REDIRECT = re.compile(r"printf?[^;{}\n]*>")
+
+
+def awk_danger(text: str) -> str | None:
+    """Why an awk program text may run a program or write a file, or None.
+
+    For awks without gawk's --sandbox (mawk, busybox, the one true awk). Read as text,
+    not parsed: `system` anywhere, a `|` that is not `||` (print to a command, a command
+    into getline, and regex alternation too), and `>` after print/printf (a redirection,
+    and a parenthesised comparison too). Refusing a harmless program costs a retry.
+    """
+    flat = text.replace("\\\r\n", "").replace("\\\n", "")  # line continuations
+    if _AWK_SYSTEM.search(flat):
+        return "calls `system` (it runs a shell command)"
+    if _AWK_PIPE.search(flat):
+        return ("has a `|`: a pipe runs a command (`print | \"sh\"`, `\"cmd\" | getline`); "
+                "write a regex alternation /a|b/ as /a/ || /b/")
+    if _AWK_REDIRECT.search(flat):
+        return "redirects print/printf with `>` (it writes a file); compare in an `if` before the print"
+    return None
+
+
+_AWK_FILE = "reads the awk program from a file, where `system()` and pipes cannot be checked"
+# mawk, busybox awk, the one true awk: options from their manuals; every program text checked
+# (busybox's `-e PROGRAM` is left unknown on purpose, so its program is checked as text).
+AWK_CHECKED = Grammar(
+    "awk (no sandbox)",
+    options=_options(
+        "-F --field-separator=; -v --assign=; -f --file=; -W=; -E --exec=; --version; --help",
+        {"-f": _AWK_FILE, "-W": "is mawk's -W option (-W exec reads the program from a file)",
+         "-E": _AWK_FILE},
+    ),
+    text_check=awk_danger,
+)
+# gawk: --sandbox switches off system(), pipes, redirections and extensions.
+AWK = Grammar(
+    "awk", shorts_known=False, options=DEFAULT.options,
+    sandbox=("--sandbox",), sandbox_probe=("BEGIN { }",), unsandboxed=AWK_CHECKED,
+)
+
+# gcc and binutils (expandargv), javac/java: `@file` is replaced by the file's words.
+RESPONSE_FILES = Grammar("response files", shorts_known=False, options=DEFAULT.options, response_files=True)
+_RESPONSE_NAMES = (
+    "gcc", "g++", "cc", "c++", "cpp", "clang", "clang++", "ld", "ld.bfd", "ld.gold", "ld.lld", "as",
+    "ar", "nm", "objdump", "objcopy", "readelf", "size", "strings", "strip", "addr2line", "c++filt",
+    "ranlib", "elfedit", "gprof", "gcov", "javac", "java", "jar", "javadoc", "jarsigner", "kotlinc",
+)
+
+_BY_NAME = {
+    "tar": TAR, "gtar": TAR, "git": GIT, "sort": SORT, "find": FIND, "env": ENV,
+    "sed": SED, "gsed": SED, "awk": AWK, "gawk": AWK, "mawk": AWK, "nawk": AWK,
+    "original-awk": AWK, "busybox": LAUNCHER,
+    **{name: LAUNCHER for name in LAUNCHERS},
+    **{name: RESPONSE_FILES for name in _RESPONSE_NAMES},
+}
+_DECLARED = {
+    "tar": TAR, "git": GIT, "sort": SORT, "find": FIND, "default": DEFAULT, "env": ENV,
+    "launcher": LAUNCHER, "sed": SED, "awk": AWK, "response-files": RESPONSE_FILES,
+}
 
 
 def grammar_for(command: str, binary: str, declared: str | None = None) -> Grammar:
