@@ -122,9 +122,9 @@ def _check_operands(command: str, parsed: Parsed, grammar: Grammar, rule: Comman
             if why is not None:
                 raise ArgvRefused(
                     field,
-                    f"a `{command}` program text that runs no program and writes no file; this one {why}, "
-                    "so reach-shell refuses it whatever the allow-list says",
-                    "BEGIN { print \"hi\" } or { print $1 }",
+                    f"an argument that does not make `{command}` run a program or write a file; this one "
+                    f"{why}, so reach-shell refuses it whatever the allow-list says",
+                    "the same call without it",
                 )
 
 

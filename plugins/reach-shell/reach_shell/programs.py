@@ -304,16 +304,44 @@ _RESPONSE_NAMES = (
     "ranlib", "elfedit", "gprof", "gcov", "javac", "java", "jar", "javadoc", "jarsigner", "kotlinc",
 )
 
+# rsync: `-e`/`--rsh` is the remote shell it runs, `--rsync-path` the program run on the
+# other side (locally with a local "remote"), `--daemon` reads a config file whose
+# `pre-xfer exec` / `post-xfer exec` run commands. Letters unknown otherwise.
+RSYNC = Grammar(
+    "rsync",
+    shorts_known=False,
+    options=_options(
+        "-e --rsh=; --rsync-path=; --daemon; --config=",
+        {
+            "-e": "runs the given program as the remote shell",
+            "--rsync-path": "runs the given program as rsync on the other side",
+            "--daemon": "starts a daemon whose config file names commands to run (pre-xfer exec)",
+            "--config": "names the daemon config file, whose `exec` lines run commands",
+        },
+    ) + DEFAULT.options,
+)
+
+
+def _zip_danger(text: str) -> str | None:
+    """zip's `-TT cmd` (also `-TTcmd`, `-TT=cmd`) runs `cmd` to test the archive."""
+    if text.startswith("-TT"):
+        return "is `-TT` (`--unzip-command`): it runs the given command to test the archive"
+    return None
+
+
+ZIP = Grammar("zip", shorts_known=False, options=DEFAULT.options, text_check=_zip_danger)
+
 _BY_NAME = {
     "tar": TAR, "gtar": TAR, "git": GIT, "sort": SORT, "find": FIND, "env": ENV,
     "sed": SED, "gsed": SED, "awk": AWK, "gawk": AWK, "mawk": AWK, "nawk": AWK,
-    "original-awk": AWK, "busybox": LAUNCHER,
+    "original-awk": AWK, "busybox": LAUNCHER, "rsync": RSYNC, "zip": ZIP,
     **{name: LAUNCHER for name in LAUNCHERS},
     **{name: RESPONSE_FILES for name in _RESPONSE_NAMES},
 }
 _DECLARED = {
     "tar": TAR, "git": GIT, "sort": SORT, "find": FIND, "default": DEFAULT, "env": ENV,
     "launcher": LAUNCHER, "sed": SED, "awk": AWK, "response-files": RESPONSE_FILES,
+    "rsync": RSYNC, "zip": ZIP,
 }
 
 

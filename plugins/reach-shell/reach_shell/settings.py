@@ -42,7 +42,8 @@ class CommandRule(BaseModel):
         description="When set, the first plain argument must be one of these (git: log, diff).",
     )
     grammar: Literal[
-        "git", "tar", "sort", "find", "env", "launcher", "sed", "awk", "response-files", "default"
+        "git", "tar", "sort", "find", "env", "launcher", "sed", "awk", "response-files", "rsync",
+        "zip", "default",
     ] | None = Field(
         default=None,
         description="How the program reads its options; default: from the binary's name "

@@ -126,8 +126,9 @@ def _sed_attacks(mark: str) -> list[list[str]]:
         [f"1e touch {mark}", "a.txt"],
         ["-n", f"1e touch {mark}", "a.txt"],
         [f"e touch {mark}", "a.txt"],
-        [f"s/alpha/touch {mark}/e", "a.txt"],
-        [f"s/.*/touch {mark}/e", "a.txt"],
+        [f"s#alpha#touch {mark}#e", "a.txt"],
+        [f"s|.*|touch {mark}|e", "a.txt"],
+        [f"s,alpha,touch {mark},ep", "a.txt"],
         [f"s/alpha/x/w {mark}", "a.txt"],
         ["-n", f"w {mark}", "a.txt"],
         ["-n", f"1W {mark}", "a.txt"],
@@ -137,7 +138,8 @@ def _sed_attacks(mark: str) -> list[list[str]]:
         ["-ne", f"w {mark}", "a.txt"],
         ["-s", "-n", "-e", "p", "-e", f"$w {mark}", "a.txt"],
         ["--posix", f"1e touch {mark}", "a.txt"],
-        ["-E", f"s/(alpha)/touch {mark}/e", "a.txt"],
+        ["-E", f"s#(alpha)#touch {mark}#e", "a.txt"],
+        ["-n", "-e", f"s#alpha#touch {mark}#e", "-e", "p", "a.txt"],
         ["-z", f"1e touch {mark}", "a.txt"],
         ["--debug", f"1e touch {mark}", "a.txt"],
         ["-f", "script.sed", "a.txt"],
@@ -298,3 +300,58 @@ async def test_split_filter_is_refused(root: Path, args: list[str]) -> None:
 async def test_more_program_running_options_are_refused_in_any_program(root: Path, option: str) -> None:
     with pytest.raises(InvalidArguments, match="does not run other programs"):
         await _tool(root, echo={}).execute({"command": "echo", "args": [option, "x"]})
+
+
+def _stub(tmp_path: Path, name: str) -> Path:
+    """A program named like the real one that prints its arguments (rsync is not installed)."""
+    bin_dir = tmp_path / "stubs"
+    bin_dir.mkdir(exist_ok=True)
+    stub = bin_dir / name
+    stub.write_text('#!/bin/sh\nprintf "%s\\n" "$@"\n')
+    stub.chmod(stub.stat().st_mode | stat.S_IXUSR)
+    return stub
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["-e", "sh -c 'touch MARK'", "a.txt", "host:x"],
+        ["-esh", "a.txt", "host:x"],
+        ["-avze", "sh", "a.txt", "host:x"],
+        ["-ave", "sh", "a.txt", "host:x"],
+        ["--rsh=sh", "a.txt", "host:x"],
+        ["--rsh", "sh", "a.txt", "host:x"],
+        ["--rs=sh", "a.txt", "host:x"],
+        ["--rsync-path=touch MARK", "a.txt", "host:x"],
+        ["--rsync-p=touch MARK", "a.txt", "host:x"],
+        ["--daemon", "--config=evil.conf"],
+        ["--config=evil.conf"],
+        ["--", "-e", "sh", "a.txt", "host:x"],
+    ],
+)
+async def test_rsync_remote_shell_and_daemon_are_refused(root: Path, tmp_path: Path, args: list[str]) -> None:
+    tool = _tool(root, rsync={"path": str(_stub(tmp_path, "rsync"))})
+    with pytest.raises(InvalidArguments, match="reach-shell refuses"):
+        await tool.execute({"command": "rsync", "args": args})
+
+
+async def test_rsync_ordinary_copies_still_pass(root: Path, tmp_path: Path) -> None:
+    tool = _tool(root, rsync={"path": str(_stub(tmp_path, "rsync"))})
+    out = await tool.execute({"command": "rsync", "args": ["-avz", "--delete", "a.txt", "sub/"]})
+    assert out["stdout"].splitlines() == ["-avz", "--delete", "a.txt", "sub/"]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["-T", "-TT", "touch MARK", "x.zip"],
+        ["-T", "-TTtouch MARK", "x.zip"],
+        ["-T", "-TT=touch MARK", "x.zip"],
+        ["-T", "--unzip-command=touch MARK", "x.zip"],
+        ["-T", "--unzip-c", "touch MARK", "x.zip"],
+    ],
+)
+async def test_zip_test_command_is_refused(root: Path, args: list[str]) -> None:
+    tool = _tool(root, zip={})
+    await _refused(tool, "zip", args, root / "MARK")
+    assert not exists(root / "x.zip")
