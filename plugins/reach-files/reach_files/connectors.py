@@ -468,6 +468,8 @@ class WriteFile(_FilesConnector):
                     _refuse_write_protected(st, loc.shown)
                     _write_all(fd, data)
             except FileExistsError:
+                if _is_folder(loc):
+                    raise BusinessError(f"`{loc.shown}` is a folder; choose a file name inside it") from None
                 raise BusinessError(
                     f"`{loc.shown}` already exists; send the call again with mode `overwrite` to replace it "
                     "or `append` to add to it"
@@ -488,6 +490,10 @@ class WriteFile(_FilesConnector):
                 raise BusinessError(f"`{loc.shown}` is a folder; choose a file name inside it")
             if old is not None and stat.S_ISREG(old.st_mode):
                 _refuse_write_protected(old, loc.shown)
+            elif old is not None and not stat.S_ISLNK(old.st_mode):
+                raise BusinessError(
+                    f"`{loc.shown}` is not a regular file (a device, pipe or socket); refused. Use a regular file."
+                )
             tmp = f".{name}.reach-{secrets.token_hex(4)}.tmp"
             if len(tmp.encode("utf-8", "surrogateescape")) > self.jail.name_max:
                 tmp = f".reach-{secrets.token_hex(8)}.tmp"  # a name near NAME_MAX: its temporary twin would not fit
@@ -507,6 +513,13 @@ class WriteFile(_FilesConnector):
                 except FileNotFoundError:
                     pass
                 raise
+
+
+def _is_folder(loc: Located) -> bool:
+    try:
+        return stat.S_ISDIR(os.stat(os.path.join(loc.root, *loc.parts), follow_symlinks=False).st_mode)
+    except OSError:
+        return False
 
 
 def _refuse_write_protected(st: os.stat_result, shown: str) -> None:

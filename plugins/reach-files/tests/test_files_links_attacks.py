@@ -233,3 +233,32 @@ async def test_the_root_spelled_in_another_case_is_outside(box: Any, swap: Any) 
         assert r.ok
         return
     assert not r.ok and r.error.code == "invalid_arguments"
+
+
+@pytest.mark.parametrize("kind", ["fifo", "socket"])
+@pytest.mark.parametrize("write_mode", ["overwrite", "append", "create"])
+async def test_pipes_and_sockets_are_not_replaced_by_overwrite(box: Any, kind: str, write_mode: str) -> None:
+    """`overwrite` renamed a regular file over a FIFO or socket; now refused like the other modes."""
+    import socket
+
+    target = box.root / "notes" / "special"
+    if kind == "fifo":
+        os.mkfifo(target)
+        holder = None
+    else:
+        holder = socket.socket(socket.AF_UNIX)
+        holder.bind(str(target))
+    try:
+        r = await box.call("write_file", path="notes/special", content="x", mode=write_mode)
+        assert not r.ok and r.error.code == "execution_failed"
+        mode = target.lstat().st_mode
+        assert stat.S_ISFIFO(mode) if kind == "fifo" else stat.S_ISSOCK(mode)
+    finally:
+        if holder is not None:
+            holder.close()
+
+
+async def test_create_on_a_folder_says_it_is_a_folder(box: Any) -> None:
+    for path in ("notes", "notes/", "./notes"):
+        r = await box.call("write_file", path=path, content="x")
+        assert not r.ok and "is a folder" in r.error.message, (path, r.error)
