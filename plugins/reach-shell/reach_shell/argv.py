@@ -105,16 +105,17 @@ def _check_operands(command: str, parsed: Parsed, grammar: Grammar, rule: Comman
             if not (grammar.operand_assignments and _ASSIGNMENT.match(found.raw)):
                 raise ArgvRefused(
                     field,
-                    f"an argument that is not a program to run; `{command}` {grammar.operands_run}, so reach-shell refuses "
-                    f"`{found.raw[:60]}` whatever the allow-list says (there is no shell: call the "
-                    "program itself, if it is allowed)",
+                    f"an argument that is not a program to run; `{command}` {grammar.operands_run}, "
+                    f"so reach-shell refuses `{found.raw[:60]}` whatever the allow-list says "
+                    "(there is no shell: call the program itself, if it is allowed)",
                     "NAME=value only" if grammar.operand_assignments else "no plain arguments",
                 )
         if found.plain and grammar.response_files and len(found.raw) > 1 and found.raw.startswith("@"):
             raise ArgvRefused(
                 field,
-                f"an argument that is not a response file; `{command}` reads `{found.raw[:60]}` as a file of more arguments, "
-                "whose options it cannot check, so reach-shell refuses it whatever the allow-list says",
+                f"an argument that is not a response file; `{command}` reads `{found.raw[:60]}` as a file "
+                "of more arguments, whose options it cannot check, so reach-shell refuses it "
+                "whatever the allow-list says",
                 "the arguments themselves, each in `args`",
             )
         if grammar.text_check is not None and (found.plain or found.option not in known):

@@ -152,12 +152,18 @@ class RunCommand(Connector):
             return self.root
         if not isinstance(cwd, str) or "\x00" in cwd:
             raise InvalidArguments("cwd", "a directory path relative to the root", "src")
-        target = (self.root / cwd).resolve()
+        try:
+            target = (self.root / cwd).resolve()
+            is_dir = target.is_dir()
+        except (OSError, RuntimeError) as exc:  # ENAMETOOLONG, EACCES; a symlink loop (RuntimeError before 3.13)
+            raise InvalidArguments(
+                "cwd", f"a directory path the system can open ({getattr(exc, 'strerror', None) or exc})", "src"
+            ) from None
         if not target.is_relative_to(self.root):
             raise InvalidArguments(
                 "cwd", "a directory inside the working root (no `..`, no absolute path)", "src"
             )
-        if not target.is_dir():
+        if not is_dir:
             raise InvalidArguments("cwd", f"an existing directory; `{cwd}` is not one", ".")
         return target
 

@@ -231,7 +231,7 @@ LAUNCHERS = frozenset(
         "eatmydata", "faketime", "unbuffer", "rlwrap", "xvfb-run", "dbus-run-session", "cgexec",
         "torsocks", "proxychains", "proxychains4", "chpst", "setuidgid", "softlimit", "envdir",
         "run-parts", "start-stop-daemon", "daemonize", "entr", "ssh-agent", "linux32", "linux64",
-        "setarch", "stdbuf", "tini", "dumb-init", "sshpass",
+        "setarch", "tini", "dumb-init", "sshpass",
     }
 )
 ENV = Grammar(

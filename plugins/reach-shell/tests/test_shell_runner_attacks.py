@@ -355,3 +355,18 @@ async def test_zip_test_command_is_refused(root: Path, args: list[str]) -> None:
     tool = _tool(root, zip={})
     await _refused(tool, "zip", args, root / "MARK")
     assert not exists(root / "x.zip")
+
+
+@pytest.mark.parametrize(
+    "cwd",
+    ["a" * 256, "a" * 5000, "/".join(["d"] * 3000), "sub/" + "x" * 300, "loop", "loop/x", "ring1", "out",
+     "out/..", "sub/../..", "/", "/etc", "\\..\\..", "sub\x00", "a.txt"],
+)
+async def test_a_bad_cwd_is_an_invalid_argument_never_an_internal_error(root: Path, tmp_path: Path, cwd: str) -> None:
+    (root / "loop").symlink_to("loop")
+    (root / "ring1").symlink_to("ring2")
+    (root / "ring2").symlink_to("ring1")
+    (root / "out").symlink_to(tmp_path, target_is_directory=True)
+    with pytest.raises(InvalidArguments) as refused:
+        await _tool(root, pwd={}).execute({"command": "pwd", "args": [], "cwd": cwd})
+    assert refused.value.field == "cwd"
