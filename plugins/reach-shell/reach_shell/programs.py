@@ -256,7 +256,7 @@ SED = Grammar(
 
 _AWK_SYSTEM = re.compile(r"system")
 _AWK_PIPE = re.compile(r"(?<!\|)\|(?!\|)")
-_AWK_REDIRECT = re.compile(r"printf?[^;{}\n]*>")
+_AWK_REDIRECT = re.compile(r"print[\s\S]*>")
 
 
 def awk_danger(text: str) -> str | None:
@@ -264,8 +264,10 @@ def awk_danger(text: str) -> str | None:
 
     For awks without gawk's --sandbox (mawk, busybox, the one true awk). Read as text,
     not parsed: `system` anywhere, a `|` that is not `||` (print to a command, a command
-    into getline, and regex alternation too), and `>` after print/printf (a redirection,
-    and a parenthesised comparison too). Refusing a harmless program costs a retry.
+    into getline, and regex alternation too), and any `>` after a print/printf anywhere in
+    the text (a redirection, and a later comparison too: quotes, regex literals, `;` and a
+    newline after `,` can all hide where a statement ends, so no statement is delimited).
+    Every comparison can be written with `<` instead. Refusing a harmless program costs a retry.
     """
     flat = text.replace("\\\r\n", "").replace("\\\n", "")  # line continuations
     if _AWK_SYSTEM.search(flat):
@@ -274,7 +276,8 @@ def awk_danger(text: str) -> str | None:
         return ("has a `|`: a pipe runs a command (`print | \"sh\"`, `\"cmd\" | getline`); "
                 "write a regex alternation /a|b/ as /a/ || /b/")
     if _AWK_REDIRECT.search(flat):
-        return "redirects print/printf with `>` (it writes a file); compare in an `if` before the print"
+        return ("has a `>` after a print/printf, which may redirect it into a file; write comparisons "
+                "with `<` (`5 < NR` for `NR > 5`)")
     return None
 
 

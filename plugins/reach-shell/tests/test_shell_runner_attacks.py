@@ -205,6 +205,13 @@ def _awk_attacks(mark: str) -> list[list[str]]:
         [f'BEGIN{{print "x" >> "{mark}"}}'],
         [f'BEGIN{{printf("x") > "{mark}"}}'],
         [f'BEGIN{{f="{mark}"; print 1 > f}}'],
+        [f'BEGIN{{print "a;" > "{mark}"}}'],
+        [f'BEGIN{{print "}}" > "{mark}"}}'],
+        [f'BEGIN{{print /;/ > "{mark}"}}'],
+        [f'BEGIN{{print "a",\n"b" > "{mark}"}}'],
+        [f'BEGIN{{print "a" ; }}\nEND{{ printf "x" >> "{mark}" }}'],
+        [f'BEGIN{{print 1/2 > substr("{mark}Z", 1, {len(mark)} + 0 / 1)}}'],
+        [f'BEGIN{{printf("%s", "x") >"{mark}"}}'],
         ["-F:", f'{{system("touch {mark}")}}', "a.txt"],
         ["-v", "x=1", f'BEGIN{{system("touch {mark}")}}'],
         ["-vx=1", f'BEGIN{{system("touch {mark}")}}'],
@@ -239,6 +246,8 @@ async def test_ordinary_awk_programs_still_work(root: Path) -> None:
     assert out["stdout"] == "b\n"
     out = await tool.execute({"command": "awk", "args": ["-v", "sep=|", "NR == 1 || NR == 2 {print NR sep}", "t.csv"]})
     assert out["stdout"] == "1|\n2|\n"
+    out = await tool.execute({"command": "awk", "args": ["-F|", "{ if (m < $2) m = $2 } END { print m }", "t.csv"]})
+    assert out["stdout"] == "2\n"
 
 
 async def test_an_awk_with_sandbox_gets_it_first(root: Path, tmp_path: Path) -> None:
