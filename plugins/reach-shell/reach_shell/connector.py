@@ -15,7 +15,7 @@ from .argv import ArgvRefused, check_and_parse
 from .exposure import overlap_problems, warn
 from .gitcheck import disarmed_env, require_isolating_git
 from .grammar import Grammar, Parsed
-from .isolation import GIT_INJECT, Isolation
+from .isolation import GIT_INJECT, Isolation, hide_own_environment
 from .process import Completed, run_argv
 from .programs import GIT, grammar_for
 from .settings import ShellSettings
@@ -54,6 +54,8 @@ class RunCommand(Connector):
             if grammar is GIT:
                 require_isolating_git(name, self.binaries[name])
         writable = list(writable_roots or [])
+        if settings.commands:
+            hide_own_environment()  # before any command can run: /proc/<reach>/environ holds secrets
         self.isolation = Isolation([self.root, *writable])
         if settings.commands and self.isolation.base is None:
             raise ConfigError(
