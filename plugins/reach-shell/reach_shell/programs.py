@@ -334,17 +334,31 @@ def _zip_danger(text: str) -> str | None:
 
 ZIP = Grammar("zip", shorts_known=False, options=DEFAULT.options, text_check=_zip_danger)
 
+# wget: `-e`/`--execute` runs wgetrc commands and `--config` reads a wgetrc file (which the
+# agent may write); their `use_askpass = <program>` runs that program.
+WGET = Grammar(
+    "wget",
+    shorts_known=False,
+    options=_options(
+        "-e --execute=; --config=",
+        {
+            "-e": "runs wgetrc commands, and `use_askpass` runs the program it names",
+            "--config": "reads a wgetrc file, whose `use_askpass` runs the program it names",
+        },
+    ) + DEFAULT.options,
+)
+
 _BY_NAME = {
     "tar": TAR, "gtar": TAR, "git": GIT, "sort": SORT, "find": FIND, "env": ENV,
     "sed": SED, "gsed": SED, "awk": AWK, "gawk": AWK, "mawk": AWK, "nawk": AWK,
-    "original-awk": AWK, "busybox": LAUNCHER, "rsync": RSYNC, "zip": ZIP,
+    "original-awk": AWK, "busybox": LAUNCHER, "rsync": RSYNC, "zip": ZIP, "wget": WGET,
     **{name: LAUNCHER for name in LAUNCHERS},
     **{name: RESPONSE_FILES for name in _RESPONSE_NAMES},
 }
 _DECLARED = {
     "tar": TAR, "git": GIT, "sort": SORT, "find": FIND, "default": DEFAULT, "env": ENV,
     "launcher": LAUNCHER, "sed": SED, "awk": AWK, "response-files": RESPONSE_FILES,
-    "rsync": RSYNC, "zip": ZIP,
+    "rsync": RSYNC, "zip": ZIP, "wget": WGET,
 }
 
 

@@ -379,3 +379,26 @@ async def test_a_bad_cwd_is_an_invalid_argument_never_an_internal_error(root: Pa
     with pytest.raises(InvalidArguments) as refused:
         await _tool(root, pwd={}).execute({"command": "pwd", "args": [], "cwd": cwd})
     assert refused.value.field == "cwd"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["-e", "use_askpass=ASKPASS", "http://127.0.0.1:9/"],
+        ["-euse_askpass=ASKPASS", "http://127.0.0.1:9/"],
+        ["-qe", "use_askpass=ASKPASS", "http://127.0.0.1:9/"],
+        ["--execute=use_askpass=ASKPASS", "http://127.0.0.1:9/"],
+        ["--execute", "use_askpass=ASKPASS", "http://127.0.0.1:9/"],
+        ["--exec=use_askpass=ASKPASS", "http://127.0.0.1:9/"],
+        ["--config=wgetrc", "http://127.0.0.1:9/"],
+        ["--conf=wgetrc", "http://127.0.0.1:9/"],
+        ["--use-askpass=ASKPASS", "http://127.0.0.1:9/"],
+    ],
+)
+async def test_wget_never_runs_an_askpass_program(root: Path, tmp_path: Path, mark: Path, args: list[str]) -> None:
+    askpass = tmp_path / "askpass.sh"
+    askpass.write_text(f"#!/bin/sh\ntouch {mark}\necho x\n")
+    askpass.chmod(0o755)
+    (root / "wgetrc").write_text(f"use_askpass = {askpass}\n")
+    args = [a.replace("ASKPASS", str(askpass)) for a in args]
+    await _refused(_tool(root, wget={}), "wget", args, mark)
