@@ -348,17 +348,50 @@ WGET = Grammar(
     ) + DEFAULT.options,
 )
 
+_SSH_KEYS = ("proxycommand", "localcommand", "knownhostscommand", "match", "include", "securitykeyprovider",
+             "pkcs11provider")
+
+
+def _ssh_danger(text: str) -> str | None:
+    """ssh_config keywords given with `-o` that run a local program or read another config."""
+    flat = "".join(text.split()).lower()
+    word = next((key for key in _SSH_KEYS if key in flat), None)
+    if word is not None:
+        return f"names the ssh option `{word}`, which runs a program or reads more config"
+    return None
+
+
+# ssh, scp, sftp: `-o ProxyCommand=…` (and LocalCommand, KnownHostsCommand, Match exec,
+# Include) run local programs; `-F` reads a config file the agent may write; scp/sftp `-S`
+# is the program used instead of ssh, sftp `-D` the local server program run instead.
+# Letters are unknown otherwise, so a bundle holding F, S or D is refused: write
+# `-o` and its value as two arguments.
+SSH = Grammar(
+    "ssh",
+    shorts_known=False,
+    options=_options(
+        "-F=; -S=; -D=",
+        {
+            "-F": "reads an ssh config file, whose ProxyCommand/LocalCommand run programs",
+            "-S": "is the program scp and sftp run instead of ssh (a control socket to ssh)",
+            "-D": "is the local program sftp runs as its server (a SOCKS port to ssh)",
+        },
+    ) + DEFAULT.options,
+    text_check=_ssh_danger,
+)
+
 _BY_NAME = {
     "tar": TAR, "gtar": TAR, "git": GIT, "sort": SORT, "find": FIND, "env": ENV,
     "sed": SED, "gsed": SED, "awk": AWK, "gawk": AWK, "mawk": AWK, "nawk": AWK,
     "original-awk": AWK, "busybox": LAUNCHER, "rsync": RSYNC, "zip": ZIP, "wget": WGET,
+    "ssh": SSH, "scp": SSH, "sftp": SSH, "slogin": SSH,
     **{name: LAUNCHER for name in LAUNCHERS},
     **{name: RESPONSE_FILES for name in _RESPONSE_NAMES},
 }
 _DECLARED = {
     "tar": TAR, "git": GIT, "sort": SORT, "find": FIND, "default": DEFAULT, "env": ENV,
     "launcher": LAUNCHER, "sed": SED, "awk": AWK, "response-files": RESPONSE_FILES,
-    "rsync": RSYNC, "zip": ZIP, "wget": WGET,
+    "rsync": RSYNC, "zip": ZIP, "wget": WGET, "ssh": SSH,
 }
 
 

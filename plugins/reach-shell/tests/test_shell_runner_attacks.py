@@ -402,3 +402,54 @@ async def test_wget_never_runs_an_askpass_program(root: Path, tmp_path: Path, ma
     (root / "wgetrc").write_text(f"use_askpass = {askpass}\n")
     args = [a.replace("ASKPASS", str(askpass)) for a in args]
     await _refused(_tool(root, wget={}), "wget", args, mark)
+
+
+def _ssh_attacks(mark: str, prog: str) -> list[tuple[str, list[str]]]:
+    return [
+        ("ssh", ["-o", f"ProxyCommand=touch {mark}", "host"]),
+        ("ssh", [f"-oProxyCommand=touch {mark}", "host"]),
+        ("ssh", ["-o", f"ProxyCommand touch {mark}", "host"]),
+        ("ssh", ["-o", f"proxycommand=touch {mark}", "host"]),
+        ("ssh", ["-o", f"Proxy Command=touch {mark}", "host"]),
+        ("ssh", ["-o", f"PROXYCOMMAND\t touch {mark}", "host"]),
+        ("ssh", ["-v", "-o", f"ProxyCommand={prog}", "host"]),
+        ("ssh", ["-o", "PermitLocalCommand=yes", "-o", f"LocalCommand=touch {mark}", "host"]),
+        ("ssh", ["-o", f"KnownHostsCommand=touch {mark}", "host"]),
+        ("ssh", ["-o", "Include=evil_config", "host"]),
+        ("ssh", ["-o", "PKCS11Provider=./evil.so", "host"]),
+        ("ssh", ["-F", "evil_config", "host"]),
+        ("ssh", ["-Fevil_config", "host"]),
+        ("ssh", ["-vF", "evil_config", "host"]),
+        ("ssh", ["--", "-F", "evil_config", "host"]),
+        ("scp", ["-S", prog, "a.txt", "host:b"]),
+        ("scp", [f"-S{prog}", "a.txt", "host:b"]),
+        ("scp", ["-qS", prog, "a.txt", "host:b"]),
+        ("scp", ["-o", f"ProxyCommand=touch {mark}", "a.txt", "host:b"]),
+        ("scp", ["-F", "evil_config", "a.txt", "host:b"]),
+        ("sftp", ["-S", prog, "host"]),
+        ("sftp", ["-D", prog]),
+        ("sftp", [f"-D{prog}"]),
+        ("sftp", ["-o", f"ProxyCommand=touch {mark}", "host"]),
+    ]
+
+
+@pytest.mark.parametrize("index", range(len(_ssh_attacks("m", "p"))))
+async def test_ssh_family_never_runs_a_local_program(root: Path, tmp_path: Path, mark: Path, index: int) -> None:
+    prog = tmp_path / "prog.sh"
+    prog.write_text(f"#!/bin/sh\ntouch {mark}\n")
+    prog.chmod(0o755)
+    (root / "evil_config").write_text(f"Host *\n  ProxyCommand touch {mark}\n")
+    command, args = _ssh_attacks(str(mark), str(prog))[index]
+    if shutil.which(command, path="/usr/local/bin:/usr/bin:/bin") is None:
+        pytest.fail(f"{command} is not installed on this machine")
+    await _refused(_tool(root, **{command: {}}), command, args, mark)
+
+
+async def test_ssh_ordinary_options_still_pass_the_check(root: Path) -> None:
+    tool = _tool(root, ssh={"timeout": 3})
+    out = await tool.execute({"command": "ssh", "args": ["-V"]})
+    assert "OpenSSH" in out["stderr"]
+    out = await tool.execute(
+        {"command": "ssh", "args": ["-o", "BatchMode=yes", "-o", "ConnectTimeout=1", "-p", "9", "127.0.0.1", "true"]}
+    )
+    assert out["exit_code"] != 0 and "reach-shell" not in out["stderr"]
