@@ -24,7 +24,7 @@ from typing import Any
 from reach_core import BusinessError, Connector, InvalidArguments, NotFound
 
 from .globs import GlobError, compile_glob
-from .jail import Jail, Located, PathMissing, PathRefused
+from .jail import Jail, Located, NotRegular, PathMissing, PathRefused, is_special
 from .settings import FilesSettings
 from .sniff import SNIFF_BYTES, describe_size, guess_type, looks_binary
 from .walk import Budget, walk
@@ -56,6 +56,10 @@ class _FilesConnector(Connector):
             raise InvalidArguments("path", message=str(exc)) from None
         except GlobError as exc:
             raise InvalidArguments("pattern", message=str(exc)) from None
+        except NotRegular as exc:
+            raise BusinessError(
+                f"`{exc}` is not a regular file (a device, pipe or socket); refused. Use a regular file."
+            ) from None
         except PathMissing as exc:
             raise NotFound(
                 f"`{exc}`", message=f"`{exc}` does not exist; use list_dir or search_files to find the right path."
@@ -385,8 +389,10 @@ class SearchFiles(_FilesConnector):
         return out
 
     def _grep(self, dfd: int, name: str, shown: str, needle: str, ignore_case: bool, room: int) -> list[dict[str, Any]]:
-        """Matching lines of one regular text file (symlinks, binaries and huge files skipped)."""
+        """Matching lines of one regular text file (symlinks, devices, binaries and huge files skipped)."""
         try:
+            if is_special(os.stat(name, dir_fd=dfd, follow_symlinks=False).st_mode):
+                return []  # never opened: opening a device can act
             fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dfd)
         except OSError:
             return []

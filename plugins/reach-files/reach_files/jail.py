@@ -43,6 +43,11 @@ class PathMissing(Exception):
     """The path is allowed but nothing is there."""
 
 
+class NotRegular(Exception):
+    """A pipe, socket or device: never opened (opening a device can act: a watchdog arms,
+    a tape rewinds); ``str()`` is the path as shown to the model."""
+
+
 @dataclass(frozen=True)
 class Located:
     """A checked path: its root, the components below it, and how to show it to the model."""
@@ -182,6 +187,7 @@ class Jail:
         if not loc.parts:
             raise PathRefused("`path` names the root folder itself; give a file path such as notes/todo.md")
         with self.open_dir(loc, parts=loc.parts[:-1], create=create_parents) as parent:
+            refuse_special(parent, loc.parts[-1], loc.shown)
             try:
                 fd = os.open(loc.parts[-1], flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=parent)
             except FileNotFoundError:
@@ -205,6 +211,21 @@ class Jail:
             raise PathRefused("`path` names the root folder itself; give a file path such as notes/todo.md")
         with self.open_dir(loc, parts=loc.parts[:-1], create=create) as fd:
             yield fd
+
+
+def is_special(mode: int) -> bool:
+    return stat.S_ISCHR(mode) or stat.S_ISBLK(mode) or stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+def refuse_special(dir_fd: int, name: str, shown: str) -> None:
+    """Looked at before the open: a device, pipe or socket is refused without being opened.
+    (The type is checked again on the descriptor after the open.)"""
+    try:
+        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except OSError:
+        return  # missing (create) or unreadable: the open itself answers
+    if is_special(st.st_mode):
+        raise NotRegular(shown)
 
 
 def refuse_linked(fd: int, shown: str) -> None:

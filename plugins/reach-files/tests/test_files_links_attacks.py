@@ -262,3 +262,61 @@ async def test_create_on_a_folder_says_it_is_a_folder(box: Any) -> None:
     for path in ("notes", "notes/", "./notes"):
         r = await box.call("write_file", path=path, content="x")
         assert not r.ok and "is a folder" in r.error.message, (path, r.error)
+
+
+def _make_special(path: Path, kind: str) -> Any:
+    """A FIFO, a socket or a character device (`/dev/null`'s and `/dev/zero`'s numbers; root)."""
+    import socket
+
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "socket":
+        holder = socket.socket(socket.AF_UNIX)
+        holder.bind(str(path))
+        return holder
+    else:
+        if os.geteuid() != 0:
+            pytest.fail("device nodes need root (the CI container runs as root)")
+        os.mknod(path, stat.S_IFCHR | 0o666, os.makedev(1, 3 if kind == "null" else 5))
+    return None
+
+
+@pytest.mark.parametrize("kind", ["fifo", "socket", "null", "zero"])
+@pytest.mark.parametrize(
+    ("tool", "args"),
+    [
+        ("read_file", {"path": "notes/dev"}),
+        ("read_file", {"path": "notes/dev", "offset": 0, "max_bytes": 10}),
+        ("write_file", {"path": "notes/dev", "content": "x", "mode": "append"}),
+        ("write_file", {"path": "notes/dev", "content": "x", "mode": "create"}),
+        ("write_file", {"path": "notes/dev", "content": "x", "mode": "overwrite"}),
+        ("search_files", {"text": "x"}),
+        ("search_files", {"text": "x", "pattern": "dev", "path": "notes"}),
+    ],
+)
+async def test_devices_pipes_and_sockets_are_never_opened(
+    box: Any, monkeypatch: pytest.MonkeyPatch, kind: str, tool: str, args: dict[str, Any]
+) -> None:
+    """Opening a device can act by itself (a watchdog arms, a tape rewinds; a FIFO's writer
+    wakes up): the type is looked at first and the node is never opened."""
+    holder = _make_special(box.root / "notes" / "dev", kind)
+    opened: list[str] = []
+    real_open = os.open
+
+    def spy(path: Any, flags: int, *rest: Any, **kw: Any) -> int:
+        opened.append(os.fsdecode(path))
+        return real_open(path, flags, *rest, **kw)
+
+    monkeypatch.setattr(os, "open", spy)
+    try:
+        r = await box.call(tool, **args)
+    finally:
+        monkeypatch.undo()
+        if holder is not None:
+            holder.close()
+    assert "dev" not in opened, (tool, opened)
+    if tool == "search_files":
+        assert r.ok and r.content["matches"] == []
+    else:
+        assert not r.ok and r.error.code == "execution_failed"
+        assert "not a regular file" in r.error.message or "already exists" in r.error.message
