@@ -541,12 +541,13 @@ def _refuse_write_protected(st: os.stat_result, shown: str) -> None:
 
 def _keep_owner_and_mode(fd: int, old: os.stat_result) -> None:
     """The replacement keeps the replaced file's permissions (a 0600 file must not become
-    0644, readable by everyone) and, when the process may, its owner and group."""
+    0644, readable by everyone) and, when the process may, its owner and group; the
+    set-ID bits are dropped (new content in a set-user-ID file would run as its owner)."""
     try:
         os.fchown(fd, old.st_uid, old.st_gid)
     except OSError:
         pass  # not root: the new file is ours, as any file we create
-    os.fchmod(fd, stat.S_IMODE(old.st_mode))
+    os.fchmod(fd, stat.S_IMODE(old.st_mode) & 0o777)  # never set-user-ID, set-group-ID or sticky
 
 
 def _write_all(fd: int, data: bytes) -> None:

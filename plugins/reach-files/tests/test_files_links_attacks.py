@@ -123,6 +123,16 @@ async def test_overwrite_keeps_the_mode_of_the_file_it_replaces(box: Any, mode: 
     assert target.read_text() == "new\n" and stat.S_IMODE(target.stat().st_mode) == mode
 
 
+@pytest.mark.parametrize("mode", [0o4755, 0o2755, 0o6755, 0o1777, 0o4644])
+async def test_overwrite_drops_set_id_and_sticky_bits(box: Any, mode: int) -> None:
+    target = box.root / "tool.sh"
+    target.write_text("old\n")
+    target.chmod(mode)
+    r = await box.call("write_file", path="tool.sh", content="new\n", mode="overwrite")
+    assert r.ok
+    assert stat.S_IMODE(target.stat().st_mode) == mode & 0o777
+
+
 async def test_overwrite_keeps_the_owner_when_reach_may(box: Any) -> None:
     target = box.root / "owned.md"
     target.write_text("old\n")
