@@ -16,7 +16,7 @@ from .exposure import overlap_problems, warn
 from .gitcheck import disarmed_env, require_isolating_git
 from .grammar import Grammar, Parsed
 from .isolation import GIT_INJECT, Isolation, hide_own_environment
-from .process import Completed, run_argv
+from .process import Completed, run_argv, sweep_escaped
 from .programs import GIT, grammar_for
 from .settings import ShellSettings
 
@@ -102,13 +102,16 @@ class RunCommand(Connector):
                 ends = loop.time() + limit
                 args, env = await self._git_checked(binary, args, parsed, cwd, env, limit)
                 limit = max(ends - loop.time(), 0.1)  # the listing spent part of the budget
-            done = await run_argv(
-                [binary, *self.prefixes[command], *args],
-                cwd=cwd,
-                env=env,
-                time_limit=limit,
-                max_output_bytes=self.settings.max_output_bytes,
-            )
+            try:
+                done = await run_argv(
+                    [binary, *self.prefixes[command], *args],
+                    cwd=cwd,
+                    env=env,
+                    time_limit=limit,
+                    max_output_bytes=self.settings.max_output_bytes,
+                )
+            finally:  # before the dirs can go to another call: what left the group dies too
+                sweep_escaped(dirs.home)
         return _content(command, done, limit)
 
     async def _git_checked(
