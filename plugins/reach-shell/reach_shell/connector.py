@@ -6,6 +6,7 @@ import asyncio
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -102,6 +103,7 @@ class RunCommand(Connector):
                 ends = loop.time() + limit
                 args, env = await self._git_checked(binary, args, parsed, cwd, env, limit)
                 limit = max(ends - loop.time(), 0.1)  # the listing spent part of the budget
+            started = time.time() - 1.0  # ctime granularity: a second of slack costs little
             try:
                 done = await run_argv(
                     [binary, *self.prefixes[command], *args],
@@ -111,7 +113,7 @@ class RunCommand(Connector):
                     max_output_bytes=self.settings.max_output_bytes,
                 )
             finally:  # before the dirs can go to another call: what left the group dies too
-                sweep_escaped(dirs.home)
+                sweep_escaped(dirs.home, since=started)
         return _content(command, done, limit)
 
     async def _git_checked(
