@@ -204,7 +204,6 @@ _COMMON_RUNS = {
         "--info-script", "--new-volume-script", "--rsh-command", "--rmt-command", "--rsh",
         "--rsync-path", "--ext-diff", "--upload-pack", "--receive-pack", "--exec", "--execdir",
         "--open-files-in-pager", "-exec", "-execdir", "-ok", "-okdir",
-        "--filter",  # GNU split: each chunk is piped into `sh -c <value>`
         "--pre",  # ripgrep: runs the given program on every file searched
         "--unzip-command",  # zip -TT: runs the given command to test the archive
         "--use-askpass",  # wget: runs the given program to ask for a password
@@ -334,6 +333,15 @@ def _zip_danger(text: str) -> str | None:
 
 ZIP = Grammar("zip", shorts_known=False, options=DEFAULT.options, text_check=_zip_danger)
 
+# GNU split: `--filter=CMD` pipes each chunk into `sh -c CMD`. (Not in the common list:
+# `docker ps --filter`, `rsync --filter` are harmless and common.)
+SPLIT = Grammar(
+    "split",
+    shorts_known=False,
+    options=_options("--filter=", {"--filter": "pipes each chunk into `sh -c` with the given command"})
+    + DEFAULT.options,
+)
+
 # wget: `-e`/`--execute` runs wgetrc commands and `--config` reads a wgetrc file (which the
 # agent may write); their `use_askpass = <program>` runs that program.
 WGET = Grammar(
@@ -384,14 +392,14 @@ _BY_NAME = {
     "tar": TAR, "gtar": TAR, "git": GIT, "sort": SORT, "find": FIND, "env": ENV,
     "sed": SED, "gsed": SED, "awk": AWK, "gawk": AWK, "mawk": AWK, "nawk": AWK,
     "original-awk": AWK, "busybox": LAUNCHER, "rsync": RSYNC, "zip": ZIP, "wget": WGET,
-    "ssh": SSH, "scp": SSH, "sftp": SSH, "slogin": SSH,
+    "split": SPLIT, "gsplit": SPLIT, "ssh": SSH, "scp": SSH, "sftp": SSH, "slogin": SSH,
     **{name: LAUNCHER for name in LAUNCHERS},
     **{name: RESPONSE_FILES for name in _RESPONSE_NAMES},
 }
 _DECLARED = {
     "tar": TAR, "git": GIT, "sort": SORT, "find": FIND, "default": DEFAULT, "env": ENV,
     "launcher": LAUNCHER, "sed": SED, "awk": AWK, "response-files": RESPONSE_FILES,
-    "rsync": RSYNC, "zip": ZIP, "wget": WGET, "ssh": SSH,
+    "rsync": RSYNC, "zip": ZIP, "wget": WGET, "ssh": SSH, "split": SPLIT,
 }
 
 

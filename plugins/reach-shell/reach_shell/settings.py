@@ -43,7 +43,7 @@ class CommandRule(BaseModel):
     )
     grammar: Literal[
         "git", "tar", "sort", "find", "env", "launcher", "sed", "awk", "response-files", "rsync",
-        "zip", "wget", "ssh", "default",
+        "zip", "wget", "ssh", "split", "default",
     ] | None = Field(
         default=None,
         description="How the program reads its options; default: from the binary's name "

@@ -304,6 +304,11 @@ async def test_split_filter_is_refused(root: Path, args: list[str]) -> None:
     assert sorted(os.listdir(root)) == ["a.txt", "b.txt", "sub"]
 
 
+async def test_filter_is_still_an_option_of_other_programs(root: Path) -> None:
+    out = await _tool(root, echo={}).execute({"command": "echo", "args": ["--filter=status=running"]})
+    assert out["stdout"] == "--filter=status=running\n"
+
+
 @pytest.mark.parametrize("option", ["--pre=sh", "--pre", "--unzip-command=sh", "--unzip-c=sh", "--use-askpass=sh",
                                     "--use-ask=sh", "--pager=sh", "--pag=sh"])
 async def test_more_program_running_options_are_refused_in_any_program(root: Path, option: str) -> None:
@@ -346,8 +351,8 @@ async def test_rsync_remote_shell_and_daemon_are_refused(root: Path, tmp_path: P
 
 async def test_rsync_ordinary_copies_still_pass(root: Path, tmp_path: Path) -> None:
     tool = _tool(root, rsync={"path": str(_stub(tmp_path, "rsync"))})
-    out = await tool.execute({"command": "rsync", "args": ["-avz", "--delete", "a.txt", "sub/"]})
-    assert out["stdout"].splitlines() == ["-avz", "--delete", "a.txt", "sub/"]
+    out = await tool.execute({"command": "rsync", "args": ["-avz", "--delete", "--filter=- *.o", "a.txt", "sub/"]})
+    assert out["stdout"].splitlines() == ["-avz", "--delete", "--filter=- *.o", "a.txt", "sub/"]
 
 
 @pytest.mark.parametrize(
