@@ -24,7 +24,7 @@ from typing import Any
 from reach_core import BusinessError, Connector, InvalidArguments, NotFound
 
 from .globs import GlobError, compile_glob
-from .jail import Jail, Located, PathMissing, PathRefused
+from .jail import Jail, Located, NotRegular, PathMissing, PathRefused, is_special
 from .settings import FilesSettings
 from .sniff import SNIFF_BYTES, describe_size, guess_type, looks_binary
 from .walk import Budget, walk
@@ -56,6 +56,10 @@ class _FilesConnector(Connector):
             raise InvalidArguments("path", message=str(exc)) from None
         except GlobError as exc:
             raise InvalidArguments("pattern", message=str(exc)) from None
+        except NotRegular as exc:
+            raise BusinessError(
+                f"`{exc}` is not a regular file (a device, pipe or socket); refused. Use a regular file."
+            ) from None
         except PathMissing as exc:
             raise NotFound(
                 f"`{exc}`", message=f"`{exc}` does not exist; use list_dir or search_files to find the right path."
@@ -115,6 +119,13 @@ def _text_arg(value: Any, field: str) -> str:
     """Text that can be encoded: a lone surrogate (``"\\ud800"`` in JSON) is not Unicode text."""
     if not isinstance(value, str):
         raise InvalidArguments(field, "a string", "notes")
+    if "\x00" in value:
+        raise InvalidArguments(
+            field,
+            message=f"`{field}` contains a NUL byte (character {value.index(chr(0))}), which is not text; "
+            + ("send a plain glob such as *.md" if field == "pattern"
+               else "send text without it (binary files cannot be written or searched for)"),
+        )
     bad = _SURROGATE.search(value)
     if bad:
         raise InvalidArguments(
@@ -378,8 +389,10 @@ class SearchFiles(_FilesConnector):
         return out
 
     def _grep(self, dfd: int, name: str, shown: str, needle: str, ignore_case: bool, room: int) -> list[dict[str, Any]]:
-        """Matching lines of one regular text file (symlinks, binaries and huge files skipped)."""
+        """Matching lines of one regular text file (symlinks, devices, binaries and huge files skipped)."""
         try:
+            if is_special(os.stat(name, dir_fd=dfd, follow_symlinks=False).st_mode):
+                return []  # never opened: opening a device can act
             fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dfd)
         except OSError:
             return []
@@ -387,6 +400,8 @@ class SearchFiles(_FilesConnector):
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode) or st.st_size > self.settings.max_search_file_bytes:
                 return []
+            if st.st_nlink > 1:
+                return []  # a hard link may be a file outside the roots (jail.refuse_linked)
             data = os.pread(fd, st.st_size, 0)
         finally:
             os.close(fd)
@@ -453,10 +468,14 @@ class WriteFile(_FilesConnector):
             flags = os.O_WRONLY | os.O_CREAT | (os.O_EXCL if mode == "create" else os.O_APPEND)
             try:
                 with self.jail.open_file(loc, flags | os.O_NONBLOCK, create_parents=True) as fd:
-                    if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    st = os.fstat(fd)
+                    if not stat.S_ISREG(st.st_mode):
                         raise BusinessError(f"`{loc.shown}` is not a regular file; refused")
+                    _refuse_write_protected(st, loc.shown)
                     _write_all(fd, data)
             except FileExistsError:
+                if _is_folder(loc):
+                    raise BusinessError(f"`{loc.shown}` is a folder; choose a file name inside it") from None
                 raise BusinessError(
                     f"`{loc.shown}` already exists; send the call again with mode `overwrite` to replace it "
                     "or `append` to add to it"
@@ -470,16 +489,25 @@ class WriteFile(_FilesConnector):
         name = loc.parts[-1]
         with self.jail.parent_dir(loc, create=True) as parent:
             try:
-                if stat.S_ISDIR(os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode):
-                    raise BusinessError(f"`{loc.shown}` is a folder; choose a file name inside it")
+                old = os.stat(name, dir_fd=parent, follow_symlinks=False)
             except FileNotFoundError:
-                pass
+                old = None
+            if old is not None and stat.S_ISDIR(old.st_mode):
+                raise BusinessError(f"`{loc.shown}` is a folder; choose a file name inside it")
+            if old is not None and stat.S_ISREG(old.st_mode):
+                _refuse_write_protected(old, loc.shown)
+            elif old is not None and not stat.S_ISLNK(old.st_mode):
+                raise BusinessError(
+                    f"`{loc.shown}` is not a regular file (a device, pipe or socket); refused. Use a regular file."
+                )
             tmp = f".{name}.reach-{secrets.token_hex(4)}.tmp"
             if len(tmp.encode("utf-8", "surrogateescape")) > self.jail.name_max:
                 tmp = f".reach-{secrets.token_hex(8)}.tmp"  # a name near NAME_MAX: its temporary twin would not fit
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=parent)
             try:
                 try:
+                    if old is not None and stat.S_ISREG(old.st_mode):
+                        _keep_owner_and_mode(fd, old)
                     _write_all(fd, data)
                     os.fsync(fd)
                 finally:
@@ -491,6 +519,35 @@ class WriteFile(_FilesConnector):
                 except FileNotFoundError:
                     pass
                 raise
+
+
+def _is_folder(loc: Located) -> bool:
+    try:
+        return stat.S_ISDIR(os.stat(os.path.join(loc.root, *loc.parts), follow_symlinks=False).st_mode)
+    except OSError:
+        return False
+
+
+def _refuse_write_protected(st: os.stat_result, shown: str) -> None:
+    """A file without any write permission was made read-only on purpose; reach may run as
+    root, which the OS lets write anyway (and `overwrite` renames over it, which only needs
+    the folder writable), so the bits are honoured here."""
+    if not st.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
+        raise BusinessError(
+            f"`{shown}` is write-protected (mode {stat.S_IMODE(st.st_mode):04o}); "
+            "reach-files does not change read-only files. Write a new file instead, or ask the operator."
+        )
+
+
+def _keep_owner_and_mode(fd: int, old: os.stat_result) -> None:
+    """The replacement keeps the replaced file's permissions (a 0600 file must not become
+    0644, readable by everyone) and, when the process may, its owner and group; the
+    set-ID bits are dropped (new content in a set-user-ID file would run as its owner)."""
+    try:
+        os.fchown(fd, old.st_uid, old.st_gid)
+    except OSError:
+        pass  # not root: the new file is ours, as any file we create
+    os.fchmod(fd, stat.S_IMODE(old.st_mode) & 0o777)  # never set-user-ID, set-group-ID or sticky
 
 
 def _write_all(fd: int, data: bytes) -> None:

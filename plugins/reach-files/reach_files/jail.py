@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import errno
 import os
+import re
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -30,6 +32,7 @@ from pathlib import Path, PurePosixPath
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 NAME_MAX = 255  # bytes in one file or folder name (Linux, macOS; pathconf may say less)
 PATH_MAX = 4096  # bytes in a whole path, terminating NUL included
+_DRIVE = re.compile(r"[A-Za-z]:([\\/]|$)")  # C:\, C:/, C:
 
 
 class PathRefused(Exception):
@@ -38,6 +41,11 @@ class PathRefused(Exception):
 
 class PathMissing(Exception):
     """The path is allowed but nothing is there."""
+
+
+class NotRegular(Exception):
+    """A pipe, socket or device: never opened (opening a device can act: a watchdog arms,
+    a tape rewinds); ``str()`` is the path as shown to the model."""
 
 
 @dataclass(frozen=True)
@@ -88,6 +96,8 @@ class Jail:
         raw = path.strip() or "."
         if len(raw) >= self._short:
             self._check_lengths(raw, "`path`")
+        if "\\" in raw or _DRIVE.match(raw):
+            _refuse_windows_style(raw)
         if ".." in PurePosixPath(raw).parts:
             raise PathRefused(
                 f"`path` may not contain `..`; give a path inside {self.describe()} "
@@ -177,6 +187,7 @@ class Jail:
         if not loc.parts:
             raise PathRefused("`path` names the root folder itself; give a file path such as notes/todo.md")
         with self.open_dir(loc, parts=loc.parts[:-1], create=create_parents) as parent:
+            refuse_special(parent, loc.parts[-1], loc.shown)
             try:
                 fd = os.open(loc.parts[-1], flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=parent)
             except FileNotFoundError:
@@ -188,6 +199,7 @@ class Jail:
                     ) from None
                 raise
             try:
+                refuse_linked(fd, loc.shown)
                 yield fd
             finally:
                 os.close(fd)
@@ -199,6 +211,53 @@ class Jail:
             raise PathRefused("`path` names the root folder itself; give a file path such as notes/todo.md")
         with self.open_dir(loc, parts=loc.parts[:-1], create=create) as fd:
             yield fd
+
+
+def is_special(mode: int) -> bool:
+    return stat.S_ISCHR(mode) or stat.S_ISBLK(mode) or stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+def refuse_special(dir_fd: int, name: str, shown: str) -> None:
+    """Looked at before the open: a device, pipe or socket is refused without being opened.
+    (The type is checked again on the descriptor after the open.)"""
+    try:
+        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except OSError:
+        return  # missing (create) or unreadable: the open itself answers
+    if is_special(st.st_mode):
+        raise NotRegular(shown)
+
+
+def refuse_linked(fd: int, shown: str) -> None:
+    """A regular file with more than one name may be a hard link to a file outside the roots.
+
+    A hard link is the file itself, not a pointer to it, so no path check can see where
+    its other names are; the open descriptor is checked instead (no race)."""
+    st = os.fstat(fd)
+    if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+        raise PathRefused(
+            f"`{shown}` is a hard link (the file has {st.st_nlink} names), and a hard link can be a "
+            "file outside the allowed folders, so reach-files neither reads nor changes it; "
+            "ask the operator for a plain copy"
+        )
+
+
+def _refuse_windows_style(raw: str) -> None:
+    """Backslashes are name characters on POSIX, so `..\\x` stays inside the root here; but a
+    name like that is a way out once the folder is shared with Windows (SMB, zip), and a
+    drive or UNC path never means what the model thinks. Refused with the POSIX spelling."""
+    if raw.startswith("\\\\") or raw.startswith("\\"):
+        what = "a Windows network (UNC) path" if raw.startswith("\\\\") else "a Windows absolute path"
+    elif _DRIVE.match(raw):
+        what = "a Windows drive path"
+    elif ".." in re.split(r"[\\/]", raw):
+        what = "a Windows-style path with `..`"
+    else:
+        return
+    raise PathRefused(
+        f"`path` is {what}; paths here are POSIX: `/` between folders, relative to the first "
+        "allowed folder, without `..` or a drive letter, e.g. notes/todo.md"
+    )
 
 
 def _pathconf(path: str, name: str, default: int) -> int:

@@ -20,6 +20,7 @@ refusing:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
@@ -29,6 +30,7 @@ from .programs import DEFAULT
 from .settings import CommandRule
 
 _GLOB_CHARS = "*?["
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 
 
 @dataclass
@@ -73,6 +75,7 @@ def check_and_parse(
     parsed = parse(checked, grammar)
     for found in parsed.options:
         _check_found(command, found, rule)
+    _check_operands(command, parsed, grammar, rule)
     plain = [f for f in parsed.found if f.plain]
     first = parsed.subcommand if grammar.after_subcommand is not None else None
     index = parsed.subcommand_index
@@ -90,6 +93,40 @@ def check_and_parse(
             raise ArgvRefused("args", f"a subcommand of `{command}`", ", ".join(rule.subcommands))
         _check_subcommand(command, f"args[{index}]", first, rule)
     return checked, parsed
+
+
+def _check_operands(command: str, parsed: Parsed, grammar: Grammar, rule: CommandRule) -> None:
+    """What a grammar says about plain arguments: a program to run (launchers), a response
+    file (`@file`), or a program text that may not run programs (awk)."""
+    known = set(grammar.options)
+    for found in parsed.found:
+        field = f"args[{found.index}]"
+        if found.plain and grammar.operands_run:
+            if not (grammar.operand_assignments and _ASSIGNMENT.match(found.raw)):
+                raise ArgvRefused(
+                    field,
+                    f"an argument that is not a program to run; `{command}` {grammar.operands_run}, "
+                    f"so reach-shell refuses `{found.raw[:60]}` whatever the allow-list says "
+                    "(there is no shell: call the program itself, if it is allowed)",
+                    "NAME=value only" if grammar.operand_assignments else "no plain arguments",
+                )
+        if found.plain and grammar.response_files and len(found.raw) > 1 and found.raw.startswith("@"):
+            raise ArgvRefused(
+                field,
+                f"an argument that is not a response file; `{command}` reads `{found.raw[:60]}` as a file "
+                "of more arguments, whose options it cannot check, so reach-shell refuses it "
+                "whatever the allow-list says",
+                "the arguments themselves, each in `args`",
+            )
+        if grammar.text_check is not None and (found.plain or found.option not in known):
+            why = grammar.text_check(found.raw)
+            if why is not None:
+                raise ArgvRefused(
+                    field,
+                    f"an argument that does not make `{command}` run a program or write a file; this one "
+                    f"{why}, so reach-shell refuses it whatever the allow-list says",
+                    "the same call without it",
+                )
 
 
 def _check_texts(

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -13,9 +15,9 @@ from reach_core import ConfigError, Connector, Denied, InvalidArguments
 from .argv import ArgvRefused, check_and_parse
 from .exposure import overlap_problems, warn
 from .gitcheck import disarmed_env, require_isolating_git
-from .grammar import Parsed
-from .isolation import GIT_INJECT, Isolation
-from .process import Completed, run_argv
+from .grammar import Grammar, Parsed
+from .isolation import GIT_INJECT, Isolation, hide_own_environment
+from .process import Completed, run_argv, sweep_escaped
 from .programs import GIT, grammar_for
 from .settings import ShellSettings
 
@@ -42,14 +44,19 @@ class RunCommand(Connector):
             name: _resolve_binary(name, rule.path, settings.search_path)
             for name, rule in settings.commands.items()
         }
-        self.grammars = {
-            name: grammar_for(name, self.binaries[name], rule.grammar)
-            for name, rule in settings.commands.items()
-        }
+        self.grammars: dict[str, Grammar] = {}
+        self.prefixes: dict[str, tuple[str, ...]] = {}  # put before the model's arguments
+        for name, rule in settings.commands.items():
+            grammar = grammar_for(name, self.binaries[name], rule.grammar)
+            self.grammars[name], self.prefixes[name] = _sandboxed(
+                name, self.binaries[name], grammar, settings.search_path
+            )
         for name, grammar in self.grammars.items():
             if grammar is GIT:
                 require_isolating_git(name, self.binaries[name])
         writable = list(writable_roots or [])
+        if settings.commands:
+            hide_own_environment()  # before any command can run: /proc/<reach>/environ holds secrets
         self.isolation = Isolation([self.root, *writable])
         if settings.commands and self.isolation.base is None:
             raise ConfigError(
@@ -96,13 +103,17 @@ class RunCommand(Connector):
                 ends = loop.time() + limit
                 args, env = await self._git_checked(binary, args, parsed, cwd, env, limit)
                 limit = max(ends - loop.time(), 0.1)  # the listing spent part of the budget
-            done = await run_argv(
-                [binary, *args],
-                cwd=cwd,
-                env=env,
-                time_limit=limit,
-                max_output_bytes=self.settings.max_output_bytes,
-            )
+            started = time.time() - 1.0  # ctime granularity: a second of slack costs little
+            try:
+                done = await run_argv(
+                    [binary, *self.prefixes[command], *args],
+                    cwd=cwd,
+                    env=env,
+                    time_limit=limit,
+                    max_output_bytes=self.settings.max_output_bytes,
+                )
+            finally:  # before the dirs can go to another call: what left the group dies too
+                sweep_escaped(dirs.home, since=started)
         return _content(command, done, limit)
 
     async def _git_checked(
@@ -148,12 +159,18 @@ class RunCommand(Connector):
             return self.root
         if not isinstance(cwd, str) or "\x00" in cwd:
             raise InvalidArguments("cwd", "a directory path relative to the root", "src")
-        target = (self.root / cwd).resolve()
+        try:
+            target = (self.root / cwd).resolve()
+            is_dir = target.is_dir()
+        except (OSError, RuntimeError) as exc:  # ENAMETOOLONG, EACCES; a symlink loop (RuntimeError before 3.13)
+            raise InvalidArguments(
+                "cwd", f"a directory path the system can open ({getattr(exc, 'strerror', None) or exc})", "src"
+            ) from None
         if not target.is_relative_to(self.root):
             raise InvalidArguments(
                 "cwd", "a directory inside the working root (no `..`, no absolute path)", "src"
             )
-        if not target.is_dir():
+        if not is_dir:
             raise InvalidArguments("cwd", f"an existing directory; `{cwd}` is not one", ".")
         return target
 
@@ -217,6 +234,38 @@ def _resolve_binary(name: str, path: str | None, search_path: str) -> str:
             "install it, set `path`, or remove the entry"
         )
     return os.path.abspath(found)
+
+
+def _sandboxed(
+    name: str, binary: str, grammar: Grammar, search_path: str
+) -> tuple[Grammar, tuple[str, ...]]:
+    """The grammar to check with and the arguments to put first (`sed --sandbox`).
+
+    The binary is run once with the sandbox switch: GNU sed and gawk accept it, mawk and
+    busybox do not. Without it awk falls back to checking its program text; a sed without
+    it cannot be made safe (its `e` command runs a shell command), so it is a ConfigError.
+    """
+    if not grammar.sandbox:
+        return grammar, ()
+    try:
+        done = subprocess.run(
+            [binary, *grammar.sandbox, *grammar.sandbox_probe],
+            stdin=subprocess.DEVNULL, capture_output=True, timeout=10,
+            env={"PATH": search_path, "LANG": "C.UTF-8"}, check=False,
+        )
+        works = done.returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        works = False
+    if works:
+        return grammar, grammar.sandbox
+    if grammar.unsandboxed is not None:
+        return grammar.unsandboxed, ()
+    raise ConfigError(
+        f"[plugins.reach-shell.commands.{name}]: {binary} does not accept "
+        f"{' '.join(grammar.sandbox)}, which reach-shell needs to keep `{name}` from running "
+        "programs (sed's `e` command runs a shell command); install GNU sed 4.3 or newer, "
+        "or remove the entry"
+    )
 
 
 def _fixed_env(settings: ShellSettings) -> dict[str, str]:

@@ -27,7 +27,7 @@ starts with `-` is an option, read both as a whole and as a bundle of letters.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -71,6 +71,22 @@ class Grammar:
     subcommand_dangers: dict[str, tuple[Option, ...]] = field(default_factory=dict)
     #: Subcommands that exist to run other programs: refused whatever the allow-list says.
     program_subcommands: frozenset[str] = frozenset()
+    #: Launchers (`env`, `xargs`, `timeout`): why a plain argument is refused (it is a program
+    #: to run), or "". With `operand_assignments`, `NAME=value` operands are not programs (env).
+    operands_run: str = ""
+    operand_assignments: bool = False
+    #: The program reads `@file` as more arguments (gcc, binutils): options the check never sees.
+    response_files: bool = False
+    #: A program text the program runs (awk): says why an argument is refused, or None.
+    #: Applied to plain arguments and to options the grammar does not know (their text may be a
+    #: program given to an option it does not describe); the values of known options are exempt.
+    text_check: Callable[[str], str | None] | None = None
+    #: Arguments put first that switch off what runs programs (`sed --sandbox`), when the binary
+    #: accepts them (checked at start-up by running it with `sandbox_probe` after them); else
+    #: `unsandboxed` is used instead, and when that is None the command is a ConfigError.
+    sandbox: tuple[str, ...] = ()
+    sandbox_probe: tuple[str, ...] = ()
+    unsandboxed: Grammar | None = None
 
     def short(self, letter: str) -> Option | None:
         flag = "-" + letter

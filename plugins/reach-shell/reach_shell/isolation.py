@@ -212,6 +212,31 @@ class Isolation:
         return with_git_config(env, git_overrides(dirs.hooks))
 
 
+_PR_SET_DUMPABLE = 4
+
+
+def hide_own_environment() -> bool:
+    """Make reach's own /proc entries unreadable to the commands it runs (Linux).
+
+    A command runs as reach's user, and `/proc/<pid>/environ` of a process of the same
+    user is readable by default: `cat /proc/<reach's pid>/environ` (the pid is the
+    child's PPid) printed the API keys reach was started with, however clean the
+    child's own environment. A process that is not "dumpable" has its /proc entries
+    owned by root, so another process of the same user cannot read them (reach still
+    reads its own). Root reads them anyway: run reach as an ordinary user. Also turns
+    off core dumps of reach (they would hold the same secrets). True when it took effect.
+    """
+    if not os.uname().sysname == "Linux":
+        return False
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        return int(libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)) == 0
+    except (OSError, AttributeError):
+        return False
+
+
 def with_git_config(env: Mapping[str, str], overrides: list[tuple[str, str]]) -> dict[str, str]:
     """`env` plus `overrides` in the command-line scope (after any already there: last wins)."""
     out = dict(env)

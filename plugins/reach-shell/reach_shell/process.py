@@ -112,6 +112,46 @@ async def run_argv(
     )
 
 
+def sweep_escaped(home: Path, since: float = 0.0) -> list[int]:
+    """SIGKILL every process still running with this call's private HOME (Linux /proc).
+
+    The process group does not hold a descendant that started a session of its own
+    (`setsid`, a daemon such as gpg-agent or `ssh -f`): it survives `killpg`. It still
+    carries the call's HOME, a directory no other process is given while the call holds
+    it, so it is found by its environment and killed. A program that re-executes itself
+    with another environment is not found; only a cgroup or container catches that.
+
+    `since` (wall clock, the call's start) skips processes older than the call: a /proc
+    entry's inode is made when the entry is first looked at, never before its process
+    started, so its ctime is never earlier than the start of a descendant.
+    """
+    needle = b"HOME=" + os.fsencode(home) + b"\0"
+    own = os.getpid()
+    killed: list[int] = []
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return killed
+    for name in names:
+        if not name.isdigit() or int(name) == own:
+            continue
+        try:
+            if since and os.stat(f"/proc/{name}").st_ctime < since:
+                continue
+        except OSError:
+            continue
+        try:
+            with open(f"/proc/{name}/environ", "rb") as handle:
+                environ = b"\0" + handle.read()
+        except OSError:
+            continue  # gone, or not ours to read
+        if b"\0" + needle in environ:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(int(name), signal.SIGKILL)
+                killed.append(int(name))
+    return killed
+
+
 def kill_group(pgid: int) -> None:
     """SIGKILL the whole process group; a group already gone is fine."""
     with contextlib.suppress(ProcessLookupError, PermissionError):

@@ -10,6 +10,7 @@ default grammar (see grammar.py).
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from .grammar import Grammar, Option, Takes
@@ -203,6 +204,10 @@ _COMMON_RUNS = {
         "--info-script", "--new-volume-script", "--rsh-command", "--rmt-command", "--rsh",
         "--rsync-path", "--ext-diff", "--upload-pack", "--receive-pack", "--exec", "--execdir",
         "--open-files-in-pager", "-exec", "-execdir", "-ok", "-okdir",
+        "--pre",  # ripgrep: runs the given program on every file searched
+        "--unzip-command",  # zip -TT: runs the given command to test the archive
+        "--use-askpass",  # wget: runs the given program to ask for a password
+        "--pager",  # man -P, and others: runs the given program on the output
     )
 }
 DEFAULT = Grammar(
@@ -211,8 +216,191 @@ DEFAULT = Grammar(
     options=_options("; ".join(f"{n}[=]" for n in _COMMON_RUNS), _COMMON_RUNS),
 )
 
-_BY_NAME = {"tar": TAR, "gtar": TAR, "git": GIT, "sort": SORT, "find": FIND}
-_DECLARED = {"tar": TAR, "git": GIT, "sort": SORT, "find": FIND, "default": DEFAULT}
+# Launchers: the program's plain arguments are a command line it runs (`xargs sh -c …`,
+# `timeout 5 sh`, `env X=1 sh`). Without a command they are harmless or useless
+# (`env` prints the environment, `xargs` runs echo), so plain arguments are refused.
+_LAUNCHES = "runs its plain arguments as a program (a command and its arguments)"
+LAUNCHER = Grammar("launcher", shorts_known=False, options=DEFAULT.options, operands_run=_LAUNCHES)
+LAUNCHERS = frozenset(
+    {
+        "xargs", "timeout", "nice", "nohup", "stdbuf", "setsid", "chroot", "sudo", "doas", "su",
+        "runuser", "time", "watch", "flock", "ionice", "taskset", "chrt", "strace", "ltrace",
+        "unshare", "nsenter", "busybox", "parallel", "script", "sg", "newgrp", "pkexec", "firejail",
+        "systemd-run", "setpriv", "prlimit", "numactl", "catchsegv", "valgrind", "fakeroot",
+        "eatmydata", "faketime", "unbuffer", "rlwrap", "xvfb-run", "dbus-run-session", "cgexec",
+        "torsocks", "proxychains", "proxychains4", "chpst", "setuidgid", "softlimit", "envdir",
+        "run-parts", "start-stop-daemon", "daemonize", "entr", "ssh-agent", "linux32", "linux64",
+        "setarch", "tini", "dumb-init", "sshpass",
+    }
+)
+ENV = Grammar(
+    "env",
+    options=_options(
+        """-i --ignore-environment; -0 --null; -u --unset=; -C --chdir=; -S --split-string=;
+        -v --debug; --block-signal[=]; --default-signal[=]; --ignore-signal[=];
+        --list-signal-handling; --help; --version""",
+        {"-S": "splits its value into a command line and runs it"},
+    ),
+    operands_run="runs its first argument that is not NAME=value as a program",
+    operand_assignments=True,
+)
+
+# sed's `e` command and `s///e` run a shell command; `w`/`W`/`r`/`R` write and read any file.
+# GNU sed's --sandbox refuses all of them (in scripts from -f files too); a sed without it
+# cannot be made safe by reading its script here, so it is a ConfigError.
+SED = Grammar(
+    "sed", shorts_known=False, options=DEFAULT.options,
+    sandbox=("--sandbox",), sandbox_probe=("-n", "q"),
+)
+
+_AWK_SYSTEM = re.compile(r"system")
+_AWK_PIPE = re.compile(r"(?<!\|)\|(?!\|)")
+_AWK_REDIRECT = re.compile(r"print[\s\S]*>")
+
+
+def awk_danger(text: str) -> str | None:
+    """Why an awk program text may run a program or write a file, or None.
+
+    For awks without gawk's --sandbox (mawk, busybox, the one true awk). Read as text,
+    not parsed: `system` anywhere, a `|` that is not `||` (print to a command, a command
+    into getline, and regex alternation too), and any `>` after a print/printf anywhere in
+    the text (a redirection, and a later comparison too: quotes, regex literals, `;` and a
+    newline after `,` can all hide where a statement ends, so no statement is delimited).
+    Every comparison can be written with `<` instead. Refusing a harmless program costs a retry.
+    """
+    flat = text.replace("\\\r\n", "").replace("\\\n", "")  # line continuations
+    if _AWK_SYSTEM.search(flat):
+        return "calls `system` (it runs a shell command)"
+    if _AWK_PIPE.search(flat):
+        return ("has a `|`: a pipe runs a command (`print | \"sh\"`, `\"cmd\" | getline`); "
+                "write a regex alternation /a|b/ as /a/ || /b/")
+    if _AWK_REDIRECT.search(flat):
+        return ("has a `>` after a print/printf, which may redirect it into a file; write comparisons "
+                "with `<` (`5 < NR` for `NR > 5`)")
+    return None
+
+
+_AWK_FILE = "reads the awk program from a file, where `system()` and pipes cannot be checked"
+# mawk, busybox awk, the one true awk: options from their manuals; every program text checked
+# (busybox's `-e PROGRAM` is left unknown on purpose, so its program is checked as text).
+AWK_CHECKED = Grammar(
+    "awk (no sandbox)",
+    options=_options(
+        "-F --field-separator=; -v --assign=; -f --file=; -W=; -E --exec=; --version; --help",
+        {"-f": _AWK_FILE, "-W": "is mawk's -W option (-W exec reads the program from a file)",
+         "-E": _AWK_FILE},
+    ),
+    text_check=awk_danger,
+)
+# gawk: --sandbox switches off system(), pipes, redirections and extensions.
+AWK = Grammar(
+    "awk", shorts_known=False, options=DEFAULT.options,
+    sandbox=("--sandbox",), sandbox_probe=("BEGIN { }",), unsandboxed=AWK_CHECKED,
+)
+
+# gcc and binutils (expandargv), javac/java: `@file` is replaced by the file's words.
+RESPONSE_FILES = Grammar("response files", shorts_known=False, options=DEFAULT.options, response_files=True)
+_RESPONSE_NAMES = (
+    "gcc", "g++", "cc", "c++", "cpp", "clang", "clang++", "ld", "ld.bfd", "ld.gold", "ld.lld", "as",
+    "ar", "nm", "objdump", "objcopy", "readelf", "size", "strings", "strip", "addr2line", "c++filt",
+    "ranlib", "elfedit", "gprof", "gcov", "javac", "java", "jar", "javadoc", "jarsigner", "kotlinc",
+)
+
+# rsync: `-e`/`--rsh` is the remote shell it runs, `--rsync-path` the program run on the
+# other side (locally with a local "remote"), `--daemon` reads a config file whose
+# `pre-xfer exec` / `post-xfer exec` run commands. Letters unknown otherwise.
+RSYNC = Grammar(
+    "rsync",
+    shorts_known=False,
+    options=_options(
+        "-e --rsh=; --rsync-path=; --daemon; --config=",
+        {
+            "-e": "runs the given program as the remote shell",
+            "--rsync-path": "runs the given program as rsync on the other side",
+            "--daemon": "starts a daemon whose config file names commands to run (pre-xfer exec)",
+            "--config": "names the daemon config file, whose `exec` lines run commands",
+        },
+    ) + DEFAULT.options,
+)
+
+
+def _zip_danger(text: str) -> str | None:
+    """zip's `-TT cmd` (also `-TTcmd`, `-TT=cmd`) runs `cmd` to test the archive."""
+    if text.startswith("-TT"):
+        return "is `-TT` (`--unzip-command`): it runs the given command to test the archive"
+    return None
+
+
+ZIP = Grammar("zip", shorts_known=False, options=DEFAULT.options, text_check=_zip_danger)
+
+# GNU split: `--filter=CMD` pipes each chunk into `sh -c CMD`. (Not in the common list:
+# `docker ps --filter`, `rsync --filter` are harmless and common.)
+SPLIT = Grammar(
+    "split",
+    shorts_known=False,
+    options=_options("--filter=", {"--filter": "pipes each chunk into `sh -c` with the given command"})
+    + DEFAULT.options,
+)
+
+# wget: `-e`/`--execute` runs wgetrc commands and `--config` reads a wgetrc file (which the
+# agent may write); their `use_askpass = <program>` runs that program.
+WGET = Grammar(
+    "wget",
+    shorts_known=False,
+    options=_options(
+        "-e --execute=; --config=",
+        {
+            "-e": "runs wgetrc commands, and `use_askpass` runs the program it names",
+            "--config": "reads a wgetrc file, whose `use_askpass` runs the program it names",
+        },
+    ) + DEFAULT.options,
+)
+
+_SSH_KEYS = ("proxycommand", "localcommand", "knownhostscommand", "match", "include", "securitykeyprovider",
+             "pkcs11provider")
+
+
+def _ssh_danger(text: str) -> str | None:
+    """ssh_config keywords given with `-o` that run a local program or read another config."""
+    flat = "".join(text.split()).lower()
+    word = next((key for key in _SSH_KEYS if key in flat), None)
+    if word is not None:
+        return f"names the ssh option `{word}`, which runs a program or reads more config"
+    return None
+
+
+# ssh, scp, sftp: `-o ProxyCommand=…` (and LocalCommand, KnownHostsCommand, Match exec,
+# Include) run local programs; `-F` reads a config file the agent may write; scp/sftp `-S`
+# is the program used instead of ssh, sftp `-D` the local server program run instead.
+# Letters are unknown otherwise, so a bundle holding F, S or D is refused: write
+# `-o` and its value as two arguments.
+SSH = Grammar(
+    "ssh",
+    shorts_known=False,
+    options=_options(
+        "-F=; -S=; -D=",
+        {
+            "-F": "reads an ssh config file, whose ProxyCommand/LocalCommand run programs",
+            "-S": "is the program scp and sftp run instead of ssh (a control socket to ssh)",
+            "-D": "is the local program sftp runs as its server (a SOCKS port to ssh)",
+        },
+    ) + DEFAULT.options,
+    text_check=_ssh_danger,
+)
+
+_BY_NAME = {
+    "tar": TAR, "gtar": TAR, "git": GIT, "sort": SORT, "find": FIND, "env": ENV,
+    "sed": SED, "gsed": SED, "awk": AWK, "gawk": AWK, "mawk": AWK, "nawk": AWK,
+    "original-awk": AWK, "busybox": LAUNCHER, "rsync": RSYNC, "zip": ZIP, "wget": WGET,
+    "split": SPLIT, "gsplit": SPLIT, "ssh": SSH, "scp": SSH, "sftp": SSH, "slogin": SSH,
+    **{name: LAUNCHER for name in LAUNCHERS},
+    **{name: RESPONSE_FILES for name in _RESPONSE_NAMES},
+}
+_DECLARED = {
+    "tar": TAR, "git": GIT, "sort": SORT, "find": FIND, "default": DEFAULT, "env": ENV,
+    "launcher": LAUNCHER, "sed": SED, "awk": AWK, "response-files": RESPONSE_FILES,
+    "rsync": RSYNC, "zip": ZIP, "wget": WGET, "ssh": SSH, "split": SPLIT,
+}
 
 
 def grammar_for(command: str, binary: str, declared: str | None = None) -> Grammar:

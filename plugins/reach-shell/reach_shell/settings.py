@@ -41,10 +41,14 @@ class CommandRule(BaseModel):
         default=None,
         description="When set, the first plain argument must be one of these (git: log, diff).",
     )
-    grammar: Literal["git", "tar", "sort", "find", "default"] | None = Field(
+    grammar: Literal[
+        "git", "tar", "sort", "find", "env", "launcher", "sed", "awk", "response-files", "rsync",
+        "zip", "wget", "ssh", "split", "default",
+    ] | None = Field(
         default=None,
         description="How the program reads its options; default: from the binary's name "
-        "(git, tar, sort, find), else the conservative default.",
+        "(git, tar, sort, find, env, sed, awk, launchers such as xargs and timeout, gcc and "
+        "binutils), else the conservative default.",
     )
     max_args: int = Field(default=32, ge=0, le=4096)
     timeout: float | None = Field(
