@@ -14,13 +14,16 @@ message a model can act on:
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import email.utils
 import math
 import time
+import unicodedata
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import unquote
 
 import httpx
 
@@ -84,6 +87,41 @@ class Credentials:
         return {k.lower() for k, _ in self.query}
 
 
+_UNPRINTABLE = frozenset({"Cc", "Zs", "Zl", "Zp"})
+"""Control characters and every kind of space or line separator (``\\x7f``, NBSP, U+2028 ...)."""
+_BREAKING = frozenset({"Cc", "Zl", "Zp"})
+"""What a percent-escape may not spell: ``%0d%0a`` in a path a server decodes and echoes (into a
+``Location``, a log line) starts a new header or line there; ``%20`` stays allowed."""
+
+
+def _decoded(text: str) -> str:
+    """``text`` with percent-escapes undone until nothing changes (``%252e`` -> ``%2e`` -> ``.``)."""
+    for _ in range(4):
+        decoded = unquote(text)
+        if decoded == text:
+            break
+        text = decoded
+    return text
+
+
+def _dot_segment(path: str) -> bool:
+    """Whether some server could read a ``.``/``..`` segment in ``path``.
+
+    Servers differ in what they undo before resolving dot segments: percent-escapes
+    (``%2e%2e``, ``.%2E``, twice-encoded ``%252e``; nginx and Apache decode first), an
+    encoded separator (``..%2f``, ``..%5c``), path parameters (``..;x`` on Tomcat and
+    Jetty), Unicode compatibility forms (``\\u2025`` two-dot leader, full-width stops).
+    A segment that is a dot segment in any of those readings would climb out of the
+    base URL's path, so it is refused.
+    """
+    text = _decoded(path)
+    text = unicodedata.normalize("NFKC", text)
+    for segment in text.replace("\\", "/").split("/"):
+        if segment.split(";", 1)[0].strip() in (".", ".."):
+            return True
+    return False
+
+
 def _check_path(path: str) -> str:
     """A path the model sent: below the base URL, no smuggled host, query or traversal."""
     if not isinstance(path, str) or not path.startswith("/"):
@@ -92,8 +130,17 @@ def _check_path(path: str) -> str:
         raise InvalidArguments(
             "path", "a plain path without '//', '\\', '?' or '#' (put query parameters in `query`)", "/pets/1"
         )
-    if any(seg in ("..", ".") for seg in path.split("/")) or any(ord(c) < 0x21 for c in path):
-        raise InvalidArguments("path", "a path without '.'/'..' segments or spaces", "/pets/1")
+    if any(unicodedata.category(c) in _UNPRINTABLE for c in path) or any(
+        unicodedata.category(c) in _BREAKING for c in _decoded(path)
+    ):
+        raise InvalidArguments(
+            "path", "a path without spaces, line breaks or control characters (also not percent-encoded: "
+            "%0d, %0a, %00 ...; a space may be written %20)", "/pets/1"
+        )
+    if _dot_segment(path):
+        raise InvalidArguments(
+            "path", "a path without '.'/'..' segments (also not percent-encoded, as '..;' or full-width)", "/pets/1"
+        )
     return path
 
 
@@ -380,12 +427,7 @@ async def exchange(
             request = httpx.Request(
                 method, hop_url, headers=hop_headers, json=json_body if send_body else None, extensions=extensions
             )
-            response = await transport.handle_async_request(request)
-            response.request = request
-            try:
-                body, cut = await _read_limited(response, max_bytes)
-            finally:
-                await response.aclose()
+            response, body, cut = await _one_hop(transport, request, max_bytes, request_timeout)
             location = response.headers.get("location")
             if response.status_code in REDIRECTS and location and max_redirects > 0:
                 if hop == max_redirects:
@@ -412,6 +454,29 @@ async def exchange(
                 url=url,
             )
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+async def _one_hop(
+    transport: PinnedTransport, request: httpx.Request, max_bytes: int, request_timeout: float
+) -> tuple[httpx.Response, bytes, bool]:
+    """Send one hop and read its body, all of it within ``request_timeout`` seconds.
+
+    httpx's timeouts bound each *read*: a server that drips one byte just inside the
+    read timeout (or sends headers slowly, line by line) would hold the call until the
+    core's deadline. ``timeout`` is documented per request, so the whole exchange of
+    one hop is bounded here; running out is a read timeout like any other.
+    """
+    try:
+        async with asyncio.timeout(request_timeout):
+            response = await transport.handle_async_request(request)
+            response.request = request
+            try:
+                body, cut = await _read_limited(response, max_bytes)
+            finally:
+                await response.aclose()
+    except TimeoutError:
+        raise httpx.ReadTimeout(f"no complete answer within {request_timeout:g} s", request=request) from None
+    return response, body, cut
 
 
 def _with_credentials(headers: dict[str, str], secret: dict[str, str]) -> dict[str, str]:
