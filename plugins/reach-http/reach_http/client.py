@@ -17,13 +17,15 @@ from __future__ import annotations
 import asyncio
 import base64
 import email.utils
+import functools
 import math
+import re
 import time
 import unicodedata
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import quote, quote_plus, unquote
 
 import httpx
 
@@ -79,6 +81,26 @@ class Credentials:
 
     headers: dict[str, str] = field(default_factory=dict)
     query: list[tuple[str, str]] = field(default_factory=list)
+    secrets: tuple[str, ...] = ()
+    """The secret values among them (auth values, credential-named headers), for :meth:`scrub`."""
+
+    def scrub(self, value: Any) -> Any:
+        """``value`` (a shaped answer or a message) with every configured secret masked.
+
+        A service that reflects what it received (an echo endpoint, an error quoting
+        the key it rejected: ``invalid key sk-...``) would otherwise hand the
+        credential to the model, and a prompt injection could then send it anywhere
+        another tool reaches. Masked as written, percent-encoded and base64-encoded
+        (a ``Basic`` header echoed back), in any case.
+        """
+        pattern = _secret_pattern(self.secrets)
+        return value if pattern is None else _scrubbed(value, pattern)
+
+    def scrub_bytes(self, body: bytes) -> bytes:
+        """A raw answer with the secrets masked before it is parsed and cut to size (a cut
+        through the middle of a secret would otherwise leave its first part)."""
+        pattern = _secret_bytes_pattern(self.secrets)
+        return body if pattern is None else pattern.sub(MASK.encode(), body)
 
     def header_keys(self) -> set[str]:
         return {header_key(k) for k in self.headers}
@@ -144,6 +166,60 @@ def _check_path(path: str) -> str:
     return path
 
 
+MIN_SCRUBBED = 6
+"""Shorter secret values are not masked (they would garble ordinary text); no real key is that short."""
+MASK = "[redacted credential]"
+
+
+def _spellings(secret: str) -> set[str]:
+    raw = secret.encode()
+    b64 = base64.b64encode(raw).decode("ascii")
+    return {
+        secret, quote(secret, safe=""), quote_plus(secret), quote(secret),
+        b64, b64.rstrip("="), base64.urlsafe_b64encode(raw).decode("ascii").rstrip("="),
+    }
+
+
+@functools.lru_cache(maxsize=256)
+def _secret_pattern(secrets: tuple[str, ...]) -> re.Pattern[str] | None:
+    texts = {t for s in secrets if len(s) >= MIN_SCRUBBED for t in _spellings(s) if len(t) >= MIN_SCRUBBED}
+    if not texts:
+        return None
+    return re.compile("|".join(re.escape(t) for t in sorted(texts, key=len, reverse=True)), re.IGNORECASE)
+
+
+@functools.lru_cache(maxsize=256)
+def _secret_bytes_pattern(secrets: tuple[str, ...]) -> re.Pattern[bytes] | None:
+    text = _secret_pattern(secrets)
+    return None if text is None else re.compile(text.pattern.encode(), re.IGNORECASE)
+
+
+def _scrubbed(value: Any, pattern: re.Pattern[str]) -> Any:
+    if isinstance(value, str):
+        return pattern.sub(MASK, value)
+    if isinstance(value, dict):
+        return {_scrubbed(k, pattern): _scrubbed(v, pattern) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_scrubbed(v, pattern) for v in value]
+    return value
+
+
+def _secret_values(headers: dict[str, str], secret_auth: list[str]) -> tuple[str, ...]:
+    """Auth values, and the values of configured headers whose names say they carry a credential
+    (each cookie's value too); ``Accept`` or ``X-Tenant`` values are not secrets and stay."""
+    found = list(secret_auth)
+    for key, value in headers.items():
+        if not is_credential_header(key):
+            continue
+        found.append(value)
+        if header_key(key) == "cookie":
+            found.extend(part.split("=", 1)[1].strip() for part in value.split(";") if "=" in part)
+        scheme, _, rest = value.partition(" ")
+        if rest.strip() and scheme.isalpha():  # "Bearer xyz", "Token xyz": the credential alone too
+            found.append(rest.strip())
+    return tuple(dict.fromkeys(found))
+
+
 @dataclass
 class Prepared:
     """What one call will send before redirects change it."""
@@ -187,26 +263,31 @@ class ServiceClient:
         s = self.settings
         headers: dict[str, str] = {}
         query: list[tuple[str, str]] = []
+        auth_values: list[str] = []
         try:
             for key, secret in s.headers.items():
                 headers[key] = reveal(secret)
             auth = s.auth
             if auth is not None:
                 if auth.type == "bearer":
-                    headers["Authorization"] = f"Bearer {reveal(auth.token)}"
+                    auth_values.append(reveal(auth.token))
+                    headers["Authorization"] = f"Bearer {auth_values[-1]}"
                 elif auth.type == "basic":
-                    raw = f"{reveal(auth.username)}:{reveal(auth.password)}".encode()
-                    headers["Authorization"] = "Basic " + base64.b64encode(raw).decode("ascii")
+                    raw = f"{reveal(auth.username)}:{reveal(auth.password)}"
+                    auth_values += [reveal(auth.password), raw]
+                    headers["Authorization"] = "Basic " + base64.b64encode(raw.encode()).decode("ascii")
                 elif auth.type == "header":
-                    headers[auth.name] = reveal(auth.value)
+                    auth_values.append(reveal(auth.value))
+                    headers[auth.name] = auth_values[-1]
                 elif auth.type == "query":
-                    query.append((auth.name, reveal(auth.value)))
+                    auth_values.append(reveal(auth.value))
+                    query.append((auth.name, auth_values[-1]))
         except MissingSecret as exc:
             raise BusinessError(
                 f"service {self.name!r} is not set up: the environment variable {exc.args[0]} "
                 "holding its credentials is not set; tell the user, do not retry"
             ) from None
-        return Credentials(headers, query)
+        return Credentials(headers, query, _secret_values(headers, auth_values))
 
     async def send(
         self,
@@ -289,7 +370,7 @@ class ServiceClient:
             raise self._unfinished(safe, shown, f"the connection failed ({_short(exc)})") from None
         except httpx.DecodingError as exc:
             raise self._unfinished(safe, shown, f"its answer could not be decoded ({_short(exc)})") from None
-        return self._result(raw, shown, p.method)
+        return p.credentials.scrub(self._result(raw, shown, p.method, p.credentials))
 
     def _unfinished(self, safe: bool, shown: str, what: str) -> Exception:
         if safe:
@@ -300,16 +381,23 @@ class ServiceClient:
             code="outcome_unknown",
         )
 
-    def _result(self, raw: RawResponse, shown: str, sent_method: str) -> dict[str, Any]:
+    def _result(
+        self, raw: RawResponse, shown: str, sent_method: str, credentials: Credentials | None = None
+    ) -> dict[str, Any]:
         """Shape a success; classify a failure by the method first sent (a POST that
-        was redirected to a GET has still been processed)."""
+        was redirected to a GET has still been processed). Configured secrets the
+        service echoed are masked in both (see :meth:`Credentials.scrub`)."""
         status, headers, body = raw.status, raw.headers, raw.body
+        if credentials is not None:
+            body = credentials.scrub_bytes(body)
         if status < 400:
             return shape_response(
                 status, headers, b"" if raw.method == "HEAD" else body,
                 max_chars=self.settings.max_body_chars, cut_on_wire=raw.cut,
             )
         message = error_message(body, headers, raw.reason or "error")
+        if credentials is not None:
+            message = credentials.scrub(message)
         safe = sent_method in SAFE_METHODS
         retry_after = retry_after_seconds(headers.get("retry-after"))
         if status == 429:
