@@ -192,6 +192,7 @@ def _send_blocking(target: SmtpTarget, raw: bytes, to: list[str]) -> dict[str, s
         else:
             smtp = _SMTP(timeout=target.timeout)
         smtp.deadline = time.monotonic() + target.timeout + CONVERSATION_SLACK
+        smtp._host = target.host  # what SMTP(host) sets: the name TLS verifies (STARTTLS, implicit TLS)
         smtp.connect(target.host, target.port)
         with smtp:
             if target.starttls:
