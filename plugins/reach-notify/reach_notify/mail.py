@@ -16,12 +16,12 @@ import smtplib
 import ssl
 import time
 from dataclasses import dataclass
-from typing import Any
 from email import policy
 from email.generator import BytesGenerator
 from email.message import EmailMessage
 from email.parser import BytesHeaderParser
 from email.utils import formatdate, getaddresses, make_msgid
+from typing import Any
 
 from reach_core import BusinessError, InvalidArguments, RetryableError, ToolFailure
 
@@ -192,7 +192,8 @@ def _send_blocking(target: SmtpTarget, raw: bytes, to: list[str]) -> dict[str, s
         else:
             smtp = _SMTP(timeout=target.timeout)
         smtp.deadline = time.monotonic() + target.timeout + CONVERSATION_SLACK
-        smtp._host = target.host  # what SMTP(host) sets: the name TLS verifies (STARTTLS, implicit TLS)
+        # what SMTP(host) sets: the name TLS verifies (STARTTLS, implicit TLS)
+        smtp._host = target.host  # type: ignore[union-attr]
         smtp.connect(target.host, target.port)
         with smtp:
             if target.starttls:
