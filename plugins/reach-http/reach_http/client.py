@@ -14,13 +14,18 @@ message a model can act on:
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import email.utils
+import functools
 import math
+import re
 import time
+import unicodedata
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote, quote_plus, unquote
 
 import httpx
 
@@ -76,12 +81,67 @@ class Credentials:
 
     headers: dict[str, str] = field(default_factory=dict)
     query: list[tuple[str, str]] = field(default_factory=list)
+    secrets: tuple[str, ...] = ()
+    """The secret values among them (auth values, credential-named headers), for :meth:`scrub`."""
+
+    def scrub(self, value: Any) -> Any:
+        """``value`` (a shaped answer or a message) with every configured secret masked.
+
+        A service that reflects what it received (an echo endpoint, an error quoting
+        the key it rejected: ``invalid key sk-...``) would otherwise hand the
+        credential to the model, and a prompt injection could then send it anywhere
+        another tool reaches. Masked as written, percent-encoded and base64-encoded
+        (a ``Basic`` header echoed back), in any case.
+        """
+        pattern = _secret_pattern(self.secrets)
+        return value if pattern is None else _scrubbed(value, pattern)
+
+    def scrub_bytes(self, body: bytes) -> bytes:
+        """A raw answer with the secrets masked before it is parsed and cut to size (a cut
+        through the middle of a secret would otherwise leave its first part)."""
+        pattern = _secret_bytes_pattern(self.secrets)
+        return body if pattern is None else pattern.sub(MASK.encode(), body)
 
     def header_keys(self) -> set[str]:
         return {header_key(k) for k in self.headers}
 
     def query_names(self) -> set[str]:
         return {k.lower() for k, _ in self.query}
+
+
+_UNPRINTABLE = frozenset({"Cc", "Zs", "Zl", "Zp"})
+"""Control characters and every kind of space or line separator (``\\x7f``, NBSP, U+2028 ...)."""
+_BREAKING = frozenset({"Cc", "Zl", "Zp"})
+"""What a percent-escape may not spell: ``%0d%0a`` in a path a server decodes and echoes (into a
+``Location``, a log line) starts a new header or line there; ``%20`` stays allowed."""
+
+
+def _decoded(text: str) -> str:
+    """``text`` with percent-escapes undone until nothing changes (``%252e`` -> ``%2e`` -> ``.``)."""
+    for _ in range(4):
+        decoded = unquote(text)
+        if decoded == text:
+            break
+        text = decoded
+    return text
+
+
+def _dot_segment(path: str) -> bool:
+    """Whether some server could read a ``.``/``..`` segment in ``path``.
+
+    Servers differ in what they undo before resolving dot segments: percent-escapes
+    (``%2e%2e``, ``.%2E``, twice-encoded ``%252e``; nginx and Apache decode first), an
+    encoded separator (``..%2f``, ``..%5c``), path parameters (``..;x`` on Tomcat and
+    Jetty), Unicode compatibility forms (``\\u2025`` two-dot leader, full-width stops).
+    A segment that is a dot segment in any of those readings would climb out of the
+    base URL's path, so it is refused.
+    """
+    text = _decoded(path)
+    text = unicodedata.normalize("NFKC", text)
+    for segment in text.replace("\\", "/").split("/"):
+        if segment.split(";", 1)[0].strip() in (".", ".."):
+            return True
+    return False
 
 
 def _check_path(path: str) -> str:
@@ -92,9 +152,72 @@ def _check_path(path: str) -> str:
         raise InvalidArguments(
             "path", "a plain path without '//', '\\', '?' or '#' (put query parameters in `query`)", "/pets/1"
         )
-    if any(seg in ("..", ".") for seg in path.split("/")) or any(ord(c) < 0x21 for c in path):
-        raise InvalidArguments("path", "a path without '.'/'..' segments or spaces", "/pets/1")
+    if any(unicodedata.category(c) in _UNPRINTABLE for c in path) or any(
+        unicodedata.category(c) in _BREAKING for c in _decoded(path)
+    ):
+        raise InvalidArguments(
+            "path", "a path without spaces, line breaks or control characters (also not percent-encoded: "
+            "%0d, %0a, %00 ...; a space may be written %20)", "/pets/1"
+        )
+    if _dot_segment(path):
+        raise InvalidArguments(
+            "path", "a path without '.'/'..' segments (also not percent-encoded, as '..;' or full-width)", "/pets/1"
+        )
     return path
+
+
+MIN_SCRUBBED = 6
+"""Shorter secret values are not masked (they would garble ordinary text); no real key is that short."""
+MASK = "[redacted credential]"
+
+
+def _spellings(secret: str) -> set[str]:
+    raw = secret.encode()
+    b64 = base64.b64encode(raw).decode("ascii")
+    return {
+        secret, quote(secret, safe=""), quote_plus(secret), quote(secret),
+        b64, b64.rstrip("="), base64.urlsafe_b64encode(raw).decode("ascii").rstrip("="),
+    }
+
+
+@functools.lru_cache(maxsize=256)
+def _secret_pattern(secrets: tuple[str, ...]) -> re.Pattern[str] | None:
+    texts = {t for s in secrets if len(s) >= MIN_SCRUBBED for t in _spellings(s) if len(t) >= MIN_SCRUBBED}
+    if not texts:
+        return None
+    return re.compile("|".join(re.escape(t) for t in sorted(texts, key=len, reverse=True)), re.IGNORECASE)
+
+
+@functools.lru_cache(maxsize=256)
+def _secret_bytes_pattern(secrets: tuple[str, ...]) -> re.Pattern[bytes] | None:
+    text = _secret_pattern(secrets)
+    return None if text is None else re.compile(text.pattern.encode(), re.IGNORECASE)
+
+
+def _scrubbed(value: Any, pattern: re.Pattern[str]) -> Any:
+    if isinstance(value, str):
+        return pattern.sub(MASK, value)
+    if isinstance(value, dict):
+        return {_scrubbed(k, pattern): _scrubbed(v, pattern) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_scrubbed(v, pattern) for v in value]
+    return value
+
+
+def _secret_values(headers: dict[str, str], secret_auth: list[str]) -> tuple[str, ...]:
+    """Auth values, and the values of configured headers whose names say they carry a credential
+    (each cookie's value too); ``Accept`` or ``X-Tenant`` values are not secrets and stay."""
+    found = list(secret_auth)
+    for key, value in headers.items():
+        if not is_credential_header(key):
+            continue
+        found.append(value)
+        if header_key(key) == "cookie":
+            found.extend(part.split("=", 1)[1].strip() for part in value.split(";") if "=" in part)
+        scheme, _, rest = value.partition(" ")
+        if rest.strip() and scheme.isalpha():  # "Bearer xyz", "Token xyz": the credential alone too
+            found.append(rest.strip())
+    return tuple(dict.fromkeys(found))
 
 
 @dataclass
@@ -140,26 +263,31 @@ class ServiceClient:
         s = self.settings
         headers: dict[str, str] = {}
         query: list[tuple[str, str]] = []
+        auth_values: list[str] = []
         try:
             for key, secret in s.headers.items():
                 headers[key] = reveal(secret)
             auth = s.auth
             if auth is not None:
                 if auth.type == "bearer":
-                    headers["Authorization"] = f"Bearer {reveal(auth.token)}"
+                    auth_values.append(reveal(auth.token))
+                    headers["Authorization"] = f"Bearer {auth_values[-1]}"
                 elif auth.type == "basic":
-                    raw = f"{reveal(auth.username)}:{reveal(auth.password)}".encode()
-                    headers["Authorization"] = "Basic " + base64.b64encode(raw).decode("ascii")
+                    raw = f"{reveal(auth.username)}:{reveal(auth.password)}"
+                    auth_values += [reveal(auth.password), raw]
+                    headers["Authorization"] = "Basic " + base64.b64encode(raw.encode()).decode("ascii")
                 elif auth.type == "header":
-                    headers[auth.name] = reveal(auth.value)
+                    auth_values.append(reveal(auth.value))
+                    headers[auth.name] = auth_values[-1]
                 elif auth.type == "query":
-                    query.append((auth.name, reveal(auth.value)))
+                    auth_values.append(reveal(auth.value))
+                    query.append((auth.name, auth_values[-1]))
         except MissingSecret as exc:
             raise BusinessError(
                 f"service {self.name!r} is not set up: the environment variable {exc.args[0]} "
                 "holding its credentials is not set; tell the user, do not retry"
             ) from None
-        return Credentials(headers, query)
+        return Credentials(headers, query, _secret_values(headers, auth_values))
 
     async def send(
         self,
@@ -242,7 +370,7 @@ class ServiceClient:
             raise self._unfinished(safe, shown, f"the connection failed ({_short(exc)})") from None
         except httpx.DecodingError as exc:
             raise self._unfinished(safe, shown, f"its answer could not be decoded ({_short(exc)})") from None
-        return self._result(raw, shown, p.method)
+        return p.credentials.scrub(self._result(raw, shown, p.method, p.credentials))
 
     def _unfinished(self, safe: bool, shown: str, what: str) -> Exception:
         if safe:
@@ -253,16 +381,23 @@ class ServiceClient:
             code="outcome_unknown",
         )
 
-    def _result(self, raw: RawResponse, shown: str, sent_method: str) -> dict[str, Any]:
+    def _result(
+        self, raw: RawResponse, shown: str, sent_method: str, credentials: Credentials | None = None
+    ) -> dict[str, Any]:
         """Shape a success; classify a failure by the method first sent (a POST that
-        was redirected to a GET has still been processed)."""
+        was redirected to a GET has still been processed). Configured secrets the
+        service echoed are masked in both (see :meth:`Credentials.scrub`)."""
         status, headers, body = raw.status, raw.headers, raw.body
+        if credentials is not None:
+            body = credentials.scrub_bytes(body)
         if status < 400:
             return shape_response(
                 status, headers, b"" if raw.method == "HEAD" else body,
                 max_chars=self.settings.max_body_chars, cut_on_wire=raw.cut,
             )
         message = error_message(body, headers, raw.reason or "error")
+        if credentials is not None:
+            message = credentials.scrub(message)
         safe = sent_method in SAFE_METHODS
         retry_after = retry_after_seconds(headers.get("retry-after"))
         if status == 429:
@@ -380,12 +515,7 @@ async def exchange(
             request = httpx.Request(
                 method, hop_url, headers=hop_headers, json=json_body if send_body else None, extensions=extensions
             )
-            response = await transport.handle_async_request(request)
-            response.request = request
-            try:
-                body, cut = await _read_limited(response, max_bytes)
-            finally:
-                await response.aclose()
+            response, body, cut = await _one_hop(transport, request, max_bytes, request_timeout)
             location = response.headers.get("location")
             if response.status_code in REDIRECTS and location and max_redirects > 0:
                 if hop == max_redirects:
@@ -412,6 +542,29 @@ async def exchange(
                 url=url,
             )
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+async def _one_hop(
+    transport: PinnedTransport, request: httpx.Request, max_bytes: int, request_timeout: float
+) -> tuple[httpx.Response, bytes, bool]:
+    """Send one hop and read its body, all of it within ``request_timeout`` seconds.
+
+    httpx's timeouts bound each *read*: a server that drips one byte just inside the
+    read timeout (or sends headers slowly, line by line) would hold the call until the
+    core's deadline. ``timeout`` is documented per request, so the whole exchange of
+    one hop is bounded here; running out is a read timeout like any other.
+    """
+    try:
+        async with asyncio.timeout(request_timeout):
+            response = await transport.handle_async_request(request)
+            response.request = request
+            try:
+                body, cut = await _read_limited(response, max_bytes)
+            finally:
+                await response.aclose()
+    except TimeoutError:
+        raise httpx.ReadTimeout(f"no complete answer within {request_timeout:g} s", request=request) from None
+    return response, body, cut
 
 
 def _with_credentials(headers: dict[str, str], secret: dict[str, str]) -> dict[str, str]:

@@ -120,12 +120,15 @@ async def test_bearer_secret_is_read_from_the_environment_at_use(server: Server,
                                             headers={"X-Team": "blue", "X-Key": {"env": "REACH_HTTP_TEST_KEY"}})}})
     monkeypatch.setenv("REACH_HTTP_TEST_KEY", "k1")
     first = await reach.invoke("http_get", {"service": "svc", "path": "/echo"})
-    assert first.ok and first.content["body"]["authorization"] == "Bearer first"
-    assert first.content["body"]["headers"]["X-Team"] == "blue"
-    assert first.content["body"]["headers"]["X-Key"] == "k1"
+    arrived = server.state.requests[-1]["headers"]  # the answer masks echoed secrets (test_redteam_http_echo)
+    assert first.ok and arrived["Authorization"] == "Bearer first"
+    assert arrived["X-Team"] == "blue" and first.content["body"]["headers"]["X-Team"] == "blue"
+    assert arrived["X-Key"] == "k1"
+    assert first.content["body"]["authorization"] == "[redacted credential]"
     monkeypatch.setenv("REACH_HTTP_TEST_TOKEN", "rotated")
     second = await reach.invoke("http_get", {"service": "svc", "path": "/echo"})
-    assert second.content["body"]["authorization"] == "Bearer rotated"
+    assert server.state.requests[-1]["headers"]["Authorization"] == "Bearer rotated"
+    assert "rotated" not in second.to_json()
     monkeypatch.delenv("REACH_HTTP_TEST_TOKEN")
     missing = await reach.invoke("http_get", {"service": "svc", "path": "/echo"})
     assert not missing.ok and "REACH_HTTP_TEST_TOKEN" in missing.error.message
@@ -138,9 +141,10 @@ async def test_basic_and_query_auth(server: Server, make) -> None:
         "q": local(server, auth={"type": "query", "name": "api_key", "value": "s3"}),
     }})
     basic = await reach.invoke("http_get", {"service": "b", "path": "/echo"})
-    assert basic.content["body"]["authorization"] == "Basic YW5uOnB3"
+    assert server.state.requests[-1]["headers"]["Authorization"] == "Basic YW5uOnB3"
+    assert "YW5uOnB3" not in basic.to_json()  # an echoed credential is masked (test_redteam_http_echo)
     query = await reach.invoke("http_get", {"service": "q", "path": "/echo"})
-    assert query.content["body"]["query"] == {"api_key": ["s3"]}
+    assert query.content["body"]["query"] == {"api_key": ["s3"]}  # shorter than 6: not masked
 
 
 @pytest.mark.parametrize("path", ["//evil.example/x", "http://evil.example/", "/a/../admin", "/x?y=1", "echo",
@@ -226,5 +230,6 @@ async def test_env_secrets_in_reach_config_reach_the_server(server: Server, tmp_
         "plugins": {"reach-http": {"services": {"svc": service}}},
     })
     result = await reach.invoke("http_get", {"service": "svc", "path": "/echo"})
-    assert result.ok and result.content["body"]["authorization"] == "Bearer from-env"
+    assert result.ok and server.state.requests[-1]["headers"]["Authorization"] == "Bearer from-env"
+    assert "from-env" not in result.to_json()
     await reach.aclose()

@@ -14,12 +14,14 @@ import hashlib
 import io
 import smtplib
 import ssl
+import time
 from dataclasses import dataclass
 from email import policy
 from email.generator import BytesGenerator
 from email.message import EmailMessage
 from email.parser import BytesHeaderParser
 from email.utils import formatdate, getaddresses, make_msgid
+from typing import Any
 
 from reach_core import BusinessError, InvalidArguments, RetryableError, ToolFailure
 
@@ -110,6 +112,71 @@ def _unfold(value: str) -> str:
     return value.replace("\r\n ", " ").replace("\r\n\t", "\t").replace("\n ", " ").replace("\n\t", "\t")
 
 
+MAX_REPLY_LINES = 100
+"""Lines of one server reply (an EHLO answer has about a dozen)."""
+MAX_REPLY_BYTES = 65_536
+CONVERSATION_SLACK = 4.0
+"""The whole conversation ends ``timeout`` + this many seconds after it began: just before
+the connector's own deadline (``timeout`` + 5), so this tool, not the core, says what happened."""
+
+
+class _Bounded:
+    """The reading side of :class:`smtplib.SMTP` with limits a hostile server cannot stretch.
+
+    smtplib reads a reply line by line for as long as the server marks it continued
+    (``250-...``), and its timeout bounds each socket read: a server (or anyone on the
+    path of a plain-text connection) sending an endless reply, or dripping it, filled
+    memory and kept the worker thread reading long after the call had been reported.
+    Here a reply is at most ``MAX_REPLY_LINES`` lines / ``MAX_REPLY_BYTES`` bytes and
+    every read waits only until the conversation's deadline.
+    """
+
+    deadline: float = float("inf")
+    file: Any
+    sock: Any
+
+    def _fail(self, why: str) -> smtplib.SMTPServerDisconnected:
+        self.close()  # type: ignore[attr-defined]  # smtplib.SMTP's, next in the MRO
+        return smtplib.SMTPServerDisconnected(why)
+
+    def getreply(self) -> tuple[int, bytes]:
+        lines: list[bytes] = []
+        size = 0
+        if self.file is None:
+            self.file = self.sock.makefile("rb")
+        while True:
+            left = self.deadline - time.monotonic()
+            if left <= 0:
+                raise self._fail("the mail server did not answer in time")
+            self.sock.settimeout(left)
+            try:
+                line = self.file.readline(smtplib._MAXLINE + 1)  # type: ignore[attr-defined]
+            except OSError as error:
+                raise self._fail(f"Connection unexpectedly closed: {error}") from None
+            if not line:
+                raise self._fail("Connection unexpectedly closed")
+            size += len(line)
+            if len(line) > smtplib._MAXLINE or size > MAX_REPLY_BYTES or len(lines) >= MAX_REPLY_LINES:  # type: ignore[attr-defined]
+                raise self._fail("the mail server's reply is too long")
+            lines.append(line[4:].strip(b" \t\r\n"))
+            try:
+                code = int(line[:3])
+            except ValueError:
+                code = -1
+                break
+            if line[3:4] != b"-":
+                break
+        return code, b"\n".join(lines)
+
+
+class _SMTP(_Bounded, smtplib.SMTP):
+    pass
+
+
+class _SMTP_SSL(_Bounded, smtplib.SMTP_SSL):  # noqa: N801 - smtplib's spelling
+    pass
+
+
 async def send(target: SmtpTarget, raw: bytes, to: list[str]) -> dict[str, str]:
     """Deliver ``raw`` (from :func:`render`) to the server; returns the recipients it
     refused (others were accepted)."""
@@ -119,21 +186,21 @@ async def send(target: SmtpTarget, raw: bytes, to: list[str]) -> dict[str, str]:
 def _send_blocking(target: SmtpTarget, raw: bytes, to: list[str]) -> dict[str, str]:
     handed_over = False
     try:
-        smtp: smtplib.SMTP
+        smtp: _SMTP | _SMTP_SSL
         if target.implicit_tls:
-            smtp = smtplib.SMTP_SSL(
-                target.host,
-                target.port,
-                timeout=target.timeout,
-                context=tls_context(target.ca_file),
-            )
+            smtp = _SMTP_SSL(timeout=target.timeout, context=tls_context(target.ca_file))
         else:
-            smtp = smtplib.SMTP(target.host, target.port, timeout=target.timeout)
+            smtp = _SMTP(timeout=target.timeout)
+        smtp.deadline = time.monotonic() + target.timeout + CONVERSATION_SLACK
+        # what SMTP(host) sets: the name TLS verifies (STARTTLS, implicit TLS)
+        smtp._host = target.host  # type: ignore[union-attr]
+        smtp.connect(target.host, target.port)
         with smtp:
             if target.starttls:
                 smtp.starttls(context=tls_context(target.ca_file))
             if target.username:
                 smtp.login(target.username, target.password or "")
+            smtp.ehlo_or_helo_if_needed()  # a greeting that fails here has sent nothing either
             handed_over = True
             refused = smtp.sendmail(target.sender, to, raw)
         return {addr: _reply(code, text) for addr, (code, text) in refused.items()}

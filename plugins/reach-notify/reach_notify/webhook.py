@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import math
 import ssl
+import zlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -19,6 +20,7 @@ if TYPE_CHECKING:  # httpx is imported by the first post, not when the plugin lo
 from reach_core import BusinessError, RateLimited, RetryableError, ToolFailure
 
 _BODY_EXCERPT = 200
+_RAW_HEAD = 4096
 
 
 @dataclass(frozen=True)
@@ -52,10 +54,11 @@ async def post(
             follow_redirects=False,
             transport=transport,
             verify=_tls_context(),
-        ) as client:
-            response = await client.post(
-                target.url, json={target.text_field: text}, headers=headers
-            )
+        ) as client, client.stream(
+            "POST", target.url, json={target.text_field: text}, headers=headers
+        ) as response:
+            status = response.status_code
+            raw = b"" if 200 <= status < 300 else await _head_of_body(response)
     except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as error:
         raise RetryableError(
             f"{where} could not be reached ({type(error).__name__}); nothing was sent. "
@@ -68,10 +71,9 @@ async def post(
             "again without asking the user.",
             code="outcome_unknown",
         ) from error
-    status = response.status_code
     if 200 <= status < 300:
         return status
-    excerpt = response.text[:_BODY_EXCERPT].strip()
+    excerpt = _excerpt(raw, response.headers.get("content-encoding", ""))
     if status == 429:
         raise RateLimited(_retry_after(response), message=f"{where} says slow down (HTTP 429)")
     if status >= 500:
@@ -84,6 +86,42 @@ async def post(
         + (f": {excerpt}" if excerpt else "")
         + ". Do not resend it unchanged."
     )
+
+
+async def _head_of_body(response: httpx.Response) -> bytes:
+    """The first few kilobytes of the answer as sent (still encoded), the rest never read.
+
+    The answer only serves the excerpt in an error. Read whole (and decoded by httpx,
+    each network chunk in one unbounded ``decompress``) a webhook answering with an
+    endless body or a gzip bomb (200 KB on the wire, 200 MB decoded) filled memory.
+    """
+    head = bytearray()
+    async for chunk in response.aiter_raw():
+        head += chunk
+        if len(head) >= _RAW_HEAD:
+            break
+    return bytes(head[:_RAW_HEAD])
+
+
+def _excerpt(raw: bytes, content_encoding: str) -> str:
+    """At most ``_BODY_EXCERPT`` printable characters of the answer, decoded within a budget."""
+    encodings = [e.strip().lower() for e in content_encoding.split(",") if e.strip() not in ("", "identity")]
+    if encodings:
+        if len(encodings) > 1 or encodings[0] not in ("gzip", "x-gzip", "deflate"):
+            return ""  # an encoding reach does not undo here: no excerpt rather than bytes
+        wbits = -zlib.MAX_WBITS if encodings[0] == "deflate" and not _zlib_header(raw) else 47
+        try:
+            raw = zlib.decompressobj(wbits).decompress(raw, _BODY_EXCERPT * 4)
+        except zlib.error:
+            return ""
+    text = raw.decode("utf-8", "replace")[: _BODY_EXCERPT * 2]
+    # the model reads this: no control characters, line breaks or escape sequences from the server
+    text = " ".join("".join(c if c.isprintable() else " " for c in text).split())
+    return text[:_BODY_EXCERPT].strip()
+
+
+def _zlib_header(data: bytes) -> bool:
+    return len(data) >= 2 and (data[0] & 0x0F) == 8 and ((data[0] << 8) | data[1]) % 31 == 0
 
 
 @functools.cache

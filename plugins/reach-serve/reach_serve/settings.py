@@ -7,6 +7,7 @@ Example::
     clients = [{ token = { env = "OPS_TOKEN" }, agent = "ops" }]
     operators = ["ops"]        # agents that may decide confirmations and read the audit log
     anonymous_agent = ""       # agent for requests without a token ("" = refuse them)
+    allowed_hosts = []         # Host names anonymous requests may use (IP addresses and localhost always)
 """
 
 from __future__ import annotations
@@ -38,6 +39,11 @@ class ServeHttpSettings(BaseModel):
     )
     anonymous_agent: str | None = Field(
         default=None, description="agent of requests without a token; unset refuses them (401)"
+    )
+    allowed_hosts: list[str] = Field(
+        default_factory=list,
+        description="host names (besides IP addresses and localhost) requests without a token may use in Host; "
+                    "a name a web page re-points at this server is refused (DNS rebinding)",
     )
     max_body_bytes: int = Field(default=1_000_000, ge=1024)
     sweep_interval: float = Field(

@@ -23,6 +23,12 @@ _SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
 _SCHEMA_ONE = ("items", "additionalProperties", "not", "contains", "propertyNames", "if", "then", "else",
                "unevaluatedProperties", "unevaluatedItems", "additionalItems")
 MAX_DEPTH = 24
+MAX_SCHEMA_NODES = 20_000
+"""Nodes one inlined schema may have. A reference used twice at each of 20 levels inlines to
+2**20 copies: a 3 KB document (hostile, or just badly factored) hung the build for minutes and
+would have sent the model a schema of gigabytes. Beyond this the operation is skipped, saying why."""
+MAX_DOCUMENT_NODES = 500_000
+"""Nodes all of one document's schemas may have together (bounds a document of many such operations)."""
 
 
 class OpenAPIError(ValueError):
@@ -71,16 +77,55 @@ class SchemaBuilder:
         self.refs = RefResolver(document)
         version = str(document.get("openapi", "3.0"))
         self.v30 = version.startswith("3.0")
+        self.total = 0  # nodes built for this document so far
+        self._left = 0  # nodes the schema being built may still have
 
     def build(self, schema: Any, *, request: bool = True) -> dict[str, Any]:
-        out = self._walk(schema, (), request, 0)
+        self._left = min(MAX_SCHEMA_NODES, MAX_DOCUMENT_NODES - self.total)
+        start = self._left
+        try:
+            out = self._walk(schema, (), request, 0)
+        finally:
+            self.total += start - self._left
         return out if isinstance(out, dict) else {}
+
+    def _spend(self, units: int) -> None:
+        self._left -= units
+        if self._left < 0:
+            if self.total + MAX_SCHEMA_NODES > MAX_DOCUMENT_NODES:
+                raise OpenAPIError(
+                    f"the document's schemas together expand to more than {MAX_DOCUMENT_NODES} nodes once "
+                    "their $refs are inlined; this and the remaining operations are left out"
+                )
+            raise OpenAPIError(
+                f"its schema expands to more than {MAX_SCHEMA_NODES} nodes once its $refs are inlined "
+                "(a schema referenced several times at many levels); too large for a tool"
+            )
+
+    def _copied(self, value: Any) -> Any:
+        """``value`` deep-copied, its size (items and characters / 64) paid from the budget first."""
+        stack, units = [value], 0
+        while stack:
+            item = stack.pop()
+            units += 1
+            if isinstance(item, dict):
+                stack.extend(item.values())
+                units += len(item) // 4
+            elif isinstance(item, list):
+                stack.extend(item)
+            elif isinstance(item, str):
+                units += len(item) // 64
+            if units > self._left:
+                break
+        self._spend(units)
+        return copy.deepcopy(value)
 
     def _walk(self, node: Any, stack: tuple[str, ...], request: bool, depth: int) -> Any:
         if isinstance(node, bool):
             return node
         if not isinstance(node, dict):
             return {}
+        self._spend(1)
         if depth > MAX_DEPTH:
             return {"description": "(nested too deeply to describe here)"}
         ref = node.get("$ref")
@@ -115,9 +160,9 @@ class SchemaBuilder:
             elif key in ("readOnly", "writeOnly", "nullable"):
                 continue
             else:
-                out[key] = copy.deepcopy(value)
+                out[key] = self._copied(value)
         if "example" in node and "examples" not in out:
-            out["examples"] = [copy.deepcopy(node["example"])]
+            out["examples"] = [self._copied(node["example"])]
         if dropped and isinstance(out.get("required"), list):
             out["required"] = [r for r in out["required"] if r not in dropped]
             if not out["required"]:
