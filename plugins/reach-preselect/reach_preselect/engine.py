@@ -37,7 +37,7 @@ import numpy as np
 
 from .cache import EmbeddingCache, IndexSnapshot, TermCache
 from .embedders import Embedder
-from .text import clauses, content_hash, has_cjk, schema_text, split_identifier, tokenize
+from .text import clauses, content_hash, content_words, has_cjk, schema_text, split_identifier, tokenize
 
 SIGNALS = ("bm25", "embedding", "dense", "multilingual", "tags")
 _CJK_SPAN = re.compile(
@@ -124,6 +124,13 @@ class EngineOptions:
     #: embedding disagree), it weighs as much as those two together: it is the
     #: tie-breaker there, not a third equal vote. No effect with `dense_gate = 0`.
     dense_arbiter: bool = True
+    #: what of a question the dense encoder reads: its content "words" (stop words,
+    #: numbers and punctuation dropped) or "all" of it as written. See `_dense_text`.
+    dense_query: str = "words"
+    #: word pieces of a CJK question's English glosses the dense encoder reads (its
+    #: own `query_tokens` caps the other questions): glosses are dictionary senses,
+    #: already content words, and a cut below 32 lost Chinese recall (bench).
+    dense_gloss_tokens: int = 32
 
 
 class SelectionEngine:
@@ -521,7 +528,7 @@ class SelectionEngine:
                 self.dense_skipped = True
                 self.dense_skips += 1
             else:
-                vector = self.dense.embed([self._dense_text(original, queries[0])])[0]
+                vector = self._dense_vector(original, queries[0])
                 dense = np.broadcast_to(np.einsum("d,dn->n", vector, self._dense_t), (q, n))
         return {"bm25": bm25, "embedding": embedding, "dense": dense,
                 "multilingual": self._multilingual_scores(original, q, n), "tags": tags}
@@ -571,7 +578,8 @@ class SelectionEngine:
             return True  # no question word is in any candidate's text: BM25 has no opinion
         top_bm25 = np.argpartition(-bm25, gate - 1)[:gate]
         top_embedding = np.argpartition(-embedding, gate - 1)[:gate]
-        return not np.intersect1d(top_bm25, top_embedding).size
+        # set membership, not np.intersect1d (it sorts both: ~10x the cost of this)
+        return not set(top_bm25.tolist()).intersection(top_embedding.tolist())
 
     def _bm25_scores(self, term_lists: Sequence[Sequence[str]], out: np.ndarray) -> None:
         """BM25 of every tool for each row's terms, written into `out` (rows x tools).
@@ -608,17 +616,37 @@ class SelectionEngine:
                 if row_terms:
                     out[row] += retriever.nonoccurrence_array[row_terms].sum()
 
-    def _dense_text(self, original: str, expanded: str) -> str:
-        """What the dense encoder reads: for a question with CJK characters, its other
-        words and the English glosses only.
+    def _dense_vector(self, original: str, expanded: str) -> np.ndarray:
+        """The dense encoder's vector of what it reads of this question (`_dense_text`)."""
+        assert self.dense is not None
+        text, cap = self._dense_text(original, expanded)
+        embed_query = getattr(self.dense, "embed_query", None)
+        if embed_query is not None:  # MiniLM: the cut depends on what it reads
+            return np.asarray(embed_query(text, cap))
+        return self.dense.embed([text])[0]
 
-        MiniLM's vocabulary is English word pieces: each CJK character becomes a piece
-        of its own that carries little meaning but uses up the encoder's 32-piece
-        budget, crowding out the glosses it can read.
+    def _dense_text(self, original: str, expanded: str) -> tuple[str, int | None]:
+        """What the dense encoder reads of a question, and its cap in word pieces.
+
+        The encoder costs ~0.7 ms of CPU per word piece here, and a question read as
+        written spends many on words that say nothing about which tool fits ("Could
+        you please tell me what the ...", numbers, punctuation). So it reads the
+        question's content words (`dense_query = "words"`): a third less CPU per
+        question it reads, and within one question of the whole text on every
+        benchmark split (docs/plugins/reach-preselect.md); the encoder's own cap
+        (`dense_query_tokens`, 16) then holds what 32 pieces held of the question as
+        written. A question with no content word is read as written.
+
+        For a question with CJK characters it reads the other words and the English
+        glosses only, cut at `dense_gloss_tokens` (32): MiniLM's vocabulary is English
+        word pieces, and each CJK character would become a piece of its own that
+        carries little meaning but uses up the budget, crowding out the glosses.
         """
-        if not self.options.dense_glosses_only or not has_cjk(original):
-            return expanded
-        return " ".join(_CJK_SPAN.sub(" ", expanded).split())
+        if self.options.dense_glosses_only and has_cjk(original):
+            return " ".join(_CJK_SPAN.sub(" ", expanded).split()), self.options.dense_gloss_tokens
+        if self.options.dense_query == "words":
+            return content_words(expanded) or expanded, None
+        return expanded, None
 
     def _expand(self, query: str) -> str:
         """The question plus English glosses of its Chinese words, if it has any."""
@@ -750,28 +778,39 @@ class SelectionEngine:
         """
         depth = min(depth, totals.shape[1])
         top = np.argpartition(-totals, depth - 1, axis=1)[:, :depth]
-        pool = np.unique(top)
+        # the sorted union of every row's top: a mark per tool, not np.unique (which
+        # sorts or hashes, ~0.1 ms for a few hundred ids: more than the loop below)
+        marks = np.zeros(totals.shape[1], dtype=bool)
+        marks[top.ravel()] = True
+        pool = np.flatnonzero(marks)
         pool = pool[np.isfinite(totals[0, pool])]
         if pool.size == 0:
             return []
         sub = totals[:, pool]
         rel = np.exp((sub - sub.max(axis=1, keepdims=True)) / self.options.cover_temperature)
         base, aspects = rel[0], rel[1:]
-        weight = self.options.cover_weight
+        weight = np.float32(self.options.cover_weight)
         count = aspects.shape[0]
         head = (1 - weight) * base  # the loop's constant part, computed once
+        columns = np.ascontiguousarray(aspects.T)  # a tool's relevance to every clause, one row
         uncovered = np.ones(count, dtype=np.float32)
+        gain = np.empty_like(head)
         chosen: list[int] = []
         # Greedy for the head of the list only: a caller asking for every tool ranked
         # (limit = all) gets the covered head, then the rest by whole-question score.
-        # Same arithmetic as `(1 - w) * base + w * (uncovered @ aspects) / count` per
-        # step; a chosen tool is struck out of `head` instead of masking every gain.
+        # Same arithmetic, in the same order, as `(1 - w) * base + w * (uncovered @
+        # aspects) / count` per step, computed in place (each numpy call costs more
+        # than its arithmetic at this size); a chosen tool is struck out of `head`
+        # instead of masking every gain.
         for _ in range(min(limit, pool.size, MAX_COVER)):
-            gain = head + weight * (uncovered @ aspects) / count
-            best = int(np.argmax(gain))
+            np.dot(uncovered, aspects, out=gain)
+            gain *= weight
+            gain /= count
+            gain += head
+            best = int(gain.argmax())
             head[best] = -np.inf
             chosen.append(best)
-            uncovered *= 1 - aspects[:, best]
+            uncovered *= 1 - columns[best]
             if uncovered.max() < 0.05:
                 uncovered[:] = 1.0
         order = np.argsort(-base, kind="stable")

@@ -44,8 +44,10 @@ PACKAGED_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d
 TOKENIZER = Path(__file__).parent / "data" / "all-MiniLM-L6-v2.tokenizer.json"
 #: a question is cut to this many word pieces for the encoder (BM25 and wordllama still
 #: read all of it): the head of a question names its intent, and the encoder's cost
-#: grows with length.
-QUERY_TOKENS = 32
+#: grows with length (~0.7 ms of CPU per piece here). The engine gives it the
+#: question's content words (`text.content_words`), so 16 pieces hold what 32 held of
+#: the question as written.
+QUERY_TOKENS = 16
 #: tool texts are cut here (the model was trained on at most 256).
 DOC_TOKENS = 128
 _ONNX_NAMES = ("model.onnx", "model_quantized.onnx", "model_optimized.onnx", "model_O4.onnx")
@@ -311,30 +313,35 @@ class MiniLMEncoder:
         return out
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Tool texts (several) or one question; the question is cut to `query_tokens`.
-
-        A question's vector is remembered (LRU, per process and model): an agent loop
-        asks about the same message again, and one encoding is most of a selection's cost.
-        """
+        """Tool texts (several) or one question; the question is cut to `query_tokens`."""
         if not texts:
             return np.zeros((0, 384), dtype=np.float32)
-        self.load()
         if len(texts) > 1:
+            self.load()
             return self._embed(self._encode_ids(texts, self.doc_tokens))
-        memo = _query_memo.setdefault((self._key, self.query_tokens), OrderedDict())
-        text = texts[0]
+        return self.embed_query(texts[0])[None, :]
+
+    def embed_query(self, text: str, cap: int | None = None) -> np.ndarray:
+        """One question's vector, the question cut to `cap` word pieces (`query_tokens`).
+
+        Remembered (LRU, per process, model and cap): an agent loop asks about the same
+        message again, and one encoding is most of a selection's cost.
+        """
+        self.load()
+        cap = self.query_tokens if cap is None else cap
+        memo = _query_memo.setdefault((self._key, cap), OrderedDict())
         with _memo_lock:
             hit = memo.get(text)
             if hit is not None:
                 memo.move_to_end(text)
-                return hit[None, :]
-        vector = self._embed(self._encode_ids(texts, self.query_tokens))[0]
+                return hit
+        vector = self._embed(self._encode_ids([text], cap))[0]
         vector.setflags(write=False)
         with _memo_lock:
             memo[text] = vector
             while len(memo) > QUERY_MEMO:
                 memo.popitem(last=False)
-        return vector[None, :]
+        return vector
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         """Tool texts, each cut to `doc_tokens` (used even for a single new tool).

@@ -163,6 +163,7 @@ class HybridSelector:
                     dense_background=settings.dense_background,
                     dense_gate=settings.dense_gate,
                     dense_arbiter=settings.dense_arbiter,
+                    dense_query=settings.dense_query,
                 )
                 term_cache = snapshot = None
                 if cache_dir is not None:

@@ -33,8 +33,14 @@ class PreselectSettings(BaseModel):
     #: keep a dynamic-int8 copy of the verified model in the cache directory and run
     #: that (int8 weights in memory: ~120 MB less, slightly faster); false: run the file as is.
     minilm_requantize: bool = True
-    #: word pieces of the question the dense encoder reads (BM25 and wordllama read all).
-    dense_query_tokens: Annotated[int, Field(ge=8, le=256)] = 32
+    #: what of a question the dense encoder reads: its content `words` (stop words,
+    #: numbers and punctuation dropped: each is a word piece that costs ~0.7 ms of CPU
+    #: and says little about which tool fits) or `all` of it as written. BM25 and
+    #: wordllama always read all of it.
+    dense_query: Literal["words", "all"] = "words"
+    #: word pieces of the question the dense encoder reads at most (a CJK question's
+    #: glosses: 32).
+    dense_query_tokens: Annotated[int, Field(ge=8, le=256)] = 16
     #: run the dense encoder only for questions where BM25 and wordllama disagree:
     #: their top `dense_gate` candidates share no tool. Where they agree the encoder
     #: changed almost nothing (bench: same R@5 on both halves) and it is ~90% of a

@@ -80,6 +80,14 @@ def _tokenize(text: str, keep_stop_words: bool) -> tuple[str, ...]:
     return tuple(stems + cjk)
 
 
+_WORD = re.compile(r"[^\W\d_]+(?:['\u2019][^\W\d_]+)*")
+
+
+def content_words(text: str) -> str:
+    """The words of `text` without stop words, numbers or punctuation, case kept."""
+    return " ".join(w for w in _WORD.findall(text) if w.lower() not in STOP_WORDS)
+
+
 def has_cjk(text: str) -> bool:
     return _CJK.search(text) is not None
 

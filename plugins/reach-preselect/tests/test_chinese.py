@@ -58,11 +58,13 @@ def test_mixed_language_question(zh_reach):
 def test_dense_encoder_reads_glosses_not_characters(zh_reach):
     engine = zh_reach.provider("selector").engine()
     question = "北京今天天气怎么样"
-    text = engine._dense_text(question, engine._expand(question))
+    text, cap = engine._dense_text(question, engine._expand(question))
     assert "weather" in text.lower()
     assert not any("\u4e00" <= ch <= "\u9fff" for ch in text)
+    assert cap == 32  # glosses keep their 32 pieces (a shorter cut lost Chinese recall)
     english = "weather in Beijing"
-    assert engine._dense_text(english, engine._expand(english)) == english
+    # an English question: its content words, at the encoder's own cap
+    assert engine._dense_text(english, engine._expand(english)) == ("weather Beijing", None)
 
 
 def test_chinese_keywords_match_directly(tmp_path):

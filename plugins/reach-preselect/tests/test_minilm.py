@@ -67,9 +67,19 @@ def test_query_is_cut_to_the_word_piece_cap(packaged):
     ids = packaged._encode_ids([long], packaged.query_tokens)[0]
     assert len(ids) == packaged.query_tokens
     assert ids[0] == 101 and ids[-1] == 102  # [CLS] ... [SEP] kept
-    # what the encoder sees of a long question is exactly its first 30 word pieces
+    # what the encoder sees of a long question is exactly its first cap - 2 word pieces
     head = packaged.embed([long])[0]
-    assert np.allclose(head, packaged.embed(["weather " * 30])[0], atol=1e-5)
+    assert np.allclose(head, packaged.embed(["weather " * (packaged.query_tokens - 2)])[0], atol=1e-5)
+    assert not np.allclose(head, packaged.embed_query("weather " * 40, 64), atol=1e-4)
+
+
+def test_question_cap_defaults_to_16_and_a_caller_may_give_another(packaged):
+    assert minilm.QUERY_TOKENS == packaged.query_tokens == 16
+    long = " ".join(f"word{i}" for i in range(60))
+    cut16, cut32 = packaged.embed_query(long), packaged.embed_query(long, 32)
+    assert np.allclose(cut16, packaged.embed([long])[0])
+    assert not np.allclose(cut16, cut32, atol=1e-4)  # remembered per cap, never mixed
+    assert np.array_equal(packaged.embed_query(long, 32), cut32)
 
 
 @pytest.mark.parametrize("layout", ["flat", "onnx_subdir", "hf_cache", "hf_repo", "fastembed_old", "file"])
@@ -331,3 +341,104 @@ def test_arbiter_off_or_gate_off_keeps_equal_weights(tmp_path, settings):
     rows = engine.explain("will it rain in Lyon tomorrow", limit=1)
     assert not engine.dense_skipped
     assert rows[0]["signals"]["dense"]["weight"] == 1.0
+
+
+# ----------------------------------------------------------------- what the encoder reads
+@pytest.mark.parametrize(
+    ("question", "words"),
+    [
+        ("Could you please tell me what the weather is like in Boston?", "tell weather like Boston"),
+        ("WHAT IS THE WEATHER IN BOSTON", "WEATHER BOSTON"),  # case kept, stop words in any case
+        ("What Is The Weather", "Weather"),
+        ("convert 250 USD to EUR, then 3.5 GBP", "convert USD EUR GBP"),  # numbers go
+        ("(48.8584° N, 2.2945° E) to (51.5007° N, 0.1246° W)", "N E N W"),
+        ("area of a 3x4 rectangle", "area x rectangle"),  # digits split a word: the letters stay
+        ("what's in my_backyard_image_url?", "what's backyard image url"),  # identifiers split
+        ("isn't it the Café’s menu?", "isn't Café’s menu"),  # apostrophes (both kinds) keep a word
+        ("naïve Bayes — über‑fast, résumé parser", "naïve Bayes über fast résumé parser"),
+        ("weather\tin\nParis!!!", "weather Paris"),
+        ("Weather in Москва", "Weather Москва"),  # other alphabets are words too
+        ("", ""),
+        ("?!... 123 456", ""),
+        ("what is it?", ""),  # nothing but stop words: the caller falls back to the question
+    ],
+)
+def test_content_words(question, words):
+    from reach_preselect.text import content_words
+
+    assert content_words(question) == words
+
+
+@pytest.mark.parametrize("size", [1, 10, 100, 2_000])
+def test_content_words_of_long_questions_keep_their_order(size):
+    from reach_preselect.text import content_words
+
+    question = " ".join(f"the {chr(97 + i % 26)}word of 12, and" for i in range(size))
+    assert content_words(question).split() == [f"{chr(97 + i % 26)}word" for i in range(size)]
+
+
+class _Recorder:
+    """Wraps the real encoder and records what each question gave it."""
+
+    def __init__(self, encoder):
+        self.encoder = encoder
+        self.seen: list[tuple[str, int | None]] = []
+
+    def __getattr__(self, name):
+        return getattr(self.encoder, name)
+
+    def embed_query(self, text, cap=None):
+        self.seen.append((text, cap))
+        return self.encoder.embed_query(text, cap)
+
+
+def _recording(reach):
+    reach.tools(query="warm up", limit=1)
+    engine = reach.provider("selector").engine()
+    recorder = engine.dense = _Recorder(engine.dense)
+    return recorder
+
+
+@pytest.mark.parametrize(
+    ("question", "read"),
+    [
+        ("will it rain in Lyon tomorrow", "rain Lyon tomorrow"),
+        ("Will it RAIN in Lyon tomorrow?", "RAIN Lyon tomorrow"),
+        ("Could you please let me know: will it rain in Lyon on 2024-05-03?", "let know rain Lyon"),
+        ("rain? Lyon, tomorrow (7 days)", "rain Lyon tomorrow days"),
+    ],
+)
+def test_encoder_reads_content_words_of_the_question(tmp_path, question, read):
+    minilm._query_memo.clear()
+    reach = build(tmp_path, {"dense_gate": 0})
+    recorder = _recording(reach)
+    reach.tools(query=question, limit=1)
+    assert recorder.seen == [(read, None)]  # None: the encoder's own cap (16)
+    assert recorder.encoder.query_tokens == 16
+
+
+def test_encoder_reads_a_question_of_stop_words_as_written(tmp_path):
+    reach = build(tmp_path, {"dense_gate": 0})
+    recorder = _recording(reach)
+    reach.tools(query="what is it?", limit=1)
+    assert recorder.seen == [("what is it?", None)]
+
+
+def test_dense_query_all_reads_the_question_as_written(tmp_path):
+    reach = build(tmp_path, {"dense_query": "all", "dense_query_tokens": 32})
+    recorder = _recording(reach)
+    reach.tools(query="will it rain in Lyon tomorrow", limit=1)
+    assert recorder.seen == [("will it rain in Lyon tomorrow", None)]
+    assert recorder.encoder.query_tokens == 32
+
+
+def test_bm25_and_wordllama_still_read_the_whole_question(tmp_path):
+    # "weather" alone would tie the two weather tools; "forecast" is a stop-word-free
+    # word either way, but the ranking must still see every word of the question
+    reach = build(tmp_path)
+    engine = reach.provider("selector").engine()
+    reach.tools(query="warm up", limit=1)
+    raw = engine.raw_scores(["what is the forecast for the weather"])
+    again = engine.raw_scores(["forecast weather"])
+    assert np.allclose(raw["bm25"], again["bm25"])  # BM25 drops stop words itself
+    assert not np.allclose(raw["embedding"], again["embedding"])  # wordllama reads them all

@@ -101,7 +101,7 @@ def test_bound_single_hammered_tool(boosted, question):
 def test_close_candidates_are_reordered_for_that_agent_only(tmp_path):
     reach = _prior_reach(tmp_path, usage_max_boost=2.0)
     selector = reach.provider("selector")
-    question = "note the meeting time"  # create_note first, create_calendar_event close behind
+    question = "note the meeting date and time"  # two candidates within the boost
     first = names(reach.tools(query=question, limit=2, agent="alice"))
     assert set(first) == {"create_note", "create_calendar_event"}
     loser = first[1]
@@ -116,11 +116,11 @@ def test_close_candidates_are_reordered_for_that_agent_only(tmp_path):
 def test_inactive_below_min_calls(tmp_path):
     reach = build(tmp_path, {"usage_prior": True, "usage_min_calls": 50, "usage_max_boost": 2.0, "dense_gate": 0})
     selector = reach.provider("selector")
-    first = names(reach.tools(query="note the meeting time", limit=2, agent="carol"))
+    first = names(reach.tools(query="note the meeting date and time", limit=2, agent="carol"))
     _hammer(selector, "carol", [first[1]], 49)
-    assert names(reach.tools(query="note the meeting time", limit=2, agent="carol")) == first
+    assert names(reach.tools(query="note the meeting date and time", limit=2, agent="carol")) == first
     selector.observe_call("carol", first[1])
-    assert names(reach.tools(query="note the meeting time", limit=2, agent="carol"))[0] == first[1]
+    assert names(reach.tools(query="note the meeting date and time", limit=2, agent="carol"))[0] == first[1]
 
 
 async def test_calls_through_reach_are_counted_per_agent(tmp_path):
