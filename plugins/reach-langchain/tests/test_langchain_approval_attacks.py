@@ -1,0 +1,70 @@
+"""LangGraph interrupt approvals (``approval="interrupt"``) approve exactly the call the
+person saw: its tool, id and arguments, once."""
+
+from __future__ import annotations
+
+import pytest
+import reach_audit
+import reach_langchain
+from langchain.agents import create_agent
+from langchain_openai import ChatOpenAI
+from reach_audit.query import tail_sync
+from reach_openai.scripted import Answer, Call, ToolCalls
+
+API_KEY = "sk-scripted-langchain"
+
+
+def chat_model(url: str) -> ChatOpenAI:
+    return ChatOpenAI(model="reach-scripted", base_url=url, api_key=API_KEY, max_retries=0, timeout=10)
+
+
+async def ran(reach) -> list[dict]:
+    await reach_audit.flush(reach)
+    return [e.record for e in tail_sync(reach.store, limit=100, kind="call") if e.record["status"] == "ok"]
+
+
+async def test_one_approval_for_two_parallel_dangerous_calls_approves_at_most_what_was_shown(make_reach, scripted):
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.types import Command
+
+    reach = make_reach()
+    server = scripted([
+        ToolCalls([Call("delete_city", {"city": "上海"}, id="call_a"),
+                   Call("delete_city", {"city": "北京"}, id="call_b")]),
+        Answer("done"), Answer("done"), Answer("done"),
+    ])
+    agent = create_agent(chat_model(server.url), reach_langchain.tools(reach, approval="interrupt"),
+                         checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t-par"}}
+    first = await agent.ainvoke({"messages": [{"role": "user", "content": "delete both"}]}, config)
+    pending = first["__interrupt__"]
+    assert sorted(p.value["call_id"] for p in pending) == ["call_a", "call_b"]
+    with pytest.raises(RuntimeError, match="multiple pending interrupts"):  # one answer cannot approve both
+        await agent.ainvoke(Command(resume={"type": "approve"}), config)
+    assert await ran(reach) == []
+    a = next(p for p in pending if p.value["call_id"] == "call_a")
+    b = next(p for p in pending if p.value["call_id"] == "call_b")
+    out = await agent.ainvoke(Command(resume={a.id: {"type": "approve"}, b.id: {"type": "reject"}}), config)
+    records = await ran(reach)
+    assert [r["call_id"] for r in records] == ["call_a"]
+    assert "北京" not in str(records)
+    assert any("declined" in str(m.content) for m in out["messages"])
+
+
+@pytest.mark.parametrize("answer", [
+    "approve", "yes", 1, 0, {"type": "APPROVE"}, {"type": ["approve"]}, {"decision": "approve"},
+    {"type": "edit", "args": {"city": "北京"}}, {"decisions": []}, {"decisions": [{"type": "reject"}, {"type": "approve"}]},
+    {"type": "approve "}, {"type": "аpprove"},  # trailing space; Cyrillic а
+])
+async def test_only_a_clear_approve_counts(make_reach, scripted, answer):
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.types import Command
+
+    reach = make_reach()
+    server = scripted([ToolCalls([Call("delete_city", {"city": "上海"}, id="call_x")]), Answer("done")])
+    agent = create_agent(chat_model(server.url), reach_langchain.tools(reach, approval="interrupt"),
+                         checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t-ans"}}
+    await agent.ainvoke({"messages": [{"role": "user", "content": "delete"}]}, config)
+    await agent.ainvoke(Command(resume=answer), config)
+    assert await ran(reach) == []
