@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from reach_core import BusinessError
+from reach_core import BusinessError, Denied
 
 from .settings import NotesSettings
 
@@ -76,7 +76,7 @@ class NoteStore:
                     if key:
                         self._scan_keys(fd, size)
                         if key in self._keys:
-                            return self._keys[key], False
+                            return _same_note(self._keys[key], content, tags, key), False
                     # A crash mid-write can leave a last line without its newline;
                     # start on a fresh line so that one damaged note stays alone.
                     if size and os.pread(fd, 1, size - 1) != b"\n":
@@ -126,6 +126,20 @@ class NoteStore:
         except FileNotFoundError:
             return []
         return list(_parse(data))
+
+
+def _same_note(record: dict[str, Any], content: str, tags: list[str], key: str) -> dict[str, Any]:
+    """The note saved under ``key``, if it is this note; a different note under the same key
+    is refused, not reported as saved (it would be lost while the model believes it kept).
+
+    reach's ledger checks this too, but only for calls that share its ledger: two Reach
+    instances with their own data dirs can write to one configured notes file."""
+    if record.get("content") != content or list(record.get("tags") or []) != tags:
+        raise Denied(
+            f"idempotency key {key!r} was already used for a different note, which is the one kept; "
+            "this note was not saved. Send it as a new call (a new tool-call id)."
+        )
+    return record
 
 
 def _parse(data: bytes) -> Iterator[dict[str, Any]]:
