@@ -7,12 +7,13 @@ Raw Open-Meteo payloads would cost tokens and invite misreading.
 
 from __future__ import annotations
 
+import math
 from collections import OrderedDict
 from typing import Any
 
 from reach_core import Connector, RetryableError
 
-from .openmeteo import OpenMeteo
+from .openmeteo import OpenMeteo, service_text
 from .places import Place, normalise, query_language, resolve_city
 from .settings import WeatherSettings
 from .wmo import WET_CODES, describe
@@ -117,7 +118,7 @@ class GetWeather(_WeatherConnector):
         current = data.get("current")
         if not isinstance(current, dict):
             raise RetryableError("the weather forecast service sent no current conditions")
-        code = current.get("weather_code")
+        code = _code(current.get("weather_code"))
         answer: dict[str, Any] = {
             "city": place.name,
             "country": place.country,
@@ -194,9 +195,9 @@ class GetForecast(_WeatherConnector):
         chances, amounts = column("precipitation_probability_max"), column("precipitation_sum")
         forecast = []
         for i, date in enumerate(daily["time"][:days]):
-            code = _at(codes, i)
+            code = _code(_at(codes, i))
             day = {
-                "date": date,
+                "date": service_text(date, 40),
                 "condition": describe(code, language),
                 "high": _with_unit(_at(highs, i), symbol),
                 "low": _with_unit(_at(lows, i), symbol),
@@ -212,13 +213,25 @@ def _at(values: list[Any], index: int) -> Any:
     return values[index] if index < len(values) else None
 
 
+def _code(value: Any) -> int | None:
+    """The WMO code the service sent, if it is one (a whole number): anything else is unknown."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return None
+    return int(value) if value == int(value) and abs(value) < 1000 else None
+
+
 def _with_unit(value: Any, unit: str) -> str | None:
-    """"21 °C" / "45 %": one decimal at most, no trailing ".0"."""
-    if value is None:
+    """"21 °C" / "45 %": one decimal at most, no trailing ".0".
+
+    Only finite numbers (or numeric text) count: the service's bytes are not trusted,
+    and NaN, infinities or a million-digit string are no temperature."""
+    if value is None or isinstance(value, bool) or (isinstance(value, str) and len(value) > 32):
         return None
     try:
         number = round(float(value), 1)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
+        return None
+    if not math.isfinite(number) or abs(number) > 1e6:
         return None
     text = f"{number:g}" if number != int(number) else str(int(number))
     return f"{text} {unit}"
@@ -228,8 +241,9 @@ def _local_time(time: Any, offset_seconds: Any) -> str | None:
     """"2026-05-01 14:00 (UTC+08:00)": the place's own clock, with its offset."""
     if not isinstance(time, str):
         return None
-    text = time.replace("T", " ")
-    if not isinstance(offset_seconds, int | float):
+    text = service_text(time.replace("T", " "), 40) or ""
+    if isinstance(offset_seconds, bool) or not isinstance(offset_seconds, int | float) \
+            or not math.isfinite(offset_seconds) or abs(offset_seconds) > 18 * 3600:
         return text
     total = int(offset_seconds) // 60
     sign = "+" if total >= 0 else "-"

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
+import unicodedata
 from typing import TYPE_CHECKING, Any
 
 from reach_core import BusinessError, RetryableError
@@ -23,6 +25,27 @@ if TYPE_CHECKING:
     import httpx
 
 _RETRYABLE_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
+# The largest answer read from the service: a forecast for 16 days is a few KiB; a
+# hostile or broken server must not fill memory or the model's context.
+MAX_ANSWER_BYTES = 1024 * 1024
+# Most places taken from one geocoding answer (the requests ask for at most 20).
+_MAX_RESULTS = 20
+
+
+SERVICE_TEXT_CHARS = 100
+
+
+def service_text(value: Any, limit: int = SERVICE_TEXT_CHARS) -> str | None:
+    """A short, single-line string from what the service sent (``None`` for a non-string).
+
+    Control and line/paragraph separators become spaces and the text is cut to ``limit``
+    characters, so a hostile or broken service cannot flood the model's context or lay
+    out text that looks like a new message."""
+    if not isinstance(value, str):
+        return None
+    text = " ".join("".join(" " if (unicodedata.category(c)[0] in "CZ" and c != " ") else c
+                            for c in value[: limit * 4]).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 class OpenMeteo:
@@ -74,8 +97,14 @@ class OpenMeteo:
             {"name": name, "count": count, "language": language, "format": "json"},
             service="geocoding",
         )
-        results = data.get("results") or []
-        return [r for r in results if isinstance(r, dict) and "latitude" in r and "longitude" in r]
+        results = data.get("results")
+        if not isinstance(results, list):
+            return []
+        return [
+            {**r, "name": service_text(r.get("name")) or "", "country": service_text(r.get("country"))}
+            for r in results[: min(count, _MAX_RESULTS)]
+            if isinstance(r, dict) and "latitude" in r and "longitude" in r
+        ]
 
     async def forecast(self, params: dict[str, Any]) -> dict[str, Any]:
         """Call the forecast API with ``params`` (timezone=auto is always added)."""
@@ -90,7 +119,8 @@ class OpenMeteo:
 
         client = self._get_client()
         try:
-            response = await client.get(url, params=params)
+            async with client.stream("GET", url, params=params) as response:
+                body = b"" if response.status_code in _RETRYABLE_STATUS else await _read_capped(response, service)
         except httpx.TimeoutException as exc:
             raise RetryableError(
                 f"the weather {service} service did not answer within "
@@ -105,15 +135,15 @@ class OpenMeteo:
                 retry_after=_retry_after(response),
             )
         try:
-            data = response.json()
-        except ValueError as exc:
+            data = json.loads(body)
+        except (ValueError, RecursionError) as exc:  # RecursionError: absurdly deep nesting
             if response.is_success:
                 raise RetryableError(
                     f"the weather {service} service sent an unreadable answer"
                 ) from exc
             data = {}
         if not response.is_success:
-            reason = data.get("reason") if isinstance(data, dict) else None
+            reason = service_text(data.get("reason"), 200) if isinstance(data, dict) else None
             raise BusinessError(
                 f"the weather {service} service refused the request (HTTP {response.status_code})"
                 + (f": {reason}" if reason else "")
@@ -121,6 +151,28 @@ class OpenMeteo:
         if not isinstance(data, dict):
             raise RetryableError(f"the weather {service} service sent an unexpected answer")
         return data
+
+
+async def _read_capped(response: httpx.Response, service: str) -> bytes:
+    """The body, refused once it passes ``MAX_ANSWER_BYTES`` (declared or streamed)."""
+    declared = response.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > MAX_ANSWER_BYTES:
+        raise _too_large(service)
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > MAX_ANSWER_BYTES:
+            raise _too_large(service)
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _too_large(service: str) -> BusinessError:
+    return BusinessError(
+        f"the weather {service} service sent an answer larger than {MAX_ANSWER_BYTES // 1024} KiB, "
+        "which was not read; tell the user the weather service is misbehaving."
+    )
 
 
 @functools.cache

@@ -9,13 +9,14 @@ business error naming the city and the likely spelling, and resends.
 from __future__ import annotations
 
 import difflib
+import math
 import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
-from reach_core import BusinessError
+from reach_core import BusinessError, RetryableError
 
-from .openmeteo import OpenMeteo
+from .openmeteo import OpenMeteo, service_text
 
 # Ratio above which a different name counts as a misspelling of the query.
 _TYPO_RATIO = 0.75
@@ -34,11 +35,21 @@ class Place:
 
     @classmethod
     def from_result(cls, result: dict[str, Any]) -> Place:
+        """The service's bytes are not trusted: names are bounded one-line text (they reach
+        the model), coordinates finite numbers in range; anything else is an unusable answer."""
+        try:
+            latitude, longitude = float(result["latitude"]), float(result["longitude"])
+        except (KeyError, TypeError, ValueError, OverflowError):
+            latitude = longitude = math.nan
+        if not (-90 <= latitude <= 90 and -180 <= longitude <= 180) or isinstance(
+                result.get("latitude"), bool) or isinstance(result.get("longitude"), bool):
+            raise RetryableError("the weather geocoding service sent a place without usable coordinates")
+        country = result.get("country")
         return cls(
-            name=str(result.get("name") or ""),
-            country=result.get("country"),
-            latitude=float(result["latitude"]),
-            longitude=float(result["longitude"]),
+            name=service_text(result.get("name")) or "",
+            country=service_text(country) if country is not None else None,
+            latitude=latitude,
+            longitude=longitude,
         )
 
 
