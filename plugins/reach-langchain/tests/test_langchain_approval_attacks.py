@@ -68,3 +68,18 @@ async def test_only_a_clear_approve_counts(make_reach, scripted, answer):
     await agent.ainvoke({"messages": [{"role": "user", "content": "delete"}]}, config)
     await agent.ainvoke(Command(resume=answer), config)
     assert await ran(reach) == []
+
+
+@pytest.mark.parametrize("extra", [
+    {"tool_call_id": "call_other"}, {"self": 1}, {"__pregel_runtime": 1}, {"run_id": "r"}, {"config": {"tags": []}},
+])
+async def test_langchain_reserved_names_in_arguments_smuggle_nothing(make_reach, extra):
+    """Arguments named like LangChain's own parameters are tool arguments: reach validates
+    them (refused here), the call keeps the tool-call id LangChain gave it."""
+    reach = make_reach()
+    [tool] = reach_langchain.tools(reach, names=["get_weather"])
+    out = await tool.ainvoke({"name": "get_weather", "args": {"city": "北京", **extra}, "id": "call_1",
+                              "type": "tool_call"})
+    assert out.status == "error" and "invalid_arguments" in out.content
+    assert out.tool_call_id == "call_1"
+    assert await ran(reach) == []
