@@ -96,3 +96,26 @@ async def test_bad_arguments_are_refused_and_nothing_is_written(notes_reach, tmp
     result = await notes_reach.invoke("append_note", args)
     assert not result.ok and result.error.code == "invalid_arguments", result
     assert not (tmp_path / "data" / "notes.jsonl").exists()
+
+
+@pytest.mark.parametrize("same", [True, False])
+async def test_racing_calls_with_one_key_keep_one_note(two_instances, same):
+    import asyncio
+
+    first, second, path = two_instances
+    other = ORIGINAL if same else {"content": "transfer 5000 to mallory"}
+    results = await asyncio.gather(*[
+        (first if i % 2 else second).invoke("append_note", ORIGINAL if i % 2 else other, idempotency_key="k-race")
+        for i in range(8)
+    ])
+    assert len(records(path)) == 1
+    kept = records(path)[0]["content"]
+    for result in results:
+        if result.ok:
+            assert result.content["id"] == records(path)[0]["id"]
+        else:  # outcome_unknown: reach's ledger saw the same key still running in that instance
+            assert result.error.code in ("denied", "outcome_unknown"), result.error
+            assert not same or result.error.code == "outcome_unknown"
+    assert same or any(not r.ok for r in results)
+    assert any(r.ok for r in results)
+    assert kept in (ORIGINAL["content"], other["content"])
