@@ -53,7 +53,8 @@ async def test_one_approval_for_two_parallel_dangerous_calls_approves_at_most_wh
 
 @pytest.mark.parametrize("answer", [
     "approve", "yes", 1, 0, {"type": "APPROVE"}, {"type": ["approve"]}, {"decision": "approve"},
-    {"type": "edit", "args": {"city": "北京"}}, {"decisions": []}, {"decisions": [{"type": "reject"}, {"type": "approve"}]},
+    {"type": "edit", "args": {"city": "北京"}}, {"decisions": []},
+    {"decisions": [{"type": "reject"}, {"type": "approve"}]},
     {"type": "approve "}, {"type": "аpprove"},  # trailing space; Cyrillic а
 ])
 async def test_only_a_clear_approve_counts(make_reach, scripted, answer):

@@ -47,12 +47,13 @@ def tool_replies(server) -> list[str]:
 
 @pytest.mark.parametrize("name", [
     "save",            # a real tool, but not offered in this run
-    "Save", "SAVE", "save ", " save", "save\u200b", "ｓａｖｅ", "sаve",  # case, spaces, zero-width, full-width, Cyrillic
+    # case, spaces, zero-width, full-width, Cyrillic
+    "Save", "SAVE", "save ", " save", "save\u200b", "ｓａｖｅ", "sаve",
     "functions.save", "save()", "", "add\x00save", "../save",
 ])
 async def test_a_tool_not_offered_never_runs(reach, name):
     r, server = reach([ToolCalls([Call(name, {"text": "x"}, id="c1")]), Answer("ok")])
-    result = await r.run("hi", tools=["add"])
+    await r.run("hi", tools=["add"])
     assert WRITES == []
     [reply] = tool_replies(server)
     assert '"error"' in reply and len(reply) < 2000
