@@ -21,6 +21,23 @@ def server() -> Iterator[Server]:
     srv.stop()
 
 
+@pytest.fixture(scope="module")
+def module_server() -> Iterator[Server]:
+    srv = Server()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture
+def shared_server(module_server: Server) -> Server:
+    """One loopback server for the whole module, its record of requests cleared for each
+    test: for modules whose tests only read what the server received (a module overrides
+    ``server`` with it)."""
+    with module_server.state.lock:
+        module_server.state.requests.clear()
+    return module_server
+
+
 @pytest.fixture(scope="session")
 def tls_material(tmp_path_factory: pytest.TempPathFactory) -> tuple[ssl.SSLContext, Path]:
     """A private CA, a certificate for ``pets.test``; returns (server context, CA bundle path)."""

@@ -10,7 +10,6 @@ against the real loopback server: what it received is asserted.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,19 +30,9 @@ FORBIDDEN_BASE = [
 ]
 
 
-@pytest.fixture(scope="module")
-def _module_server() -> Iterator[Server]:
-    srv = Server()
-    yield srv
-    srv.stop()
-
-
 @pytest.fixture
-def server(_module_server: Server) -> Server:
-    """One loopback server for the module (these tests only read what it received)."""
-    with _module_server.state.lock:
-        _module_server.state.requests.clear()
-    return _module_server
+def server(shared_server: Server) -> Server:
+    return shared_server  # one server for the module (see conftest)
 
 
 def _spellings(name: str) -> list[str]:

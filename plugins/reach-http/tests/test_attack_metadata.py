@@ -10,7 +10,6 @@ to the loopback test server) the server proves nothing arrived.
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -31,19 +30,9 @@ LINK_LOCAL_SAMPLES = ["169.254.0.1", "169.254.1.1", "169.254.42.42", "169.254.25
 NEVER = "never calls"
 
 
-@pytest.fixture(scope="module")
-def _module_server() -> Iterator[Server]:
-    srv = Server()
-    yield srv
-    srv.stop()
-
-
 @pytest.fixture
-def server(_module_server: Server) -> Server:
-    """One loopback server for the module (these tests only read what it received)."""
-    with _module_server.state.lock:
-        _module_server.state.requests.clear()
-    return _module_server
+def server(shared_server: Server) -> Server:
+    return shared_server  # one server for the module (see conftest)
 
 
 def _v6_embeddings(v4: str) -> dict[str, str]:

@@ -10,7 +10,6 @@ nothing arrived.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -46,18 +45,9 @@ def test_ordinary_headers_still_pass(name: str) -> None:
     assert model_header_refusal(name) is None
 
 
-@pytest.fixture(scope="module")
-def _module_server() -> Iterator[Server]:
-    srv = Server()
-    yield srv
-    srv.stop()
-
-
 @pytest.fixture
-def server(_module_server: Server) -> Server:
-    with _module_server.state.lock:
-        _module_server.state.requests.clear()
-    return _module_server
+def server(shared_server: Server) -> Server:
+    return shared_server  # one server for the module (see conftest)
 
 
 def _doc(headers: list[str]) -> dict[str, Any]:

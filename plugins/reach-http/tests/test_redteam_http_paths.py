@@ -27,18 +27,9 @@ import pytest
 from http_testserver import Server
 
 
-@pytest.fixture(scope="module")
-def _module_server() -> Iterator[Server]:
-    srv = Server()
-    yield srv
-    srv.stop()
-
-
 @pytest.fixture
-def server(_module_server: Server) -> Server:
-    with _module_server.state.lock:
-        _module_server.state.requests.clear()
-    return _module_server
+def server(shared_server: Server) -> Server:
+    return shared_server  # one server for the module (see conftest)
 
 
 DOTS = [
