@@ -76,11 +76,14 @@ class Route:
     key (a write tool, whose ledger keeps keyed calls), else 0.
     """
 
-    __slots__ = ("tool", "flags", "plan", "pre_validate", "pre", "post", "pre_fns", "post_fns", "plain")
+    __slots__ = ("tool", "flags", "usual", "plan", "pre_validate", "pre", "post", "pre_fns", "post_fns", "plain")
 
     def __init__(self, tool: Tool, flags: int, plan: Any, hooks: Any) -> None:
         self.tool = tool
         self.flags = flags
+        # the agent may run this idempotent tool without a person: the pipeline skips its
+        # denial, idempotency-key and confirmation steps
+        self.usual = flags & (RUN | CONFIRM) == RUN and tool.idempotent
         self.plan = plan
         self.pre_validate = hooks.impls["reach_pre_validate"]
         self.pre = hooks.impls["reach_pre_invoke"]
@@ -211,23 +214,24 @@ async def invoke(
             out = chain_attr(impls, (call, tool, ctx), call, "arguments")
             args = await out if type(out) is PENDING else out
         call.arguments = ctx.arguments = args = tool.compiled.prepare(args)
-        flags = route.flags
-        if not flags & RUN:
-            policy = rt.policy(agent)
-            raise Denied(
-                (f"{tool.blocked}; do not call it again." if tool.blocked else
-                 f"the tool {tool.name!r} is not available to this agent; do not call it again."),
-                fix=policy.denial_fix(tool, confirmer=rt.has_confirmer()),
-            )
-        if not tool.idempotent:
-            ctx.idempotency_key = call.idempotency_key or idempotency_key or (
-                f"{run_id}:{call.id}" if run_id else None
-            )
-        if flags & CONFIRM:
-            ctx.needs_confirmation = True
-            by = host_approval(tool.name, call.id)
-            if by is not None:  # a person approved it in the agent framework reach runs under
-                ctx.approved, ctx.confirm_reason = True, f"approved through {by}"
+        if not route.usual:  # denied, a write, or a person must approve (see Route)
+            flags = route.flags
+            if not flags & RUN:
+                policy = rt.policy(agent)
+                raise Denied(
+                    (f"{tool.blocked}; do not call it again." if tool.blocked else
+                     f"the tool {tool.name!r} is not available to this agent; do not call it again."),
+                    fix=policy.denial_fix(tool, confirmer=rt.has_confirmer()),
+                )
+            if not tool.idempotent:
+                ctx.idempotency_key = call.idempotency_key or idempotency_key or (
+                    f"{run_id}:{call.id}" if run_id else None
+                )
+            if flags & CONFIRM:
+                ctx.needs_confirmation = True
+                by = host_approval(tool.name, call.id)
+                if by is not None:  # a person approved it in the agent framework reach runs under
+                    ctx.approved, ctx.confirm_reason = True, f"approved through {by}"
         impls = route.pre
         if impls:  # rule "each" (reach_core.hooks), its sync part inlined; the first exception refuses
             fns = route.pre_fns
@@ -298,14 +302,26 @@ async def invoke(
         impls, fns = route.post, route.post_fns
     else:  # no such tool: the rule's general loop
         impls, fns = rt.hooks.impls["reach_post_invoke"], None
-    if impls:  # rule "chain" (reach_core.hooks), its sync part inlined; one that raises is logged, skipped
+    if fns is not None:  # rule "chain" (reach_core.hooks), its sync part inlined; one that raises is logged, skipped
+        for fn in fns:
+            try:
+                new = fn(call, tool, result, ctx)
+            except Exception as exc:  # noqa: BLE001
+                log_failure(ctx, "reach_post_invoke", impls[fns.index(fn)], exc)
+                continue
+            if new is not None:
+                if isawaitable(new):  # a plain function may return an awaitable
+                    result = await chain_rest(impls, fns.index(fn), new, (call, tool, result, ctx), 2, ctx,
+                                              "reach_post_invoke")
+                    break
+                result = new
+        if fns:
+            result.elapsed_ms = (time.perf_counter() - t0) * 1000.0  # with the post-invoke hooks' time
+    elif impls:  # the rule's general loop (an async or partial implementation)
         for i, impl in enumerate(impls):
             try:
-                if fns is not None:
-                    new = fns[i](call, tool, result, ctx)
-                else:
-                    new = (impl.function(call, tool, result, ctx) if impl.full
-                           else call_impl(impl, (call, tool, result, ctx)))
+                new = (impl.function(call, tool, result, ctx) if impl.full
+                       else call_impl(impl, (call, tool, result, ctx)))
             except Exception as exc:  # noqa: BLE001
                 log_failure(ctx, "reach_post_invoke", impl, exc)
                 continue

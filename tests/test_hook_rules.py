@@ -304,3 +304,48 @@ def test_register_commands_failure_warns_naming_the_plugin_and_the_others_still_
     assert out.exit_code == 0, out.output
     assert "hello from good" in out.stdout
     assert "warning: plugin reach-broken-commands could not add commands: no commands today" in out.stderr
+
+
+class FullArgsPost:
+    """Plain (sync, every argument) post-invoke hooks: the pipeline calls them directly."""
+
+    def __init__(self, name: str, mode: str, log: list[str]) -> None:
+        self.REACH_PLUGIN_NAME = name
+        self.mode, self.log = mode, log
+
+    @hookimpl
+    def reach_post_invoke(self, call: Any, tool: Any, result: Any, ctx: Any) -> Any:
+        self.log.append(f"{self.mode}:{result.content}")
+        if self.mode == "raise":
+            raise Boom("plain shaper broke")
+        if self.mode == "awaitable":  # a sync function may hand back an awaitable: it is awaited
+            async def later() -> Any:
+                result.content = f"{result.content}+later"
+                return result
+            return later()
+        if self.mode == "replace":
+            result.content = f"{result.content}+replaced"
+            return result
+        return None
+
+
+@pytest.mark.parametrize("order", [["raise", "replace"], ["replace", "raise"], ["awaitable", "replace"],
+                                   ["raise", "awaitable", "replace"], ["none", "raise", "none"]])
+async def test_plain_post_invoke_hooks_chain_and_one_that_raises_is_skipped(tmp_path, caplog, order):
+    log: list[str] = []
+    plugins = [FullArgsPost(f"p{i}", mode, log) for i, mode in enumerate(order)]
+    r = make_reach(Tools(), *plugins, data_dir=tmp_path)
+    with caplog.at_level("ERROR", logger="reach"):
+        result = await r.invoke("echo", {"text": "x"})
+    assert result.ok
+    expected = "x"
+    for mode in order:
+        if mode == "awaitable":
+            expected += "+later"
+        elif mode == "replace":
+            expected += "+replaced"
+    assert result.content == expected
+    assert len(log) == len(order)  # every hook ran, whichever raised
+    failures = _events(caplog, "reach.post_invoke_error")
+    assert [e["plugin"] for e in failures] == [p.REACH_PLUGIN_NAME for p in plugins if p.mode == "raise"]
+    await r.aclose()
