@@ -23,7 +23,7 @@ from typing import Any, NoReturn
 
 __all__ = ["echo", "hooks_disabled", "lines", "run"]
 
-_WARNING = 30  # logging.WARNING, without importing logging before it is configured
+_WARNING = 30  # logging.WARNING, without importing logging
 
 
 def hooks_disabled(data: Any, *names: str | None) -> set[str]:
@@ -138,10 +138,10 @@ def run(*, as_json: bool) -> None:
     """``reach plugins [--json]`` without click: what ``reach_core.cli.plugins_cmd`` does for
     these arguments (logs configured as the ``reach`` group does with no option), then exit."""
     from .errors import ReachError
-    from .logs import configure_stderr
+    from .logs import configure_stderr_on_import
     from .plugins import inventory
 
-    configure_stderr(_WARNING)
+    configure_stderr_on_import(_WARNING)
     try:
         try:
             source = inventory(None)
