@@ -50,9 +50,11 @@ def lines(source: Any, config: Any, *, as_json: bool, check: bool) -> Iterator[s
         return
     if not rows:
         yield "no plugins installed (pip install reach-weather, for example)"
-    from .configfile import read_config
+    data = getattr(source, "config_data", None)  # an Inventory's; a Reach's config is read here
+    if data is None:
+        from .configfile import read_config
 
-    data = read_config(config)[0]
+        data = read_config(config)[0]
     for p in rows:
         version = f" {p['version']}" if p["version"] else ""
         dist = p["distribution"]
