@@ -18,6 +18,7 @@ import pytest
 from reach_core import ConfigError, configfile, entry_index
 from reach_core.configfile import read_config
 
+
 class _Project(type(Path())):  # type: ignore[misc]
     """The project folder, with the list of files parsed (``parses``)."""
 
