@@ -16,6 +16,7 @@ from typing import Any
 import click
 
 from . import __version__
+from .plugins_cli import lines
 
 __all__ = ["main", "reach_of", "serve_group"]
 
@@ -50,18 +51,6 @@ def shorten(text: str, width: int) -> str:
     if " " in cut and not text[width - 1].isspace():
         cut = cut.rsplit(" ", 1)[0]
     return cut.rstrip(" ,;:.-") + "…"
-
-
-def _hooks_disabled(data: Any, *names: str | None) -> set[str]:
-    """The hooks ``[plugins.NAME] hooks_disabled`` switches off (under either of the plugin's
-    names), read from the raw config data."""
-    plugins = data.get("plugins") if isinstance(data, dict) else None
-    off: set[str] = set()
-    for name in filter(None, names):
-        table = plugins.get(name) if isinstance(plugins, dict) else None
-        if isinstance(table, dict) and isinstance(table.get("hooks_disabled"), list):
-            off.update(str(h) for h in table["hooks_disabled"])
-    return off
 
 
 def _echo_json(data: Any) -> None:
@@ -207,46 +196,8 @@ def plugins_cmd(ctx: click.Context, as_json: bool, hook: str | None, check: bool
             click.echo(f"{hook}: " + (" -> ".join(order) if order else "(no implementations)"))
         return
     source = reach_of(ctx) if check else _inventory(ctx)
-    rows = [p.to_dict() for p in source.plugin_info]
-    if as_json:
-        _echo_json(rows)
-        return
-    if not rows:
-        click.echo("no plugins installed (pip install reach-weather, for example)")
-    from .configfile import read_config
-
-    config = read_config(_root_obj(ctx).get("config"))[0]
-    for p in rows:
-        version = f" {p['version']}" if p["version"] else ""
-        dist = p["distribution"]
-        also = f" (distribution {dist})" if dist and dist != p["name"] else ""  # config accepts either name
-        line = f"{p['name']}{also}{version}  [{p['status']}]"
-        if p["reason"]:
-            line += f"  {p['reason']}"
+    for line in lines(source, _root_obj(ctx).get("config"), as_json=as_json, check=check):
         click.echo(line)
-        if p["hooks"]:
-            off = _hooks_disabled(config, p["name"], dist)
-            click.echo("    hooks: " + ", ".join(f"{h} (off: hooks_disabled)" if h in off else h for h in p["hooks"]))
-    from .builtin import AFTER, BEFORE
-    from .plugins import _selection
-
-    selection = _selection(config)  # [plugins] disable, read as inventory() reads it
-    disabled = selection[0] if selection is not None else set()
-    click.echo("built in: " + ", ".join(f"{name} [{'disabled' if name in disabled else 'on'}]"
-                                         for name, _ in (*BEFORE, *AFTER))
-               + '  (switch one off with [plugins] disable = ["NAME"])')
-    conflicts = getattr(source, "conflicts", {})
-    for name, plugins in conflicts.items():
-        click.echo(f"conflict: tool {name!r} is provided by {', '.join(plugins)}; "
-                   f'choose with [connectors.{name}] provider = "..."')
-    failed = sum(1 for p in rows if p["status"] == "failed")
-    if check:
-        tools = len(source.all_tools())
-        click.echo(f"checked: {len(rows)} plugin(s) started (settings validated, tools registered): "
-                   f"{tools} tool(s), {failed} failed, {len(conflicts)} conflict(s)")
-    else:
-        click.echo(f"{len(rows)} plugin(s) imported to find their hooks, not started; "
-                   "--check also validates their settings and registers their tools")
 
 
 @cli.group("tools", invoke_without_command=True)

@@ -37,10 +37,14 @@ def read_file(path: Path | str) -> dict[str, Any]:
     return data
 
 
-def find_default() -> tuple[dict[str, Any], Path | None]:
+def find_default(*, remember: bool = False) -> tuple[dict[str, Any], Path | None]:
     """The config ``REACH_CONFIG`` names, else ``./reach.toml``, else ``[tool.reach]`` in
     ``./pyproject.toml``. Paths are plain strings until a file is found: ``reach plugins``
-    without a config does not import pathlib (nor tomllib without any file)."""
+    without a config does not import pathlib (nor tomllib without any file).
+
+    With ``remember`` (``reach plugins``), a ``pyproject.toml`` found valid and without
+    ``[tool.reach]`` is remembered by its stat (:class:`_WithoutReach`) and not parsed
+    again while unchanged."""
     env = os.environ.get("REACH_CONFIG")
     if env:
         path = _path(env)
@@ -51,10 +55,86 @@ def find_default() -> tuple[dict[str, Any], Path | None]:
         return read_file(reach_toml), _path(reach_toml)
     pyproject = os.path.join(cwd, "pyproject.toml")
     if os.path.isfile(pyproject):
+        seen = _WithoutReach(pyproject) if remember else None
+        if seen is not None and seen.known():
+            return {}, None
         data = read_file(pyproject)
         if data:
             return data, _path(pyproject)
+        if seen is not None:
+            seen.remember()
     return {}, None
+
+
+class _WithoutReach:
+    """The ``pyproject.toml`` files ``reach plugins`` parsed and found valid and without
+    ``[tool.reach]``, by path and stat, in ``$XDG_CACHE_HOME/reach`` (the entry-point store's folder).
+
+    Why: ``reach plugins`` in a Python project without reach config would otherwise import
+    ``tomllib`` and parse the project's file on every run to learn there is nothing for it
+    (a twentieth of its start-up target). Only that answer is stored, never config data;
+    any change to the file (mtime, ctime, size, inode: an edit, a replace, a ``touch``)
+    makes it a miss, and a file changed less than ``entry_index.RACY_NS`` ago is not stored
+    (a second change in the same clock tick could not be seen). The stat is taken before
+    the file is read. A store that cannot be read or written is ignored.
+    """
+
+    NAME = "pyproject-without-reach.json"
+    #: files remembered (the most recent); older ones are parsed again when asked for
+    KEEP = 64
+
+    def __init__(self, path: str) -> None:
+        from .entry_index import cache_dir
+
+        self.path = os.path.abspath(path)
+        try:
+            st = os.stat(self.path)
+            self.stat: list[int] | None = [st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino]
+        except (OSError, ValueError):
+            self.stat = None
+        base = cache_dir()
+        self.store = os.path.join(base, self.NAME) if base is not None else None
+
+    def _read(self) -> dict[str, Any]:
+        import json
+
+        if self.store is None:
+            return {}
+        try:
+            with open(self.store, encoding="utf-8") as f:
+                data = json.load(f)
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def known(self) -> bool:
+        return self.stat is not None and self._read().get(self.path) == self.stat
+
+    def remember(self) -> None:
+        import json
+        import time
+
+        from . import entry_index
+
+        if self.stat is None or self.store is None:
+            return
+        if max(self.stat[0], self.stat[1]) > time.time_ns() - entry_index.RACY_NS:
+            return
+        data = self._read()
+        data.pop(self.path, None)
+        data[self.path] = self.stat
+        kept = dict(list(data.items())[-self.KEEP:])
+        tmp = f"{self.store}.{os.getpid()}.tmp"
+        try:
+            os.makedirs(os.path.dirname(self.store), exist_ok=True)
+            with open(tmp, "w", encoding="utf-8") as f:
+                json.dump(kept, f)
+            os.replace(tmp, self.store)  # readers see the old store or the new one
+        except OSError:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
 
 
 def _path(path: str) -> Path:
@@ -63,10 +143,12 @@ def _path(path: str) -> Path:
     return Path(path)
 
 
-def read_config(config: str | os.PathLike[str] | dict[str, Any] | None) -> tuple[dict[str, Any], Path | None]:
-    """The raw config data and the file it came from (``None`` for a dict or the defaults)."""
+def read_config(config: str | os.PathLike[str] | dict[str, Any] | None, *,
+                remember: bool = False) -> tuple[dict[str, Any], Path | None]:
+    """The raw config data and the file it came from (``None`` for a dict or the defaults);
+    ``remember``: see :func:`find_default`."""
     if config is None:
-        return find_default()
+        return find_default(remember=remember)
     if isinstance(config, dict):
         return config, None
     source = _path(os.fspath(config))

@@ -41,7 +41,7 @@ import re
 import sys
 from typing import Any
 
-__all__ = ["RACY_NS", "EntryPointRef", "cache_file", "entry_points", "fingerprint"]
+__all__ = ["RACY_NS", "EntryPointRef", "cache_dir", "cache_file", "entry_points", "fingerprint"]
 
 GROUP = "reach"
 #: bump when the stored layout changes: an older store is then a miss
@@ -198,21 +198,30 @@ def fingerprint(paths: list[Any] | None = None) -> tuple[list[Any], int] | None:
     return out, newest
 
 
-def cache_file() -> str | None:
-    """Where this interpreter's store lives, or ``None`` without a home directory."""
-    import zlib
-
+def cache_dir() -> str | None:
+    """reach's folder of stores, ``$XDG_CACHE_HOME/reach`` (default ``~/.cache/reach``), or
+    ``None`` without a home directory."""
     base = os.environ.get("XDG_CACHE_HOME") or ""
     if not os.path.isabs(base):
         home = os.path.expanduser("~")
         if not os.path.isabs(home):
             return None
         base = os.path.join(home, ".cache")
+    return os.path.join(base, "reach")
+
+
+def cache_file() -> str | None:
+    """Where this interpreter's store lives, or ``None`` without a home directory."""
+    import zlib
+
+    base = cache_dir()
+    if base is None:
+        return None
     # one store per interpreter and sys.path: `reach` and `python -m reach_core` (whose sys.path
     # starts with the working directory) do not overwrite each other's
     where = "\0".join([sys.executable, sys.prefix, *(p for p in sys.path if isinstance(p, str))])
     tag = zlib.crc32(where.encode("utf-8", "surrogateescape"))
-    return os.path.join(base, "reach", f"entry-points-{tag:08x}.json")
+    return os.path.join(base, f"entry-points-{tag:08x}.json")
 
 
 def _load(path: str, key: list[Any]) -> list[EntryPointRef] | None:

@@ -30,6 +30,7 @@ model-safe message; the traceback goes to the log only.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from typing import Any
@@ -170,15 +171,18 @@ class NotFound(ToolFailure):
         super().__init__(message or _not_found_message(what))
 
 
-_SENTENCE = re.compile(r"[;.!?:]\s|[;.!?]$|^(no|none|there (is|are)|cannot|can't|could not|couldn't|unknown)\b"
-                       r"|\b(not found|not exist|no such|doesn't exist|does not exist|not known)\b", re.I)
+@functools.cache
+def _sentence() -> re.Pattern[str]:
+    """Compiled on first use (as ``_bare_key``): ``reach plugins`` imports this module and needs neither."""
+    return re.compile(r"[;.!?:]\s|[;.!?]$|^(no|none|there (is|are)|cannot|can't|could not|couldn't|unknown)\b"
+                      r"|\b(not found|not exist|no such|doesn't exist|does not exist|not known)\b", re.I)
 
 
 def _not_found_message(what: str) -> str:
     """``NotFound("order A-17")`` says the thing was not found; ``NotFound("no order A-17;
     ask the user for the number")`` is already a sentence and is kept as it is."""
     what = what.strip()
-    if _SENTENCE.search(what):
+    if _sentence().search(what):
         return what if what[-1:] in ".!?" else what + "."
     return f"{what} was not found; check the name or ask the user."
 
@@ -213,11 +217,13 @@ class RateLimited(ToolFailure):
         super().__init__(message, retry_after=retry_after)
 
 
-_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+@functools.cache
+def _bare_key() -> re.Pattern[str]:
+    return re.compile(r"^[A-Za-z0-9_-]+$")
 
 
 def _toml_key(key: str) -> str:
-    return key if _BARE_KEY.match(key) else json.dumps(key, ensure_ascii=False)
+    return key if _bare_key().match(key) else json.dumps(key, ensure_ascii=False)
 
 
 def config_line(table: str | tuple[str, ...], key: str, value: Any) -> str:

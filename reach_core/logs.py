@@ -21,10 +21,10 @@ pay for them.
 
 from __future__ import annotations
 
-from collections.abc import MutableMapping
+from collections.abc import Callable, MutableMapping
 from typing import Any
 
-__all__ = ["configure_stderr", "get_logger", "is_enabled"]
+__all__ = ["configure_stderr", "configure_stderr_on_import", "get_logger", "is_enabled"]
 
 
 def _field(value: Any) -> str:
@@ -39,6 +39,67 @@ def _to_stdlib(_logger: Any, _method: str, event_dict: MutableMapping[str, Any])
     fields = " ".join(f"{key}={_field(value)}" for key, value in event_dict.items())
     message = f"{event} {fields}" if fields else event
     return (message,), {"extra": {"reach_event": {"event": event, **event_dict}}}
+
+
+def configure_stderr_on_import(level: int | str, *, json_lines: bool = False) -> None:
+    """:func:`configure_stderr`, done when the ``logging`` module is first imported (now if it is).
+
+    Why: ``reach plugins`` imports no logging of its own, and importing ``logging`` is a
+    tenth of its start-up. Nothing can log before ``logging`` is imported, and this runs
+    right after the module has executed, before the import that asked for it returns:
+    every record is handled as if the CLI had configured logging up front.
+    """
+    import sys
+
+    if "logging" in sys.modules:
+        configure_stderr(level, json_lines=json_lines)
+        return
+    sys.meta_path.insert(0, _AfterImport("logging", lambda: configure_stderr(level, json_lines=json_lines)))
+
+
+class _AfterImport:
+    """A meta-path finder that finds nothing itself: on the first import of ``name`` it takes
+    itself out of ``sys.meta_path``, lets the other finders find the module, and has the
+    module's loader call ``then()`` once the module has executed."""
+
+    def __init__(self, name: str, then: Callable[[], None]) -> None:
+        self.name = name
+        self.then = then
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        import sys
+
+        if fullname != self.name:
+            return None
+        if self in sys.meta_path:
+            sys.meta_path.remove(self)
+        for finder in sys.meta_path:
+            find = getattr(finder, "find_spec", None)
+            spec = find(fullname, path, target) if find is not None else None
+            if spec is not None:
+                if spec.loader is not None:
+                    spec.loader = _ThenLoader(spec.loader, self.then)
+                return spec
+        return None
+
+
+class _ThenLoader:
+    """``loader``, calling ``then()`` after executing a module; everything else (``get_source``
+    for tracebacks, ``get_resource_reader`` ...) is the wrapped loader's."""
+
+    def __init__(self, loader: Any, then: Callable[[], None]) -> None:
+        self._loader = loader
+        self._then = then
+
+    def create_module(self, spec: Any) -> Any:
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module: Any) -> None:
+        self._loader.exec_module(module)
+        self._then()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._loader, name)
 
 
 def get_logger(name: str = "reach") -> Any:

@@ -397,6 +397,9 @@ class Inventory:
 
     plugin_info: list[PluginInfo]
     pm: pluggy.PluginManager
+    #: the raw config data read to select the plugins (``None`` when given a ``Config``):
+    #: ``reach plugins`` reads ``hooks_disabled`` from it rather than parse the file again
+    config_data: dict[str, Any] | None = None
 
 
 def _str_list(value: Any) -> bool:
@@ -426,11 +429,12 @@ def inventory(config: Any = None, *, disable: Iterable[str] = ()) -> Inventory:
     error is the one ``Reach`` would raise (``ConfigError``). Blocked plugins are
     never imported; with ``strict`` a plugin that fails to import raises ``PluginError``.
     """
-    selection = None
+    selection = data = None
     if config is None or isinstance(config, (str, os.PathLike, dict)):
         from .configfile import read_config
 
-        selection = _selection(read_config(config)[0])
+        data = read_config(config, remember=True)[0]  # a pyproject.toml without [tool.reach]: not reparsed
+        selection = _selection(data)
     if selection is None:
         from .config import load_config
 
@@ -441,4 +445,4 @@ def inventory(config: Any = None, *, disable: Iterable[str] = ()) -> Inventory:
     # the core's own plugins (reach.tagged, reach.delegation) are not entry points: nothing to block here
     infos = load_plugins(pm, "auto", disable=(blocked | set(disable)) - BUILTIN_NAMES, allow=allow, strict=strict,
                          cached=True)
-    return Inventory(infos, pm)
+    return Inventory(infos, pm, data)

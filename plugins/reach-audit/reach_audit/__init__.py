@@ -23,7 +23,7 @@ from reach_core.lazy import exports
 # for the writer, the store and structlog.
 _EXPORTS = {
     "Audit": "audit", "get_audit": "audit", "VerifyReport": "query", "stats_sync": "query",
-    "verify_sync": "query", "Redactor": "redact", "AuditSettings": "settings",
+    "verify_sync": "query", "Redactor": "redact", "AuditSettings": "settings", "Since": "stats",
 }
 
 if TYPE_CHECKING:
@@ -31,10 +31,11 @@ if TYPE_CHECKING:
     from .query import VerifyReport, stats_sync, verify_sync
     from .redact import Redactor
     from .settings import AuditSettings
+    from .stats import Since
 
 # Imported now (it is light), so that the submodule is bound before the function
 # ``stats`` below replaces it: ``reach_audit.stats`` is the function.
-from .stats import AuditStats, Group, Since  # noqa: E402
+from .stats import AuditStats, Group  # noqa: E402
 
 __getattr__ = exports(__name__, _EXPORTS)
 

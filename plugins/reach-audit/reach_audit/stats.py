@@ -8,24 +8,46 @@ success rate) use :func:`reach_audit.stats` / :func:`reach_audit.success_rates`.
 
 from __future__ import annotations
 
+import functools
 import json
-import math
 import re
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|sec|m|min|h|d|w)\s*$", re.IGNORECASE)
+# This module is imported with the package, so with the entry point (``reach plugins``
+# imports it to list the plugin): datetime, math and the regex wait for first use.
+if TYPE_CHECKING:
+    from datetime import datetime, timedelta
+
+    Since = float | int | str | datetime | timedelta | None
+
 _UNIT_S = {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "d": 86400, "w": 604800}
 
-Since = float | int | str | datetime | timedelta | None
+
+def __getattr__(name: str) -> Any:
+    """``Since`` (a window bound's type: ``float | int | str | datetime | timedelta | None``),
+    built on first access."""
+    if name == "Since":
+        from datetime import datetime, timedelta
+
+        value = float | int | str | datetime | timedelta | None
+        globals()["Since"] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+@functools.cache
+def _duration() -> re.Pattern[str]:
+    return re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|sec|m|min|h|d|w)\s*$", re.IGNORECASE)
 
 
 def parse_since(value: Since, *, now: float | None = None) -> float | None:
     """A window start as epoch seconds: ``"15m"``, ``"24h"``, ``"7d"``, an ISO date
     or datetime, a ``timedelta`` (ago), a ``datetime``, epoch seconds, or ``None`` (all)."""
+    from datetime import datetime, timedelta
+
     now = time.time() if now is None else now
     if value is None or value == "" or value == "all":
         return None
@@ -35,7 +57,7 @@ def parse_since(value: Since, *, now: float | None = None) -> float | None:
         return value.timestamp()
     if isinstance(value, int | float):
         return float(value)
-    match = _DURATION.match(value)
+    match = _duration().match(value)
     if match:
         return now - float(match.group(1)) * _UNIT_S[match.group(2).lower()]
     try:
@@ -51,6 +73,8 @@ def percentile(sorted_values: list[float], q: float) -> float | None:
     """Nearest-rank percentile of an already sorted list (``None`` when empty)."""
     if not sorted_values:
         return None
+    import math
+
     rank = max(1, math.ceil(q / 100.0 * len(sorted_values)))
     return round(sorted_values[rank - 1], 3)
 
