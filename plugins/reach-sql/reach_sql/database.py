@@ -666,6 +666,13 @@ def _raise_driver_problem(
         ) from exc
     if state == "42501":
         raise SqlRefused(f"the database refused this statement: {msg}") from exc
+    if not read and ("string or blob too big" in lowered or "database or disk is full" in lowered):
+        # SQLite's own caps on sql_execute (write_guard.SqliteWriteGuard.limits)
+        raise SqlRefused(
+            f"sql_execute refused this statement ({msg}): one call may build no value longer than "
+            "max_write_value_bytes and grow the database by at most max_write_bytes ([plugins.reach-sql]); "
+            "nothing was changed. Write smaller values or fewer rows per call"
+        ) from exc
     if lost:
         raise SqlUnavailable(f"lost the database connection ({msg}); try again later") from exc
     if state == "42601" and read:

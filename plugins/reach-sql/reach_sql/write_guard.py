@@ -93,7 +93,12 @@ class SqliteWriteGuard:
         return int(self.raw.execute(f"SELECT count(*) FROM ({inner})").fetchone()[0])
 
     def start(self) -> None:
-        """Before the statement: an INSERT that may replace rows needs the row count before."""
+        """Before the statement: open the transaction the check may roll back (Python's sqlite3
+        opens one implicitly only for a statement that starts with INSERT/UPDATE/DELETE/REPLACE,
+        so ``WITH … UPDATE`` ran in autocommit); an INSERT that may replace rows needs the row
+        count before."""
+        if not self.raw.in_transaction:
+            self.raw.execute("BEGIN")
         if self.kind == "insert" and self.table is not None:
             self.before = self._count()
 
@@ -157,13 +162,15 @@ WHERE n_tup_ins + n_tup_upd + n_tup_del > 0
 GROUP BY 1
 """
 
+# The named tables and, for a partitioned one, its partitions (pg_partition_tree lists
+# nothing for a plain table).
 _PG_SIZES = """
-SELECT t.relid::regclass::text, pg_total_relation_size(t.relid),
+SELECT DISTINCT c.oid::regclass::text, pg_total_relation_size(c.oid),
        coalesce(pg_relation_size(nullif(c.reltoastrelid, 0)), 0)
 FROM unnest(%s::text[]) AS named(name)
-CROSS JOIN LATERAL pg_partition_tree(to_regclass(named.name)) AS t
-JOIN pg_class c ON c.oid = t.relid
-WHERE to_regclass(named.name) IS NOT NULL
+CROSS JOIN LATERAL (SELECT to_regclass(named.name) AS rel) AS r
+JOIN pg_class c ON c.oid = r.rel OR c.oid IN (SELECT relid FROM pg_partition_tree(r.rel))
+WHERE r.rel IS NOT NULL
 """
 
 _TEXTLIKE = frozenset({"text", "character varying", "character", "bytea", "name", "citext"})
