@@ -333,7 +333,7 @@ class Database:
         caps = {"max_value_bytes": self.max_write_value_bytes, "max_write_bytes": self.max_write_bytes}
         if isinstance(raw, sqlite3.Connection):
             return SqliteWriteGuard(raw, sql, **caps)
-        if self.dialect == "postgresql":
+        if self.dialect == "postgresql" and raw is not None:
             return PgWriteGuard(raw.cursor(), sql, **caps)
         return None
 

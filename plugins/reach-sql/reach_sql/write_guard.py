@@ -154,23 +154,26 @@ def _sqlite_target(sql: str) -> tuple[str | None, str | None]:
 
 # -- PostgreSQL --------------------------------------------------------------------
 
-_PG_CHANGED = """
-SELECT coalesce(pg_partition_root(relid), relid)::regclass::text,
-       sum(n_tup_ins)::bigint, sum(n_tup_upd)::bigint, sum(n_tup_del)::bigint
-FROM pg_stat_xact_user_tables
-WHERE n_tup_ins + n_tup_upd + n_tup_del > 0
-GROUP BY 1
-"""
-
-# The named tables and, for a partitioned one, its partitions (pg_partition_tree lists
-# nothing for a plain table).
-_PG_SIZES = """
-SELECT DISTINCT c.oid::regclass::text, pg_total_relation_size(c.oid),
-       coalesce(pg_relation_size(nullif(c.reltoastrelid, 0)), 0)
-FROM unnest(%s::text[]) AS named(name)
-CROSS JOIN LATERAL (SELECT to_regclass(named.name) AS rel) AS r
-JOIN pg_class c ON c.oid = r.rel OR c.oid IN (SELECT relid FROM pg_partition_tree(r.rel))
-WHERE r.rel IS NOT NULL
+# One round trip before the statement and one after: rows inserted/updated/deleted per
+# table (grouped by partition root) in this session's pending counters, and the sizes of
+# the tables the statement names (with their partitions; pg_partition_tree lists nothing
+# for a plain table).
+_PG_STATE = """
+SELECT
+  (SELECT coalesce(json_agg(json_build_array(t, i, u, d)), '[]') FROM (
+     SELECT coalesce(pg_partition_root(oid), oid)::regclass::text AS t,
+            sum(i)::bigint AS i, sum(u)::bigint AS u, sum(d)::bigint AS d
+     FROM (SELECT oid, pg_stat_get_xact_tuples_inserted(oid) AS i, pg_stat_get_xact_tuples_updated(oid) AS u,
+                  pg_stat_get_xact_tuples_deleted(oid) AS d
+           FROM pg_class WHERE relkind IN ('r', 'm') AND oid >= 16384) AS s  -- not the system catalogs
+     WHERE i + u + d > 0
+     GROUP BY 1) AS counts),
+  (SELECT coalesce(json_agg(json_build_array(rel::regclass::text, pg_total_relation_size(rel),
+                                              coalesce(pg_relation_size(nullif(c.reltoastrelid, 0)), 0))), '[]')
+   FROM (SELECT to_regclass(name) AS r FROM unnest(%s::text[]) AS name) AS named
+   CROSS JOIN LATERAL (SELECT named.r AS rel UNION SELECT relid FROM pg_partition_tree(named.r)) AS tree
+   JOIN pg_class c ON c.oid = tree.rel
+   WHERE named.r IS NOT NULL)
 """
 
 _TEXTLIKE = frozenset({"text", "character varying", "character", "bytea", "name", "citext"})
@@ -205,25 +208,21 @@ class PgWriteGuard:
         self.sizes: dict[str, tuple[int, int]] = {}
         self.counts: dict[str, tuple[int, int, int]] = {}
 
-    def _sizes(self) -> dict[str, tuple[int, int]]:
-        if not self.targets:
-            return {}
-        self.cur.execute(_PG_SIZES, (self.targets,))
-        return {name: (int(total), int(toast)) for name, total, toast in self.cur.fetchall()}
-
-    def _counts(self) -> dict[str, tuple[int, int, int]]:
-        """Rows inserted, updated, deleted per table (partition root): PostgreSQL 15+ shows
-        counts of earlier transactions not yet flushed too, so only differences count."""
-        self.cur.execute(_PG_CHANGED)
-        return {table: (int(i), int(u), int(d)) for table, i, u, d in self.cur.fetchall()}
+    def _state(self) -> tuple[dict[str, tuple[int, int, int]], dict[str, tuple[int, int]]]:
+        """Rows inserted, updated, deleted per table, and sizes of the named tables. PostgreSQL
+        15+ shows counts of earlier transactions not yet flushed too: only differences count."""
+        self.cur.execute(_PG_STATE, (self.targets,))
+        counts, sizes = self.cur.fetchone()
+        return ({t: (int(i), int(u), int(d)) for t, i, u, d in counts},
+                {name: (int(total), int(toast)) for name, total, toast in sizes})
 
     def start(self) -> None:
-        self.counts = self._counts()
-        self.sizes = self._sizes()
+        self.counts, self.sizes = self._state()
 
     def refusal(self) -> str | None:
         cur = self.cur
-        for table, (ins, upd, dele) in self._counts().items():
+        counts, now = self._state()
+        for table, (ins, upd, dele) in counts.items():
             before = self.counts.get(table, (0, 0, 0))
             inserted, updated, deleted = ins - before[0], upd - before[1], dele - before[2]
             if updated + deleted < _MIN_ROWS:
@@ -235,9 +234,6 @@ class PgWriteGuard:
             if after <= updated + inserted:
                 what = "deleted" if not updated else "updated" if not deleted else "updated or deleted"
                 return _every_row(what, table, updated + deleted)
-        if not self.sizes:
-            return None
-        now = self._sizes()
         growth = sum(max(0, total - self.sizes.get(name, (0, 0))[0]) for name, (total, _toast) in now.items())
         if growth > self.max_write_bytes:
             return _too_big(f"it grew the table by {growth} bytes, more than the {self.max_write_bytes} "
