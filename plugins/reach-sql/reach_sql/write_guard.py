@@ -23,7 +23,7 @@ these caps bound the bytes:
 - PostgreSQL, measured before the commit (PostgreSQL has no per-statement size
   limit a non-superuser can set): the tables the statement writes may grow by at
   most ``max_write_bytes`` (``pg_total_relation_size``, TOAST and indexes
-  included), and when a table's TOAST grew, no value written by this
+  included), and when chunks were written to a table's TOAST, no value written by this
   transaction may be longer than ``max_write_value_bytes`` (a 1 GB
   ``repeat('x', …)`` compresses to a few MB on disk but is 1 GB for every reader).
   Over a cap: rolled back. PostgreSQL itself caps one value at 1 GB.
@@ -155,9 +155,9 @@ def _sqlite_target(sql: str) -> tuple[str | None, str | None]:
 # -- PostgreSQL --------------------------------------------------------------------
 
 # One round trip before the statement and one after: rows inserted/updated/deleted per
-# table (grouped by partition root) in this session's pending counters, and the sizes of
-# the tables the statement names (with their partitions; pg_partition_tree lists nothing
-# for a plain table).
+# table (grouped by partition root) in this session's pending counters, and for the tables
+# the statement names (with their partitions; pg_partition_tree lists nothing for a plain
+# table) their size and the chunks written to their TOAST table (a value stored out of line).
 _PG_STATE = """
 SELECT
   (SELECT coalesce(json_agg(json_build_array(t, i, u, d)), '[]') FROM (
@@ -169,7 +169,8 @@ SELECT
      WHERE i + u + d > 0
      GROUP BY 1) AS counts),
   (SELECT coalesce(json_agg(json_build_array(rel::regclass::text, pg_total_relation_size(rel),
-                                              coalesce(pg_relation_size(nullif(c.reltoastrelid, 0)), 0))), '[]')
+                                              coalesce(pg_stat_get_xact_tuples_inserted(
+                                                  nullif(c.reltoastrelid, 0)), 0))), '[]')
    FROM (SELECT to_regclass(name) AS r FROM unnest(%s::text[]) AS name) AS named
    CROSS JOIN LATERAL (SELECT named.r AS rel UNION SELECT relid FROM pg_partition_tree(named.r)) AS tree
    JOIN pg_class c ON c.oid = tree.rel
@@ -195,7 +196,10 @@ def pg_write_targets(sql: str) -> list[str]:
 
 
 class PgWriteGuard:
-    """The every-row check and the size caps for one ``sql_execute`` statement on PostgreSQL."""
+    """The every-row check and the size caps for one ``sql_execute`` statement on PostgreSQL.
+
+    Its own queries are not prepared (``prepare=False``): they are reach's, not the
+    model's, and need no protection against a second command riding along."""
 
     def __init__(self, cursor: Any, sql: str, *, max_value_bytes: int, max_write_bytes: int) -> None:
         self.cur = cursor
@@ -211,7 +215,7 @@ class PgWriteGuard:
     def _state(self) -> tuple[dict[str, tuple[int, int, int]], dict[str, tuple[int, int]]]:
         """Rows inserted, updated, deleted per table, and sizes of the named tables. PostgreSQL
         15+ shows counts of earlier transactions not yet flushed too: only differences count."""
-        self.cur.execute(_PG_STATE, (self.targets,))
+        self.cur.execute(_PG_STATE, (self.targets,), prepare=False)
         counts, sizes = self.cur.fetchone()
         return ({t: (int(i), int(u), int(d)) for t, i, u, d in counts},
                 {name: (int(total), int(toast)) for name, total, toast in sizes})
@@ -229,7 +233,8 @@ class PgWriteGuard:
                 continue
             # rows before = rows after + deleted - inserted; every one was touched when
             # updated + deleted >= that, i.e. when rows after <= updated + inserted.
-            cur.execute(f"SELECT count(*) FROM (SELECT 1 FROM {table} LIMIT %s) AS s", (updated + inserted + 1,))
+            cur.execute(f"SELECT count(*) FROM (SELECT 1 FROM {table} LIMIT %s) AS s", (updated + inserted + 1,),
+                        prepare=False)
             after = int(cur.fetchone()[0])
             if after <= updated + inserted:
                 what = "deleted" if not updated else "updated" if not deleted else "updated or deleted"
@@ -239,6 +244,8 @@ class PgWriteGuard:
             return _too_big(f"it grew the table by {growth} bytes, more than the {self.max_write_bytes} "
                             "one call may write")
         for name, (_total, toast) in now.items():
+            # chunks written to TOAST (counted, not measured by file size: a rolled-back
+            # value leaves free space the next one fills without growing the file)
             if toast > self.sizes.get(name, (0, 0))[1] and (size := self._largest_new_value(name)) is not None \
                     and size > self.max_value_bytes:
                 return _too_big(f"it wrote a value of {size} bytes into {name}, more than the "
@@ -253,6 +260,7 @@ class PgWriteGuard:
             "SELECT a.attname, format_type(a.atttypid, NULL) FROM pg_attribute a WHERE a.attrelid = %s::regclass "
             "AND a.attnum > 0 AND NOT a.attisdropped AND a.attlen = -1",
             (table,),
+            prepare=False,
         )
         columns = cur.fetchall()
         if not columns:
@@ -261,6 +269,6 @@ class PgWriteGuard:
             f"{'octet_length' if kind in _TEXTLIKE else 'pg_column_size'}({_quote(name)})" for name, kind in columns
         ]
         largest = sizes[0] if len(sizes) == 1 else f"greatest({', '.join(sizes)})"
-        cur.execute(f"SELECT max({largest}) FROM {table} WHERE xmin = pg_current_xact_id()::xid")
+        cur.execute(f"SELECT max({largest}) FROM {table} WHERE xmin = pg_current_xact_id()::xid", prepare=False)
         row = cur.fetchone()
         return None if row is None or row[0] is None else int(row[0])
