@@ -403,7 +403,7 @@ SQLITE_TOO_BIG = [
     "UPDATE {t} SET balance = randomblob(2000000000) WHERE id = 1",
     "UPDATE {t} SET balance = randomblob(100001) WHERE id = 1",
     "UPDATE {t} SET balance = hex(randomblob(60000)) WHERE id = 1",
-    "UPDATE {t} SET owner = printf('%.*c', 100000000, 'x') WHERE id = 1",
+    "UPDATE {t} SET owner = printf('%.*c', 10000000, 'x') WHERE id = 1",
     "UPDATE {t} SET balance = printf('%.*c', 200000, 'x') || 'y' WHERE id = 1",
     "UPDATE {t} SET balance = printf('%0200000d', 1) WHERE id = 1",
     "UPDATE {t} SET balance = replace(hex(zeroblob(60000)), '0', 'ab') WHERE id = 1",
@@ -467,24 +467,24 @@ async def test_sqlite_ordinary_writes_pass_under_the_caps(sqlite_small) -> None:
 _AGG = "(SELECT string_agg(md5(g::text), '') FROM generate_series(1, {n}) AS g)"
 PG_TOO_BIG = [
     "UPDATE {t} SET owner = " + _AGG.format(n=5000) + " WHERE id = 1",
-    "UPDATE {t} SET owner = repeat('x', 10000000) WHERE id = 1",
+    "UPDATE {t} SET owner = repeat('x', 1000000) WHERE id = 1",
     "UPDATE {t} SET owner = repeat(md5('a'), 200000) WHERE id = 1",
-    "UPDATE {t} SET owner = lpad('x', 10000000, 'ab') WHERE id = 1",
+    "UPDATE {t} SET owner = lpad('x', 1000000, 'ab') WHERE id = 1",
     "UPDATE {t} SET owner = rpad(" + _AGG.format(n=10) + ", 300000, md5('b')) WHERE id = 1",
     "UPDATE {t} SET owner = (SELECT string_agg(md5(a::text || b::text), '') FROM generate_series(1, 100) AS a, "
     "generate_series(1, 100) AS b) WHERE id = 1",
     "UPDATE {t} SET owner = (WITH RECURSIVE r(s) AS (SELECT 'x' UNION ALL SELECT s || s FROM r "
-    "WHERE length(s) < 20000000) SELECT max(s) FROM r) WHERE id = 1",
-    "UPDATE {t} SET owner = encode(convert_to(repeat('ab', 3000000), 'UTF8'), 'base64') WHERE id = 1",
+    "WHERE length(s) < 2000000) SELECT max(s) FROM r) WHERE id = 1",
+    "UPDATE {t} SET owner = encode(convert_to(repeat('ab', 300000), 'UTF8'), 'base64') WHERE id = 1",
     "INSERT INTO {t} VALUES (9, " + _AGG.format(n=5000) + ", 1)",
     "INSERT INTO {t} SELECT g, md5(g::text), g FROM generate_series(10, 30000) AS g",
     "INSERT INTO {t} SELECT a * 1000 + b, md5(a::text) || md5(b::text), 1 FROM generate_series(10, 150) AS a, "
     "generate_series(1, 150) AS b",
     "INSERT INTO {t} " + _RECURSE.format(n=30000) + "SELECT x, md5(x::text), 1 FROM c",
-    "WITH u AS (UPDATE {t} SET owner = repeat('y', 10000000) WHERE id = 2 RETURNING 1) SELECT count(*) FROM u",
-    "INSERT INTO {t} VALUES (1, repeat('z', 10000000), 1) ON CONFLICT (id) DO UPDATE SET owner = excluded.owner",
+    "WITH u AS (UPDATE {t} SET owner = repeat('y', 1000000) WHERE id = 2 RETURNING 1) SELECT count(*) FROM u",
+    "INSERT INTO {t} VALUES (1, repeat('z', 1000000), 1) ON CONFLICT (id) DO UPDATE SET owner = excluded.owner",
     "MERGE INTO {t} AS a USING (SELECT 1 AS id) AS s ON a.id = s.id WHEN MATCHED THEN "
-    "UPDATE SET owner = repeat('m', 10000000)",
+    "UPDATE SET owner = repeat('m', 1000000)",
 ]
 
 
