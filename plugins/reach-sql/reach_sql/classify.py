@@ -23,8 +23,14 @@ exactly the statement the server will run. SQLite statements are parsed with
 on its own, so the parse mainly decides the WHERE rule. A statement the
 parser cannot read is refused, not guessed at.
 
-A WHERE clause is read as a signal of intent, not as proof: ``DELETE FROM t
-WHERE true`` passes, deliberately.
+A WHERE clause is read as a signal of intent, and checked twice. Here: a
+condition that reads no column (``WHERE true``, ``WHERE 1 = 1``, ``WHERE NOT
+FALSE``, ``WHERE EXISTS (SELECT 1)``, a MERGE ``ON true``), or an OR with such a
+branch (``WHERE id = 1 OR 1``), is the same for every row, so it bounds nothing
+and is refused. A condition that reads a column but holds for every row anyway
+(``WHERE id = id``, ``WHERE id IS NOT NULL``) cannot be judged from the text: the
+database layer (``database.py``, ``write_guard.py``) counts the rows the statement
+changed and rolls back a statement that changed every row of a table.
 """
 
 from __future__ import annotations
@@ -196,6 +202,51 @@ def _system_target(node: dict[str, Any]) -> str | None:
     return None
 
 
+def _pg_reads_a_column(tree: Any) -> bool:
+    return any(node_type in ("ColumnRef", "CurrentOfExpr") for node_type, _node in _nodes(tree))
+
+
+def _pg_disjuncts(cond: Any) -> Iterator[Any]:
+    """The branches of a top-level OR chain (the condition itself when it is no OR)."""
+    if isinstance(cond, dict) and (b := cond.get("BoolExpr")) and b.get("boolop") == "OR_EXPR":
+        for arg in b.get("args") or []:
+            yield from _pg_disjuncts(arg)
+    else:
+        yield cond
+
+
+def _pg_unbounded_condition(cond: Any) -> bool:
+    """A condition that is the same for every row (it reads no column), or an OR with such a
+    branch: it selects all rows or none, so it bounds nothing."""
+    return any(not _pg_reads_a_column(branch) for branch in _pg_disjuncts(cond))
+
+
+_MERGE_CHANGES = {"CMD_UPDATE", "CMD_DELETE"}
+
+
+def _pg_merge_refusal(node: dict[str, Any]) -> str | None:
+    """MERGE … WHEN MATCHED THEN UPDATE/DELETE changes the rows its ON condition matches:
+    ``ON true`` (or ``1 = 1``) matches every row, as an UPDATE/DELETE without WHERE does.
+    ``WHEN NOT MATCHED BY SOURCE`` (PostgreSQL 17) changes the rows *no* source row
+    matches: every row for an empty source, so it needs a condition of its own."""
+    for clause in node.get("mergeWhenClauses") or []:
+        when = clause.get("MergeWhenClause", {}) if isinstance(clause, dict) else {}
+        command = str(when.get("commandType", ""))
+        if command not in _MERGE_CHANGES:
+            continue
+        verb = command.removeprefix("CMD_")
+        kind = str(when.get("matchKind", "MERGE_WHEN_MATCHED" if when.get("matched") else ""))
+        if kind == "MERGE_WHEN_MATCHED":
+            if _pg_unbounded_condition(node.get("joinCondition")) and (
+                when.get("condition") is None or _pg_unbounded_condition(when.get("condition"))
+            ):
+                return f"MERGE … WHEN MATCHED THEN {verb} with an ON condition that reads no column changes every row"
+        elif when.get("condition") is None or _pg_unbounded_condition(when.get("condition")):
+            return (f"MERGE … WHEN NOT MATCHED BY SOURCE THEN {verb} without a condition on the row can change "
+                    "every row")
+    return None
+
+
 def _pg_refusal(stmt: dict[str, Any]) -> str | None:
     """The first reason found anywhere in one statement's tree, or None."""
     for node_type, node in _nodes(stmt):
@@ -205,6 +256,11 @@ def _pg_refusal(stmt: dict[str, Any]) -> str | None:
             return "SELECT … INTO creates a table (a schema change)"
         if node_type in ("UpdateStmt", "DeleteStmt") and not node.get("whereClause"):
             return f"{node_type[:6].upper()} without a WHERE clause changes every row"
+        if node_type in ("UpdateStmt", "DeleteStmt") and _pg_unbounded_condition(node["whereClause"]):
+            return (f"{node_type[:6].upper()} with a WHERE clause that reads no column (or an OR branch that "
+                    "reads none) is true for every row and changes every row")
+        if node_type == "MergeStmt" and (why := _pg_merge_refusal(node)):
+            return why
         if node_type in _PG_WRITES and (target := _system_target(node)):
             return f"it writes to the system catalog {target}"
     return None
@@ -354,9 +410,34 @@ def _classify_sqlglot(sql: str, dialect: str, read: Any = None) -> Classificatio
         if isinstance(node, exp.Update | exp.Delete) and node.args.get("where") is None:
             verb = "UPDATE" if isinstance(node, exp.Update) else "DELETE"
             return Classification("dangerous", f"{verb} without a WHERE clause changes every row", 1)
+        if isinstance(node, exp.Update | exp.Delete) and _glot_unbounded_condition(node.args["where"].this):
+            verb = "UPDATE" if isinstance(node, exp.Update) else "DELETE"
+            return Classification(
+                "dangerous",
+                f"{verb} with a WHERE clause that reads no column (or an OR branch that reads none) is true "
+                "for every row and changes every row",
+                1,
+            )
+        if isinstance(node, exp.Merge):
+            return Classification("dangerous", "MERGE is not a plain data change", 1)
         if isinstance(node, exp.Command | exp.Create | exp.Drop | exp.Pragma | exp.Attach | exp.Detach):
             return Classification("dangerous", f"{node.key.upper()} is not a plain data change", 1)
     return Classification("write", "data change", 1)
+
+
+def _glot_unbounded_condition(cond: Any) -> bool:
+    """sqlglot's reading of :func:`_pg_unbounded_condition`."""
+    from sqlglot import exp
+
+    def branches(node: Any) -> Iterator[Any]:
+        node = node.unnest()  # parentheses
+        if isinstance(node, exp.Or):
+            yield from branches(node.this)
+            yield from branches(node.expression)
+        else:
+            yield node
+
+    return any(branch.find(exp.Column) is None for branch in branches(cond))
 
 
 def _mysql_without_backslash_escapes() -> Any:

@@ -34,7 +34,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -44,6 +44,7 @@ from .classify import SqlParseError, pg_read_statement
 from .pg_read import Cut, fetch_capped, to_pyformat
 from .pg_session import Abort, Watchdog, pg_cancel, pg_hard_stop, reset_session
 from .sqlite_guard import Authorizer, read_only_authorizer, write_authorizer
+from .write_guard import PgWriteGuard, SqliteWriteGuard
 
 if TYPE_CHECKING:  # SQLAlchemy is imported on first use: listing tools stays fast
     from sqlalchemy import Connection, Engine
@@ -120,6 +121,8 @@ class Database:
         max_value_bytes: int = 64 * 1024,
         max_result_bytes: int = 8 * 1024 * 1024,
         max_chars: int = 500,
+        max_write_value_bytes: int = 16 * 1024 * 1024,
+        max_write_bytes: int = 64 * 1024 * 1024,
     ) -> None:
         self.url = url
         self.read_url = read_url
@@ -132,6 +135,8 @@ class Database:
         self.max_value_bytes = max_value_bytes
         self.max_result_bytes = max_result_bytes
         self.max_chars = max_chars
+        self.max_write_value_bytes = max_write_value_bytes
+        self.max_write_bytes = max_write_bytes
         self._lock = threading.Lock()
         self._write: Engine | None = None
         self._read: Engine | None = None
@@ -303,16 +308,34 @@ class Database:
                 _deadline(conn, timeout, abort):
             if self.dialect == "postgresql":
                 conn.exec_driver_sql(f"SET LOCAL statement_timeout = {_ms(timeout)}")
-            with _sqlite_deadline(conn, timeout), _sqlite_authorizer(conn, write_authorizer(admin=admin)):
-                result = conn.execute(text(sql), params or {})
-                if result.returns_rows:
-                    out = self._collect(result, limit)
-                    out.rowcount = result.rowcount if result.rowcount >= 0 else None
-                else:
-                    out = Rows(columns=[], rows=[], rowcount=result.rowcount)
+            with _sqlite_deadline(conn, timeout):
+                guard = None if admin else self._write_guard(conn, sql)
+                if guard is not None:
+                    guard.start()
+                with guard.limits() if isinstance(guard, SqliteWriteGuard) else nullcontext(), \
+                        _sqlite_authorizer(conn, write_authorizer(admin=admin)):
+                    result = conn.execute(text(sql), params or {})
+                    if result.returns_rows:
+                        out = self._collect(result, limit)
+                        out.rowcount = result.rowcount if result.rowcount >= 0 else None
+                    else:
+                        out = Rows(columns=[], rows=[], rowcount=result.rowcount)
                     result.close()
+                if guard is not None and (why := guard.refusal()):
+                    conn.rollback()
+                    raise SqlRefused(f"sql_execute refused this statement: {why}.")
             conn.commit()
             return out
+
+    def _write_guard(self, conn: Connection, sql: str) -> SqliteWriteGuard | PgWriteGuard | None:
+        """The every-row check and size caps of ``write_guard`` for this dialect (none for others)."""
+        raw = conn.connection.driver_connection
+        caps = {"max_value_bytes": self.max_write_value_bytes, "max_write_bytes": self.max_write_bytes}
+        if isinstance(raw, sqlite3.Connection):
+            return SqliteWriteGuard(raw, sql, **caps)
+        if self.dialect == "postgresql" and raw is not None:
+            return PgWriteGuard(raw.cursor(), sql, **caps)
+        return None
 
     def schema(
         self, table: str | None, timeout: float, max_tables: int = 200, abort: Abort | None = None
@@ -643,6 +666,13 @@ def _raise_driver_problem(
         ) from exc
     if state == "42501":
         raise SqlRefused(f"the database refused this statement: {msg}") from exc
+    if not read and ("string or blob too big" in lowered or "database or disk is full" in lowered):
+        # SQLite's own caps on sql_execute (write_guard.SqliteWriteGuard.limits)
+        raise SqlRefused(
+            f"sql_execute refused this statement ({msg}): one call may build no value longer than "
+            "max_write_value_bytes and grow the database by at most max_write_bytes ([plugins.reach-sql]); "
+            "nothing was changed. Write smaller values or fewer rows per call"
+        ) from exc
     if lost:
         raise SqlUnavailable(f"lost the database connection ({msg}); try again later") from exc
     if state == "42601" and read:

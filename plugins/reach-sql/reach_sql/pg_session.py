@@ -193,6 +193,22 @@ def reset_session(raw: Any) -> bool:
             raw.execute("DISCARD ALL", prepare=False)
         finally:
             raw.autocommit = autocommit
+        _forget_prepared(raw)
         return True
     except Exception:  # noqa: BLE001 - any failure here means the session state is unknown
         return False
+
+
+def _forget_prepared(raw: Any) -> None:
+    """Make psycopg forget the statements ``DISCARD ALL`` just dropped on the server.
+
+    psycopg notices a ``DISCARD ALL`` only the first time its text runs while it holds
+    prepared names: after a failed call (its rollback empties the cache) the next reset
+    left the names of the following call in the cache, and the call after that failed
+    with "prepared statement "_pg3_4" does not exist" -- any failed write broke the
+    second-next write on that pooled connection, whoever sent it."""
+    prepared = getattr(raw, "_prepared", None)
+    names, counts = getattr(prepared, "_names", None), getattr(prepared, "_counts", None)
+    if names is not None and counts is not None:
+        names.clear()
+        counts.clear()

@@ -44,6 +44,8 @@ def database_for(settings: SqlSettings, data_dir: Path) -> Database:
         max_value_bytes=settings.max_value_bytes,
         max_result_bytes=settings.max_result_bytes,
         max_chars=settings.max_cell_chars,
+        max_write_value_bytes=settings.max_write_value_bytes,
+        max_write_bytes=settings.max_write_bytes,
     )
 
 

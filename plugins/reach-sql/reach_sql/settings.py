@@ -28,6 +28,14 @@ class SqlSettings(BaseModel):
     max_result_bytes: int = Field(
         default=8 * 1024 * 1024, ge=4096, description="values past this many bytes in one result are not fetched"
     )
+    max_write_value_bytes: int = Field(
+        default=16 * 1024 * 1024, ge=1024,
+        description="sql_execute: the longest value one statement may write (SQLite: may build)",
+    )
+    max_write_bytes: int = Field(
+        default=64 * 1024 * 1024, ge=65536,
+        description="sql_execute: how much one statement may grow the tables it writes",
+    )
     statement_timeout: float = Field(default=10.0, gt=0, description="seconds one statement may run")
     admin_tool: bool = Field(
         default=False, description="register sql_admin (risk dangerous) for DDL and unbounded changes"

@@ -217,7 +217,9 @@ async def test_six_attacks_at_once_do_not_starve_an_honest_query(tmp_path, sql_r
 
 
 async def test_write_path_is_cancelled_on_the_server_too(postgresql_backend) -> None:
-    text, marker = marked(f"UPDATE {postgresql_backend.table} SET owner = 'x' WHERE pg_sleep(40) IS NOT NULL")
+    # the condition reads a column: a WHERE that reads none is refused before it runs
+    table = postgresql_backend.table
+    text, marker = marked(f"UPDATE {table} SET owner = 'x' WHERE id = 1 AND pg_sleep(40) IS NOT NULL")
     before = postgresql_backend.snapshot()
     r = await postgresql_backend.reach.invoke("sql_execute", {"sql": text})
     assert not r.ok and r.error.code in ("timeout", "outcome_unknown"), r.error
