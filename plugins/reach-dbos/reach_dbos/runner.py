@@ -32,14 +32,14 @@ from typing import Any
 from dbos import DBOS, SetWorkflowID
 
 from reach_core.adapter import Usage
-from reach_core.errors import ConfigError
+from reach_core.errors import ConfigError, ReachError
 from reach_core.loop import RunResult, run_agent
 
 from . import checkpoint
 from .approval import DurableConfirmer
 from .settings import DbosSettings
 
-__all__ = ["DurableRunner", "WORKFLOW", "bind", "bound_reach", "launch", "shutdown"]
+__all__ = ["DurableRunner", "RunIdInUse", "WORKFLOW", "bind", "bound_reach", "launch", "shutdown"]
 
 log = logging.getLogger("reach.dbos")
 
@@ -279,13 +279,18 @@ class DurableRunner:
         options = dict(kwargs)
         if isinstance(adapter, str):
             options["adapter"] = adapter
-        _STATE.local[run_id] = {"adapter": adapter, "on_step": on_step}
+        mine = {"adapter": adapter, "on_step": on_step}
+        # a second caller of the same id (in flight here) must not swap the first one's adapter
+        # or on_step, nor drop them when it returns
+        ours = _STATE.local.setdefault(run_id, mine) is mine
         try:
             with SetWorkflowID(run_id):
                 handle = await DBOS.start_workflow_async(_run_workflow, messages_or_text, options)
+            await _same_run(run_id, messages_or_text, options)
             return await _result(handle, run_id)
         finally:
-            _STATE.local.pop(run_id, None)
+            if ours:
+                _STATE.local.pop(run_id, None)
 
     async def ensure(self, reach: Any) -> None:
         """DBOS launched and bound to ``reach`` (reach started first: ledger recovery comes before any resume)."""
@@ -295,6 +300,53 @@ class DurableRunner:
             await asyncio.to_thread(launch, reach)
         else:
             launch(reach)  # started already: checks this Reach names the same database, and binds it
+
+
+#: Options that only bound how long a caller waits: a repeat may give others and still get the run.
+_TIMING_ARGS = frozenset({"deadline", "confirm_wait"})
+
+
+class RunIdInUse(ReachError, ValueError):
+    """``reach.run(..., run_id=X)`` where X already names a durable run with another question,
+    agent or options."""
+
+
+def _fingerprint(messages_or_text: Any, options: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """What makes two starts of one run id the same run: the question and the kept arguments."""
+    from reach_core.loop import _initial_messages
+
+    return (_initial_messages(messages_or_text),
+            {k: v for k, v in options.items() if k not in _TIMING_ARGS and v is not None})
+
+
+async def _same_run(run_id: str, messages_or_text: Any, options: dict[str, Any]) -> None:
+    """Refuse to hand back a run that another call started under the same id.
+
+    DBOS starts a workflow id once: a later start of the same id, whatever its
+    arguments, gets the first run's handle. That is the documented repeat (the
+    same question again returns the recorded run without running anything), but a
+    caller that reuses an id with another question or agent (a guessed or
+    colliding id, another tenant) would receive that run's answer and transcript,
+    and its own question would be silently dropped. DBOS keeps the first start's
+    inputs (an insert that never overwrites), so comparing with them after the
+    start is free of races: two concurrent starts with different questions see
+    the same stored inputs, and only the one that wrote them gets the run.
+    """
+    found = await DBOS.list_workflows_async(workflow_ids=[run_id], load_input=True, load_output=False)
+    stored = found[0].input if found else None
+    args = (stored or {}).get("args") if isinstance(stored, dict) else getattr(stored, "args", None)
+    try:
+        same = (bool(args) and len(args) == 2 and isinstance(args[1], dict)
+                and _fingerprint(args[0], args[1]) == _fingerprint(messages_or_text, options))
+    except (TypeError, ValueError):
+        same = False
+    if not same:
+        raise RunIdInUse(
+            f"run_id {run_id!r} already names a durable run with another question, agent or options; "
+            "nothing was run and that run's result is not returned. Use a new run_id for a new run "
+            "(leave it out and reach picks a random one); repeating the same question with the same "
+            "arguments returns the recorded run."
+        )
 
 
 async def _result(handle: Any, run_id: str) -> RunResult:
