@@ -50,7 +50,9 @@ def server() -> Iterator[ScriptedModelServer]:
 
 
 @pytest.fixture
-def make(tmp_path: Path, pg_url: str, session_schema: str, server: ScriptedModelServer) -> Iterator[Callable[..., Reach]]:
+def make(
+    tmp_path: Path, pg_url: str, session_schema: str, server: ScriptedModelServer
+) -> Iterator[Callable[..., Reach]]:
     made: list[Reach] = []
 
     def make(**extra: Any) -> Reach:
@@ -150,8 +152,10 @@ async def test_the_same_run_asked_again_returns_the_recorded_run(make, server, w
 
 @pytest.mark.parametrize("rounds", [1, 2, 3])
 async def test_two_starts_of_one_new_run_id_at_once_give_one_run_and_one_refusal(make, server, rounds) -> None:
-    server.script = {"[a]": [ToolCalls([Call("add_credit", {"amount": 5})], delay=0.2), Answer("a {add_credit[credited]}")],
-                     "[b]": [ToolCalls([Call("add_credit", {"amount": 9})], delay=0.2), Answer("b {add_credit[credited]}")]}
+    server.script = {
+        "[a]": [ToolCalls([Call("add_credit", {"amount": 5})], delay=0.2), Answer("a {add_credit[credited]}")],
+        "[b]": [ToolCalls([Call("add_credit", {"amount": 9})], delay=0.2), Answer("b {add_credit[credited]}")],
+    }
     reach = make()
     for _ in range(rounds):
         run_id = _fresh("run_race")
