@@ -215,8 +215,10 @@ class _DurableReach:
     async def invoke_many(self, calls: Sequence[Any], **kwargs: Any) -> Any:
         reach = self._reach
 
+        limit = settings_of(reach).max_result_bytes
+
         async def turn() -> list[Any]:
-            return list(await reach.invoke_many(calls, **kwargs))
+            return [_bounded(r, limit) for r in await reach.invoke_many(calls, **kwargs)]
 
         return await checkpoint.step(TOOLS_STEP, turn)
 
@@ -225,6 +227,41 @@ class _DurableReach:
         if kind == "confirmer" and obj is not None and hasattr(obj, "resolve"):
             return DurableConfirmer(obj, self._reach)
         return obj
+
+
+def _bounded(result: Any, limit: int) -> Any:
+    """``result``, or its head when its JSON is over ``limit`` bytes (``max_result_bytes``).
+
+    A durable run writes each tool turn's results to PostgreSQL and reads them all
+    back on every resume: an unbounded result (a tool or a service returning
+    gigabytes) would fill the database and the memory of every replay. The cut is
+    made before the step is recorded, so the model sees the same thing live and on
+    replay. The call stays ``ok`` (it ran, once: a "failed" would invite a repeat of
+    a write)."""
+    from dataclasses import replace
+
+    from reach_core.result import ToolError, ToolResult
+
+    if not isinstance(result, ToolResult):
+        return result
+    text = result.to_json()
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size <= limit:
+        return result
+    head = text.encode("utf-8", "surrogatepass")[: limit // 2].decode("utf-8", "ignore")
+    note = (f"the result of {result.name} was {size} bytes, over this durable run's limit of {limit} "
+            "([plugins.reach-dbos] max_result_bytes): only its start is kept. The call ran; do not repeat "
+            "it to see the rest, ask for a smaller part instead (a filter, a page, a limit).")
+    meta = {**result.meta, "truncated_bytes": size}
+    if result.ok:
+        return replace(result, content={"truncated": True, "bytes": size, "note": note, "head": head},
+                       meta=meta, _json=None)
+    error = result.error
+    message = (error.message if error is not None else "")[: limit // 2]
+    return replace(result, error=ToolError(code=error.code if error else "execution_failed",
+                                           message=message + " [" + note + "]",
+                                           retry_after=error.retry_after if error else None),
+                   meta=meta, _json=None)
 
 
 @DBOS.workflow(name=WORKFLOW)

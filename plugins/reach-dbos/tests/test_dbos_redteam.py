@@ -211,3 +211,76 @@ async def test_odd_run_ids_are_data_and_name_exactly_one_run(make, server, run_i
     finally:
         client.close()
     await reach.aclose()
+
+
+class Blob(Connector):
+    """Returns as much as asked: the model or a service controls the size of a result."""
+
+    name = "blob"
+    description = "Return a blob of the given size. Use when asked for a blob."
+    risk = "write"
+    input_schema = {"type": "object", "properties": {"size": {"type": "integer"}, "kind": {"type": "string"}},
+                    "required": ["size", "kind"]}
+
+    def __init__(self) -> None:
+        self.runs = 0
+
+    async def execute(self, params: dict[str, Any], ctx: Any) -> Any:
+        from reach_core import BusinessError
+
+        self.runs += 1
+        size, kind = params["size"], params["kind"]
+        if kind == "text":
+            return "x" * size
+        if kind == "euro":  # 3 bytes a character in UTF-8
+            return "\u20ac" * (size // 3)
+        if kind == "rows":
+            return {"rows": [{"i": i, "v": "y" * 90} for i in range(size // 100)]}
+        raise BusinessError("z" * size)
+
+
+LIMIT = 4096
+
+
+@pytest.mark.parametrize("kind,size,cut", [
+    ("text", LIMIT - 64, False), ("text", LIMIT * 4, True), ("text", 3_000_000, True),
+    ("euro", LIMIT * 4, True), ("euro", LIMIT - 300, False),
+    ("rows", LIMIT * 50, True), ("rows", 1000, False),
+    ("error", LIMIT * 8, True),
+])
+async def test_a_huge_tool_result_is_cut_before_it_is_checkpointed(
+    make, server, pg_url, session_schema, kind, size, cut
+) -> None:
+    import psycopg
+
+    server.script = [ToolCalls([Call("blob", {"size": size, "kind": kind})]), Answer("done")]
+    reach = make(plugins={
+        "reach-openai": {"base_url": server.url, "api_key": "k", "model": "m", "max_retries": 0},
+        "reach-dbos": {"database_url": pg_url, "schema": session_schema, "poll_interval": 0.05,
+                       "max_result_bytes": LIMIT},
+    })
+    reach.blob = blob = Blob()  # type: ignore[attr-defined]
+    reach.register(blob)
+    run_id = _fresh("run_blob")
+    result = await reach.run("give me a blob", durable=True, run_id=run_id)
+    assert result.outcome == "answered" and blob.runs == 1
+    (tool_result,) = result.results
+    assert tool_result.ok == (kind != "error")
+    sent = server.requests[-1]["messages"][-1]["content"]  # what the model got live
+    if cut:
+        assert len(sent.encode()) < LIMIT * 2 and "max_result_bytes" in sent and "do not repeat" in sent
+        assert tool_result.meta["truncated_bytes"] > LIMIT
+    else:
+        assert "max_result_bytes" not in sent and "truncated_bytes" not in tool_result.meta
+    plain = pg_url.replace("postgresql+psycopg://", "postgresql://", 1)
+    async with await psycopg.AsyncConnection.connect(plain, autocommit=True) as conn:
+        cur = await conn.execute(
+            f'SELECT function_name, length(output) FROM "{session_schema}".operation_outputs '
+            "WHERE workflow_uuid = %s", (run_id,))
+        rows = await cur.fetchall()
+    stored = max(n or 0 for name, n in rows if name == "reach.tools")
+    assert stored < LIMIT * 6  # the checkpoint holds the head, not the result (base64 of a pickle)
+    # a replay hands the model the same thing it saw live, and runs nothing again
+    again = await reach.run("give me a blob", durable=True, run_id=run_id)
+    assert again.results[0].to_json() == tool_result.to_json() and blob.runs == 1
+    await reach.aclose()
