@@ -284,3 +284,45 @@ async def test_a_huge_tool_result_is_cut_before_it_is_checkpointed(
     again = await reach.run("give me a blob", durable=True, run_id=run_id)
     assert again.results[0].to_json() == tool_result.to_json() and blob.runs == 1
     await reach.aclose()
+
+
+#: How the configuration narrows between the stop and the resume; the pending write must not run.
+NARROWED: list[tuple[str, dict[str, Any], str]] = [
+    ("the agent denies the tool", {"agents": {"ops": {"deny": ["add_credit"]}}}, "denied"),
+    ("the agent may only read", {"agents": {"ops": {"max_tier": "read"}}}, "denied"),
+    ("the agent's allow-list drops it", {"agents": {"ops": {"allow": ["blob"]}}}, "denied"),
+    ("the write now needs a person", {"agents": {"ops": {"auto_tier": "read"}}}, "denied"),
+    ("the tool is switched off", {"agents": {"ops": {}}, "connectors": {"add_credit": {"enabled": False}}},
+     "unknown_tool"),
+]
+
+
+@pytest.mark.parametrize("what,config,code", NARROWED, ids=[w for w, *_ in NARROWED])
+async def test_a_resumed_run_checks_the_pending_call_against_the_configuration_of_now(
+    make, server, what, config, code
+) -> None:
+    """Stopped (cancelled) after the model asked for a write, resumed by an instance whose
+    configuration took the right away: the write is refused, not replayed from the old rights."""
+    from reach_dbos.runner import DurableRunner, wait_for
+
+    server.script = [ToolCalls([Call("add_credit", {"amount": 5})], delay=1.0), Answer("said {add_credit[credited]}")]
+    before = make(agents={"ops": {}})
+    run_id = _fresh("run_narrowed")
+    task = asyncio.create_task(before.run("credit please", durable=True, run_id=run_id, agent="ops"))
+    while not server.requests:  # noqa: ASYNC110 - the first model call is under way
+        await asyncio.sleep(0.02)
+    await DBOS.cancel_workflow_async(run_id)
+    stopped = await task
+    assert stopped.outcome == "cancelled" and before.credit.keys == []
+    steps = await DBOS.list_workflow_steps_async(run_id)
+    assert [s["function_name"] for s in steps] == ["reach.model"]  # the model's request is recorded
+    after = make(**config)
+    await DurableRunner().ensure(after)  # this process's workflows now run against `after`
+    await DBOS.resume_workflow_async(run_id)
+    resumed = await wait_for(run_id, 30)
+    assert before.credit.keys == [] and after.credit.keys == []  # the write never ran
+    (refused,) = [r for r in resumed.results if r.name == "add_credit"]
+    assert not refused.ok and refused.error is not None and refused.error.code == code
+    await DurableRunner().ensure(before)  # rebind the first, for the tests that follow
+    for r in (before, after):
+        await r.aclose()
