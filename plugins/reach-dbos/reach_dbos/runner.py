@@ -153,6 +153,26 @@ def launch(reach: Any, *, recover: bool | None = None) -> None:
             _STATE.heartbeat = Heartbeat(checkpoint.plain_url(url), settings.schema_name, executor,
                                          every=settings.heartbeat, takeover_after=settings.takeover_after)
             _STATE.heartbeat.start()
+            problem = unshared_ledger(reach)
+            if problem:
+                log.warning(problem)
+
+
+def unshared_ledger(reach: Any) -> str | None:
+    """Why another instance taking this one's runs over could repeat a write, or None.
+
+    A step cut off by a crash runs again where the run is resumed, and only the
+    ledger (reach's store) knows that a write in it had finished. Resumed on another
+    machine, a ledger in a local SQLite file knows nothing of it: the write runs again.
+    One machine sharing one file is fine, so this is a warning, not an error."""
+    store = getattr(getattr(getattr(reach, "config", None), "reach", None), "store", None) or ""
+    if store.lower().startswith(("postgresql://", "postgres://", "postgresql+")):
+        return None
+    return ("reach-dbos: runs of this instance may be taken over by another (takeover_after, `reach runs "
+            "resume --executor`), but reach's store (the ledger of writes) is not PostgreSQL "
+            f"({store or 'the default SQLite file in data_dir'}); a write that finished here just before a crash "
+            "would run again on an instance that does not share this file. Set [reach] store to the PostgreSQL "
+            "every instance uses (docs/plugins/reach-dbos.md, Several instances).")
 
 
 def shutdown() -> None:

@@ -326,3 +326,22 @@ async def test_a_resumed_run_checks_the_pending_call_against_the_configuration_o
     await DurableRunner().ensure(before)  # rebind the first, for the tests that follow
     for r in (before, after):
         await r.aclose()
+
+
+@pytest.mark.parametrize("store,warned", [
+    (None, True), ("ledger.db", True), ("sqlite:///tmp/x.db", True), ("SQLITE:///x", True),
+    ("postgresql://u:p@h/db", False), ("postgres://u:p@h/db", False), ("postgresql+psycopg://u@h/db", False),
+    ("POSTGRESQL://u@h/db", False),
+])
+def test_taking_runs_over_without_a_shared_ledger_is_warned(store, warned) -> None:
+    """A write cut off by a crash is settled by the ledger where the run resumes: another
+    machine with its own SQLite file would run it again."""
+    from types import SimpleNamespace
+
+    from reach_dbos.runner import unshared_ledger
+
+    reach = SimpleNamespace(config=SimpleNamespace(reach=SimpleNamespace(store=store)))
+    problem = unshared_ledger(reach)
+    assert (problem is not None) == warned
+    if problem:
+        assert "run again" in problem and "[reach] store" in problem and ":p@" not in problem
