@@ -14,7 +14,9 @@ every program, so the check over-reads, as the option check does:
 * the value after the first `=` (`--file=/etc/x`, `if=/etc/x`, `-o=/x`);
 * after a leading `@` (`@/etc/x`: response files, curl's `-d @file`);
 * in a short-option bundle, whatever follows each letter (`-f/etc/x`, `-xvC/`);
-* a `file:` URL's path (`file:///etc/x`).
+* a `file:` URL's path (`file:///etc/x`);
+* the items of a `,` or `:` list that start with `/`, `~` or `..` (`--opt=a,/etc/x`,
+  `PATH=/a:/etc`), but not a URL's `scheme://`.
 
 A piece that starts with `/` must resolve inside the root (`/dev/null` is allowed:
 it reads nothing and keeps nothing); one that starts with `~` is refused (programs
@@ -33,6 +35,7 @@ run. The file permissions of reach's user stay the real boundary.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -40,6 +43,8 @@ from .argv import ArgvRefused
 from .grammar import Parsed
 
 __all__ = ["check_paths", "working_dirs"]
+
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*")
 
 #: Absolute paths that name no file of the host worth protecting.
 HARMLESS = frozenset({"/dev/null"})
@@ -55,6 +60,8 @@ def _pieces(arg: str, cwd: Path) -> list[str]:
     if arg.startswith("-") and not arg.startswith("--"):
         pieces += _bundle_tails(arg, cwd)
     for piece in list(pieces):
+        pieces += _list_items(piece)
+    for piece in list(pieces):
         if piece[:5].lower() == "file:":
             rest = piece[5:]
             if rest.startswith("//"):
@@ -64,6 +71,29 @@ def _pieces(arg: str, cwd: Path) -> list[str]:
             pieces.append(rest)
     seen: set[str] = set()
     return [p for p in pieces if p and p not in ("-", "--") and not (p in seen or seen.add(p))]
+
+
+def _list_items(piece: str) -> list[str]:
+    """Items of a `,` or `:` list that start like a path out (`--opt=a,/etc/x`, `PATH=/a:/etc`,
+    `-Wl,-T,/x`); a URL's `scheme://` is not one (`https://host/x`)."""
+    items: list[str] = []
+    start = 0
+    for at, char in enumerate(piece):
+        if char not in ",:":
+            continue
+        item_end = len(piece)
+        for sep in (",", ":"):
+            found = piece.find(sep, at + 1)
+            if found >= 0:
+                item_end = min(item_end, found)
+        item = piece[at + 1 : item_end]
+        before = piece[start:at]
+        start = at + 1
+        if char == ":" and item.startswith("//") and _SCHEME.fullmatch(before):
+            continue
+        if item.startswith(("/", "~", "..")):
+            items.append(item)
+    return items
 
 
 def _bundle_tails(arg: str, cwd: Path) -> list[str]:

@@ -76,6 +76,10 @@ READS = [
     ("head", ["-c100", "{out}/secret.txt"]),
     ("dd", ["if={out}/secret.txt"]),
     ("dd", ["if=../{name}/secret.txt"]),
+    ("grep", ["--file=a.txt,/etc/passwd", "a.txt"]),
+    ("grep", ["--include=x:/etc/passwd", "TOP", "a.txt"]),
+    ("cat", ["a.txt,../{name}/secret.txt"]),
+    ("cat", ["PATH=/usr/bin:~/bin"]),
     ("ls", ["-la", ".."]),
     ("ls", ["/"]),
     ("tar", ["-C", "..", "-cf", "x.tar", "{name}"]),
@@ -220,6 +224,8 @@ async def test_a_glob_that_climbs_is_refused_like_any_climbing_path(root, outsid
     ("head", ["-n1", "a.txt"], None, "alpha"),
     ("ls", ["-l", "sub", "."], None, "a.txt"),
     ("ls", ["src; rm -rf ~"], None, ""),  # the page's own example: one literal argument
+    ("grep", ["-c", "https://example.org/a,b:c", "a.txt"], None, "0"),  # a URL, a list: not paths out
+    ("sort", ["-t:", "-k1,1", "a.txt"], None, "alpha"),
 ])
 async def test_honest_calls_inside_the_root_still_work(root, command, args, cwd, expect) -> None:
     args = [a.replace("{root}", str(root)) for a in args]
