@@ -65,7 +65,7 @@ class _State:
     heartbeat: Any = None
     #: per-run things that cannot be checkpointed (an adapter object, an on_step callback)
     local: dict[str, dict[str, Any]] = field(default_factory=dict)
-    adapters: weakref.WeakKeyDictionary[Any, dict[str | None, Any]] = field(
+    adapters: weakref.WeakKeyDictionary[Any, dict[tuple[int, str | None], tuple[Any, Any]]] = field(
         default_factory=weakref.WeakKeyDictionary)
 
 
@@ -192,17 +192,22 @@ def _adapter(reach: Any, name: str | None) -> Any:
     """The run's adapter, one per event loop (an HTTP client's pool belongs to one loop)."""
     loop = asyncio.get_running_loop()
     per_loop = _STATE.adapters.setdefault(loop, {})
-    if name not in per_loop:
+    # keyed by the Reach too: a process that binds another Reach (its config, its model URL)
+    # must not resume runs on DBOS's loop with the adapter built for the previous one
+    key = (id(reach), name)
+    held = per_loop.get(key)
+    if held is None or held[0] is not reach:
         obj = reach.provider("adapter", name)
         if obj is None:
             raise ConfigError("no model adapter is installed: pip install reach-openai")
-        if hasattr(obj, "complete"):
-            per_loop[name] = obj
-        else:
+        if not hasattr(obj, "complete"):
             found = [p for p in reach.providers("adapter").values() if p.obj is obj]
             settings = reach.plugin_settings(found[0].plugin) if found else None
-            per_loop[name] = obj(reach, settings)
-    return per_loop[name]
+            obj = obj(reach, settings)
+        for stale in [k for k, (r, _) in per_loop.items() if r is not reach]:
+            del per_loop[stale]  # the workflows use the last Reach bound (``bind``): the others' are done
+        held = per_loop[key] = (reach, obj)
+    return held[1]
 
 
 class _DurableAdapter:

@@ -345,3 +345,45 @@ def test_taking_runs_over_without_a_shared_ledger_is_warned(store, warned) -> No
     assert (problem is not None) == warned
     if problem:
         assert "run again" in problem and "[reach] store" in problem and ":p@" not in problem
+
+
+async def test_a_run_resumed_after_another_reach_is_bound_uses_that_reachs_model(
+    tmp_path, pg_url, session_schema
+) -> None:
+    """The adapter built on an event loop for a first Reach (its model URL, its key) must not
+    serve the runs of a Reach bound later, on the caller's loop nor on DBOS's own loop (where
+    runs resumed by DBOS's queue run): it used to, so the second Reach's runs asked the first
+    one's model."""
+    from reach_dbos.runner import DurableRunner, wait_for
+
+    def config(url: str) -> dict[str, Any]:
+        return {"reach": {"data_dir": str(tmp_path / "data")}, "plugins": {
+            "reach-openai": {"base_url": url, "api_key": "k", "model": "m", "max_retries": 0},
+            "reach-dbos": {"database_url": pg_url, "schema": session_schema, "poll_interval": 0.05}}}
+
+    async def stop_and_resume(url: str, answer: str) -> Any:
+        reach = Reach(config(url), plugins=[("reach-openai", reach_openai.plugin), ("reach-dbos", reach_dbos.plugin)])
+        reach.register(Credit())
+        run_id = _fresh("run_rebound")
+        task = asyncio.create_task(reach.run("credit", durable=True, run_id=run_id))
+        for _ in range(1000):  # the first model call is under way (or the run already failed)
+            if servers[-1].requests or task.done():
+                break
+            await asyncio.sleep(0.02)
+        assert servers[-1].requests, f"the run did not ask this Reach's model: {(await task).error}"
+        await DBOS.cancel_workflow_async(run_id)
+        assert (await task).outcome == "cancelled"
+        await DurableRunner().ensure(reach)
+        await DBOS.resume_workflow_async(run_id)  # runs on DBOS's loop
+        done = await wait_for(run_id, 30)
+        await reach.aclose()
+        return done
+
+    servers: list[ScriptedModelServer] = []
+    for answer in ("first", "second"):
+        script = [ToolCalls([Call("add_credit", {"amount": 1})], delay=0.8), Answer(answer)]
+        with ScriptedModelServer(script) as srv:
+            servers.append(srv)
+            done = await stop_and_resume(srv.url, answer)
+            assert done.outcome == "answered" and done.text == answer, done.error
+            assert len(srv.requests) == 2  # the resumed model call went to this Reach's server

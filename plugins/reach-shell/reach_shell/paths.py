@@ -57,10 +57,10 @@ def _pieces(arg: str, cwd: Path) -> list[str]:
         pieces.append(arg.split("=", 1)[1])
     if arg.startswith("@"):
         pieces.append(arg[1:])
-    if arg.startswith("-") and not arg.startswith("--"):
-        pieces += _bundle_tails(arg, cwd)
     for piece in list(pieces):
         pieces += _list_items(piece)
+    if arg.startswith("-") and not arg.startswith("--"):
+        pieces += _bundle_tails(arg, cwd)  # every suffix: the list items in it are among them
     for piece in list(pieces):
         if piece[:5].lower() == "file:":
             rest = piece[5:]
@@ -99,24 +99,28 @@ def _list_items(piece: str) -> list[str]:
 def _bundle_tails(arg: str, cwd: Path) -> list[str]:
     """What follows each letter of a short bundle (`-xvf/etc/x` -> `vf/etc/x`, `f/etc/x`, `/etc/x`).
 
-    Tails that start inside one name and share what follows its first `/` lead to the
-    same place unless that first name exists (a file or a link) or is `.`/`..`: one of
-    them stands for the rest, so a long bundle costs a `lstat` per letter, not a resolution."""
+    A tail that starts inside a name which does not exist (and is not `.` or `..`)
+    stays below the working directory unless a `..` follows: only tails starting with
+    `/` or `~`, at an existing name, at `.`/`..`, or with a `..` after them are kept.
+    A long bundle costs a `lstat` per letter, not a resolution per letter."""
+    n = len(arg)
+    next_slash = [n] * (n + 1)  # index of the first `/` at or after each position
+    for i in range(n - 1, -1, -1):
+        next_slash[i] = i if arg[i] == "/" else next_slash[i + 1]
+    climbs_after = [False] * (n + 1)  # a `..` name starts after this position
+    for i in range(n - 1, -1, -1):
+        climbs_after[i] = climbs_after[i + 1] or (
+            arg[i] == "/" and arg.startswith("..", i + 1) and next_slash[i + 1] == i + 3)
     tails: list[str] = []
-    plain_segment: set[int] = set()  # segments (by the index of their `/`) already represented
-    for i in range(2, len(arg)):
-        tail = arg[i:]
-        if tail[0] in "/~":
-            tails.append(tail)
+    for i in range(2, n):
+        if arg[i] in "/~":
+            tails.append(arg[i:])
             continue
-        slash = tail.find("/")
-        first = tail if slash < 0 else tail[:slash]
-        end = len(arg) if slash < 0 else i + slash
-        if first in (".", "..") or os.path.lexists(os.path.join(cwd, first)):
-            tails.append(tail)
-        elif end not in plain_segment:
-            plain_segment.add(end)
-            tails.append(tail)
+        end = next_slash[i]
+        first = arg[i:end]
+        if (first in (".", "..") or climbs_after[end]
+                or (len(first) <= 255 and os.path.lexists(os.path.join(cwd, first)))):
+            tails.append(arg[i:])
     return tails
 
 
