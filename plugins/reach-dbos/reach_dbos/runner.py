@@ -348,7 +348,8 @@ class DurableRunner:
         try:
             with SetWorkflowID(run_id):
                 handle = await DBOS.start_workflow_async(_run_workflow, messages_or_text, options)
-            await _same_run(run_id, messages_or_text, options)
+            if not _started_here(handle):  # an id already taken: is it this run?
+                await _same_run(run_id, messages_or_text, options)
             return await _result(handle, run_id)
         finally:
             if ours:
@@ -379,6 +380,19 @@ def _fingerprint(messages_or_text: Any, options: dict[str, Any]) -> tuple[Any, d
 
     return (_initial_messages(messages_or_text),
             {k: v for k, v in options.items() if k not in _TIMING_ARGS and v is not None})
+
+
+def _started_here(handle: Any) -> bool:
+    """Did this start insert the run (DBOS executes it here, with the inputs just given)?
+
+    DBOS returns a task handle only to the start that wrote the run's row; every later
+    start of the id gets a polling handle on the existing run. Only those are compared
+    (``_same_run``), which keeps a new run's start free of an extra round trip."""
+    try:
+        from dbos._core import WorkflowHandleAsyncTask
+    except ImportError:  # another DBOS layout: compare always
+        return False
+    return isinstance(handle, WorkflowHandleAsyncTask)
 
 
 async def _same_run(run_id: str, messages_or_text: Any, options: dict[str, Any]) -> None:
