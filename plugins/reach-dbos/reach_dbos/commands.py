@@ -178,10 +178,13 @@ def runs_resume(ctx: click.Context, run_id: str | None, executors: tuple[str, ..
 
 
 async def _take_over(reach: Any, executors: list[str], wait: float | None) -> dict[str, Any]:
-    from .runner import DurableRunner, shutdown, wait_for
+    from .runner import DurableRunner, shutdown, unshared_ledger, wait_for
     from .takeover import take_over
 
     try:
+        problem = unshared_ledger(reach)
+        if problem:
+            click.echo(problem, err=True)
         await DurableRunner().ensure(reach)
         taken = await asyncio.to_thread(take_over, executors)
         return {rid: await wait_for(rid, wait) for rid in taken}

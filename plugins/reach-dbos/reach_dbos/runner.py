@@ -32,14 +32,14 @@ from typing import Any
 from dbos import DBOS, SetWorkflowID
 
 from reach_core.adapter import Usage
-from reach_core.errors import ConfigError
+from reach_core.errors import ConfigError, ReachError
 from reach_core.loop import RunResult, run_agent
 
 from . import checkpoint
 from .approval import DurableConfirmer
 from .settings import DbosSettings
 
-__all__ = ["DurableRunner", "WORKFLOW", "bind", "bound_reach", "launch", "shutdown"]
+__all__ = ["DurableRunner", "RunIdInUse", "WORKFLOW", "bind", "bound_reach", "launch", "shutdown"]
 
 log = logging.getLogger("reach.dbos")
 
@@ -65,7 +65,7 @@ class _State:
     heartbeat: Any = None
     #: per-run things that cannot be checkpointed (an adapter object, an on_step callback)
     local: dict[str, dict[str, Any]] = field(default_factory=dict)
-    adapters: weakref.WeakKeyDictionary[Any, dict[str | None, Any]] = field(
+    adapters: weakref.WeakKeyDictionary[Any, dict[tuple[int, str | None], tuple[Any, Any]]] = field(
         default_factory=weakref.WeakKeyDictionary)
 
 
@@ -153,6 +153,26 @@ def launch(reach: Any, *, recover: bool | None = None) -> None:
             _STATE.heartbeat = Heartbeat(checkpoint.plain_url(url), settings.schema_name, executor,
                                          every=settings.heartbeat, takeover_after=settings.takeover_after)
             _STATE.heartbeat.start()
+            problem = unshared_ledger(reach)
+            if problem:
+                log.warning(problem)
+
+
+def unshared_ledger(reach: Any) -> str | None:
+    """Why another instance taking this one's runs over could repeat a write, or None.
+
+    A step cut off by a crash runs again where the run is resumed, and only the
+    ledger (reach's store) knows that a write in it had finished. Resumed on another
+    machine, a ledger in a local SQLite file knows nothing of it: the write runs again.
+    One machine sharing one file is fine, so this is a warning, not an error."""
+    store = getattr(getattr(getattr(reach, "config", None), "reach", None), "store", None) or ""
+    if store.lower().startswith(("postgresql://", "postgres://", "postgresql+")):
+        return None
+    return ("reach-dbos: runs of this instance may be taken over by another (takeover_after, `reach runs "
+            "resume --executor`), but reach's store (the ledger of writes) is not PostgreSQL "
+            f"({store or 'the default SQLite file in data_dir'}); a write that finished here just before a crash "
+            "would run again on an instance that does not share this file. Set [reach] store to the PostgreSQL "
+            "every instance uses (docs/plugins/reach-dbos.md, Several instances).")
 
 
 def shutdown() -> None:
@@ -172,17 +192,22 @@ def _adapter(reach: Any, name: str | None) -> Any:
     """The run's adapter, one per event loop (an HTTP client's pool belongs to one loop)."""
     loop = asyncio.get_running_loop()
     per_loop = _STATE.adapters.setdefault(loop, {})
-    if name not in per_loop:
+    # keyed by the Reach too: a process that binds another Reach (its config, its model URL)
+    # must not resume runs on DBOS's loop with the adapter built for the previous one
+    key = (id(reach), name)
+    held = per_loop.get(key)
+    if held is None or held[0] is not reach:
         obj = reach.provider("adapter", name)
         if obj is None:
             raise ConfigError("no model adapter is installed: pip install reach-openai")
-        if hasattr(obj, "complete"):
-            per_loop[name] = obj
-        else:
+        if not hasattr(obj, "complete"):
             found = [p for p in reach.providers("adapter").values() if p.obj is obj]
             settings = reach.plugin_settings(found[0].plugin) if found else None
-            per_loop[name] = obj(reach, settings)
-    return per_loop[name]
+            obj = obj(reach, settings)
+        for stale in [k for k, (r, _) in per_loop.items() if r is not reach]:
+            del per_loop[stale]  # the workflows use the last Reach bound (``bind``): the others' are done
+        held = per_loop[key] = (reach, obj)
+    return held[1]
 
 
 class _DurableAdapter:
@@ -215,8 +240,10 @@ class _DurableReach:
     async def invoke_many(self, calls: Sequence[Any], **kwargs: Any) -> Any:
         reach = self._reach
 
+        limit = settings_of(reach).max_result_bytes
+
         async def turn() -> list[Any]:
-            return list(await reach.invoke_many(calls, **kwargs))
+            return [_bounded(r, limit) for r in await reach.invoke_many(calls, **kwargs)]
 
         return await checkpoint.step(TOOLS_STEP, turn)
 
@@ -225,6 +252,41 @@ class _DurableReach:
         if kind == "confirmer" and obj is not None and hasattr(obj, "resolve"):
             return DurableConfirmer(obj, self._reach)
         return obj
+
+
+def _bounded(result: Any, limit: int) -> Any:
+    """``result``, or its head when its JSON is over ``limit`` bytes (``max_result_bytes``).
+
+    A durable run writes each tool turn's results to PostgreSQL and reads them all
+    back on every resume: an unbounded result (a tool or a service returning
+    gigabytes) would fill the database and the memory of every replay. The cut is
+    made before the step is recorded, so the model sees the same thing live and on
+    replay. The call stays ``ok`` (it ran, once: a "failed" would invite a repeat of
+    a write)."""
+    from dataclasses import replace
+
+    from reach_core.result import ToolError, ToolResult
+
+    if not isinstance(result, ToolResult):
+        return result
+    text = result.to_json()
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size <= limit:
+        return result
+    head = text.encode("utf-8", "surrogatepass")[: limit // 2].decode("utf-8", "ignore")
+    note = (f"the result of {result.name} was {size} bytes, over this durable run's limit of {limit} "
+            "([plugins.reach-dbos] max_result_bytes): only its start is kept. The call ran; do not repeat "
+            "it to see the rest, ask for a smaller part instead (a filter, a page, a limit).")
+    meta = {**result.meta, "truncated_bytes": size}
+    if result.ok:
+        return replace(result, content={"truncated": True, "bytes": size, "note": note, "head": head},
+                       meta=meta, _json=None)
+    error = result.error
+    message = (error.message if error is not None else "")[: limit // 2]
+    return replace(result, error=ToolError(code=error.code if error else "execution_failed",
+                                           message=message + " [" + note + "]",
+                                           retry_after=error.retry_after if error else None),
+                   meta=meta, _json=None)
 
 
 @DBOS.workflow(name=WORKFLOW)
@@ -279,13 +341,19 @@ class DurableRunner:
         options = dict(kwargs)
         if isinstance(adapter, str):
             options["adapter"] = adapter
-        _STATE.local[run_id] = {"adapter": adapter, "on_step": on_step}
+        mine = {"adapter": adapter, "on_step": on_step}
+        # a second caller of the same id (in flight here) must not swap the first one's adapter
+        # or on_step, nor drop them when it returns
+        ours = _STATE.local.setdefault(run_id, mine) is mine
         try:
             with SetWorkflowID(run_id):
                 handle = await DBOS.start_workflow_async(_run_workflow, messages_or_text, options)
+            if not _started_here(handle):  # an id already taken: is it this run?
+                await _same_run(run_id, messages_or_text, options)
             return await _result(handle, run_id)
         finally:
-            _STATE.local.pop(run_id, None)
+            if ours:
+                _STATE.local.pop(run_id, None)
 
     async def ensure(self, reach: Any) -> None:
         """DBOS launched and bound to ``reach`` (reach started first: ledger recovery comes before any resume)."""
@@ -295,6 +363,66 @@ class DurableRunner:
             await asyncio.to_thread(launch, reach)
         else:
             launch(reach)  # started already: checks this Reach names the same database, and binds it
+
+
+#: Options that only bound how long a caller waits: a repeat may give others and still get the run.
+_TIMING_ARGS = frozenset({"deadline", "confirm_wait"})
+
+
+class RunIdInUse(ReachError, ValueError):
+    """``reach.run(..., run_id=X)`` where X already names a durable run with another question,
+    agent or options."""
+
+
+def _fingerprint(messages_or_text: Any, options: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """What makes two starts of one run id the same run: the question and the kept arguments."""
+    from reach_core.loop import _initial_messages
+
+    return (_initial_messages(messages_or_text),
+            {k: v for k, v in options.items() if k not in _TIMING_ARGS and v is not None})
+
+
+def _started_here(handle: Any) -> bool:
+    """Did this start insert the run (DBOS executes it here, with the inputs just given)?
+
+    DBOS returns a task handle only to the start that wrote the run's row; every later
+    start of the id gets a polling handle on the existing run. Only those are compared
+    (``_same_run``), which keeps a new run's start free of an extra round trip."""
+    try:
+        from dbos._core import WorkflowHandleAsyncTask
+    except ImportError:  # another DBOS layout: compare always
+        return False
+    return isinstance(handle, WorkflowHandleAsyncTask)
+
+
+async def _same_run(run_id: str, messages_or_text: Any, options: dict[str, Any]) -> None:
+    """Refuse to hand back a run that another call started under the same id.
+
+    DBOS starts a workflow id once: a later start of the same id, whatever its
+    arguments, gets the first run's handle. That is the documented repeat (the
+    same question again returns the recorded run without running anything), but a
+    caller that reuses an id with another question or agent (a guessed or
+    colliding id, another tenant) would receive that run's answer and transcript,
+    and its own question would be silently dropped. DBOS keeps the first start's
+    inputs (an insert that never overwrites), so comparing with them after the
+    start is free of races: two concurrent starts with different questions see
+    the same stored inputs, and only the one that wrote them gets the run.
+    """
+    found = await DBOS.list_workflows_async(workflow_ids=[run_id], load_input=True, load_output=False)
+    stored = found[0].input if found else None
+    args = (stored or {}).get("args") if isinstance(stored, dict) else getattr(stored, "args", None)
+    try:
+        same = (bool(args) and len(args) == 2 and isinstance(args[1], dict)
+                and _fingerprint(args[0], args[1]) == _fingerprint(messages_or_text, options))
+    except (TypeError, ValueError):
+        same = False
+    if not same:
+        raise RunIdInUse(
+            f"run_id {run_id!r} already names a durable run with another question, agent or options; "
+            "nothing was run and that run's result is not returned. Use a new run_id for a new run "
+            "(leave it out and reach picks a random one); repeating the same question with the same "
+            "arguments returns the recorded run."
+        )
 
 
 async def _result(handle: Any, run_id: str) -> RunResult:

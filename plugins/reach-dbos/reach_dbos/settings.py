@@ -67,6 +67,12 @@ class DbosSettings(BaseModel):
         "nothing either way; a crash of PostgreSQL itself may lose the last fraction of a second of "
         "checkpoints, whose steps then run again (a write through the ledger: its receipt or outcome_unknown)",
     )
+    max_result_bytes: int = Field(
+        1_000_000, ge=1024, le=512_000_000,
+        description="largest tool result (its JSON, as the model gets it) a durable run keeps; a larger one "
+        "is cut to its head and marked `truncated` for the model, live and on replay alike (the call still "
+        "ran once), so one tool cannot fill the checkpoint database",
+    )
     prices: dict[str, Price] = Field(
         default_factory=dict,
         description="token prices per model name as the provider reports it (\"*\": any other model), "

@@ -17,6 +17,7 @@ from .exposure import overlap_problems, warn
 from .gitcheck import disarmed_env, require_isolating_git
 from .grammar import Grammar, Parsed
 from .isolation import GIT_INJECT, Isolation, hide_own_environment
+from .paths import check_paths, working_dirs
 from .process import Completed, run_argv, sweep_escaped
 from .programs import GIT, grammar_for
 from .settings import ShellSettings
@@ -94,6 +95,12 @@ class RunCommand(Connector):
         except ArgvRefused as refused:
             raise InvalidArguments(refused.field, refused.expected, refused.example) from None
         cwd = self._working_dir(params.get("cwd"))
+        if self.settings.confines(command):
+            try:
+                dirs = working_dirs(args, parsed, cwd, git=grammar is GIT)
+                check_paths(command, args, self.root, dirs)
+            except ArgvRefused as refused:
+                raise InvalidArguments(refused.field, refused.expected, refused.example) from None
         limit = self._time_left(command, ctx)
         binary = self.binaries[command]
         with self.isolation.dirs() as dirs:

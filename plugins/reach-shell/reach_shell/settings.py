@@ -51,6 +51,11 @@ class CommandRule(BaseModel):
         "binutils), else the conservative default.",
     )
     max_args: int = Field(default=32, ge=0, le=4096)
+    confine_paths: bool | None = Field(
+        default=None,
+        description="Refuse arguments naming a path outside `root` (absolute, `..`, `~`, links "
+        "leading out); default: the plugin's `confine_paths`.",
+    )
     timeout: float | None = Field(
         default=None, gt=0, description="Seconds before the process group is killed."
     )
@@ -94,6 +99,12 @@ class ShellSettings(BaseModel):
         default=16_000, ge=256, description="Per stream; kept as head + tail around a marker."
     )
     max_arg_chars: int = Field(default=4_096, ge=1)
+    confine_paths: bool = Field(
+        default=True,
+        description="Every argument (and option value) that may name a path must resolve inside "
+        "`root`: absolute paths elsewhere, `..` climbing out, `~` and symbolic links leading out "
+        "are refused (false: arguments reach any file reach's user can).",
+    )
     max_total_arg_chars: int = Field(default=32_768, ge=1)
 
     @field_validator("commands")
@@ -129,6 +140,10 @@ class ShellSettings(BaseModel):
                 "`root` is required when `commands` is set: commands only run inside it"
             )
         return self
+
+    def confines(self, name: str) -> bool:
+        rule = self.commands[name]
+        return self.confine_paths if rule.confine_paths is None else rule.confine_paths
 
     def timeout_for(self, name: str) -> float:
         rule = self.commands[name]

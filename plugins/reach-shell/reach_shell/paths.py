@@ -1,0 +1,217 @@
+"""Confining the paths named in a command's arguments to the working root (`confine_paths`).
+
+`cwd` was always kept inside `root`, but the arguments were not: `cat /etc/shadow`,
+`cat ../../x`, `sort --output=/etc/x`, `tar -C/ -xf a.tar` and `cat link/x` (a link an
+earlier allowed `ln -s` made) reached anything reach's user can. With a root
+configured, a user expects the commands to stay in it, so by default every argument
+is read for the paths it may name, and each must resolve (symlinks followed, `..`
+applied, from the call's working directory) inside the root.
+
+Which pieces of an argument may be a path: the program decides, and no grammar knows
+every program, so the check over-reads, as the option check does:
+
+* the whole argument (`/etc/x`, `../x`, `link/x`);
+* the value after the first `=` (`--file=/etc/x`, `if=/etc/x`, `-o=/x`);
+* after a leading `@` (`@/etc/x`: response files, curl's `-d @file`);
+* in a short-option bundle, whatever follows each letter (`-f/etc/x`, `-xvC/`);
+* a `file:` URL's path (`file:///etc/x`);
+* the items of a `,` or `:` list that start with `/`, `~` or `..` (`--opt=a,/etc/x`,
+  `PATH=/a:/etc`), but not a URL's `scheme://`.
+
+A piece that starts with `/` must resolve inside the root (`/dev/null` is allowed:
+it reads nothing and keeps nothing); one that starts with `~` is refused (programs
+that expand it, such as ssh, read another home); any other piece is joined to the
+working directory and resolved. Text that is not a path resolves inside the root
+(`%H`, `s/a/b/`, `5`) and passes; a sed or awk address such as `/re/p` reads as an
+absolute path and is refused (write `\\%re%p`, or set `confine_paths = false` for
+that command).
+
+What it cannot see: paths inside files a program reads (a tar member, a config
+file), symlinks that a recursive program follows on its own (`grep -R`, `find -L`,
+`tar -h`), and a symlink swapped in by a concurrent call between this check and the
+run. The file permissions of reach's user stay the real boundary.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from .argv import ArgvRefused
+from .grammar import Parsed
+
+__all__ = ["check_paths", "working_dirs"]
+
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*")
+
+#: Absolute paths that name no file of the host worth protecting.
+HARMLESS = frozenset({"/dev/null"})
+
+
+def _pieces(arg: str, cwd: Path) -> list[str]:
+    """Every piece of `arg` that a program might read as a path (over-read, see module doc)."""
+    pieces = [arg]
+    if "=" in arg:
+        pieces.append(arg.split("=", 1)[1])
+    if arg.startswith("@"):
+        pieces.append(arg[1:])
+    for piece in list(pieces):
+        pieces += _list_items(piece)
+    if arg.startswith("-") and not arg.startswith("--"):
+        pieces += _bundle_tails(arg, cwd)  # every suffix: the list items in it are among them
+    for piece in list(pieces):
+        if piece[:5].lower() == "file:":
+            rest = piece[5:]
+            if rest.startswith("//"):
+                rest = rest[2:]
+                slash = rest.find("/")
+                rest = rest[slash:] if slash >= 0 else "/"
+            pieces.append(rest)
+    seen: set[str] = set()
+    return [p for p in pieces if p and p not in ("-", "--") and not (p in seen or seen.add(p))]
+
+
+def _list_items(piece: str) -> list[str]:
+    """Items of a `,` or `:` list that start like a path out (`--opt=a,/etc/x`, `PATH=/a:/etc`,
+    `-Wl,-T,/x`); a URL's `scheme://` is not one (`https://host/x`)."""
+    items: list[str] = []
+    start = 0
+    for at, char in enumerate(piece):
+        if char not in ",:":
+            continue
+        item_end = len(piece)
+        for sep in (",", ":"):
+            found = piece.find(sep, at + 1)
+            if found >= 0:
+                item_end = min(item_end, found)
+        item = piece[at + 1 : item_end]
+        before = piece[start:at]
+        start = at + 1
+        if char == ":" and item.startswith("//") and _SCHEME.fullmatch(before):
+            continue
+        if item.startswith(("/", "~", "..")):
+            items.append(item)
+    return items
+
+
+def _bundle_tails(arg: str, cwd: Path) -> list[str]:
+    """What follows each letter of a short bundle (`-xvf/etc/x` -> `vf/etc/x`, `f/etc/x`, `/etc/x`).
+
+    A tail that starts inside a name which does not exist (and is not `.` or `..`)
+    stays below the working directory unless a `..` follows: only tails starting with
+    `/` or `~`, at an existing name, at `.`/`..`, or with a `..` after them are kept.
+    A long bundle costs a `lstat` per letter, not a resolution per letter."""
+    n = len(arg)
+    next_slash = [n] * (n + 1)  # index of the first `/` at or after each position
+    for i in range(n - 1, -1, -1):
+        next_slash[i] = i if arg[i] == "/" else next_slash[i + 1]
+    climbs_after = [False] * (n + 1)  # a `..` name starts after this position
+    for i in range(n - 1, -1, -1):
+        climbs_after[i] = climbs_after[i + 1] or (
+            arg[i] == "/" and arg.startswith("..", i + 1) and next_slash[i + 1] == i + 3)
+    tails: list[str] = []
+    for i in range(2, n):
+        if arg[i] in "/~":
+            tails.append(arg[i:])
+            continue
+        end = next_slash[i]
+        first = arg[i:end]
+        if (first in (".", "..") or climbs_after[end]
+                or (len(first) <= 255 and os.path.lexists(os.path.join(cwd, first)))):
+            tails.append(arg[i:])
+    return tails
+
+
+def _resolve(where: str) -> str:
+    """`realpath` of the part that exists, the rest applied as text (a missing name is no link)."""
+    parts = where.split("/")
+    current = "/"
+    for at, part in enumerate(parts):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            current = os.path.dirname(current)
+            continue
+        step = os.path.join(current, part)
+        if not os.path.lexists(step):
+            return os.path.normpath(os.path.join(current, *parts[at:]))
+        current = os.path.realpath(step)
+    return current
+
+
+def _outside(piece: str, cwd: Path, root: Path) -> str | None:
+    """Why `piece` leads out of `root`, or None."""
+    if piece.startswith("~"):
+        return "starts with `~`, a home directory outside the root"
+    if piece.startswith("/"):
+        if os.path.normpath(piece) in HARMLESS:
+            return None
+        where = piece
+    else:
+        where = os.path.join(cwd, piece)
+    try:
+        real = Path(_resolve(where))
+    except (OSError, ValueError, RuntimeError):
+        return "cannot be resolved"
+    if real == root or real.is_relative_to(root):
+        return None
+    if piece.startswith("/"):
+        return f"is an absolute path outside the root ({str(real)[:200]})"
+    return f"leads outside the root (to {str(real)[:200]}, through `..` or a symbolic link)"
+
+
+_CHDIR = frozenset({"-C", "--directory", "--chdir"})
+
+
+def working_dirs(args: Sequence[str], parsed: Parsed, cwd: Path, *, git: bool) -> list[list[Path]]:
+    """Per argument, the directories its relative paths may be read from.
+
+    `tar -C dir`, `git -C dir` and `env --chdir` change where later relative names
+    land. Each argument is checked from the directory in effect where it is written
+    and from the last one; for tar and env also from the call's directory (tar opens
+    its archive there). git changes directory at each `-C` at once, and only its
+    global options (before the subcommand) do: `git commit -C` names a commit.
+    """
+    changes: list[tuple[int, str]] = []
+    for found in parsed.options:
+        option = found.option
+        if option is None or option.takes == "no" or found.value is None or not _CHDIR & set(option.names):
+            continue
+        if git and (parsed.subcommand_index is None or found.index >= parsed.subcommand_index):
+            continue
+        attached = found.raw != found.spelling and found.raw.endswith(found.value)  # `-Csub`, `--directory=sub`
+        changes.append((found.index + (1 if attached else 2), found.value))  # from this argument on
+    if not changes:
+        return [[cwd] for _ in args]
+    per_arg: list[Path] = []
+    base, at = cwd, 0
+    for index in range(len(args)):
+        while at < len(changes) and changes[at][0] <= index:
+            base = Path(os.path.normpath(os.path.join(base, changes[at][1])))
+            at += 1
+        per_arg.append(base)
+    final = base
+    for _, value in changes[at:]:
+        final = Path(os.path.normpath(os.path.join(final, value)))
+    return [sorted({here, final} | ({cwd} if not git else set())) for here in per_arg]
+
+
+def check_paths(command: str, args: Sequence[str], root: Path, dirs: Sequence[Sequence[Path]]) -> None:
+    """Raise `ArgvRefused` naming the first argument that names a path outside `root`
+    (`dirs[i]`: where argument i's relative paths are read from)."""
+    for index, arg in enumerate(args):
+        for cwd in dirs[index]:
+            for piece in _pieces(arg, cwd):
+                why = _outside(piece, cwd, root)
+                if why is None:
+                    continue
+                said = f"`{arg[:80]}`" if piece == arg else f"`{piece[:80]}` in `{arg[:80]}`"
+                raise ArgvRefused(
+                    f"args[{index}]",
+                    f"a path inside the working root {root}; {said} {why}, and reach-shell keeps "
+                    f"`{command}`'s arguments inside the root (confine_paths). Name files relative "
+                    "to the working directory, without climbing out with `..`",
+                    "src/app.py",
+                )
