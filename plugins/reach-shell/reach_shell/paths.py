@@ -198,10 +198,62 @@ def working_dirs(args: Sequence[str], parsed: Parsed, cwd: Path, *, git: bool) -
     return [sorted({here, final} | ({cwd} if not git else set())) for here in per_arg]
 
 
+#: grep's spellings: its first plain argument is a pattern, which it never opens.
+_GREPS = frozenset({"grep", "egrep", "fgrep"})
+#: short flags that take no value (alone or bundled) and so may stand before the pattern
+_GREP_FLAGS = re.compile(r"-[abcEFGHhIiLlnoPqRrsTUvwxyZz]+")
+_GREP_LONG_FLAGS = frozenset(
+    "--" + name for name in (
+        "recursive dereference-recursive ignore-case no-ignore-case line-number count files-with-matches "
+        "files-without-match word-regexp line-regexp invert-match fixed-strings extended-regexp basic-regexp "
+        "perl-regexp only-matching quiet silent no-messages with-filename no-filename null null-data "
+        "byte-offset initial-tab text color colour line-buffered"
+    ).split()
+)
+
+
+def grep_pattern(command: str, args: Sequence[str]) -> int | None:
+    """The index of grep's pattern in `args`, or None when that is not certain.
+
+    `grep -rn "/api/v1" .` names no file with `/api/v1`, so the pattern is not read as
+    a path. It is found only in the plain shape: before it, only flags that take no
+    value (`-rn`, `--ignore-case`, `--include=*.py`); nowhere (before `--`) a pattern
+    given by `-e`/`--regexp` or a pattern file (`-f`/`--file`, abbreviations
+    included), since then the first plain argument is a file. Anything else leaves
+    every argument checked as a path, as before.
+    """
+    if os.path.basename(command) not in _GREPS:
+        return None
+    candidate: int | None = None
+    for index, arg in enumerate(args):
+        if arg == "--":
+            return index + 1 if candidate is None and index + 1 < len(args) else candidate
+        if arg.startswith("--"):
+            name = arg.split("=", 1)[0]
+            if len(name) > 3 and ("--regexp".startswith(name) or "--file".startswith(name)):
+                return None
+            if candidate is None and "=" not in arg and arg not in _GREP_LONG_FLAGS:
+                return None  # `--exclude-from FILE`, `--max-count 5`: its value is the next argument
+            continue
+        if arg.startswith("-") and arg != "-":
+            if candidate is None and not _GREP_FLAGS.fullmatch(arg):
+                return None  # a flag that may take a value (`-m 5`, `-A3`), `-e`, `-f`: unsure
+            if "e" in arg or "f" in arg:
+                return None
+            continue
+        if candidate is None:
+            candidate = index
+    return candidate
+
+
 def check_paths(command: str, args: Sequence[str], root: Path, dirs: Sequence[Sequence[Path]]) -> None:
     """Raise `ArgvRefused` naming the first argument that names a path outside `root`
-    (`dirs[i]`: where argument i's relative paths are read from)."""
+    (`dirs[i]`: where argument i's relative paths are read from; grep's pattern is
+    not a path, see :func:`grep_pattern`)."""
+    pattern = grep_pattern(command, args)
     for index, arg in enumerate(args):
+        if index == pattern:
+            continue
         for cwd in dirs[index]:
             for piece in _pieces(arg, cwd):
                 why = _outside(piece, cwd, root)

@@ -286,3 +286,59 @@ async def test_a_long_bundle_is_checked_quickly_and_still_caught(root, outside) 
     words = "-" + "ab" * 2000  # 4000 tails without a slash: one lstat each
     done = await tool(root).execute({"command": "cat", "args": ["--", words]})
     assert done["exit_code"] != 0
+
+
+# grep's pattern is not a path: `grep -rn "/api/v1" .` is an everyday search. The slot is
+# recognised only in grep's plain shape; every way of making the first plain argument a
+# file (a pattern by -e/--regexp, a pattern file, a flag whose value is the next argument,
+# options after the pattern, which GNU getopt reads anywhere) keeps every argument checked.
+@pytest.mark.parametrize("args,expect", [
+    (["-rn", "/api/v1", "."], "/api/v1"),
+    (["/api/v1", "code.txt"], "/api/v1"),
+    (["-F", "../../etc", "code.txt"], "../../etc"),
+    (["--include=*.txt", "-r", "/usr/lib", "."], "/usr/lib"),
+    (["-r", "--ignore-case", "~/.ssh", "."], "~/.ssh"),
+    (["-c", "--", "/api/v1", "code.txt"], "1"),
+    (["-E", "=/etc/x|/tmp:/var", "code.txt"], "=/etc/x"),
+])
+async def test_grep_patterns_that_look_like_paths_are_searched_for(root, args, expect) -> None:
+    (root / "code.txt").write_text("GET /api/v1 from ../../etc and /usr/lib and ~/.ssh\nk=/etc/x\n")
+    done = await tool(root, commands={"egrep": {}}).execute({"command": "grep", "args": args})
+    assert expect in done["stdout"]
+
+
+GREP_SMUGGLES = [
+    ["-e", "x", "{out}/secret.txt"],
+    ["{out}/secret.txt", "-e", "TOP"],
+    ["{out}/secret.txt", "a.txt", "-ie", "TOP"],
+    ["--regexp=TOP", "{out}/secret.txt"],
+    ["--reg", "TOP", "{out}/secret.txt"],
+    ["--regex=TOP", "{out}/secret.txt"],
+    ["-f", "a.txt", "{out}/secret.txt"],
+    ["--file=a.txt", "{out}/secret.txt"],
+    ["--fil=a.txt", "{out}/secret.txt"],
+    ["-fa.txt", "{out}/secret.txt"],
+    ["-rfa.txt", "{out}/secret.txt"],
+    ["-m", "9", "TOP", "{out}/secret.txt"],
+    ["-m", "{out}/secret.txt", "TOP", "a.txt"],
+    ["-A", "1", "{out}/secret.txt"],
+    ["-A1", "{out}/secret.txt"],
+    ["--max-count", "9", "{out}/secret.txt"],
+    ["--exclude-from", "{out}/secret.txt", "TOP", "a.txt"],
+    ["--label", "x", "{out}/secret.txt"],
+    ["TOP", "{out}/secret.txt"],
+    ["TOP", "../{name}/secret.txt"],
+    ["-r", "TOP", "{out}"],
+    ["--", "TOP", "{out}/secret.txt"],
+    ["-e", "TOP", "--", "{out}/secret.txt"],
+    ["-i", "TOP", "a.txt", "--file", "{out}/secret.txt"],
+]
+
+
+@pytest.mark.parametrize("command", ["grep", "egrep", "fgrep"])
+@pytest.mark.parametrize("args", GREP_SMUGGLES, ids=[" ".join(a) for a in GREP_SMUGGLES])
+async def test_a_file_cannot_ride_in_grep_s_pattern_slot(root, outside, command, args) -> None:
+    args = [_spell(a, outside) for a in args]
+    with pytest.raises(InvalidArguments) as refused:
+        await tool(root, commands={"egrep": {}, "fgrep": {}}).execute({"command": command, "args": args})
+    assert "confine_paths" in refused.value.message
