@@ -13,6 +13,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from reach_core.calls import ToolCall
+from reach_core.result import ToolResult
+
 from .chain import canonical_json
 from .redact import Redactor
 
@@ -106,9 +109,14 @@ _SECOND: list[tuple[int, str]] = [(-1, "")]
 def stamp(ts: float) -> tuple[str, float]:
     """``(iso(ts), exact_ts(ts))`` in one go: the writer needs both for every record.
 
-    The seconds part of the text is cached: records arrive many per second.
+    The seconds part of the text is cached: records arrive many per second. ``_micros``
+    is written out here and in :func:`iso` (a call and a tuple per record are a fair
+    share of the writer's time).
     """
-    whole, micros = _micros(ts)
+    whole = int(ts)
+    micros = round((ts - whole) * 1e6)
+    if micros >= 1_000_000:
+        whole, micros = whole + 1, micros - 1_000_000
     cached = _SECOND[0]
     if cached[0] != whole:
         cached = _SECOND[0] = (whole, datetime.fromtimestamp(whole, UTC).strftime("%Y-%m-%dT%H:%M:%S"))
@@ -116,8 +124,16 @@ def stamp(ts: float) -> tuple[str, float]:
 
 
 def iso(ts: float) -> str:
-    """UTC ISO-8601 with microseconds (``2026-05-01T08:00:00.123456Z``), the log's one format."""
-    return stamp(ts)[0]
+    """UTC ISO-8601 with microseconds (``2026-05-01T08:00:00.123456Z``), the log's one format:
+    ``stamp(ts)[0]``, without the float."""
+    whole = int(ts)
+    micros = round((ts - whole) * 1e6)
+    if micros >= 1_000_000:
+        whole, micros = whole + 1, micros - 1_000_000
+    cached = _SECOND[0]
+    if cached[0] != whole:
+        cached = _SECOND[0] = (whole, datetime.fromtimestamp(whole, UTC).strftime("%Y-%m-%dT%H:%M:%S"))
+    return f"{cached[1]}.{micros:06d}Z"
 
 
 def exact_ts(ts: float) -> float:
@@ -250,6 +266,10 @@ def _name_of(call: Any, tool: Any, result: Any) -> str | None:
     return getattr(call, "name", None)
 
 
+#: ``[reach_core.tool.Tool]`` once :func:`build_rows` has run (imported then, not with this module:
+#: it brings pydantic, which ``reach audit`` commands do without)
+_TOOL: list[Any] = [None]
+_NO_META: dict[str, Any] = {}  # read only: the meta of a result that has none
 _EXTRA_META_KEYS = frozenset(("error_code", "receipt", "shaped", "exception", "fix", "retries"))
 _CONFIRMATION_KEYS = frozenset(CONFIRMATION_META_KEYS)
 
@@ -272,15 +292,22 @@ def _call_record(
 ) -> dict[str, Any]:
     """:func:`build_call` from the captured fields (``ts_text`` is ``iso(ts)``); ``pre``
     holds what :func:`build_rows` read and redacted for the whole batch."""
-    meta = getattr(result, "meta", None) or {}
-    error = getattr(result, "error", None)
-    ok = error is None and getattr(result, "ok", True)
-    elapsed = getattr(result, "elapsed_ms", None)
+    if type(result) is ToolResult:  # the core's own (what the pipeline hands the hook): plain reads
+        meta = result.meta or _NO_META
+        error = result.error
+        ok = error is None and result.ok
+        elapsed = result.elapsed_ms
+        trace_id = trace_id or result.trace_id
+    else:
+        meta = getattr(result, "meta", None) or _NO_META
+        error = getattr(result, "error", None)
+        ok = error is None and getattr(result, "ok", True)
+        elapsed = getattr(result, "elapsed_ms", None)
+        trace_id = trace_id or getattr(result, "trace_id", None)
     record: dict[str, Any] = {"v": RECORD_VERSION, "kind": "call", "ts": ts_text}
     if elapsed:  # 0.0 means "not measured yet" (see the docs on durability = "sync")
         record["started"] = iso(ts - elapsed / 1000.0)
         record["elapsed_ms"] = round(elapsed, 3)
-    trace_id = trace_id or getattr(result, "trace_id", None)
     if trace_id:
         record["trace_id"] = trace_id
     if run_id is not None:
@@ -294,12 +321,17 @@ def _call_record(
     elif pre[_CALL_ID] is not None:
         record["call_id"] = pre[_CALL_ID]
     record["agent"] = agent or "default"
-    name = _name_of(call, tool, result)
-    # an unknown tool's name is whatever the model sent, a pasted secret included
-    record["tool"] = redactor.text(name) if tool is None and type(name) is str else name
-    if tool is not None:
-        record["plugin"] = getattr(tool, "plugin", None)
-        record["risk"] = getattr(tool, "risk", None)
+    if type(tool) is _TOOL[0] and type(result) is ToolResult and type(call) is ToolCall:  # _name_of, plain reads
+        record["tool"] = tool.name or result.name or call.name
+        record["plugin"] = tool.plugin
+        record["risk"] = tool.risk
+    else:
+        name = _name_of(call, tool, result)
+        # an unknown tool's name is whatever the model sent, a pasted secret included
+        record["tool"] = redactor.text(name) if tool is None and type(name) is str else name
+        if tool is not None:
+            record["plugin"] = getattr(tool, "plugin", None)
+            record["risk"] = getattr(tool, "risk", None)
     record["status"] = "ok" if ok else getattr(error, "code", "error")
     attempts = meta.get("attempts")
     if attempts is not None:
@@ -494,6 +526,10 @@ def build_rows(batch: list[Any], redactor: Redactor, cap: int) -> list[Row]:
     arguments and results, one :meth:`~reach_core.redact.Redactor.texts` of the call
     ids and text results. Steps and confirmations, and a call whose fields cannot be
     read, take :func:`build_row`."""
+    if _TOOL[0] is None:
+        from reach_core.tool import Tool
+
+        _TOOL[0] = Tool
     rows: list[Row | None] = [None] * len(batch)
     calls: list[tuple[int, tuple[Any, ...], list[Any]]] = []
     to_scan: list[Any] = []
@@ -513,18 +549,23 @@ def build_rows(batch: list[Any], redactor: Redactor, cap: int) -> list[Row]:
             continue
         call, result = fields[1], fields[3]
         try:
-            args = _arguments_of(call)
+            if type(call) is ToolCall and type(result) is ToolResult:  # the core's own: plain reads
+                args = call.arguments
+                content = result.content if result.error is None and result.ok else None
+                call_id = result.call_id or call.id
+            else:
+                args = _arguments_of(call)
+                content = getattr(result, "content", None) if (
+                    getattr(result, "error", None) is None and getattr(result, "ok", True)) else None
+                call_id = _call_id_of(call, result)
             kind = type(args)
             if not (kind is dict or kind is list or kind in _PLAIN):
                 args = _prepared(args)
                 kind = type(args)
-            content = getattr(result, "content", None) if (
-                getattr(result, "error", None) is None and getattr(result, "ok", True)) else None
             ckind = type(content)
             if not (ckind is dict or ckind is list or ckind in _PLAIN):
                 content = _prepared(content)
                 ckind = type(content)
-            call_id = _call_id_of(call, result)
         except Exception:  # build_row records what went wrong, as it always did
             rows[n] = build_row(_as_captured(item), redactor, cap)
             continue
