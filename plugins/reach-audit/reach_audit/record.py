@@ -64,7 +64,7 @@ def context_fields(ctx: Any) -> tuple[Any, ...]:
 
 def captured_call(raw: tuple[Any, ...]) -> Captured:
     """Expand what the call hook enqueued, ``(ts, call, tool, result, trace_id, run_id,
-    parent_run_id, agent, idempotency_key, confirm, otel_ctx)`` (see ``Audit.on_call``)."""
+    parent_run_id, agent, idempotency_key, confirm, otel_ctx)`` (see ``AuditPlugin.reach_post_invoke``)."""
     ts, call, tool, result, trace_id, run_id, parent_run_id, agent, key, confirm, otel_ctx = raw
     if confirm is not None:
         confirm = (bool(confirm[0]), confirm[1])
