@@ -377,7 +377,8 @@ def _old_stamp(ts: float) -> tuple[str, float]:
     return f"{text}.{micros:06d}Z", whole + micros / 1_000_000
 
 
-@pytest.mark.parametrize("base", [0.0, 1.0, 59.0, 1_790_000_000.0, 1_790_000_059.0, 4_102_444_799.0])
+@pytest.mark.parametrize("base", [-86_400.0, -2.0, -1.0, 0.0, 1.0, 59.0, 1_790_000_000.0, 1_790_000_059.0,
+                                  4_102_444_799.0])
 @pytest.mark.parametrize("frac", [0.0, 1e-7, 4.9e-7, 5e-7, 5.1e-7, 0.4999995, 0.5, 0.9999994, 0.9999995,
                                   0.9999996, 0.99999999, 0.123456789])
 def test_stamp_and_iso_equal_the_previous_helper(base: float, frac: float) -> None:
