@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from types import MappingProxyType
 from typing import Any
 
 from reach_core.calls import ToolCall
@@ -274,7 +275,9 @@ def _name_of(call: Any, tool: Any, result: Any) -> str | None:
 #: ``[reach_core.tool.Tool]`` once :func:`build_rows` has run (imported then, not with this module:
 #: it brings pydantic, which ``reach audit`` commands do without)
 _TOOL: list[Any] = [None]
-_NO_META: dict[str, Any] = {}  # read only: the meta of a result that has none
+#: the meta of a result that has none, and the usual record's empty confirmation: read only, so a
+#: write to it (a bug) fails that record (``audit_error``) instead of leaking into every later one
+_NO_META: Any = MappingProxyType({})
 _EXTRA_META_KEYS = frozenset(("error_code", "receipt", "shaped", "exception", "fix", "retries"))
 _CONFIRMATION_KEYS = frozenset(CONFIRMATION_META_KEYS)
 
@@ -346,20 +349,31 @@ def _call_record(
     if idempotency_key is not None:
         record["idempotency_key"] = redactor.text(idempotency_key)
     args = _arguments_of(call) if pre is None else pre[_ARGS]
-    learned: list[str] = []  # secrets the arguments hold: masked wherever else they show up
+    learned: list[str] | None = None  # secrets the arguments hold: masked wherever else they show up
     if args is not None:
         if pre is None:
+            learned = []
             record["args"] = summarise(args, redactor, cap, learned)
+        elif type(args) in _PLAIN:
+            record["args"] = args
         else:
-            record["args"] = args if type(args) in _PLAIN else _summary(args, redactor, cap, learned, pre[_ARGS_DUMPED])
+            dumped = pre[_ARGS_DUMPED]
+            if type(dumped) is bytes and len(dumped) <= cap:  # _summary's first answer: a clean dump that fits
+                record["args"] = args
+            else:
+                learned = []
+                record["args"] = _summary(args, redactor, cap, learned, dumped)
     if ok:
         content = getattr(result, "content", None) if pre is None else pre[_CONTENT]
         if content is not None:
             if pre is None:
                 record["result"] = summarise(content, redactor, cap)
+            elif type(content) in _PLAIN:
+                record["result"] = content
             else:
-                record["result"] = content if type(content) in _PLAIN else _summary(
-                    content, redactor, cap, None, pre[_CONTENT_DUMPED], pre[_CONTENT_CLEAN])
+                dumped = pre[_CONTENT_DUMPED]
+                record["result"] = content if type(dumped) is bytes and len(dumped) <= cap else _summary(
+                    content, redactor, cap, None, dumped, pre[_CONTENT_CLEAN])
     else:
         err: dict[str, Any] = {
             "code": getattr(error, "code", None),
@@ -369,8 +383,10 @@ def _call_record(
         if retry_after is not None:
             err["retry_after"] = retry_after
         record["error"] = err
-    confirmation: dict[str, Any] = {}
-    if len(meta) > 1 or (meta and attempts is None):  # more than the usual {"attempts": n}
+    more = len(meta) > 1 or (meta and attempts is None)  # more meta than the usual {"attempts": n}
+    # (read only when neither adds to it: the usual record makes no dict for it)
+    confirmation: dict[str, Any] = {} if more or confirm is not None else _NO_META
+    if more:
         for key, value in meta.items():
             if value is None:
                 continue
