@@ -300,6 +300,7 @@ def _call_record(
 ) -> dict[str, Any]:
     """:func:`build_call` from the captured fields (``ts_text`` is ``iso(ts)``); ``pre``
     holds what :func:`build_rows` read and redacted for the whole batch."""
+    elapsed: float | None
     if type(result) is ToolResult:  # the core's own (what the pipeline hands the hook): plain reads
         meta = result.meta or _NO_META
         error = result.error
@@ -569,6 +570,7 @@ def build_rows(batch: list[Any], redactor: Redactor, cap: int) -> list[Row]:
             rows[n] = build_row(item, redactor, cap)
             continue
         call, result = fields[1], fields[3]
+        call_id: str | None
         try:
             if type(call) is ToolCall and type(result) is ToolResult:  # the core's own: plain reads
                 args = call.arguments
