@@ -13,7 +13,7 @@ import weakref
 from typing import Any
 
 from .events import EventLog
-from .record import Captured, Row, context_fields
+from .record import Captured, Row
 from .redact import Redactor
 from .settings import AuditSettings
 from .spans import SpanRecorder, otel_available
@@ -63,33 +63,9 @@ class Audit:
             self._store = store_for(reach)
         return self._store
 
-    # -- hooks (hot path) ---------------------------------------------------
-    def on_call(self, call: Any, tool: Any, result: Any, ctx: Any) -> bool:
-        """Capture one finished invocation: a tuple and an append.
-
-        The call's context is read now, its few fields copied, and not kept: whatever
-        the hook keeps stays alive until the writer runs (up to ``flush_interval_ms``),
-        and every object kept per call costs the whole process allocator and GC time.
-        ``result`` is kept: the core sets its final ``elapsed_ms`` after the hooks.
-
-        Returns True when the caller must wait for the commit (``durability = "sync"``)."""
-        spans = self.spans
-        writer = self.writer
-        try:
-            confirm = (ctx.approved, ctx.confirm_reason) if ctx.needs_confirmation else None
-            trace_id, run_id, parent_run_id, agent, key = (
-                ctx.trace_id, ctx.run_id, ctx.parent_run_id, ctx.agent, ctx.idempotency_key)
-        except AttributeError:  # not the core's CallContext (a test's stand-in): what it has
-            trace_id, run_id, parent_run_id, agent, key, confirm = context_fields(ctx)
-        pending = writer._pending  # AuditWriter.enqueue, inlined: this runs on every call
-        pending.append((time.time(), call, tool, result, trace_id, run_id, parent_run_id, agent, key, confirm,
-                        spans.current() if spans is not None and spans.configured else None))
-        writer._enqueued += 1
-        n = len(pending)
-        if n == 1 or n % writer.batch_size == 0:  # see AuditWriter.enqueue
-            writer._kick(full=n >= writer.batch_size)
-        return self.sync
-
+    # -- hooks -------------------------------------------------------------
+    # The call hook's capture (the hot path) is written out in ``AuditPlugin.reach_post_invoke``
+    # (reach_audit.plugin): a method call per invoke is a fair share of what it costs.
     def on_step(self, step: Any, ctx: Any) -> None:
         """Capture one agent-loop step (tools offered, chosen, tokens)."""
         self.writer.enqueue(

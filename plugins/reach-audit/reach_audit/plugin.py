@@ -2,12 +2,14 @@
 
 reach-audit's state in a ``Reach`` is one :class:`AuditPlugin`, built by
 ``reach_plugin_instance`` with that Reach's validated settings; its runtime hooks
-are methods, deliberately tiny: read ``self.audit``, append a capture, return.
+are methods, deliberately tiny: read ``self.audit``, append a capture, return
+(the call hook's capture is written out in the method, not a call away).
 Everything else happens in the background writer.
 """
 
 from __future__ import annotations
 
+from time import time as _now
 from typing import Any
 
 from reach_core import hookimpl
@@ -59,13 +61,38 @@ class AuditPlugin:
 
     @hookimpl
     def reach_post_invoke(self, call: Any, tool: Any, result: Any, ctx: Any) -> Any:
-        # The hot path: an attribute read, then a tuple appended (see Audit.on_call); a
-        # plain method, so the call pays no coroutine. With durability = "sync" it
-        # returns the flush, which the core awaits before the invoke returns.
+        """Capture one finished invocation: a tuple and an append (the hot path).
+
+        A plain method, so the call pays no coroutine; with ``durability = "sync"`` it
+        returns the flush, which the core awaits before the invoke returns.
+
+        The call's context is read now, its few fields copied, and not kept: whatever
+        the hook keeps stays alive until the writer runs (up to ``flush_interval_ms``),
+        and every object kept per call costs the whole process allocator and GC time.
+        ``result`` is kept: the core sets its final ``elapsed_ms`` after the hooks.
+        ``AuditWriter.enqueue`` is written out here: this runs on every call.
+        """
         audit = self.audit
-        if audit is not None and audit.on_call(call, tool, result, ctx):
-            return _flushed(audit)
-        return None
+        if audit is None:
+            return None
+        spans = audit.spans
+        writer = audit.writer
+        try:
+            confirm = (ctx.approved, ctx.confirm_reason) if ctx.needs_confirmation else None
+            trace_id, run_id, parent_run_id, agent, key = (
+                ctx.trace_id, ctx.run_id, ctx.parent_run_id, ctx.agent, ctx.idempotency_key)
+        except AttributeError:  # not the core's CallContext (a test's stand-in): what it has
+            from .record import context_fields
+
+            trace_id, run_id, parent_run_id, agent, key, confirm = context_fields(ctx)
+        pending = writer._pending
+        pending.append((_now(), call, tool, result, trace_id, run_id, parent_run_id, agent, key, confirm,
+                        spans.current() if spans is not None and spans.configured else None))
+        writer._enqueued += 1
+        n = len(pending)
+        if n == 1 or n % writer.batch_size == 0:  # see AuditWriter.enqueue
+            writer._kick(full=n >= writer.batch_size)
+        return _flushed(audit) if audit.sync else None
 
     @hookimpl
     def reach_run_step(self, step: Any, ctx: Any) -> None:

@@ -11,7 +11,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from types import MappingProxyType
 from typing import Any
+
+from reach_core.calls import ToolCall
+from reach_core.result import ToolResult
 
 from .chain import canonical_json
 from .redact import Redactor
@@ -61,7 +65,7 @@ def context_fields(ctx: Any) -> tuple[Any, ...]:
 
 def captured_call(raw: tuple[Any, ...]) -> Captured:
     """Expand what the call hook enqueued, ``(ts, call, tool, result, trace_id, run_id,
-    parent_run_id, agent, idempotency_key, confirm, otel_ctx)`` (see ``Audit.on_call``)."""
+    parent_run_id, agent, idempotency_key, confirm, otel_ctx)`` (see ``AuditPlugin.reach_post_invoke``)."""
     ts, call, tool, result, trace_id, run_id, parent_run_id, agent, key, confirm, otel_ctx = raw
     if confirm is not None:
         confirm = (bool(confirm[0]), confirm[1])
@@ -98,7 +102,7 @@ def _micros(ts: float) -> tuple[int, int]:
     return whole, micros
 
 
-# (whole second, its text): one tuple swapped in whole, so two writer threads never pair
+# (whole second, its text up to the "."): one tuple swapped in whole, so two writer threads never pair
 # one second's number with another's text
 _SECOND: list[tuple[int, str]] = [(-1, "")]
 
@@ -106,18 +110,36 @@ _SECOND: list[tuple[int, str]] = [(-1, "")]
 def stamp(ts: float) -> tuple[str, float]:
     """``(iso(ts), exact_ts(ts))`` in one go: the writer needs both for every record.
 
-    The seconds part of the text is cached: records arrive many per second.
+    The seconds part of the text is cached: records arrive many per second. ``_micros``
+    is written out here and in :func:`iso`, and the six digits are cut from ``1_000_000 +
+    micros`` rather than formatted with ``:06d``: the writer stamps every record twice, and
+    a call, a tuple and a format spec were a fair share of its time.
     """
-    whole, micros = _micros(ts)
+    whole = int(ts)
+    micros = round((ts - whole) * 1e6)
+    if micros >= 1_000_000:
+        whole, micros = whole + 1, micros - 1_000_000
     cached = _SECOND[0]
     if cached[0] != whole:
-        cached = _SECOND[0] = (whole, datetime.fromtimestamp(whole, UTC).strftime("%Y-%m-%dT%H:%M:%S"))
-    return f"{cached[1]}.{micros:06d}Z", whole + micros / 1_000_000
+        cached = _SECOND[0] = (whole, datetime.fromtimestamp(whole, UTC).strftime("%Y-%m-%dT%H:%M:%S."))
+    if micros < 0:  # before 1970 (int() truncates towards zero): the format it always had
+        return f"{cached[1]}{micros:06d}Z", whole + micros / 1_000_000
+    return cached[1] + str(1_000_000 + micros)[1:] + "Z", whole + micros / 1_000_000
 
 
 def iso(ts: float) -> str:
-    """UTC ISO-8601 with microseconds (``2026-05-01T08:00:00.123456Z``), the log's one format."""
-    return stamp(ts)[0]
+    """UTC ISO-8601 with microseconds (``2026-05-01T08:00:00.123456Z``), the log's one format:
+    ``stamp(ts)[0]``, without the float."""
+    whole = int(ts)
+    micros = round((ts - whole) * 1e6)
+    if micros >= 1_000_000:
+        whole, micros = whole + 1, micros - 1_000_000
+    cached = _SECOND[0]
+    if cached[0] != whole:
+        cached = _SECOND[0] = (whole, datetime.fromtimestamp(whole, UTC).strftime("%Y-%m-%dT%H:%M:%S."))
+    if micros < 0:  # before 1970, as in stamp
+        return f"{cached[1]}{micros:06d}Z"
+    return cached[1] + str(1_000_000 + micros)[1:] + "Z"
 
 
 def exact_ts(ts: float) -> float:
@@ -250,6 +272,12 @@ def _name_of(call: Any, tool: Any, result: Any) -> str | None:
     return getattr(call, "name", None)
 
 
+#: ``[reach_core.tool.Tool]`` once :func:`build_rows` has run (imported then, not with this module:
+#: it brings pydantic, which ``reach audit`` commands do without)
+_TOOL: list[Any] = [None]
+#: the meta of a result that has none, and the usual record's empty confirmation: read only, so a
+#: write to it (a bug) fails that record (``audit_error``) instead of leaking into every later one
+_NO_META: Any = MappingProxyType({})
 _EXTRA_META_KEYS = frozenset(("error_code", "receipt", "shaped", "exception", "fix", "retries"))
 _CONFIRMATION_KEYS = frozenset(CONFIRMATION_META_KEYS)
 
@@ -272,15 +300,23 @@ def _call_record(
 ) -> dict[str, Any]:
     """:func:`build_call` from the captured fields (``ts_text`` is ``iso(ts)``); ``pre``
     holds what :func:`build_rows` read and redacted for the whole batch."""
-    meta = getattr(result, "meta", None) or {}
-    error = getattr(result, "error", None)
-    ok = error is None and getattr(result, "ok", True)
-    elapsed = getattr(result, "elapsed_ms", None)
+    elapsed: float | None
+    if type(result) is ToolResult:  # the core's own (what the pipeline hands the hook): plain reads
+        meta = result.meta or _NO_META
+        error = result.error
+        ok = error is None and result.ok
+        elapsed = result.elapsed_ms
+        trace_id = trace_id or result.trace_id
+    else:
+        meta = getattr(result, "meta", None) or _NO_META
+        error = getattr(result, "error", None)
+        ok = error is None and getattr(result, "ok", True)
+        elapsed = getattr(result, "elapsed_ms", None)
+        trace_id = trace_id or getattr(result, "trace_id", None)
     record: dict[str, Any] = {"v": RECORD_VERSION, "kind": "call", "ts": ts_text}
     if elapsed:  # 0.0 means "not measured yet" (see the docs on durability = "sync")
         record["started"] = iso(ts - elapsed / 1000.0)
         record["elapsed_ms"] = round(elapsed, 3)
-    trace_id = trace_id or getattr(result, "trace_id", None)
     if trace_id:
         record["trace_id"] = trace_id
     if run_id is not None:
@@ -294,12 +330,17 @@ def _call_record(
     elif pre[_CALL_ID] is not None:
         record["call_id"] = pre[_CALL_ID]
     record["agent"] = agent or "default"
-    name = _name_of(call, tool, result)
-    # an unknown tool's name is whatever the model sent, a pasted secret included
-    record["tool"] = redactor.text(name) if tool is None and type(name) is str else name
-    if tool is not None:
-        record["plugin"] = getattr(tool, "plugin", None)
-        record["risk"] = getattr(tool, "risk", None)
+    if type(tool) is _TOOL[0] and type(result) is ToolResult and type(call) is ToolCall:  # _name_of, plain reads
+        record["tool"] = tool.name or result.name or call.name
+        record["plugin"] = tool.plugin
+        record["risk"] = tool.risk
+    else:
+        name = _name_of(call, tool, result)
+        # an unknown tool's name is whatever the model sent, a pasted secret included
+        record["tool"] = redactor.text(name) if tool is None and type(name) is str else name
+        if tool is not None:
+            record["plugin"] = getattr(tool, "plugin", None)
+            record["risk"] = getattr(tool, "risk", None)
     record["status"] = "ok" if ok else getattr(error, "code", "error")
     attempts = meta.get("attempts")
     if attempts is not None:
@@ -309,20 +350,31 @@ def _call_record(
     if idempotency_key is not None:
         record["idempotency_key"] = redactor.text(idempotency_key)
     args = _arguments_of(call) if pre is None else pre[_ARGS]
-    learned: list[str] = []  # secrets the arguments hold: masked wherever else they show up
+    learned: list[str] | None = None  # secrets the arguments hold: masked wherever else they show up
     if args is not None:
         if pre is None:
+            learned = []
             record["args"] = summarise(args, redactor, cap, learned)
+        elif type(args) in _PLAIN:
+            record["args"] = args
         else:
-            record["args"] = args if type(args) in _PLAIN else _summary(args, redactor, cap, learned, pre[_ARGS_DUMPED])
+            dumped = pre[_ARGS_DUMPED]
+            if type(dumped) is bytes and len(dumped) <= cap:  # _summary's first answer: a clean dump that fits
+                record["args"] = args
+            else:
+                learned = []
+                record["args"] = _summary(args, redactor, cap, learned, dumped)
     if ok:
         content = getattr(result, "content", None) if pre is None else pre[_CONTENT]
         if content is not None:
             if pre is None:
                 record["result"] = summarise(content, redactor, cap)
+            elif type(content) in _PLAIN:
+                record["result"] = content
             else:
-                record["result"] = content if type(content) in _PLAIN else _summary(
-                    content, redactor, cap, None, pre[_CONTENT_DUMPED], pre[_CONTENT_CLEAN])
+                dumped = pre[_CONTENT_DUMPED]
+                record["result"] = content if type(dumped) is bytes and len(dumped) <= cap else _summary(
+                    content, redactor, cap, None, dumped, pre[_CONTENT_CLEAN])
     else:
         err: dict[str, Any] = {
             "code": getattr(error, "code", None),
@@ -332,8 +384,10 @@ def _call_record(
         if retry_after is not None:
             err["retry_after"] = retry_after
         record["error"] = err
-    confirmation: dict[str, Any] = {}
-    if len(meta) > 1 or (meta and attempts is None):  # more than the usual {"attempts": n}
+    more = len(meta) > 1 or (meta and attempts is None)  # more meta than the usual {"attempts": n}
+    # (read only when neither adds to it: the usual record makes no dict for it)
+    confirmation: dict[str, Any] = {} if more or confirm is not None else _NO_META
+    if more:
         for key, value in meta.items():
             if value is None:
                 continue
@@ -494,6 +548,10 @@ def build_rows(batch: list[Any], redactor: Redactor, cap: int) -> list[Row]:
     arguments and results, one :meth:`~reach_core.redact.Redactor.texts` of the call
     ids and text results. Steps and confirmations, and a call whose fields cannot be
     read, take :func:`build_row`."""
+    if _TOOL[0] is None:
+        from reach_core.tool import Tool
+
+        _TOOL[0] = Tool
     rows: list[Row | None] = [None] * len(batch)
     calls: list[tuple[int, tuple[Any, ...], list[Any]]] = []
     to_scan: list[Any] = []
@@ -512,19 +570,25 @@ def build_rows(batch: list[Any], redactor: Redactor, cap: int) -> list[Row]:
             rows[n] = build_row(item, redactor, cap)
             continue
         call, result = fields[1], fields[3]
+        call_id: str | None
         try:
-            args = _arguments_of(call)
+            if type(call) is ToolCall and type(result) is ToolResult:  # the core's own: plain reads
+                args = call.arguments
+                content = result.content if result.error is None and result.ok else None
+                call_id = result.call_id or call.id
+            else:
+                args = _arguments_of(call)
+                content = getattr(result, "content", None) if (
+                    getattr(result, "error", None) is None and getattr(result, "ok", True)) else None
+                call_id = _call_id_of(call, result)
             kind = type(args)
             if not (kind is dict or kind is list or kind in _PLAIN):
                 args = _prepared(args)
                 kind = type(args)
-            content = getattr(result, "content", None) if (
-                getattr(result, "error", None) is None and getattr(result, "ok", True)) else None
             ckind = type(content)
             if not (ckind is dict or ckind is list or ckind in _PLAIN):
                 content = _prepared(content)
                 ckind = type(content)
-            call_id = _call_id_of(call, result)
         except Exception:  # build_row records what went wrong, as it always did
             rows[n] = build_row(_as_captured(item), redactor, cap)
             continue

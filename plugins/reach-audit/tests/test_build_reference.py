@@ -38,8 +38,9 @@ from reach_audit.record import (
 )
 from reach_audit.storage import chain
 
-from reach_core import ToolCall, ToolError, ToolResult
+from reach_core import ToolCall, ToolError, ToolResult, connector
 from reach_core.redact import Redactor
+from reach_core.tool import Tool
 
 # -- the previous per-record builder, verbatim -------------------------------------------
 
@@ -244,12 +245,25 @@ def _typical(rng: random.Random) -> Any:
     return rng.choice([{"a": rng.randint(0, 9), "b": 2}, {"city": "Paris"}, {"query": "weather", "limit": 5}, "{}"])
 
 
+@connector(risk="read")
+async def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+_TOOL = Tool.build(add, plugin="user")
+_TOOL_UNNAMED = Tool.build(add, plugin="user")
+_TOOL_UNNAMED.name = ""  # the record falls back to the result's name, then the call's
+
+
 def _capture(rng: random.Random, n: int, typical: float) -> tuple[Any, ...]:
     ts = 1_790_000_000 + n * 0.000731 + rng.choice([0.0, 0.9999996, 0.4999995])
     plain = rng.random() < typical
     args = _typical(rng) if plain else _value(rng)
     cid = rng.choice(["c1", f"call_{n}", "", None, "token=" + SECRET, 42]) if not plain else f"call_{n}"
-    tool = SimpleNamespace(name="add", plugin="user", risk="read") if plain or rng.random() < 0.7 else None
+    # the core's own Tool (build_rows reads its fields directly) or a stand-in (read with getattr)
+    tool = rng.choice([_TOOL, _TOOL_UNNAMED, SimpleNamespace(name="add", plugin="user", risk="read")]) if (
+        plain or rng.random() < 0.7) else None
     name = rng.choice(["add", "get_weather", "my password is " + SECRET, ""])
     shape = 0 if plain else rng.randint(0, 3)
     if shape == 0:
@@ -269,7 +283,10 @@ def _capture(rng: random.Random, n: int, typical: float) -> tuple[Any, ...]:
                                       rng.choice(TEXTS), rng.choice([None, 1.5]))
     content = (rng.randint(0, 9) if rng.random() < 0.5 else {"temp": 21, "city": "Paris"}) if plain else _value(rng)
     result: Any = ToolResult(
-        call_id=cid if isinstance(cid, str) else "", name=name, ok=ok, content=content if ok else None, error=error,
+        # the result's call id and name may differ from the call's (its own win); a failed result
+        # may still hold content, and say ok with an error set (neither is recorded as a result)
+        call_id=rng.choice([cid if isinstance(cid, str) else "", "", "r9"]), name=rng.choice([name, name, "", "sum"]),
+        ok=ok or rng.random() < 0.1, content=content if ok else rng.choice([None, "left over"]), error=error,
         elapsed_ms=rng.choice([0.0, 16.991358002997003, 0.0004, 1234.5]), trace_id=rng.choice(["", "t1"]), meta=meta,
     )
     if not plain and rng.random() < 0.1:
@@ -339,3 +356,47 @@ def test_link_equals_canonical_json_and_link_hash() -> None:
         canonical, digest = link("f" * 64, record)
         assert canonical == canonical_json(record)
         assert digest == link_hash("f" * 64, canonical)
+
+
+# -- timestamps: stamp/iso written out, against the previous helper ----------------------------
+
+
+def _old_micros(ts: float) -> tuple[int, int]:
+    whole = int(ts)
+    micros = round((ts - whole) * 1e6)
+    if micros >= 1_000_000:
+        whole, micros = whole + 1, micros - 1_000_000
+    return whole, micros
+
+
+def _old_stamp(ts: float) -> tuple[str, float]:
+    from datetime import UTC, datetime
+
+    whole, micros = _old_micros(ts)
+    text = datetime.fromtimestamp(whole, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+    return f"{text}.{micros:06d}Z", whole + micros / 1_000_000
+
+
+@pytest.mark.parametrize("base", [-86_400.0, -2.0, -1.0, 0.0, 1.0, 59.0, 1_790_000_000.0, 1_790_000_059.0,
+                                  4_102_444_799.0])
+@pytest.mark.parametrize("frac", [0.0, 1e-7, 4.9e-7, 5e-7, 5.1e-7, 0.4999995, 0.5, 0.9999994, 0.9999995,
+                                  0.9999996, 0.99999999, 0.123456789])
+def test_stamp_and_iso_equal_the_previous_helper(base: float, frac: float) -> None:
+    from reach_audit.record import stamp
+
+    ts = base + frac
+    for _ in range(2):  # a cold and a warm second cache
+        assert stamp(ts) == _old_stamp(ts)
+        assert iso(ts) == _old_stamp(ts)[0]
+        assert exact_ts(ts) == _old_stamp(ts)[1]
+
+
+def test_stamp_and_iso_over_generated_times_with_the_cache_switching_seconds() -> None:
+    from reach_audit.record import stamp
+
+    rng = random.Random(7)
+    for _ in range(3000):
+        ts = rng.choice([1_790_000_000, 1_790_000_001, 1_700_000_000]) + rng.choice(
+            [rng.random(), 0.9999995 + rng.random() * 1e-6, rng.random() * 1e-6])
+        assert stamp(ts) == _old_stamp(ts)
+        assert iso(ts) == _old_stamp(ts)[0]
