@@ -410,7 +410,7 @@ async def _same_run(run_id: str, messages_or_text: Any, options: dict[str, Any])
     """
     found = await DBOS.list_workflows_async(workflow_ids=[run_id], load_input=True, load_output=False)
     stored = found[0].input if found else None
-    args = (stored or {}).get("args") if isinstance(stored, dict) else getattr(stored, "args", None)
+    args: Any = (stored or {}).get("args") if isinstance(stored, dict) else getattr(stored, "args", None)
     try:
         same = (bool(args) and len(args) == 2 and isinstance(args[1], dict)
                 and _fingerprint(args[0], args[1]) == _fingerprint(messages_or_text, options))

@@ -97,8 +97,7 @@ class RunCommand(Connector):
         cwd = self._working_dir(params.get("cwd"))
         if self.settings.confines(command):
             try:
-                dirs = working_dirs(args, parsed, cwd, git=grammar is GIT)
-                check_paths(command, args, self.root, dirs)
+                check_paths(command, args, self.root, working_dirs(args, parsed, cwd, git=grammar is GIT))
             except ArgvRefused as refused:
                 raise InvalidArguments(refused.field, refused.expected, refused.example) from None
         limit = self._time_left(command, ctx)

@@ -69,8 +69,7 @@ def _pieces(arg: str, cwd: Path) -> list[str]:
                 slash = rest.find("/")
                 rest = rest[slash:] if slash >= 0 else "/"
             pieces.append(rest)
-    seen: set[str] = set()
-    return [p for p in pieces if p and p not in ("-", "--") and not (p in seen or seen.add(p))]
+    return [p for p in dict.fromkeys(pieces) if p and p not in ("-", "--")]
 
 
 def _list_items(piece: str) -> list[str]:
