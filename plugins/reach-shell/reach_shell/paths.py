@@ -22,9 +22,8 @@ A piece that starts with `/` must resolve inside the root (`/dev/null` is allowe
 it reads nothing and keeps nothing); one that starts with `~` is refused (programs
 that expand it, such as ssh, read another home); any other piece is joined to the
 working directory and resolved. Text that is not a path resolves inside the root
-(`%H`, `s/a/b/`, `5`) and passes; a sed or awk address such as `/re/p` reads as an
-absolute path and is refused (write `\\%re%p`, or set `confine_paths = false` for
-that command).
+(`%H`, `s/a/b/`, `5`) and passes; grep's pattern, sed's script and awk's program are
+skipped where their place is certain (:func:`text_slot`).
 
 What it cannot see: paths inside files a program reads (a tar member, a config
 file), symlinks that a recursive program follows on its own (`grep -R`, `find -L`,
@@ -197,48 +196,77 @@ def working_dirs(args: Sequence[str], parsed: Parsed, cwd: Path, *, git: bool) -
     return [sorted({here, final} | ({cwd} if not git else set())) for here in per_arg]
 
 
-#: grep's spellings: its first plain argument is a pattern, which it never opens.
-_GREPS = frozenset({"grep", "egrep", "fgrep"})
-#: short flags that take no value (alone or bundled) and so may stand before the pattern
-_GREP_FLAGS = re.compile(r"-[abcEFGHhIiLlnoPqRrsTUvwxyZz]+")
-_GREP_LONG_FLAGS = frozenset(
-    "--" + name for name in (
-        "recursive dereference-recursive ignore-case no-ignore-case line-number count files-with-matches "
-        "files-without-match word-regexp line-regexp invert-match fixed-strings extended-regexp basic-regexp "
-        "perl-regexp only-matching quiet silent no-messages with-filename no-filename null null-data "
-        "byte-offset initial-tab text color colour line-buffered"
-    ).split()
-)
+class _TextSlot:
+    """A program whose first plain argument is text it never opens: grep's pattern, a sed
+    script, an awk program. The text may also come by an option (`sources`: then the
+    first plain argument is a file); before it may stand only value-less flags (`flags`
+    bundled, `longs`) and options whose value is text (`values`: `awk -F: -v n=1`)."""
+
+    __slots__ = ("flags", "longs", "values", "sources", "letters")
+
+    def __init__(self, flags: str, longs: str, values: str, sources: str) -> None:
+        self.flags = re.compile(f"-[{flags}]+") if flags else None
+        self.longs = frozenset("--" + name for name in longs.split())
+        self.values = frozenset(values.split())
+        self.sources = tuple(sources.split())
+        self.letters = frozenset(s[1] for s in self.sources if len(s) == 2)
 
 
-def grep_pattern(command: str, args: Sequence[str]) -> int | None:
-    """The index of grep's pattern in `args`, or None when that is not certain.
+_GREP = _TextSlot(
+    "abcEFGHhIiLlnoPqRrsTUvwxyZz",
+    "recursive dereference-recursive ignore-case no-ignore-case line-number count files-with-matches "
+    "files-without-match word-regexp line-regexp invert-match fixed-strings extended-regexp basic-regexp "
+    "perl-regexp only-matching quiet silent no-messages with-filename no-filename null null-data "
+    "byte-offset initial-tab text color colour line-buffered",
+    "", "-e -f --regexp --file")
+# sed always runs with --sandbox (no `r`/`w`/`e`), awk with --sandbox or its program checked as
+# text (see programs.py): what their text names is never opened, so it is not a path here.
+_SED = _TextSlot(
+    "nsEruzi",  # a bare `-i` edits in place; a suffix (`-i.bak`) makes the shape unsure
+    "quiet silent regexp-extended separate unbuffered null-data posix debug sandbox follow-symlinks in-place",
+    "", "-e -f --expression --file")
+_AWK = _TextSlot("", "", "-F -v", "-f -e -E -i -l -W --file --source --exec --include --load")
+_TEXT_SLOTS = {"grep": _GREP, "egrep": _GREP, "fgrep": _GREP, "sed": _SED, "gsed": _SED,
+               "awk": _AWK, "gawk": _AWK, "mawk": _AWK, "nawk": _AWK}
 
-    `grep -rn "/api/v1" .` names no file with `/api/v1`, so the pattern is not read as
-    a path. It is found only in the plain shape: before it, only flags that take no
-    value (`-rn`, `--ignore-case`, `--include=*.py`); nowhere (before `--`) a pattern
-    given by `-e`/`--regexp` or a pattern file (`-f`/`--file`, abbreviations
-    included), since then the first plain argument is a file. Anything else leaves
-    every argument checked as a path, as before.
+
+def text_slot(command: str, args: Sequence[str]) -> int | None:
+    """The index in `args` of the text grep, sed or awk reads as a pattern or program, or
+    None when that is not certain.
+
+    `grep -rn "/api/v1" .` and `sed -n '/start/,/end/p' log.txt` open no file named by
+    their first plain argument, so it is not read as a path. It is recognised only in the
+    plain shape (see :class:`_TextSlot`), with no option anywhere (before `--`) that
+    gives the text another way (`-e`, `-f`, `--regexp`, `--file`, their abbreviations),
+    since then the first plain argument is a file. Anything else leaves every argument
+    checked as a path, as before.
     """
-    if os.path.basename(command) not in _GREPS:
+    slot = _TEXT_SLOTS.get(os.path.basename(command))
+    if slot is None:
         return None
     candidate: int | None = None
+    value_next = False
     for index, arg in enumerate(args):
+        if value_next:
+            value_next = False
+            continue
         if arg == "--":
             return index + 1 if candidate is None and index + 1 < len(args) else candidate
         if arg.startswith("--"):
             name = arg.split("=", 1)[0]
-            if len(name) > 3 and ("--regexp".startswith(name) or "--file".startswith(name)):
+            if len(name) > 2 and any(source.startswith(name) for source in slot.sources if source[1] == "-"):
                 return None
-            if candidate is None and "=" not in arg and arg not in _GREP_LONG_FLAGS:
+            if candidate is None and "=" not in arg and arg not in slot.longs:
                 return None  # `--exclude-from FILE`, `--max-count 5`: its value is the next argument
             continue
         if arg.startswith("-") and arg != "-":
-            if candidate is None and not _GREP_FLAGS.fullmatch(arg):
-                return None  # a flag that may take a value (`-m 5`, `-A3`), `-e`, `-f`: unsure
-            if "e" in arg or "f" in arg:
+            if any(letter in arg[1:] for letter in slot.letters):
                 return None
+            if arg[:2] in slot.values:
+                value_next = len(arg) == 2
+                continue
+            if candidate is None and not (slot.flags and slot.flags.fullmatch(arg)):
+                return None  # a flag that may take a value (`-m 5`, `-A3`): unsure
             continue
         if candidate is None:
             candidate = index
@@ -247,9 +275,9 @@ def grep_pattern(command: str, args: Sequence[str]) -> int | None:
 
 def check_paths(command: str, args: Sequence[str], root: Path, dirs: Sequence[Sequence[Path]]) -> None:
     """Raise `ArgvRefused` naming the first argument that names a path outside `root`
-    (`dirs[i]`: where argument i's relative paths are read from; grep's pattern is
-    not a path, see :func:`grep_pattern`)."""
-    pattern = grep_pattern(command, args)
+    (`dirs[i]`: where argument i's relative paths are read from; grep's pattern, sed's
+    script and awk's program are not paths, see :func:`text_slot`)."""
+    pattern = text_slot(command, args)
     for index, arg in enumerate(args):
         if index == pattern:
             continue

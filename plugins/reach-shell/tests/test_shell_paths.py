@@ -342,3 +342,74 @@ async def test_a_file_cannot_ride_in_grep_s_pattern_slot(root, outside, command,
     with pytest.raises(InvalidArguments) as refused:
         await tool(root, commands={"egrep": {}, "fgrep": {}}).execute({"command": command, "args": args})
     assert "confine_paths" in refused.value.message
+
+
+# sed's script and awk's program are text too: sed always runs with --sandbox and awk with
+# --sandbox or its program checked (no file is read or written from them), so their
+# addresses (`/start/,/end/p`) are not paths. A script or program from a file, or text given
+# by an option, makes the first plain argument a file: every argument is checked then.
+@pytest.mark.parametrize("command,args,expect", [
+    ("sed", ["-n", "/GET/p", "code.txt"], "GET /api/v1"),
+    ("sed", ["/GET/d", "code.txt"], "k=/etc/x"),
+    ("sed", ["-E", "--quiet", "/k=/p", "code.txt"], "k=/etc/x"),
+    ("sed", ["-n", "/../p", "code.txt"], "GET"),
+    ("awk", ["/GET/ {print $2}", "code.txt"], "/api/v1"),
+    ("awk", ["-F=", "/k=/ {print $2}", "code.txt"], "/etc/x"),
+    ("awk", ["-F", "=", "/k=/ {print $2}", "code.txt"], "/etc/x"),
+    ("awk", ["-v", "n=1", "/GET/ {print n}", "code.txt"], "1"),
+])
+async def test_sed_and_awk_addresses_are_not_paths(root, command, args, expect) -> None:
+    (root / "code.txt").write_text("GET /api/v1 from ../../etc and /usr/lib and ~/.ssh\nk=/etc/x\n")
+    done = await tool(root, commands={"sed": {}, "awk": {}}).execute({"command": command, "args": args})
+    assert expect in done["stdout"]
+
+
+TEXT_SMUGGLES = [
+    ("sed", ["-n", "p", "{out}/secret.txt"]),
+    ("sed", ["/x/d", "{out}/secret.txt"]),
+    ("sed", ["-e", "p", "{out}/secret.txt"]),
+    ("sed", ["-ne", "p", "{out}/secret.txt"]),
+    ("sed", ["--expression=p", "{out}/secret.txt"]),
+    ("sed", ["--e=p", "{out}/secret.txt"]),
+    ("sed", ["--expr", "p", "{out}/secret.txt"]),
+    ("sed", ["-f", "a.txt", "{out}/secret.txt"]),
+    ("sed", ["--file=a.txt", "{out}/secret.txt"]),
+    ("sed", ["-n", "{out}/secret.txt", "-e", "p"]),
+    ("sed", ["-l", "5", "p", "{out}/secret.txt"]),
+    ("sed", ["-s", "--", "p", "{out}/secret.txt"]),
+    ("awk", ["1", "{out}/secret.txt"]),
+    ("awk", ["/x/", "{out}/secret.txt"]),
+    ("awk", ["-f", "a.txt", "{out}/secret.txt"]),
+    ("awk", ["--file=a.txt", "{out}/secret.txt"]),
+    ("awk", ["-e", "1", "{out}/secret.txt"]),
+    ("awk", ["--source", "1", "{out}/secret.txt"]),
+    ("awk", ["--sou=1", "{out}/secret.txt"]),
+    ("awk", ["-i", "a.txt", "1", "{out}/secret.txt"]),
+    ("awk", ["-F", "{out}/secret.txt", "1", "a.txt"]),
+    ("awk", ["1", "a.txt", "-f", "{out}/secret.txt"]),
+    ("awk", ["--", "1", "{out}/secret.txt"]),
+]
+
+
+@pytest.mark.parametrize("command,args", TEXT_SMUGGLES, ids=[f"{c} {' '.join(a)}" for c, a in TEXT_SMUGGLES])
+async def test_a_file_cannot_ride_in_a_script_slot(root, outside, command, args) -> None:
+    args = [_spell(a, outside) for a in args]
+    with pytest.raises(InvalidArguments) as refused:
+        await tool(root, commands={"sed": {}, "awk": {}}).execute({"command": command, "args": args})
+    # confine_paths, or earlier the option check (a program from a file, `--e` read as another option)
+    assert refused.value.field.startswith("args[")
+
+
+@pytest.mark.parametrize("command,args", [
+    ("awk", ["-v", "x=1", "{out}/secret.txt"]),
+    ("awk", ["{out}/secret.txt"]),
+    ("sed", ["-n", "{out}/secret.txt"]),
+    ("grep", ["-r", "{out}/secret.txt"]),
+])
+async def test_a_path_in_the_text_slot_is_text_and_its_file_is_never_read(root, outside, command, args) -> None:
+    args = [_spell(a, outside) for a in args]
+    try:
+        done = await tool(root, commands={"sed": {}, "awk": {}}).execute({"command": command, "args": args})
+    except Exception as exc:  # noqa: BLE001 - a program that fails on such text is fine too
+        done = {"stdout": "", "stderr": str(exc)}
+    assert SECRET not in done["stdout"] + done.get("stderr", "")
