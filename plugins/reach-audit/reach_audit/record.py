@@ -111,9 +111,9 @@ def stamp(ts: float) -> tuple[str, float]:
     """``(iso(ts), exact_ts(ts))`` in one go: the writer needs both for every record.
 
     The seconds part of the text is cached: records arrive many per second. ``_micros``
-    is written out here and in :func:`iso`, and the six digits are cut from ``1_000_000 +
-    micros`` rather than formatted with ``:06d``: the writer stamps every record twice, and
-    a call, a tuple and a format spec were a fair share of its time.
+    is written out here, and the six digits are cut from ``1_000_000 + micros`` rather
+    than formatted with ``:06d``: the writer stamps every record, and a call, a tuple and
+    a format spec were a fair share of its time.
     """
     whole = int(ts)
     micros = round((ts - whole) * 1e6)
@@ -129,17 +129,8 @@ def stamp(ts: float) -> tuple[str, float]:
 
 def iso(ts: float) -> str:
     """UTC ISO-8601 with microseconds (``2026-05-01T08:00:00.123456Z``), the log's one format:
-    ``stamp(ts)[0]``, without the float."""
-    whole = int(ts)
-    micros = round((ts - whole) * 1e6)
-    if micros >= 1_000_000:
-        whole, micros = whole + 1, micros - 1_000_000
-    cached = _SECOND[0]
-    if cached[0] != whole:
-        cached = _SECOND[0] = (whole, datetime.fromtimestamp(whole, UTC).strftime("%Y-%m-%dT%H:%M:%S."))
-    if micros < 0:  # before 1970, as in stamp
-        return f"{cached[1]}{micros:06d}Z"
-    return cached[1] + str(1_000_000 + micros)[1:] + "Z"
+    ``stamp(ts)[0]``."""
+    return stamp(ts)[0]
 
 
 def exact_ts(ts: float) -> float:

@@ -58,6 +58,20 @@ def _postgres_urls() -> tuple[str, str]:
     return url, read_url
 
 
+def sqlite_owner_exec(path: Path) -> Callable[[str], Any]:
+    """Run SQL on the SQLite file as its owner, outside reach (one committed connection per statement)."""
+
+    def owner_exec(sql: str) -> Any:
+        con = sqlite3.connect(path)
+        try:
+            with con:
+                return con.execute(sql).fetchall()
+        finally:
+            con.close()
+
+    return owner_exec
+
+
 @contextmanager
 def _sqlite(tmp: Path) -> Iterator[Backend]:
     path = tmp / "shop.sqlite3"
@@ -72,17 +86,9 @@ def _sqlite(tmp: Path) -> Iterator[Backend]:
             rows = con.execute(f"SELECT * FROM {table} ORDER BY id").fetchall()
         return tables, rows
 
-    def owner_exec(sql: str) -> Any:
-        con = sqlite3.connect(path)
-        try:
-            with con:
-                return con.execute(sql).fetchall()
-        finally:
-            con.close()
-
     reach = make_reach(tmp / "data", {"url": f"sqlite:///{path}", "admin_tool": True, "statement_timeout": 1})
     try:
-        yield Backend("sqlite", reach, table, snapshot, owner_exec)
+        yield Backend("sqlite", reach, table, snapshot, sqlite_owner_exec(path))
     finally:
         _dispose(reach)
 

@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from conftest import Backend, _postgres_urls, _postgresql, make_reach
+from conftest import Backend, _postgres_urls, _postgresql, make_reach, sqlite_owner_exec
 from reach_sql.classify import classify
 
 # -- conditions that read no column: refused from the parse tree, every dialect -----------
@@ -333,15 +333,7 @@ def _small_caps_sqlite(tmp_path: Path) -> Backend:
         con.execute("CREATE TABLE accounts (id INTEGER PRIMARY KEY, owner TEXT NOT NULL, balance TEXT)")
         con.executemany("INSERT INTO accounts VALUES (?, ?, ?)", [(1, "ada", "1"), (2, "bob", "2"), (3, "cyd", "3")])
     con.close()
-
-    def owner_exec(sql: str):
-        con = sqlite3.connect(path)
-        try:
-            with con:
-                return con.execute(sql).fetchall()
-        finally:
-            con.close()
-
+    owner_exec = sqlite_owner_exec(path)
     reach = make_reach(tmp_path / "data", {"url": f"sqlite:///{path}", "statement_timeout": 5, **SMALL_CAPS})
     return Backend("sqlite", reach, "accounts", lambda: (owner_exec("SELECT count(*), sum(length(balance)), "
                                                                   "sum(length(owner)) FROM accounts"),
