@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -40,8 +41,16 @@ async def test_cancel_stops_a_run_between_steps_and_resume_continues_it(
 
     from reach_core import Reach
 
+    cancel_recorded = threading.Event()
+
+    def second_turn(_context: object) -> list[Call]:
+        # The model's second answer waits until the cancel is recorded (not a fixed delay:
+        # under load the CLI calls below took longer than any delay and the tools ran).
+        cancel_recorded.wait(60)
+        return [Call("add_credit", {"amount": 7})]
+
     script = [ToolCalls([Call("add_credit", {"amount": 5})]),
-              ToolCalls([Call("add_credit", {"amount": 7})], delay=1.0),
+              ToolCalls(second_turn),
               Answer("credited {add_credit[credited]}")]
     with ScriptedModelServer(script) as server:
         config = _config(tmp_path, pg_url, session_schema, server.url)
@@ -60,6 +69,7 @@ async def test_cancel_stops_a_run_between_steps_and_resume_continues_it(
 
         cancelled = await asyncio.to_thread(_cli, config, "cancel", "run_cancel_me", "--json")
         assert cancelled.exit_code == 0 and json.loads(cancelled.output)["cancelled"] is True
+        cancel_recorded.set()
         result = await task
         assert result.outcome == "cancelled" and "reach runs resume run_cancel_me" in result.error
         assert len(credit.keys) == 1  # the second turn of tools never started
