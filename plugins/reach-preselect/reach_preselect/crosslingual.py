@@ -224,7 +224,8 @@ class ChineseGlossary:
         self._words: _PackedDict | None = None
         self._longest = 1
         self._simplify: dict[int, str] = {}
-        #: the other readings of words of two or more characters (the first is in `_words`).
+        #: a word's other entries (the first is in `_words`): readings, or its own entry
+        #: after a traditional variant's.
         self._more: dict[str, list[str]] = {}
         self._lock = threading.Lock()
 
@@ -269,9 +270,12 @@ class ChineseGlossary:
                             size = len(headword)
                             if size <= 8:  # segmentation never looks further
                                 senses = rest[cut + 3 :].rstrip(b"\r\n")
-                                if size > 1 and headword in words:
-                                    # another reading of a word (告诉 gao4su4 "to press
-                                    # charges", gao4su5 "to tell"): kept as well
+                                if headword in words:
+                                    # another entry of a word: another reading (告诉
+                                    # gao4su4 "to press charges", gao4su5 "to tell"), or
+                                    # the word's own entry after a traditional variant's
+                                    # ("㝡 最 /variant of 最/" comes before "最 最 /most/"):
+                                    # kept as well, and the first that glosses is used
                                     more.setdefault(headword, []).append(senses.decode())
                                     continue
                                 words.add_encoded(simplified, senses)
@@ -309,10 +313,17 @@ class ChineseGlossary:
                     continue
                 senses = words.get(word)
                 if senses:
-                    for reading in [senses, *self._more.get(word, ())][:MAX_READINGS]:
+                    # the first readings that say something: an entry that is only a
+                    # cross-reference ("variant of ...", "see ...") glosses to nothing
+                    # and does not count; a single character keeps one reading
+                    wanted = 1 if len(word) == 1 else MAX_READINGS
+                    for reading in [senses, *self._more.get(word, ())]:
                         gloss = _gloss(reading.rstrip().rstrip("/"), single=len(word) == 1)
                         if gloss:
                             glosses.append(gloss)
+                            wanted -= 1
+                            if not wanted:
+                                break
         return " ".join(glosses)
 
 

@@ -123,11 +123,15 @@ def content_hash(parts: Iterable[Any]) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:32]
 
 
+# Chinese markers: 然后, 接着 and 以及 are never part of another word and split anywhere;
+# the others are also parts of ordinary words (再生 renewable, 最后一个 the last one,
+# 一家同时提供 one that also offers), so they split only where a clause starts: at the
+# start, or after punctuation or a space (the counterpart of the spaces English needs).
 _CLAUSE_SPLIT = re.compile(
     r"(?<=[.?!;。？！；])\s+|[。？！；\n]+|"
     r",?\s+(?:and then|after that|afterwards|additionally|also|then|finally|lastly|"
     r"besides|furthermore|moreover|as well as)\s+|"
-    r"(?:然后|接着|另外|此外|并且|同时|以及|最后|还要|再)",
+    r"(?:然后|接着|以及)|(?:(?<=^)|(?<=[，,、：:。？！；.?!;\s]))(?:另外|此外|并且|同时|最后|还要|再)",
     re.IGNORECASE,
 )
 

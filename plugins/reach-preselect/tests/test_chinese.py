@@ -28,6 +28,13 @@ CASES = [
     ("10公里等于多少英里", {"convert_units"}),
     ("  北京   天气  ", {"get_weather", "get_forecast"}),  # stray whitespace
     ("ＳＱＬ查询上个月的销售额", {"run_sql_query"}),  # full-width Latin
+    # characters whose first CC-CEDICT entry is a variant's cross-reference (上 三 后 最 里)
+    ("上海下周会下雪吗", {"get_forecast", "get_weather"}),
+    ("三千日元合多少人民币", {"convert_currency"}),
+    ("后天提醒我交房租", {"set_reminder"}),
+    ("最新的股票行情", {"get_stock_price"}),
+    ("里程换算成公里", {"convert_units"}),
+    ("给老板发个消息说我晚点到", {"send_email"}),  # 老板: "Robam" (a brand) before "boss"
 ]
 
 
