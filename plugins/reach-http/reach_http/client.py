@@ -37,6 +37,7 @@ from .headers import check_header_value, header_key, is_credential_header, model
 from .settings import MissingSecret, ServiceSettings, reveal
 from .shaping import error_message, shape_response
 from .transport import PinnedTransport
+from .urls import BadURL, check_url_text
 
 __all__ = ["SAFE_METHODS", "Credentials", "Origin", "ServiceClient", "origin", "retry_after_seconds"]
 
@@ -521,9 +522,10 @@ async def exchange(
                 if hop == max_redirects:
                     raise TooManyRedirects(f"more than {max_redirects} redirects")
                 try:
+                    _check_location(location, url.scheme)
                     next_url = url.join(location)
                     origin(next_url)
-                except (httpx.InvalidURL, ValueError) as exc:  # idna errors are ValueErrors
+                except (httpx.InvalidURL, ValueError) as exc:  # idna errors and BadURL are ValueErrors
                     raise HostRefused(f"the redirect target {location[:200]!r} is not a valid URL ({exc})") from None
                 if response.status_code == 303 or (response.status_code in (301, 302) and method == "POST"):
                     if method != "HEAD":
@@ -565,6 +567,23 @@ async def _one_hop(
     except TimeoutError:
         raise httpx.ReadTimeout(f"no complete answer within {request_timeout:g} s", request=request) from None
     return response, body, cut
+
+
+_ABSOLUTE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
+
+
+def _check_location(location: str, scheme: str) -> None:
+    """A redirect target read strictly (see :mod:`.urls`): an absolute or scheme-relative one
+    names its host and port in a form every parser reads alike; a relative one has no
+    backslash or control character a browser-like parser would turn into another host."""
+    if location.startswith("//"):
+        location = f"{scheme}:{location}"
+    if _ABSOLUTE.match(location):
+        if not location.lower().startswith(("http://", "https://")):
+            return  # another scheme: the guard names it
+        check_url_text(location, allow_query=True)
+    elif "\\" in location or any(unicodedata.category(c) in _UNPRINTABLE for c in location):
+        raise BadURL("a relative redirect target with a backslash, space or control character")
 
 
 def _with_credentials(headers: dict[str, str], secret: dict[str, str]) -> dict[str, str]:
