@@ -25,7 +25,7 @@ import unicodedata
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote, quote_plus, unquote
+from urllib.parse import quote, quote_plus, unquote, unquote_to_bytes
 
 import httpx
 
@@ -138,11 +138,36 @@ def _dot_segment(path: str) -> bool:
     base URL's path, so it is refused.
     """
     text = _decoded(path)
-    text = unicodedata.normalize("NFKC", text)
+    text = unicodedata.normalize("NFKC", text).translate(_LOOK_ALIKES)
     for segment in text.replace("\\", "/").split("/"):
         if segment.split(";", 1)[0].strip() in (".", ".."):
             return True
     return False
+
+
+_LOOK_ALIKES = str.maketrans({"\u3002": ".", "\uff61": ".", "\u2215": "/", "\u2044": "/", "\u29f8": "/",
+                              "\uff3c": "/", "\u2216": "/", "\ufe68": "/"})
+"""Dots and slashes NFKC leaves alone but a normalising server or file system may still read as such."""
+_OVERLONG = re.compile(rb"[\xc0\xc1\xf5-\xff]|\xe0[\x80-\x9f]|\xf0[\x80-\x8f]")
+_U_ESCAPE = re.compile(r"%u[0-9a-f]{4}", re.IGNORECASE)
+
+
+def _odd_escape(path: str) -> bool:
+    """Whether ``path`` spells something through escapes only a lenient server decodes.
+
+    Overlong UTF-8 (``%c0%ae`` is ``.`` to old IIS and Tomcat, ``%c0%af`` is ``/``) and
+    IIS's ``%u002e`` never appear in an honest path; each decoding layer is looked at
+    (``%25c0%25ae`` becomes ``%c0%ae`` after one).
+    """
+    data = path.encode("utf-8", "surrogatepass")
+    for _ in range(5):
+        if _OVERLONG.search(data) or _U_ESCAPE.search(data.decode("latin-1")):
+            return True
+        decoded = unquote_to_bytes(data)
+        if decoded == data:
+            return False
+        data = decoded
+    return True  # still escaped after five layers: nothing honest looks like that
 
 
 def _check_path(path: str) -> str:
@@ -159,6 +184,10 @@ def _check_path(path: str) -> str:
         raise InvalidArguments(
             "path", "a path without spaces, line breaks or control characters (also not percent-encoded: "
             "%0d, %0a, %00 ...; a space may be written %20)", "/pets/1"
+        )
+    if _odd_escape(path):
+        raise InvalidArguments(
+            "path", "a path without overlong UTF-8 (%c0%ae) or %u escapes; write characters plainly", "/pets/1"
         )
     if _dot_segment(path):
         raise InvalidArguments(
