@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import email.utils
-import functools
 import math
 import re
 import time
@@ -25,7 +24,7 @@ import unicodedata
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote, quote_plus, unquote, unquote_to_bytes
+from urllib.parse import unquote, unquote_to_bytes
 
 import httpx
 
@@ -35,6 +34,7 @@ from .decoding import DecodeFailed, bounded_body
 from .guard import AddressGuard, HostRefused, HostUnresolved
 from .headers import check_header_value, header_key, is_credential_header, model_header_refusal
 from .settings import MissingSecret, ServiceSettings, reveal
+from .masking import Masker
 from .shaping import error_message, shape_response
 from .transport import PinnedTransport
 from .urls import BadURL, check_url_text
@@ -85,23 +85,14 @@ class Credentials:
     secrets: tuple[str, ...] = ()
     """The secret values among them (auth values, credential-named headers), for :meth:`scrub`."""
 
+    @property
+    def masker(self) -> Masker:
+        """Masks these secrets in answers (see :mod:`.masking`)."""
+        return Masker(self.secrets)
+
     def scrub(self, value: Any) -> Any:
-        """``value`` (a shaped answer or a message) with every configured secret masked.
-
-        A service that reflects what it received (an echo endpoint, an error quoting
-        the key it rejected: ``invalid key sk-...``) would otherwise hand the
-        credential to the model, and a prompt injection could then send it anywhere
-        another tool reaches. Masked as written, percent-encoded and base64-encoded
-        (a ``Basic`` header echoed back), in any case.
-        """
-        pattern = _secret_pattern(self.secrets)
-        return value if pattern is None else _scrubbed(value, pattern)
-
-    def scrub_bytes(self, body: bytes) -> bytes:
-        """A raw answer with the secrets masked before it is parsed and cut to size (a cut
-        through the middle of a secret would otherwise leave its first part)."""
-        pattern = _secret_bytes_pattern(self.secrets)
-        return body if pattern is None else pattern.sub(MASK.encode(), body)
+        """``value`` (a shaped answer or a message) with every configured secret masked."""
+        return self.masker.value(value)
 
     def header_keys(self) -> set[str]:
         return {header_key(k) for k in self.headers}
@@ -194,44 +185,6 @@ def _check_path(path: str) -> str:
             "path", "a path without '.'/'..' segments (also not percent-encoded, as '..;' or full-width)", "/pets/1"
         )
     return path
-
-
-MIN_SCRUBBED = 6
-"""Shorter secret values are not masked (they would garble ordinary text); no real key is that short."""
-MASK = "[redacted credential]"
-
-
-def _spellings(secret: str) -> set[str]:
-    raw = secret.encode()
-    b64 = base64.b64encode(raw).decode("ascii")
-    return {
-        secret, quote(secret, safe=""), quote_plus(secret), quote(secret),
-        b64, b64.rstrip("="), base64.urlsafe_b64encode(raw).decode("ascii").rstrip("="),
-    }
-
-
-@functools.lru_cache(maxsize=256)
-def _secret_pattern(secrets: tuple[str, ...]) -> re.Pattern[str] | None:
-    texts = {t for s in secrets if len(s) >= MIN_SCRUBBED for t in _spellings(s) if len(t) >= MIN_SCRUBBED}
-    if not texts:
-        return None
-    return re.compile("|".join(re.escape(t) for t in sorted(texts, key=len, reverse=True)), re.IGNORECASE)
-
-
-@functools.lru_cache(maxsize=256)
-def _secret_bytes_pattern(secrets: tuple[str, ...]) -> re.Pattern[bytes] | None:
-    text = _secret_pattern(secrets)
-    return None if text is None else re.compile(text.pattern.encode(), re.IGNORECASE)
-
-
-def _scrubbed(value: Any, pattern: re.Pattern[str]) -> Any:
-    if isinstance(value, str):
-        return pattern.sub(MASK, value)
-    if isinstance(value, dict):
-        return {_scrubbed(k, pattern): _scrubbed(v, pattern) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_scrubbed(v, pattern) for v in value]
-    return value
 
 
 def _secret_values(headers: dict[str, str], secret_auth: list[str]) -> tuple[str, ...]:
@@ -418,16 +371,16 @@ class ServiceClient:
         was redirected to a GET has still been processed). Configured secrets the
         service echoed are masked in both (see :meth:`Credentials.scrub`)."""
         status, headers, body = raw.status, raw.headers, raw.body
-        if credentials is not None:
-            body = credentials.scrub_bytes(body)
+        masker = credentials.masker if credentials is not None else Masker()
         if status < 400:
-            return shape_response(
+            result = shape_response(
                 status, headers, b"" if raw.method == "HEAD" else body,
-                max_chars=self.settings.max_body_chars, cut_on_wire=raw.cut,
+                max_chars=self.settings.max_body_chars, cut_on_wire=raw.cut, masker=masker,
             )
-        message = error_message(body, headers, raw.reason or "error")
-        if credentials is not None:
-            message = credentials.scrub(message)
+            if raw.unfollowed:
+                result["note"] = raw.unfollowed
+            return result
+        message = error_message(body, headers, raw.reason or "error", masker)
         safe = sent_method in SAFE_METHODS
         retry_after = retry_after_seconds(headers.get("retry-after"))
         if status == 429:
@@ -486,6 +439,8 @@ class RawResponse:
     cut: bool
     method: str
     url: httpx.URL
+    unfollowed: str | None = None
+    """Why a redirect was handed back instead of followed (a body would have gone elsewhere)."""
 
 
 async def exchange(
@@ -515,7 +470,8 @@ async def exchange(
     (``Authorization``, ``Cookie``, ``*-Key``, ``*Token*`` ...). A later hop back to
     that origin gets them again (query credentials included, which the redirect's
     URL would otherwise lose). 303 (and 301/302 after POST) continue as GET without
-    the body, as browsers do.
+    the body, as browsers do. A 307/308 keeps method and body, so one that sends a
+    body to another origin is not followed: the redirect itself is the answer.
     """
     if private_origin is not None:  # the earlier single-origin spelling
         scheme, host_name, port_number = private_origin
@@ -556,6 +512,20 @@ async def exchange(
                     origin(next_url)
                 except (httpx.InvalidURL, ValueError) as exc:  # idna errors and BadURL are ValueErrors
                     raise HostRefused(f"the redirect target {location[:200]!r} is not a valid URL ({exc})") from None
+                if send_body and response.status_code in (307, 308) and origin(next_url) != origin(url):
+                    return RawResponse(
+                        status=response.status_code,
+                        reason=response.reason_phrase,
+                        headers={k.lower(): v for k, v in response.headers.items()},
+                        body=body,
+                        cut=cut,
+                        method=method,
+                        url=url,
+                        unfollowed=(
+                            f"not followed: a {response.status_code} to another origin would send the request "
+                            "body there; the request was not repeated. Tell the user where the service points"
+                        ),
+                    )
                 if response.status_code == 303 or (response.status_code in (301, 302) and method == "POST"):
                     if method != "HEAD":
                         method = "GET"

@@ -35,6 +35,8 @@ from urllib.parse import unquote_to_bytes
 import pytest
 from reach_http import AddressGuard, StaticResolver, build_connectors
 from reach_http.guard import HostRefused, IPAddress
+from reach_http.openapi import OpenAPIError
+from reach_http.openapi.loader import parse_document
 
 from reach_core import ConfigError
 from reach_core.testing import make_reach
@@ -486,17 +488,27 @@ def test_yaml_alias_bombs_are_refused_quickly(name: str, tmp_path: Path) -> None
     assert time.monotonic() - started < 5
 
 
-@pytest.mark.parametrize("kind", ["bytes", "nodes-json", "nodes-yaml"])
+@pytest.mark.parametrize("kind", ["bytes", "nodes-json"])
 def test_giant_documents_are_refused_with_a_clear_error(kind: str, tmp_path: Path) -> None:
     doc = tmp_path / ("doc.json" if kind != "nodes-yaml" else "doc.yaml")
     if kind == "bytes":
         doc.write_text('{"openapi": "3.0.3", "x": "' + "a" * 21_000_000 + '", "paths": {}}')
     elif kind == "nodes-json":
         doc.write_text('{"openapi": "3.0.3", "x": [' + ",".join(["0"] * 1_100_000) + '], "paths": {}}')
-    else:
-        doc.write_text("openapi: 3.0.3\nx: [" + ",".join(["0"] * 1_100_000) + "]\npaths: {}\n")
     with pytest.raises(ConfigError, match="too large|too many"):
         build_connectors({"services": {"svc": {"openapi": str(doc), "base_url": "https://api.example.com"}}})
+
+
+@pytest.mark.parametrize("text", [
+    "openapi: 3.0.3\nx: [" + ",".join(["0"] * 1_100) + "]\npaths: {}\n",
+    "openapi: 3.0.3\nx:\n" + "".join(f"  k{i}: {i}\n" for i in range(600)) + "paths: {}\n",
+    "openapi: 3.0.3\na: &a [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\nb: [" + ", ".join(["*a"] * 100) + "]\npaths: {}\n",
+])
+def test_the_value_cap_counts_yaml_values_and_alias_uses(text: str) -> None:
+    """The same rule as the 1,000,000 cap, at a size a test can afford to compose."""
+    with pytest.raises(OpenAPIError, match="too large"):
+        parse_document(text, "doc.yaml", max_nodes=1_000)
+    assert parse_document(text, "doc.yaml", max_nodes=5_000)["openapi"] == "3.0.3"
 
 
 def test_yaml_documents_with_honest_anchors_still_load(tmp_path: Path) -> None:
