@@ -33,8 +33,8 @@ from reach_core import BusinessError, InvalidArguments, RetryableError
 from .decoding import DecodeFailed, bounded_body
 from .guard import AddressGuard, HostRefused, HostUnresolved
 from .headers import check_header_value, header_key, is_credential_header, model_header_refusal
-from .settings import MissingSecret, ServiceSettings, reveal
 from .masking import Masker
+from .settings import MissingSecret, ServiceSettings, reveal
 from .shaping import error_message, shape_response
 from .transport import PinnedTransport
 from .urls import BadURL, check_url_text

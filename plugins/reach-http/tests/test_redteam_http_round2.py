@@ -295,8 +295,8 @@ def _lenient_segments(raw_path: str) -> list[str]:
     for _ in range(4):
         text = re.sub(r"%u([0-9a-fA-F]{4})", lambda m: chr(int(m.group(1), 16)), text)
         data = unquote_to_bytes(text)
-        data = re.sub(rb"[\xc0\xc1]([\x80-\xbf])", lambda m: bytes([((m.group(0)[0] & 0x1F) << 6 | (m.group(1)[0] & 0x3F))
-                                                                 & 0x7F]), data)
+        data = re.sub(rb"[\xc0\xc1]([\x80-\xbf])",
+                      lambda m: bytes([((m.group(0)[0] & 0x1F) << 6 | (m.group(1)[0] & 0x3F)) & 0x7F]), data)
         data = re.sub(rb"\xe0[\x80-\x9f]([\x80-\xbf])", lambda m: bytes([m.group(1)[0] & 0x3F]), data)
         data = re.sub(rb"\xf0[\x80-\x8f][\x80-\xbf]([\x80-\xbf])", lambda m: bytes([m.group(1)[0] & 0x3F]), data)
         decoded = data.decode("utf-8", "replace")
@@ -330,7 +330,8 @@ async def test_generic_path_cannot_climb_in_any_encoding(value: str, fresh: _Scr
     assert fresh.paths() == []
 
 
-@pytest.mark.parametrize("value", ["42", "caf\u00e9", "a.b", "v1.2.3", "%", "100%", "x..y", "...", "na\u00efve", "\u4e2d\u6587"])
+@pytest.mark.parametrize("value", ["42", "caf\u00e9", "a.b", "v1.2.3", "%", "100%", "x..y", "...", "na\u00efve",
+                                   "\u4e2d\u6587"])
 async def test_honest_path_parameters_still_arrive_below_the_base(value: str, fresh: _Scripted, tmp_path: Path) -> None:
     doc = tmp_path / "doc.json"
     doc.write_text(json.dumps(_doc(f"http://127.0.0.1:{fresh.port}/api/v1", "/items/{id}/detail")))
@@ -449,10 +450,11 @@ async def test_secrets_are_masked_before_any_cut(auth: str, name: str, fresh: _S
 
 
 async def test_text_without_secrets_is_shown_as_sent(fresh: _Scripted, tmp_path: Path) -> None:
-    fresh.routes["/t"] = (200, [("Content-Type", "text/plain; charset=utf-16")], "h\u00e9llo w\u00f6rld".encode("utf-16"))
+    text = "h\u00e9llo w\u00f6rld"
+    fresh.routes["/t"] = (200, [("Content-Type", "text/plain; charset=utf-16")], text.encode("utf-16"))
     reach = _reach(tmp_path, _svc(fresh.port, auth={"type": "bearer", "token": SECRET}))
     result = await reach.invoke("http_get", {"service": "svc", "path": "/t"})
-    assert result.content["body"] == "h\u00e9llo w\u00f6rld"
+    assert result.content["body"] == text
 
 
 # --------------------------------------------------------------------------- 6. OpenAPI documents

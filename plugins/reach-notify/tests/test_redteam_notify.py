@@ -199,7 +199,8 @@ async def test_a_webhooks_retry_after_is_a_finite_wait_or_none(tmp_path_factory:
         reach = make_reach(
             ("reach-notify", notify_plugin),
             config={"plugins": {"reach-notify": {
-                "webhooks": {"ops": {"url": f"http://127.0.0.1:{server.server_address[1]}/hook", "allow_private": True}}}}},
+                "webhooks": {"ops": {"url": f"http://127.0.0.1:{server.server_address[1]}/hook",
+                                     "allow_private": True}}}}},
             data_dir=tmp_path_factory.mktemp("notify-retry"),
         )
         result = await reach.invoke("send_webhook", {"channel": "ops", "text": "hi"})
