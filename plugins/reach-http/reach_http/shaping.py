@@ -42,6 +42,7 @@ _DECODED_ENCODINGS = frozenset({"", "identity", "gzip", "x-gzip", "deflate"})
 """Content-Encodings :mod:`.decoding` undoes; after any other the bytes are still encoded."""
 _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _BRACKET = re.compile(r"[\[\]{}]")
+_ODD_CHARACTER = re.compile("[\ufffd\x01-\x08\x0e-\x1a\x1c-\x1f]")
 
 
 def _dumps(value: Any) -> str:
@@ -112,8 +113,7 @@ def _looks_binary(text: str) -> bool:
     """NUL, or more than one character in 20 undecodable or a control character."""
     if "\x00" in text:
         return True
-    odd = sum(1 for c in text if c == "\ufffd" or (c < " " and c not in "\t\n\r\f\v\x1b"))
-    return odd * 20 > len(text)
+    return len(_ODD_CHARACTER.findall(text)) * 20 > len(text)
 
 
 def json_depth(text: str, limit: int = MAX_JSON_DEPTH) -> int:
