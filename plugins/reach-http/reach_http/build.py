@@ -5,16 +5,17 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
+from pydantic import ValidationError
 
 from reach_core import ConfigError, Connector
 
 from .client import Origin, ServiceClient, origin
 from .connectors import HttpGet, HttpRequest
-from .guard import AddressGuard, HostRefused, Resolver, parse_host
+from .guard import AddressGuard, Resolver
 from .openapi import OpenAPIError, build_operations, load_document, server_url
 from .openapi.connector import OpenAPIOperation
 from .openapi.operations import OperationSpec
-from .settings import HttpSettings
+from .settings import HttpSettings, url_problem
 
 __all__ = ["build_connectors", "check_document_server"]
 
@@ -27,10 +28,10 @@ def check_document_server(url: str) -> None:
     """
     if not url.lower().startswith(("http://", "https://")):
         raise OpenAPIError(f"the document's server URL {url!r} is not http(s); set base_url")
-    try:
-        parse_host(httpx.URL(url).raw_host.decode("ascii"))
-    except (httpx.InvalidURL, ValueError, HostRefused) as exc:
-        raise OpenAPIError(f"the document's server URL {url!r} is not usable ({exc}); set base_url") from None
+    problem = url_problem(url)
+    if problem:
+        raise OpenAPIError(f"the document's server URL {url!r} (servers[0].url) is not usable ({problem}); "
+                           "set base_url")
 
 
 def build_connectors(
@@ -44,7 +45,10 @@ def build_connectors(
     if settings is None:
         settings = HttpSettings()
     elif isinstance(settings, dict):
-        settings = HttpSettings.model_validate(settings)
+        try:
+            settings = HttpSettings.model_validate(settings)
+        except ValidationError as exc:
+            raise ConfigError(f"[plugins.reach-http]: {exc}") from None
     if guard is None:
         guard = AddressGuard(resolver) if resolver is not None else AddressGuard()
     generic: dict[str, ServiceClient] = {}

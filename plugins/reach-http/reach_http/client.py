@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import email.utils
-import functools
 import math
 import re
 import time
@@ -25,7 +24,7 @@ import unicodedata
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote, quote_plus, unquote
+from urllib.parse import unquote, unquote_to_bytes
 
 import httpx
 
@@ -34,9 +33,11 @@ from reach_core import BusinessError, InvalidArguments, RetryableError
 from .decoding import DecodeFailed, bounded_body
 from .guard import AddressGuard, HostRefused, HostUnresolved
 from .headers import check_header_value, header_key, is_credential_header, model_header_refusal
+from .masking import Masker
 from .settings import MissingSecret, ServiceSettings, reveal
 from .shaping import error_message, shape_response
 from .transport import PinnedTransport
+from .urls import BadURL, check_url_text
 
 __all__ = ["SAFE_METHODS", "Credentials", "Origin", "ServiceClient", "origin", "retry_after_seconds"]
 
@@ -84,23 +85,14 @@ class Credentials:
     secrets: tuple[str, ...] = ()
     """The secret values among them (auth values, credential-named headers), for :meth:`scrub`."""
 
+    @property
+    def masker(self) -> Masker:
+        """Masks these secrets in answers (see :mod:`.masking`)."""
+        return Masker(self.secrets)
+
     def scrub(self, value: Any) -> Any:
-        """``value`` (a shaped answer or a message) with every configured secret masked.
-
-        A service that reflects what it received (an echo endpoint, an error quoting
-        the key it rejected: ``invalid key sk-...``) would otherwise hand the
-        credential to the model, and a prompt injection could then send it anywhere
-        another tool reaches. Masked as written, percent-encoded and base64-encoded
-        (a ``Basic`` header echoed back), in any case.
-        """
-        pattern = _secret_pattern(self.secrets)
-        return value if pattern is None else _scrubbed(value, pattern)
-
-    def scrub_bytes(self, body: bytes) -> bytes:
-        """A raw answer with the secrets masked before it is parsed and cut to size (a cut
-        through the middle of a secret would otherwise leave its first part)."""
-        pattern = _secret_bytes_pattern(self.secrets)
-        return body if pattern is None else pattern.sub(MASK.encode(), body)
+        """``value`` (a shaped answer or a message) with every configured secret masked."""
+        return self.masker.value(value)
 
     def header_keys(self) -> set[str]:
         return {header_key(k) for k in self.headers}
@@ -137,11 +129,36 @@ def _dot_segment(path: str) -> bool:
     base URL's path, so it is refused.
     """
     text = _decoded(path)
-    text = unicodedata.normalize("NFKC", text)
+    text = unicodedata.normalize("NFKC", text).translate(_LOOK_ALIKES)
     for segment in text.replace("\\", "/").split("/"):
         if segment.split(";", 1)[0].strip() in (".", ".."):
             return True
     return False
+
+
+_LOOK_ALIKES = str.maketrans({"\u3002": ".", "\uff61": ".", "\u2215": "/", "\u2044": "/", "\u29f8": "/",
+                              "\uff3c": "/", "\u2216": "/", "\ufe68": "/"})
+"""Dots and slashes NFKC leaves alone but a normalising server or file system may still read as such."""
+_OVERLONG = re.compile(rb"[\xc0\xc1\xf5-\xff]|\xe0[\x80-\x9f]|\xf0[\x80-\x8f]")
+_U_ESCAPE = re.compile(r"%u[0-9a-f]{4}", re.IGNORECASE)
+
+
+def _odd_escape(path: str) -> bool:
+    """Whether ``path`` spells something through escapes only a lenient server decodes.
+
+    Overlong UTF-8 (``%c0%ae`` is ``.`` to old IIS and Tomcat, ``%c0%af`` is ``/``) and
+    IIS's ``%u002e`` never appear in an honest path; each decoding layer is looked at
+    (``%25c0%25ae`` becomes ``%c0%ae`` after one).
+    """
+    data = path.encode("utf-8", "surrogatepass")
+    for _ in range(5):
+        if _OVERLONG.search(data) or _U_ESCAPE.search(data.decode("latin-1")):
+            return True
+        decoded = unquote_to_bytes(data)
+        if decoded == data:
+            return False
+        data = decoded
+    return True  # still escaped after five layers: nothing honest looks like that
 
 
 def _check_path(path: str) -> str:
@@ -159,49 +176,15 @@ def _check_path(path: str) -> str:
             "path", "a path without spaces, line breaks or control characters (also not percent-encoded: "
             "%0d, %0a, %00 ...; a space may be written %20)", "/pets/1"
         )
+    if _odd_escape(path):
+        raise InvalidArguments(
+            "path", "a path without overlong UTF-8 (%c0%ae) or %u escapes; write characters plainly", "/pets/1"
+        )
     if _dot_segment(path):
         raise InvalidArguments(
             "path", "a path without '.'/'..' segments (also not percent-encoded, as '..;' or full-width)", "/pets/1"
         )
     return path
-
-
-MIN_SCRUBBED = 6
-"""Shorter secret values are not masked (they would garble ordinary text); no real key is that short."""
-MASK = "[redacted credential]"
-
-
-def _spellings(secret: str) -> set[str]:
-    raw = secret.encode()
-    b64 = base64.b64encode(raw).decode("ascii")
-    return {
-        secret, quote(secret, safe=""), quote_plus(secret), quote(secret),
-        b64, b64.rstrip("="), base64.urlsafe_b64encode(raw).decode("ascii").rstrip("="),
-    }
-
-
-@functools.lru_cache(maxsize=256)
-def _secret_pattern(secrets: tuple[str, ...]) -> re.Pattern[str] | None:
-    texts = {t for s in secrets if len(s) >= MIN_SCRUBBED for t in _spellings(s) if len(t) >= MIN_SCRUBBED}
-    if not texts:
-        return None
-    return re.compile("|".join(re.escape(t) for t in sorted(texts, key=len, reverse=True)), re.IGNORECASE)
-
-
-@functools.lru_cache(maxsize=256)
-def _secret_bytes_pattern(secrets: tuple[str, ...]) -> re.Pattern[bytes] | None:
-    text = _secret_pattern(secrets)
-    return None if text is None else re.compile(text.pattern.encode(), re.IGNORECASE)
-
-
-def _scrubbed(value: Any, pattern: re.Pattern[str]) -> Any:
-    if isinstance(value, str):
-        return pattern.sub(MASK, value)
-    if isinstance(value, dict):
-        return {_scrubbed(k, pattern): _scrubbed(v, pattern) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_scrubbed(v, pattern) for v in value]
-    return value
 
 
 def _secret_values(headers: dict[str, str], secret_auth: list[str]) -> tuple[str, ...]:
@@ -388,16 +371,16 @@ class ServiceClient:
         was redirected to a GET has still been processed). Configured secrets the
         service echoed are masked in both (see :meth:`Credentials.scrub`)."""
         status, headers, body = raw.status, raw.headers, raw.body
-        if credentials is not None:
-            body = credentials.scrub_bytes(body)
+        masker = credentials.masker if credentials is not None else Masker()
         if status < 400:
-            return shape_response(
+            result = shape_response(
                 status, headers, b"" if raw.method == "HEAD" else body,
-                max_chars=self.settings.max_body_chars, cut_on_wire=raw.cut,
+                max_chars=self.settings.max_body_chars, cut_on_wire=raw.cut, masker=masker,
             )
-        message = error_message(body, headers, raw.reason or "error")
-        if credentials is not None:
-            message = credentials.scrub(message)
+            if raw.unfollowed:
+                result["note"] = raw.unfollowed
+            return result
+        message = error_message(body, headers, raw.reason or "error", masker)
         safe = sent_method in SAFE_METHODS
         retry_after = retry_after_seconds(headers.get("retry-after"))
         if status == 429:
@@ -456,6 +439,8 @@ class RawResponse:
     cut: bool
     method: str
     url: httpx.URL
+    unfollowed: str | None = None
+    """Why a redirect was handed back instead of followed (a body would have gone elsewhere)."""
 
 
 async def exchange(
@@ -485,7 +470,8 @@ async def exchange(
     (``Authorization``, ``Cookie``, ``*-Key``, ``*Token*`` ...). A later hop back to
     that origin gets them again (query credentials included, which the redirect's
     URL would otherwise lose). 303 (and 301/302 after POST) continue as GET without
-    the body, as browsers do.
+    the body, as browsers do. A 307/308 keeps method and body, so one that sends a
+    body to another origin is not followed: the redirect itself is the answer.
     """
     if private_origin is not None:  # the earlier single-origin spelling
         scheme, host_name, port_number = private_origin
@@ -521,10 +507,25 @@ async def exchange(
                 if hop == max_redirects:
                     raise TooManyRedirects(f"more than {max_redirects} redirects")
                 try:
+                    _check_location(location, url.scheme)
                     next_url = url.join(location)
                     origin(next_url)
-                except (httpx.InvalidURL, ValueError) as exc:  # idna errors are ValueErrors
+                except (httpx.InvalidURL, ValueError) as exc:  # idna errors and BadURL are ValueErrors
                     raise HostRefused(f"the redirect target {location[:200]!r} is not a valid URL ({exc})") from None
+                if send_body and response.status_code in (307, 308) and origin(next_url) != origin(url):
+                    return RawResponse(
+                        status=response.status_code,
+                        reason=response.reason_phrase,
+                        headers={k.lower(): v for k, v in response.headers.items()},
+                        body=body,
+                        cut=cut,
+                        method=method,
+                        url=url,
+                        unfollowed=(
+                            f"not followed: a {response.status_code} to another origin would send the request "
+                            "body there; the request was not repeated. Tell the user where the service points"
+                        ),
+                    )
                 if response.status_code == 303 or (response.status_code in (301, 302) and method == "POST"):
                     if method != "HEAD":
                         method = "GET"
@@ -565,6 +566,23 @@ async def _one_hop(
     except TimeoutError:
         raise httpx.ReadTimeout(f"no complete answer within {request_timeout:g} s", request=request) from None
     return response, body, cut
+
+
+_ABSOLUTE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
+
+
+def _check_location(location: str, scheme: str) -> None:
+    """A redirect target read strictly (see :mod:`.urls`): an absolute or scheme-relative one
+    names its host and port in a form every parser reads alike; a relative one has no
+    backslash or control character a browser-like parser would turn into another host."""
+    if location.startswith("//"):
+        location = f"{scheme}:{location}"
+    if _ABSOLUTE.match(location):
+        if not location.lower().startswith(("http://", "https://")):
+            return  # another scheme: the guard names it
+        check_url_text(location, allow_query=True)
+    elif "\\" in location or any(unicodedata.category(c) in _UNPRINTABLE for c in location):
+        raise BadURL("a relative redirect target with a backslash, space or control character")
 
 
 def _with_credentials(headers: dict[str, str], secret: dict[str, str]) -> dict[str, str]:

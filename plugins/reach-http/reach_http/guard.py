@@ -90,6 +90,48 @@ METADATA_NAMES = frozenset(
 )
 """Names of metadata services; refused before resolving (subdomains too)."""
 
+SPECIAL_PURPOSE = (
+    (_net("0.0.0.0/8"), "an address in 0.0.0.0/8 (\"this network\")"),
+    (_net("10.0.0.0/8"), "a private address (10.0.0.0/8)"),
+    (_net("100.64.0.0/10"), "a carrier-grade NAT address (100.64.0.0/10)"),
+    (_net("127.0.0.0/8"), "a loopback address"),
+    (_net("172.16.0.0/12"), "a private address (172.16.0.0/12)"),
+    (_net("192.0.0.0/24"), "an IETF protocol assignment (192.0.0.0/24)"),
+    (_net("192.0.2.0/24"), "a documentation address (192.0.2.0/24)"),
+    (_net("192.88.99.0/24"), "a 6to4 relay anycast address (192.88.99.0/24, deprecated)"),
+    (_net("192.168.0.0/16"), "a private address (192.168.0.0/16)"),
+    (_net("198.18.0.0/15"), "a benchmarking address (198.18.0.0/15)"),
+    (_net("198.51.100.0/24"), "a documentation address (198.51.100.0/24)"),
+    (_net("203.0.113.0/24"), "a documentation address (203.0.113.0/24)"),
+    (_net("224.0.0.0/4"), "a multicast address"),
+    (_net("240.0.0.0/4"), "a reserved address (240.0.0.0/4)"),
+    (_net("100::/64"), "a discard-only address (100::/64)"),
+    (_net("100:0:0:1::/64"), "a dummy IPv6 prefix address (100:0:0:1::/64)"),
+    (_net("2001::/23"), "an IETF protocol assignment (2001::/23)"),
+    (_net("2001:db8::/32"), "a documentation address (2001:db8::/32)"),
+    (_net("3fff::/20"), "a documentation address (3fff::/20)"),
+    (_net("5f00::/16"), "a segment-routing SID (5f00::/16)"),
+    (_net("fc00::/7"), "a unique-local (private) address (fc00::/7)"),
+    (_net("fec0::/10"), "a site-local address (fec0::/10, deprecated but still routed inside sites)"),
+    (_net("ff00::/8"), "a multicast address"),
+)
+"""IANA's special-purpose registries, the entries not globally reachable (and multicast).
+
+Written out rather than taken from ``ipaddress``' ``is_private``/``is_global``: those
+changed between Python releases (3.11 calls ``fec0::/10``, ``3fff::/20`` and
+``192.88.99.0/24`` global), and the guard must not depend on which Python runs it.
+"""
+
+GLOBAL_EXCEPTIONS = tuple(
+    _net(n)
+    for n in (
+        "192.0.0.9/32", "192.0.0.10/32", "2001:1::1/128", "2001:1::2/128", "2001:1::3/128", "2001:3::/32",
+        "2001:4:112::/48", "2001:20::/28", "2001:30::/28",
+    )
+)
+"""Entries the registry marks globally reachable inside the ranges above (anycast services)."""
+
+_GLOBAL_UNICAST = _net("2000::/3")
 CARRIER_GRADE_NAT = _net("100.64.0.0/10")
 _NAT64 = _net("64:ff9b::/96")
 _NAT64_LOCAL = _net("64:ff9b:1::/48")
@@ -228,6 +270,13 @@ def refusal_reason(address: IPAddress) -> str | None:
             return "a local-use NAT64 address (64:ff9b:1::/48)"
         if address in _NAT64:
             return None  # the well-known NAT64 prefix: the embedded (public) IPv4 is the destination
+    if any(address.version == n.version and address in n for n in GLOBAL_EXCEPTIONS):
+        return None
+    for network, why in SPECIAL_PURPOSE:
+        if address.version == network.version and address in network:
+            return why
+    if isinstance(address, ipaddress.IPv6Address) and address not in _GLOBAL_UNICAST:
+        return "an IPv6 address outside the global unicast range 2000::/3"
     if address.is_link_local:
         return "a link-local address"
     if isinstance(address, ipaddress.IPv4Address) and address in CARRIER_GRADE_NAT:

@@ -17,6 +17,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .guard import HostRefused, parse_host
+from .urls import check_url_text
 
 __all__ = [
     "ALL_METHODS",
@@ -145,12 +146,19 @@ class ServiceSettings(BaseModel):
             return value
         if not value.lower().startswith(("http://", "https://")):
             raise ValueError("base_url must start with http:// or https://")
-        import httpx  # only when a service is configured: start-up stays light
+        problem = url_problem(value)
+        if problem:
+            raise ValueError(f"base_url {value!r} is not usable: {problem}")
+        return value
 
-        try:
-            parse_host(httpx.URL(value).raw_host.decode("ascii"))
-        except (httpx.InvalidURL, HostRefused) as exc:
-            raise ValueError(f"base_url {value!r} is not usable: {exc}") from None
+    @field_validator("openapi")
+    @classmethod
+    def _openapi_url(cls, value: str | None) -> str | None:
+        if value is None or not value.lower().startswith(("http://", "https://")):
+            return value  # a file path
+        problem = url_problem(value, allow_query=True)
+        if problem:
+            raise ValueError(f"openapi URL {value!r} is not usable: {problem}")
         return value
 
     @model_validator(mode="after")
@@ -165,6 +173,18 @@ class ServiceSettings(BaseModel):
         if self.generic is not None:
             return self.generic and bool(self.base_url)
         return self.openapi is None and bool(self.base_url)
+
+
+def url_problem(value: str, *, allow_query: bool = False) -> str | None:
+    """Why ``value`` cannot be a service URL (see :mod:`.urls`), or None."""
+    import httpx  # only when a service is configured: start-up stays light
+
+    try:
+        check_url_text(value, allow_query=allow_query)
+        parse_host(httpx.URL(value).raw_host.decode("ascii"))
+    except (httpx.InvalidURL, HostRefused, ValueError) as exc:  # BadURL and idna errors are ValueErrors
+        return str(exc)
+    return None
 
 
 class HttpSettings(BaseModel):

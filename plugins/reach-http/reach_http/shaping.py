@@ -9,10 +9,14 @@ left is still valid JSON, with markers saying what was dropped.
 
 from __future__ import annotations
 
+import codecs
 import json
+import re
 from typing import Any
 
-__all__ = ["KEPT_HEADERS", "error_message", "shape_response", "trim_json"]
+from .masking import Masker
+
+__all__ = ["KEPT_HEADERS", "describe_binary", "error_message", "json_depth", "shape_response", "trim_json"]
 
 KEPT_HEADERS = (
     "content-type",
@@ -30,70 +34,136 @@ _BINARY_PREFIXES = ("image/", "audio/", "video/", "font/")
 _BINARY_TYPES = ("application/octet-stream", "application/pdf", "application/zip", "application/gzip")
 
 
+MAX_HEADER_CHARS = 2000
+"""A kept header value is cut here: a ``Link`` or ``Location`` of megabytes is no answer."""
+MAX_JSON_DEPTH = 100
+"""Deeper JSON is returned as text: parsing and shaping it would recurse past Python's limit."""
+_DECODED_ENCODINGS = frozenset({"", "identity", "gzip", "x-gzip", "deflate"})
+"""Content-Encodings :mod:`.decoding` undoes; after any other the bytes are still encoded."""
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_BRACKET = re.compile(r"[\[\]{}]")
+_ODD_CHARACTER = re.compile("[\ufffd\x01-\x08\x0e-\x1a\x1c-\x1f]")
+
+
 def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
-def _cap(value: Any, items: int, chars: int) -> Any:
+def _cap(value: Any, items: int, chars: int, masker: Masker) -> Any:
     if isinstance(value, str):
         if len(value) > chars:
-            return value[:chars] + f"… [{len(value) - chars} more characters]"
+            return masker.cut(value, chars) + f"… [{len(value) - chars} more characters]"
         return value
     if isinstance(value, list):
-        head = [_cap(v, items, chars) for v in value[:items]]
+        head = [_cap(v, items, chars, masker) for v in value[:items]]
         if len(value) > items:
             head.append(f"… {len(value) - items} more items")
         return head
     if isinstance(value, dict):
         keys = list(value)
-        out = {k: _cap(value[k], items, chars) for k in keys[: items * 4]}
+        out = {k: _cap(value[k], items, chars, masker) for k in keys[: items * 4]}
         if len(keys) > items * 4:
             out["…"] = f"{len(keys) - items * 4} more keys"
         return out
     return value
 
 
-def trim_json(value: Any, max_chars: int) -> tuple[Any, bool]:
-    """``value`` made to fit ``max_chars`` of compact JSON, and whether it was cut."""
+def trim_json(value: Any, max_chars: int, masker: Masker | None = None) -> tuple[Any, bool]:
+    """``value`` made to fit ``max_chars`` of compact JSON, and whether it was cut.
+
+    ``masker``: secrets are already masked in ``value``; a string cut through one
+    has its remaining first characters masked too.
+    """
+    masker = masker or Masker()
     if len(_dumps(value)) <= max_chars:
         return value, False
     capped = value
     for items, chars in ((50, 500), (20, 200), (10, 120), (5, 80), (3, 40), (1, 20)):
-        capped = _cap(value, items, chars)
+        capped = _cap(value, items, chars, masker)
         if len(_dumps(capped)) <= max_chars:
             return capped, True
     text = _dumps(capped)
-    return text[:max_chars] + f"… [{len(text) - max_chars} more characters]", True
+    return masker.cut(text, max_chars) + f"… [{len(text) - max_chars} more characters]", True
 
 
 def _media_type(headers: dict[str, str]) -> str:
     return headers.get("content-type", "").split(";", 1)[0].strip().lower()
 
 
-def _decode(body: bytes, headers: dict[str, str]) -> str:
-    charset = "utf-8"
+def _charset(headers: dict[str, str]) -> str:
     for part in headers.get("content-type", "").split(";")[1:]:
         key, _, val = part.strip().partition("=")
         if key.lower() == "charset" and val:
-            charset = val.strip('"')
-    try:
-        return body.decode(charset, errors="replace")
-    except LookupError:
-        return body.decode("utf-8", errors="replace")
+            name = val.strip().strip('"')
+            try:
+                codecs.lookup(name)
+            except LookupError:
+                break
+            return name
+    return "utf-8"
 
 
-def parse_body(body: bytes, headers: dict[str, str]) -> tuple[Any, str | None]:
-    """(body as JSON value or text, or None; a note when it was not shown)."""
+def _decode(body: bytes, headers: dict[str, str], cut: bool) -> str:
+    """The body as text; a body cut on the wire may end inside a character, which is dropped."""
+    decoder = codecs.getincrementaldecoder(_charset(headers))(errors="replace")
+    return decoder.decode(body, final=not cut)
+
+
+def _looks_binary(text: str) -> bool:
+    """NUL, or more than one character in 20 undecodable or a control character."""
+    if "\x00" in text:
+        return True
+    return len(_ODD_CHARACTER.findall(text)) * 20 > len(text)
+
+
+def json_depth(text: str, limit: int = MAX_JSON_DEPTH) -> int:
+    """How deep ``text``'s brackets nest (outside strings); stops counting past ``limit``."""
+    depth = deepest = 0
+    for match in _BRACKET.finditer(_JSON_STRING.sub('""', text)):
+        if match.group() in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > limit:
+                    break
+        else:
+            depth -= 1
+    return deepest
+
+
+def describe_binary(body: bytes, headers: dict[str, str]) -> str:
+    """What a body reach does not show is, in a line: ``<binary body: N bytes, type ...>``."""
+    encoding = headers.get("content-encoding", "").strip().lower()
+    extra = f", content-encoding {encoding[:40]}" if encoding and encoding != "identity" else ""
+    return f"<binary body: {len(body)} bytes, type {_media_type(headers)[:80] or 'unknown'}{extra}>"
+
+
+def parse_body(
+    body: bytes, headers: dict[str, str], masker: Masker | None = None, *, cut: bool = False
+) -> tuple[Any, str | None]:
+    """(body as JSON value or text with secrets masked, or None; a note when it was not shown).
+
+    Not shown, only described: a body whose Content-Encoding reach cannot undo (``br``,
+    ``zstd``: the bytes are still compressed), a binary media type, and text that
+    decodes to NULs or mostly replacement characters whatever its type says.
+    """
     if not body:
         return None, None
+    masker = masker or Masker()
     media = _media_type(headers)
-    if media.startswith(_BINARY_PREFIXES) or media in _BINARY_TYPES:
-        return None, f"binary {media} body of {len(body)} bytes not shown"
-    text = _decode(body, headers)
-    if "json" in media or text.lstrip()[:1] in ("{", "["):
+    encodings = {t.strip().lower() for t in headers.get("content-encoding", "").split(",")}
+    if encodings - _DECODED_ENCODINGS or media.startswith(_BINARY_PREFIXES) or media in _BINARY_TYPES:
+        return None, describe_binary(body, headers) + " not shown"
+    text = _decode(body, headers, cut)
+    if _looks_binary(text):
+        return None, describe_binary(body, headers) + " not shown"
+    text = masker.text(text)
+    if cut:
+        text = masker.tail(text)
+    if ("json" in media or text.lstrip()[:1] in ("{", "[")) and json_depth(text) <= MAX_JSON_DEPTH:
         try:
-            return json.loads(text), None
-        except ValueError:
+            return masker.value(json.loads(text)), None
+        except (ValueError, RecursionError):
             pass
     return text, None
 
@@ -105,19 +175,21 @@ def shape_response(
     *,
     max_chars: int,
     cut_on_wire: bool = False,
+    masker: Masker | None = None,
 ) -> dict[str, Any]:
-    """The model-facing result of one response."""
-    kept = {k: headers[k] for k in KEPT_HEADERS if k in headers}
+    """The model-facing result of one response, secrets masked before anything is cut."""
+    masker = masker or Masker()
+    kept = {k: masker.cut(masker.text(headers[k]), MAX_HEADER_CHARS) for k in KEPT_HEADERS if k in headers}
     result: dict[str, Any] = {"status": status}
     if kept:
         result["headers"] = kept
-    value, note = parse_body(body, headers)
+    value, note = parse_body(body, headers, masker, cut=cut_on_wire)
     truncated = cut_on_wire
     if isinstance(value, str):
         if len(value) > max_chars:
-            value, truncated = value[:max_chars] + f"… [{len(value) - max_chars} more characters]", True
+            value, truncated = masker.cut(value, max_chars) + f"… [{len(value) - max_chars} more characters]", True
     elif value is not None:
-        value, cut = trim_json(value, max_chars)
+        value, cut = trim_json(value, max_chars, masker)
         truncated = truncated or cut
     if value is not None:
         result["body"] = value
@@ -128,10 +200,11 @@ def shape_response(
     return result
 
 
-def error_message(body: bytes, headers: dict[str, str], reason: str) -> str:
-    """The server's own explanation of a failure, short; the reason phrase if none."""
-    value, _ = parse_body(body, headers)
-    found: Any = None
+def error_message(body: bytes, headers: dict[str, str], reason: str, masker: Masker | None = None) -> str:
+    """The server's own explanation of a failure, short (secrets masked first); the reason phrase if none."""
+    masker = masker or Masker()
+    value, note = parse_body(body, headers, masker)
+    found: Any = note
     if isinstance(value, dict):
         for key in ("message", "error_description", "detail", "error", "title", "errors", "msg"):
             if value.get(key):
@@ -147,4 +220,4 @@ def error_message(body: bytes, headers: dict[str, str], reason: str) -> str:
         found = _dumps(value)
     text = found if isinstance(found, str) else _dumps(found) if found is not None else ""
     text = text.strip() or reason
-    return text[:300] + ("…" if len(text) > 300 else "")
+    return masker.cut(text, 300) + ("…" if len(text) > 300 else "")

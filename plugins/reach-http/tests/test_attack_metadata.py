@@ -24,6 +24,8 @@ from reach_http.guard import (
     refusal_reason,
 )
 
+from reach_core import ConfigError
+
 V4_METADATA = sorted(str(a) for a in METADATA_ADDRESSES if a.version == 4)
 V6_METADATA = sorted(str(a) for a in METADATA_ADDRESSES if a.version == 6)
 LINK_LOCAL_SAMPLES = ["169.254.0.1", "169.254.1.1", "169.254.42.42", "169.254.255.254", "169.254.170.3"]
@@ -205,7 +207,7 @@ async def test_allow_private_service_on_a_metadata_literal_is_refused(literal: s
 
 @pytest.mark.parametrize(("v4", "spelling"), SPELLINGS[::2])
 def test_numeric_metadata_spellings_in_base_url_are_a_config_error(v4: str, spelling: str) -> None:
-    with pytest.raises(ValueError, match="base_url"):
+    with pytest.raises(ConfigError, match="base_url"):
         build_connectors(_svc(f"http://{spelling}:8080"))
 
 
@@ -218,7 +220,7 @@ async def test_metadata_name_pointing_at_a_live_server_gets_nothing(name: str, s
     resolver = StaticResolver({host.rstrip(".").lower(): ["127.0.0.1"]})
     try:
         reach = make(_svc(f"http://{name}:{server.port}"), resolver=resolver)
-    except ValueError as exc:  # not even a valid host name: refused when the settings load
+    except ConfigError as exc:  # not even a valid host name: refused when the settings load
         assert "base_url" in str(exc)
     else:
         result = await reach.invoke("http_get", {"service": "svc", "path": "/echo"})

@@ -14,6 +14,8 @@ from http_testserver import Server, local
 from reach_http import AddressGuard, HostRefused, StaticResolver, build_connectors, refusal_reason
 from reach_http.guard import parse_host
 
+from reach_core import ConfigError
+
 REFUSED = {
     "127.0.0.1": "loopback",
     "127.8.9.10": "loopback",
@@ -119,7 +121,7 @@ async def test_loopback_service_is_refused_without_allow_private(server: Server,
 
 @pytest.mark.parametrize("host", ["2130706433", "0177.0.0.1", "0x7f.1"])
 def test_numeric_tricks_in_base_url_are_refused_at_setup(host: str) -> None:
-    with pytest.raises(ValueError, match="base_url"):
+    with pytest.raises(ConfigError, match="base_url"):
         build_connectors({"services": {"svc": {"base_url": f"http://{host}:8080", "allow_private": True}}})
 
 

@@ -194,7 +194,7 @@ async def test_text_is_cut_and_binary_is_described(server: Server, make) -> None
     assert text.ok and text.content["truncated"] is True
     assert text.content["body"].endswith("more characters]") and len(text.content["body"]) < 560
     binary = await reach.invoke("http_get", {"service": "svc", "path": "/binary"})
-    assert "body" not in binary.content and "binary image/png" in binary.content["note"]
+    assert "body" not in binary.content and "<binary body: 108 bytes, type image/png>" in binary.content["note"]
 
 
 async def test_head_has_no_body(server: Server, make) -> None:

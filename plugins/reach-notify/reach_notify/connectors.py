@@ -37,9 +37,13 @@ class SendWebhook(_Notifier):
                 text_field=hook.text_field,
                 idempotency_header=hook.idempotency_header or None,
                 timeout=hook.timeout,
+                allow_private=hook.allow_private,
+                proxy=_check_proxy(hook.proxy, channel),
+                allow_mentions=hook.allow_mentions,
             )
             for channel, hook in settings.webhooks.items()
         }
+        self.guard = webhook.new_guard()  # replaceable: tests give it a resolver
         self.timeout = max((t.timeout for t in self.targets.values()), default=10.0) + 2
         self.transport: Any = None  # an httpx transport seam for offline tests
         channels = "; ".join(
@@ -84,7 +88,7 @@ class SendWebhook(_Notifier):
                 "text", f"at most {self.settings.max_text_chars} characters", "a shorter summary"
             )
         key = getattr(ctx, "idempotency_key", None)
-        status = await webhook.post(target, text, key, transport=self.transport)
+        status = await webhook.post(target, text, key, transport=self.transport, guard=self.guard)
         return {"sent": True, "channel": channel, "status": status}
 
 
@@ -185,8 +189,24 @@ class SendEmail(_Notifier):
 
 
 def _check_url(url: str, channel: str) -> str:
-    if not url.startswith(("https://", "http://")):
+    """The webhook URL read strictly, as reach-http reads a base URL (see ``reach_http.urls``).
+
+    The message names the webhook, never the URL: webhook URLs usually carry a token.
+    """
+    if not url.lower().startswith(("https://", "http://")):
         raise ConfigError(
             f"[plugins.reach-notify.webhooks.{channel}] url must start with https:// or http://"
         )
+    problem = webhook.url_problem(url)
+    if problem:
+        raise ConfigError(f"[plugins.reach-notify.webhooks.{channel}] url is not usable: {problem}")
     return url
+
+
+def _check_proxy(proxy: str | None, channel: str) -> str | None:
+    if proxy is None:
+        return None
+    problem = webhook.url_problem(proxy) if proxy.lower().startswith(("http://", "https://")) else "not http(s)"
+    if problem:
+        raise ConfigError(f"[plugins.reach-notify.webhooks.{channel}] proxy is not usable: {problem}")
+    return proxy

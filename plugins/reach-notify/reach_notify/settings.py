@@ -32,6 +32,18 @@ class Webhook(BaseModel):
         description="Header carrying the call's idempotency key; empty to omit.",
     )
     timeout: float = Field(default=10.0, gt=0)
+    allow_private: bool = Field(
+        default=False,
+        description="Allow a loopback/private address (an in-house chat server); metadata stays refused.",
+    )
+    proxy: str | None = Field(
+        default=None,
+        description="http(s) proxy for this webhook; environment proxies and ~/.netrc are never used.",
+    )
+    allow_mentions: bool = Field(
+        default=False,
+        description="Let the model's text mention people or everyone (<!channel>, <@U123>, @everyone).",
+    )
 
 
 class SmtpSettings(BaseModel):

@@ -3,19 +3,29 @@
 The URL never appears in a message or a log line: webhook URLs usually carry
 their own token. Redirects are not followed, so a webhook cannot bounce the
 message to a host nobody configured.
+
+The host goes through reach-http's SSRF guard (one rule for every plugin that
+opens connections): resolved once, every answer checked (loopback, private,
+special-purpose ranges refused unless the webhook sets ``allow_private``; cloud
+metadata always), and the connection pinned to the checked address, so a DNS
+answer that changes between check and connect (rebinding) changes nothing.
+Environment proxies and ``~/.netrc`` are never consulted (``trust_env`` off); a
+webhook that needs a proxy names it in its own ``proxy`` setting.
 """
 
 from __future__ import annotations
 
 import functools
 import math
+import re
 import ssl
 import zlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # httpx is imported by the first post, not when the plugin loads
+if TYPE_CHECKING:  # httpx and the guard are imported by the first post, not when the plugin loads
     import httpx
+    from reach_http.guard import AddressGuard
 
 from reach_core import BusinessError, RateLimited, RetryableError, ToolFailure
 
@@ -33,6 +43,39 @@ class WebhookTarget:
     text_field: str
     idempotency_header: str | None
     timeout: float
+    allow_private: bool = False
+    proxy: str | None = None
+    allow_mentions: bool = False
+
+
+_MENTION_OPENER = re.compile(r"<(?=[!@]|at>)", re.IGNORECASE)
+_BROADCAST = re.compile(r"@(?=(everyone|here|channel)\b)", re.IGNORECASE)
+_ZWSP = "\u200b"
+
+
+def neutralise_mentions(text: str) -> str:
+    """``text`` with every mention a chat service would expand broken by a zero-width space.
+
+    Slack expands ``<!channel>``, ``<!here>``, ``<!subteam^...>`` and ``<@U123>``;
+    Discord ``@everyone``, ``@here``, ``<@id>``, ``<@&role>``; Teams ``<at>``. A model
+    that was told (by a prompt injection, say) to page everyone would otherwise do so.
+    The text reads the same; the service sees no mention.
+    """
+    return _BROADCAST.sub("@" + _ZWSP, _MENTION_OPENER.sub("<" + _ZWSP, text))
+
+
+def new_guard() -> AddressGuard:
+    """The address guard of reach-http, resolving with the system's resolver."""
+    from reach_http.guard import AddressGuard
+
+    return AddressGuard()
+
+
+def url_problem(url: str) -> str | None:
+    """Why ``url`` cannot be a webhook or proxy URL (reach-http's strict reading), or None."""
+    from reach_http.settings import url_problem as http_url_problem
+
+    return http_url_problem(url, allow_query=True)
 
 
 async def post(
@@ -40,19 +83,48 @@ async def post(
     text: str,
     idempotency_key: str | None,
     transport: httpx.AsyncBaseTransport | None = None,
+    guard: AddressGuard | None = None,
 ) -> int:
-    """Send `text`; return the HTTP status of an accepted message, raise otherwise."""
+    """Send `text`; return the HTTP status of an accepted message, raise otherwise.
+
+    ``transport`` replaces the network (offline tests): then no address is checked.
+    """
     import httpx
+    from reach_http.guard import HostRefused, HostUnresolved
+    from reach_http.transport import PinnedTransport
 
     headers = dict(target.headers)
     if idempotency_key and target.idempotency_header:
         headers[target.idempotency_header] = idempotency_key
     where = f"the `{target.channel}` webhook"
+    if not target.allow_mentions:
+        text = neutralise_mentions(text)
+    if transport is None:
+        url = httpx.URL(target.url)
+        host = url.raw_host.decode("ascii")
+        try:
+            address = await (guard or new_guard()).check(
+                url.scheme, host, url.port or (443 if url.scheme == "https" else 80),
+                allow_private=target.allow_private,
+            )
+        except HostUnresolved:
+            raise RetryableError(
+                f"the host of {where} could not be resolved; nothing was sent. Try again later."
+            ) from None
+        except HostRefused as exc:
+            raise BusinessError(
+                f"refused to post to {where}: {exc}; nothing was sent. Do not retry; tell the user "
+                "the webhook's address is not allowed"
+            ) from None
+        if target.proxy is None:
+            transport = PinnedTransport({host.lower(): str(address)})
     try:
         async with httpx.AsyncClient(
             timeout=target.timeout,
             follow_redirects=False,
             transport=transport,
+            proxy=target.proxy if transport is None else None,
+            trust_env=False,
             verify=_tls_context(),
         ) as client, client.stream(
             "POST", target.url, json={target.text_field: text}, headers=headers

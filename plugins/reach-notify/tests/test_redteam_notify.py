@@ -81,7 +81,7 @@ def reach(smtp_server: SmtpServer, hook: WebhookReceiver, tmp_path_factory: pyte
             "allow_recipients": ["example.com", "boss@partner.org"],
             "max_recipients": 3, "max_subject_chars": 200, "max_body_chars": 100, "max_text_chars": 50,
             "smtp": {"host": "127.0.0.1", "port": smtp_server.port, "from": "reach@example.com"},
-            "webhooks": {"ops": {"url": hook.url("/ok")}},
+            "webhooks": {"ops": {"url": hook.url("/ok"), "allow_private": True}},
         }}},
         data_dir=tmp_path_factory.mktemp("notify-redteam"),
     )
@@ -199,7 +199,8 @@ async def test_a_webhooks_retry_after_is_a_finite_wait_or_none(tmp_path_factory:
         reach = make_reach(
             ("reach-notify", notify_plugin),
             config={"plugins": {"reach-notify": {
-                "webhooks": {"ops": {"url": f"http://127.0.0.1:{server.server_address[1]}/hook"}}}}},
+                "webhooks": {"ops": {"url": f"http://127.0.0.1:{server.server_address[1]}/hook",
+                                     "allow_private": True}}}}},
             data_dir=tmp_path_factory.mktemp("notify-retry"),
         )
         result = await reach.invoke("send_webhook", {"channel": "ops", "text": "hi"})

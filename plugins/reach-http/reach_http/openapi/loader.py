@@ -33,18 +33,101 @@ class LoadedDocument:
     url: str | None
 
 
-def parse_document(text: str, source: str) -> dict[str, Any]:
-    """JSON when it looks like JSON, else YAML; must be an OpenAPI 3.x object."""
+MAX_NODES = 1_000_000
+"""Values (objects, lists, scalars) a document may hold, YAML aliases counted as often as used.
+
+A YAML alias is a reference: ten lines of ``&a [*b, *b, ...]`` ("billion laughs")
+stand for billions of values once something walks them (building schemas, JSON
+for the model). The real API descriptions reach knows of stay far below this.
+"""
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def _children(node: Any) -> list[Any]:
+    value = node.value
+    if isinstance(value, list):
+        return [x for item in value for x in (item if isinstance(item, tuple) else (item,))]
+    return []
+
+
+def _yaml_size(root: Any, limit: int) -> int:
+    """Values the composed YAML ``root`` expands to (aliases counted at every use); stops past ``limit``.
+
+    Iterative (a deeply nested document must not recurse), each distinct node sized
+    once, so a bomb is measured in the time it takes to read it, not to expand it.
+    """
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    while stack:
+        node, finished = stack.pop()
+        key = id(node)
+        if finished:
+            open_nodes.discard(key)
+            sizes[key] = 1 + sum(sizes[id(c)] for c in _children(node))
+            if sizes[key] > limit:
+                raise _TooLarge
+            continue
+        if key in sizes:
+            continue
+        if key in open_nodes:
+            raise OpenAPIError("its YAML refers to itself through an alias (a recursive anchor)")
+        open_nodes.add(key)
+        stack.append((node, True))
+        stack.extend((c, False) for c in _children(node) if id(c) not in sizes)
+    return sizes[id(root)]
+
+
+def _json_size(data: Any, limit: int) -> int:
+    count = 0
+    stack = [data]
+    while stack:
+        value = stack.pop()
+        count += 1
+        if count > limit:
+            raise _TooLarge
+        if isinstance(value, dict):
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    return count
+
+
+def _load_yaml(text: str, max_nodes: int) -> Any:
+    import yaml  # first use only: keeps `reach --version` fast
+
+    loader_class = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    loader = loader_class(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _yaml_size(node, max_nodes)
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
+def parse_document(text: str, source: str, *, max_nodes: int = MAX_NODES) -> dict[str, Any]:
+    """JSON when it looks like JSON, else YAML; must be an OpenAPI 3.x object of at most ``max_nodes`` values."""
     stripped = text.lstrip()
     try:
         if stripped.startswith("{"):
             data = json.loads(text)
+            _json_size(data, max_nodes)
         else:
-            import yaml  # first use only: keeps `reach --version` fast
-
-            data = yaml.safe_load(text)
+            data = _load_yaml(text, max_nodes)
+    except _TooLarge:
+        raise OpenAPIError(
+            f"{source} is too large: it holds more than {max_nodes} values (YAML aliases counted at each use)"
+        ) from None
+    except OpenAPIError as exc:
+        raise OpenAPIError(f"{source}: {exc}") from None
     except Exception as exc:  # noqa: BLE001 - any parse failure is the same user error
-        raise OpenAPIError(f"{source} is neither valid JSON nor YAML: {exc}") from None
+        raise OpenAPIError(f"{source} is neither valid JSON nor YAML: {str(exc)[:300]}") from None
     if not isinstance(data, dict) or not str(data.get("openapi", "")).startswith("3."):
         raise OpenAPIError(f"{source} is not an OpenAPI 3.0/3.1 document (no 'openapi: 3.x' field)")
     if not isinstance(data.get("paths", {}), dict):
@@ -71,7 +154,7 @@ async def fetch_document(
     if raw.status >= 400:
         raise OpenAPIError(f"fetching {url} failed with HTTP {raw.status}")
     if raw.cut:
-        raise OpenAPIError(f"{url} is larger than {MAX_DOCUMENT_BYTES} bytes")
+        raise OpenAPIError(f"{url} is too large (more than {MAX_DOCUMENT_BYTES} bytes)")
     text = raw.body.decode("utf-8", errors="replace")
     return LoadedDocument(parse_document(text, url), url, str(raw.url))
 
@@ -112,6 +195,8 @@ def load_document(
         )
     path = Path(source).expanduser()
     try:
+        if path.stat().st_size > MAX_DOCUMENT_BYTES:
+            raise OpenAPIError(f"OpenAPI document {source} is too large (more than {MAX_DOCUMENT_BYTES} bytes)")
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise OpenAPIError(f"cannot read OpenAPI document {source}: {exc.strerror or exc}") from None
