@@ -415,10 +415,10 @@ def test_a_bad_time_filter_is_a_message(served: Served, value: str) -> None:
 
 @pytest.mark.parametrize("text", ["=1+2", "+SUM(A1)", "-2+3", "@SUM(A1)", "\t=1", "=HYPERLINK(\"http://x\")"])
 def test_csv_cells_cannot_run_as_formulas(text: str) -> None:
-    from reach_serve.console.pages import _cell
+    from reach_audit.spreadsheet import cell
 
-    assert _cell(text).startswith("'")
-    assert _cell({"a": text}).startswith("{") and _cell(12) == 12 and _cell("fine") == "fine"
+    assert cell(text).startswith("'")
+    assert cell({"a": text}).startswith("{") and cell(12) == 12 and cell("fine") == "fine"
 
 
 def test_a_broken_chain_is_shown(tmp_path: Any) -> None:
