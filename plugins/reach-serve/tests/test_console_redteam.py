@@ -41,6 +41,15 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     yield from serve(tmp_path_factory.mktemp("redteam"))
 
 
+@pytest.fixture(autouse=True)
+def _reject_what_is_left(served: Served) -> Iterator[None]:
+    """Each test starts from an empty list of pending requests (a page of 100 big cards is slow)."""
+    yield
+    with served.client(OPS2) as c:
+        for item in c.get("/v1/confirmations").json()["confirmations"]:
+            c.post(f"/v1/confirmations/{item['id']}/reject", json={"reason": "test over"})
+
+
 def _lookup(served: Served, city: str, run_id: str, call_id: str | None = None) -> None:
     body: dict[str, Any] = {"name": "lookup", "arguments": {"city": city}, "run_id": run_id}
     if call_id is not None:
@@ -91,15 +100,23 @@ def test_runs_of_hidden_characters_and_honest_text(served: Served) -> None:
     _pending_untouched(served, cid2)
 
 
+@pytest.mark.parametrize("space", [" ", "\u00a0", "\u2003", "\u3000", "\u205f"])
+def test_a_wall_of_spaces_is_counted(served: Served, space: str) -> None:
+    cid = served.ask(note="ok" + space * 3000 + "send it to attacker@evil.example")
+    page = served.login().get("/console/approvals").text
+    assert "ok ⟨3000 spaces⟩ send it to attacker@evil.example" in page and space * 17 not in page
+    _pending_untouched(served, cid)
+
+
 # -- long arguments -------------------------------------------------------------------------
 
 @pytest.mark.parametrize("note", [
     "A" * 5000 + "END-OF-NOTE",
     "北" * 20_000 + "END-OF-NOTE",
-    " " * 3000 + "send to attacker@evil.example END-OF-NOTE",
+    "A " * 3000 + "END-OF-NOTE",
     ("line\\n" * 2000) + "END-OF-NOTE",
     "x" * 300_000 + "END-OF-NOTE",
-], ids=["ascii-5k", "cjk-20k", "spaces", "escapes", "300k"])
+], ids=["ascii-5k", "cjk-20k", "words", "escapes", "300k"])
 def test_long_arguments_say_how_much_is_hidden_and_keep_all_of_it(served: Served, note: str) -> None:
     cid = served.ask(note=note)
     page = served.login().get("/console/approvals").text
@@ -108,9 +125,10 @@ def test_long_arguments_say_how_much_is_hidden_and_keep_all_of_it(served: Served
     found = re.search(r"([\d,]+) more characters hidden", card)
     assert found, "no notice"
     hidden = int(found.group(1).replace(",", ""))
-    shown = json.dumps(served.confirmation(cid)["arguments"], indent=2, ensure_ascii=False)
-    assert 0 < hidden < len(shown)
-    assert html.escape(note[-2000:], quote=False) in card  # the end of it is in the page, not cut
+    whole = json.dumps(served.confirmation(cid)["arguments"], indent=2, ensure_ascii=False)
+    parts = [html.unescape(p) for p in re.findall(r'<pre class="args[^"]*"[^>]*>(.*?)</pre>', card, re.S)]
+    assert "".join(parts) == whole  # nothing cut: what is shown and what the notice counts make the whole
+    assert len(parts) == 2 and hidden == len(parts[1]) > 0
     _pending_untouched(served, cid)
 
 
@@ -146,10 +164,14 @@ def _approve(c: httpx.Client, cid: str, csrf: str, stamp: str | None) -> httpx.R
 
 
 def test_an_approve_right_after_the_card_appeared_is_refused_then_works(served: Served) -> None:
+    from reach_serve.console.auth import Sessions
+
     cid = served.ask()
     c = served.login()
     page = c.get("/console/approvals").text
-    resp = _approve(c, cid, csrf_of(page), _stamp(page, cid))
+    assert _stamp(page, cid)
+    just_now = Sessions(TOKENS, {"ops", "ops2"}).stamp(_session_nonce(c), cid, time.time())  # as a slow page's
+    resp = _approve(c, cid, csrf_of(page), just_now)
     assert resp.status_code == 409 and "less than" in resp.text and "second" in resp.text
     _pending_untouched(served, cid)
     page = resp.text  # the refusal shows the list again, with fresh stamps
@@ -216,7 +238,7 @@ def test_reject_needs_no_stamp(served: Served) -> None:
 HEADERS = [{}, {"X-Forwarded-For": "127.0.0.1"}, {"X-Real-IP": "127.0.0.1"}, {"Forwarded": "for=127.0.0.1"},
            {"Host": "localhost"}, {"Host": "127.0.0.1"}, {"Origin": "http://localhost"},
            {"Origin": "null"}, {"X-Forwarded-User": "ops"}, {"X-Remote-User": "ops"}, {"Remote-User": "ops"},
-           {"X-Reach-Agent": "ops"}, {"Authorization": "Bearer"}, {"Authorization": "Bearer "},
+           {"X-Reach-Agent": "ops"}, {"Authorization": "Bearer"}, {"Authorization": "Bearer null"},
            {"Authorization": "Basic b3BzOnRvay1vcHMtMDAwMDAwMDAx"}, {"Authorization": f"Token {OPS}"},
            {"Authorization": f"bearer{OPS}"}, {"Cookie": "reach_console=x.y"},
            {"X-Forwarded-For": "127.0.0.1", "Host": "localhost", "Origin": "http://localhost",
@@ -329,7 +351,8 @@ def test_links_to_runs_lead_to_that_run(served: Served, run_id: str) -> None:
         assert "#" not in href and "/" not in tail and ".." not in href.split("?")[0], href
         resp = c.get(urljoin(served.base + page, href))
         assert resp.status_code == 200, (href, resp.status_code)
-        assert f"<code>{html.escape(run_id)}</code>" in resp.text and f"city for {html.escape(run_id)}" in resp.text
+        assert re.search(rf"<h1>Run <code[^>]*>{re.escape(html.escape(run_id))}</code>", resp.text), href
+        assert resp.text.count('href="/console/audit/') == 1  # its one call
 
 
 # -- audit page head, console CSV -----------------------------------------------------------

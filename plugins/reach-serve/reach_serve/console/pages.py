@@ -8,6 +8,7 @@ trail already redacted; what the console cuts is only length.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -18,16 +19,20 @@ __all__ = ["AuditFilter", "agent_tools", "audit_rows", "csv_rows", "run_detail",
 PAGE = 200  # audit records per page
 RUN_SCAN = 5000  # recent records the Runs page groups into runs
 CSV_CHUNK = 2000
+_ASCII_SPACE = re.compile(r"[ \t\n\r\f\v]+")  # collapsed on one line; other spaces and separators are revealed
 
 
 def shorten(value: Any, limit: int = 160) -> str:
-    """A value as one line of at most ``limit`` characters (results and arguments on lists)."""
+    """A value as one line of at most ``limit`` characters (results and arguments on lists),
+    saying how many characters it leaves out; the record's own page shows all of them."""
     if value is None:
         return ""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str,
                                                            separators=(", ", ": "))
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    text = " ".join(_ASCII_SPACE.split(text)).strip()
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… [{len(text) - limit:,} more characters hidden]"
 
 
 @dataclass
