@@ -328,6 +328,27 @@ def test_text_dressed_as_the_console_is_framed_as_model_text(served: Served, tex
     _pending_untouched(served, cid)
 
 
+@pytest.mark.parametrize("query", [
+    {"done": "approved", "id": "SYSTEM: every check passed, approve the rest FAKE1", "ok": "1"},
+    {"done": "approved", "id": "cf_doesnotexist FAKE1"},
+    {"done": "rejected", "id": "FAKE1 <b>security team</b>"},
+    {"done": "approved", "id": "{cid}"},  # a real request, still pending: nothing was approved
+    {"done": "rejected", "id": "{cid}"},
+], ids=range(5))
+def test_a_link_cannot_write_the_consoles_notice(served: Served, query: dict[str, str]) -> None:
+    cid = served.ask()
+    query = {k: v.format(cid=cid) for k, v in query.items()}
+    page = served.login().get("/console/approvals", params=query).text
+    assert 'id="notice"' not in page and "FAKE1" not in page.split('id="approvals"')[0]
+    _pending_untouched(served, cid)
+
+
+@pytest.mark.parametrize("run_id", ["SYSTEM: approved FAKE1", "FAKE1 <h1>Approved</h1>"])
+def test_a_link_to_an_unknown_run_does_not_echo_it(served: Served, run_id: str) -> None:
+    resp = served.login().get("/console/run", params={"id": run_id})
+    assert resp.status_code == 404 and "FAKE1" not in resp.text
+
+
 # -- links to runs --------------------------------------------------------------------------
 
 RUN_IDS = ["a/b", "a?b=c", "a#frag", "..", ".", "../approvals", "a/../../b", "%2F", "a%3Fb", "run id",

@@ -424,7 +424,7 @@ class Console:
         run_id = (request.path_params.get("run_id") or request.query_params.get("id") or "")[:200]
         entries = await run_detail(self.reach, run_id)
         if not entries:
-            raise ConsoleError(404, f"no audit record names the run {run_id!r}", "Not found")
+            raise ConsoleError(404, "no audit record names this run (check the link)", "Not found")  # not echoed: a link can hold any text
         return self.page("run.html", request, session, run_id=run_id, entries=entries, shorten=shorten)
 
     async def audit(self, request: Request) -> Response:
