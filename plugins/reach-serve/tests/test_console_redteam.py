@@ -243,8 +243,8 @@ HEADERS = [{}, {"X-Forwarded-For": "127.0.0.1"}, {"X-Real-IP": "127.0.0.1"}, {"F
            {"Authorization": f"bearer{OPS}"}, {"Cookie": "reach_console=x.y"},
            {"X-Forwarded-For": "127.0.0.1", "Host": "localhost", "Origin": "http://localhost",
             "Sec-Fetch-Site": "same-origin"}]
-ENDPOINTS = [("GET", "/v1/confirmations"), ("GET", "/v1/confirmations/{cid}"), ("POST", "/v1/confirmations/{cid}/approve"),
-             ("GET", "/v1/audit/tail"), ("GET", "/v1/audit/verify")]
+ENDPOINTS = [("GET", "/v1/confirmations"), ("GET", "/v1/confirmations/{cid}"),
+             ("POST", "/v1/confirmations/{cid}/approve"), ("GET", "/v1/audit/tail"), ("GET", "/v1/audit/verify")]
 
 
 @pytest.fixture(scope="module")

@@ -350,7 +350,8 @@ class Console:
         if request.query_params.get("v") == version:
             return Response(status_code=204, headers=HEADERS)  # unchanged: nothing to send
         html = self.env.get_template("_approvals_list.html").render(
-            csrf=self.sessions.csrf(session), now=time.time(), **self._list_context(rows, version, total, page, session))
+            csrf=self.sessions.csrf(session), now=time.time(),
+            **self._list_context(rows, version, total, page, session))
         return HTMLResponse(html, headers={**HEADERS, "X-Console-Version": version})
 
     async def decide(self, request: Request) -> Response:
@@ -424,7 +425,8 @@ class Console:
         run_id = (request.path_params.get("run_id") or request.query_params.get("id") or "")[:200]
         entries = await run_detail(self.reach, run_id)
         if not entries:
-            raise ConsoleError(404, "no audit record names this run (check the link)", "Not found")  # not echoed: a link can hold any text
+            # the id is not echoed: a link can hold any text, and this is the console's own banner
+            raise ConsoleError(404, "no audit record names this run (check the link)", "Not found")
         return self.page("run.html", request, session, run_id=run_id, entries=entries, shorten=shorten)
 
     async def audit(self, request: Request) -> Response:
