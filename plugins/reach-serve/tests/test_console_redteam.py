@@ -132,11 +132,30 @@ def test_long_arguments_say_how_much_is_hidden_and_keep_all_of_it(served: Served
     _pending_untouched(served, cid)
 
 
+@pytest.mark.parametrize("levels", [28, 29, 30, 31])
+def test_deeply_nested_arguments_are_shown_whole_or_say_so(served: Served, levels: int) -> None:
+    deep: Any = "the part nobody saw"
+    for _ in range(levels):
+        deep = [deep]
+    with served.client() as c:
+        body = c.post("/v1/invoke", json={"name": "add_credit", "arguments": {"amount": 5 + levels, "extra": deep}})
+    cid = body.json()["meta"].get("confirmation_id")
+    if cid is None:  # the core refuses it outright (too deep to accept): nothing to approve
+        assert body.json()["error"]["code"] == "invalid_arguments"
+        return
+    page = served.login().get("/console/approvals").text
+    card = page[page.index(f'id="req-{cid}"'):]
+    card = card[: card.index("</li>")]
+    assert "the part nobody saw" in card or "nested too deeply to show" in card
+    _pending_untouched(served, cid)
+
+
 def test_short_arguments_have_no_notice(served: Served) -> None:
     cid = served.ask(note="short")
     page = served.login().get("/console/approvals").text
     card = page[page.index(f'id="req-{cid}"'):]
     assert "more characters hidden" not in card[: card.index("</li>")]
+    assert "nested too deeply" not in card[: card.index("</li>")]
 
 
 # -- blind approval -------------------------------------------------------------------------

@@ -283,6 +283,9 @@ class Console:
                 "rest": "",
                 "created_at": c.created_at, "expires_at": c.expires_at,
             }
+            # the redactor stops at its depth limit; say so, or a person approves what was never shown
+            view["too_deep"] = ('"[TOO DEEP]"' in view["arguments"]
+                                and "[TOO DEEP]" not in json.dumps(c.arguments, ensure_ascii=False, default=str))
             view["arguments"], view["rest"] = split_text(view["arguments"])
             if len(self._views) >= VIEW_CACHE:
                 self._views.pop(next(iter(self._views)))
