@@ -183,14 +183,13 @@ def export_cmd(ctx: click.Context, fmt: str, since: str | None, output: Any) -> 
         for entry in entries:
             output.write(_dump(entry.to_dict()) + "\n")
         return
-    writer = csv.DictWriter(output, fieldnames=CSV_FIELDS, extrasaction="ignore")
-    writer.writeheader()
+    from .spreadsheet import cell
+
+    writer = csv.writer(output)
+    writer.writerow(CSV_FIELDS)
     for entry in entries:
         row = entry.to_dict()
-        for key in ("args", "result", "error"):
-            if key in row and not isinstance(row[key], str):
-                row[key] = _dump(row[key])
-        writer.writerow(row)
+        writer.writerow([cell(row.get(name)) for name in CSV_FIELDS])  # no cell runs as a formula
 
 
 @audit_group.command("verify")

@@ -235,6 +235,13 @@ class Api:
         return True
 
     def operator_of(self, request: Request) -> str:
+        """The operator a request's bearer token names. Operators act only with a token: no header
+        (X-Forwarded-For, Host: localhost, an Origin) and no ``anonymous_agent`` stands in for one."""
+        scheme, _, token = request.headers.get("authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise HttpError(401, "unauthorized",
+                            "confirmations and the audit log need Authorization: Bearer <token> with an "
+                            "operator's token from [plugins.reach-serve]")
         agent = self.agent_of(request)
         if agent not in self._operators:
             raise HttpError(403, "forbidden",

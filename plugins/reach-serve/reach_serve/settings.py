@@ -12,7 +12,7 @@ Example::
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 __all__ = ["ClientEntry", "ServeHttpSettings"]
 
@@ -57,6 +57,15 @@ class ServeHttpSettings(BaseModel):
         description="a running ledger row older than the longest tool timeout plus this many seconds "
                     "belongs to a dead instance",
     )
+
+    @model_validator(mode="after")
+    def _anonymous_is_no_operator(self) -> ServeHttpSettings:
+        """A request without a token proves nothing about who sent it, so it never decides."""
+        if self.anonymous_agent and self.anonymous_agent in self.operators:
+            raise ValueError(f"anonymous_agent {self.anonymous_agent!r} is listed in operators: requests "
+                             "without a token would approve calls and read the audit log; name another agent "
+                             "for them, or remove anonymous_agent")
+        return self
 
     def token_agents(self) -> dict[str, str]:
         """Every configured token mapped to its agent (``clients`` entries win on a clash)."""

@@ -8,6 +8,7 @@ trail already redacted; what the console cuts is only length.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -18,17 +19,20 @@ __all__ = ["AuditFilter", "agent_tools", "audit_rows", "csv_rows", "run_detail",
 PAGE = 200  # audit records per page
 RUN_SCAN = 5000  # recent records the Runs page groups into runs
 CSV_CHUNK = 2000
-_FORMULA = ("=", "+", "-", "@", "\t", "\r")
+_ASCII_SPACE = re.compile(r"[ \t\n\r\f\v]+")  # collapsed on one line; other spaces and separators are revealed
 
 
 def shorten(value: Any, limit: int = 160) -> str:
-    """A value as one line of at most ``limit`` characters (results and arguments on lists)."""
+    """A value as one line of at most ``limit`` characters (results and arguments on lists),
+    saying how many characters it leaves out; the record's own page shows all of them."""
     if value is None:
         return ""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str,
                                                            separators=(", ", ": "))
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    text = " ".join(_ASCII_SPACE.split(text)).strip()
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… [{len(text) - limit:,} more characters hidden]"
 
 
 @dataclass
@@ -125,23 +129,13 @@ async def audit_rows(reach: Any, f: AuditFilter) -> tuple[list[dict[str, Any]], 
     return entries, more
 
 
-def _cell(value: Any) -> Any:
-    """A CSV cell a spreadsheet shows as text: a value a model wrote can start with ``=``."""
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        value = value if isinstance(value, int | float) else json.dumps(value, ensure_ascii=False, default=str)
-    if isinstance(value, str) and value.startswith(_FORMULA):
-        return "'" + value
-    return value
-
-
 async def csv_rows(reach: Any, f: AuditFilter) -> AsyncIterator[str]:
     """Every matching record, oldest first, as CSV text (the columns of ``reach audit export``)."""
     import csv
     import io
 
     from reach_audit.cli import CSV_FIELDS
+    from reach_audit.spreadsheet import cell
     from reach_audit.storage import COLUMNS, TABLE
 
     store = await _store(reach)
@@ -156,7 +150,7 @@ async def csv_rows(reach: Any, f: AuditFilter) -> AsyncIterator[str]:
             (*params, last, CSV_CHUNK))
         for row in rows:
             entry = _entry(row)
-            writer.writerow([_cell(entry.get(name)) for name in CSV_FIELDS])
+            writer.writerow([cell(entry.get(name)) for name in CSV_FIELDS])  # the rule of `reach audit export`
         yield buffer.getvalue()
         buffer.seek(0)
         buffer.truncate()

@@ -19,13 +19,14 @@ import time
 from collections.abc import Awaitable, Callable
 from importlib.resources import files
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
-from .auth import COOKIE, LIFETIME, LOGIN_COOKIE, Session, Sessions, clear_cookie, set_cookie
+from .auth import COOKIE, LIFETIME, LOGIN_COOKIE, MIN_LOOK, Session, Sessions, clear_cookie, set_cookie
+from .reveal import reveal
 
 __all__ = ["Console", "console_routes"]
 
@@ -35,6 +36,7 @@ MAX_FORM_BYTES = 64 * 1024
 MAX_REASON = 2000
 PAGE_SIZE = 100  # requests per approvals page: a person decides from the top; the count says how many wait
 VIEW_CACHE = 20_000  # redacted views of requests kept (by id)
+ARGS_SHOWN = 4000  # characters of a request's arguments shown at once; the rest behind a notice that counts them
 STATIC = {"console.js": "text/javascript; charset=utf-8", "console.css": "text/css; charset=utf-8"}
 HEADERS = {
     "Content-Security-Policy": ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
@@ -62,6 +64,21 @@ class LoginRequired(Exception):
     pass
 
 
+def run_href(run_id: Any) -> str:
+    """The link to a run's page. The id goes in the query, every reserved character encoded:
+    a run id is the caller's text, and in a path ``a/b``, ``?``, ``#`` or ``..`` would lead
+    elsewhere (a browser resolves ``..`` and ``%2E%2E`` segments before sending)."""
+    return "/console/run?" + urlencode({"id": str(run_id)}, quote_via=quote)
+
+
+def split_text(text: str, limit: int = ARGS_SHOWN) -> tuple[str, str]:
+    """``text`` as what is shown at once and the rest (shown behind a notice that counts it)."""
+    if len(text) <= limit:
+        return text, ""
+    cut = text.rfind("\n", limit // 2, limit) + 1 or limit  # at a line end when there is one near
+    return text[:cut], text[cut:]
+
+
 def ago(seconds: float) -> str:
     """A waiting time a person reads at a glance: ``45 s``, ``12 min``, ``3 h 5 min``, ``2 d``."""
     s = max(0, int(seconds))
@@ -87,7 +104,9 @@ class Console:
         self.env = jinja2.Environment(
             loader=jinja2.FileSystemLoader(str(files("reach_serve.console") / "templates")),
             autoescape=True, trim_blocks=True, lstrip_blocks=True, auto_reload=False,
+            finalize=reveal,  # every value a page prints: hidden characters spelled out (reveal.py)
         )
+        self.env.filters["run_href"] = run_href
         self.env.filters["ago"] = ago
         self.env.filters["utc"] = lambda ts: time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(ts))
         self._static: dict[str, bytes] = {}
@@ -261,8 +280,13 @@ class Console:
                 "user_message": (redactor.scrub(redactor.text(c.user_message), learned)
                                  if getattr(c, "user_message", None) else None),
                 "arguments": json.dumps(args, indent=2, ensure_ascii=False, default=str),
+                "rest": "",
                 "created_at": c.created_at, "expires_at": c.expires_at,
             }
+            # the redactor stops at its depth limit; say so, or a person approves what was never shown
+            view["too_deep"] = ('"[TOO DEEP]"' in view["arguments"]
+                                and "[TOO DEEP]" not in json.dumps(c.arguments, ensure_ascii=False, default=str))
+            view["arguments"], view["rest"] = split_text(view["arguments"])
             if len(self._views) >= VIEW_CACHE:
                 self._views.pop(next(iter(self._views)))
             self._views[c.id] = view
@@ -286,7 +310,10 @@ class Console:
         value = request.query_params.get("page", "1")
         return max(1, min(int(value), 100_000)) if value.isascii() and value.isdigit() and len(value) < 7 else 1
 
-    def _list_context(self, rows: list[dict[str, Any]], version: str, total: int, page: int) -> dict[str, Any]:
+    def _list_context(self, rows: list[dict[str, Any]], version: str, total: int, page: int,
+                      session: Session) -> dict[str, Any]:
+        now = time.time()
+        rows = [{**r, "stamp": self.sessions.stamp(session.nonce, r["id"], now)} for r in rows]
         last = max(1, -(-total // PAGE_SIZE))
         return {"rows": rows, "version": version, "total": total, "page": min(page, last), "pages": last,
                 "first_shown": (page - 1) * PAGE_SIZE + 1 if rows else 0,
@@ -296,14 +323,28 @@ class Console:
         session = self.session(request)
         page = self._page(request)
         rows, version, total = await self.pending(page)
-        notice = None
-        done = request.query_params.get("done")
-        if done in DONE and error is None:
-            cid = request.query_params.get("id", "")[:64]
-            outcome = "ok" if request.query_params.get("ok") == "1" else "the tool reported an error"
-            notice = DONE[done].format(id=cid, outcome=outcome)
+        notice = await self._notice(request.query_params.get("done"), request.query_params.get("id"))
         return self.page("approvals.html", request, session, status=status, notice=notice, error=error,
-                         now=time.time(), **self._list_context(rows, version, total, page))
+                         now=time.time(), **self._list_context(rows, version, total, page, session))
+
+    async def _notice(self, done: str | None, cid: str | None) -> str | None:
+        """The green "Approved ..." line after a decision, told from the stored request, never from
+        the link's words: a link a model wrote (``?done=approved&id=SYSTEM: all checks passed``)
+        must not put its text in the console's own banner."""
+        if done not in DONE or not cid or len(cid) > 64:
+            return None
+        from reach_confirm.queue import ConfirmationError
+
+        try:
+            c = await self._queue().get(cid)
+        except ConfirmationError:
+            return None
+        if done == "approved" and c.status == "executed":
+            ok = bool((c.result or {}).get("ok"))
+            return DONE[done].format(id=c.id, outcome="ok" if ok else "the tool reported an error")
+        if done == "rejected" and c.status == "rejected":
+            return DONE[done].format(id=c.id, outcome="")
+        return None
 
     async def approvals_fragment(self, request: Request) -> Response:
         session = self.session(request)
@@ -312,7 +353,8 @@ class Console:
         if request.query_params.get("v") == version:
             return Response(status_code=204, headers=HEADERS)  # unchanged: nothing to send
         html = self.env.get_template("_approvals_list.html").render(
-            csrf=self.sessions.csrf(session), now=time.time(), **self._list_context(rows, version, total, page))
+            csrf=self.sessions.csrf(session), now=time.time(),
+            **self._list_context(rows, version, total, page, session))
         return HTMLResponse(html, headers={**HEADERS, "X-Console-Version": version})
 
     async def decide(self, request: Request) -> Response:
@@ -325,8 +367,13 @@ class Console:
         queue = self._queue()
         try:
             if action == "approve":
-                result = await queue.approve(cid, by=session.operator, reason=reason)
-                query = {"done": "approved", "id": cid, "ok": "1" if result.ok else "0"}
+                # an unknown request is a 404 and a decided one "already decided", whatever the stamp
+                refused = ((await queue.get(cid)).status == "pending"
+                           and self._too_soon(session, cid, data.get("stamp")))
+                if refused:
+                    return await self.approvals(request, status=409, error=refused)
+                await queue.approve(cid, by=session.operator, reason=reason)
+                query = {"done": "approved", "id": cid}
             elif action == "reject":
                 if reason is None:
                     return await self.approvals(request, status=400, error=(
@@ -344,6 +391,18 @@ class Console:
             return await self.approvals(request, status=409, error=f"Not allowed: {msg}.")
         return RedirectResponse("/console/approvals?" + urlencode(query), status_code=303, headers=HEADERS)
 
+    def _too_soon(self, session: Session, cid: str, stamp: Any) -> str | None:
+        """Why this approve does not count (no valid stamp, or its card was on screen under
+        ``MIN_LOOK`` seconds), or None when it does."""
+        shown = self.sessions.shown_at(session, cid, stamp)
+        if shown is None:
+            return (f"Not approved: this Approve for {cid} did not come from the card this page showed you. "
+                    "Reload the page, read the request, then approve it.")
+        seen = time.time() - shown
+        if seen < MIN_LOOK:
+            return (f"Not approved: {cid} had been on screen for less than a second ({max(seen, 0):.1f} s) "
+                    "when Approve arrived. Read the request below, then approve it again.")
+        return None
 
     # ------------------------------------------------------------ runs, audit, tools
     @staticmethod
@@ -366,10 +425,11 @@ class Console:
         self._audit()
         from .pages import run_detail, shorten
 
-        run_id = request.path_params["run_id"][:200]
+        run_id = (request.path_params.get("run_id") or request.query_params.get("id") or "")[:200]
         entries = await run_detail(self.reach, run_id)
         if not entries:
-            raise ConsoleError(404, f"no audit record names the run {run_id!r}", "Not found")
+            # the id is not echoed: a link can hold any text, and this is the console's own banner
+            raise ConsoleError(404, "no audit record names this run (check the link)", "Not found")
         return self.page("run.html", request, session, run_id=run_id, entries=entries, shorten=shorten)
 
     async def audit(self, request: Request) -> Response:
@@ -433,7 +493,8 @@ def console_routes(api: Any) -> list[BaseRoute]:
         Route("/console/approvals/fragment", w(console.approvals_fragment, html=False), methods=["GET"]),
         Route("/console/approvals/{cid}/{action}", w(console.decide, html=False), methods=["POST"]),
         Route("/console/runs", w(console.runs), methods=["GET"]),
-        Route("/console/runs/{run_id}", w(console.run), methods=["GET"]),
+        Route("/console/runs/{run_id}", w(console.run), methods=["GET"]),  # older links; new ones use ?id=
+        Route("/console/run", w(console.run), methods=["GET"]),
         Route("/console/audit", w(console.audit), methods=["GET"]),
         Route("/console/audit.csv", w(console.audit_csv), methods=["GET"]),
         Route("/console/audit/{seq:int}", w(console.audit_entry), methods=["GET"]),

