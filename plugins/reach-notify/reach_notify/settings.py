@@ -32,9 +32,14 @@ class Webhook(BaseModel):
         description="Header carrying the call's idempotency key; empty to omit.",
     )
     timeout: float = Field(default=10.0, gt=0)
-    allow_private: bool = Field(
-        default=False,
-        description="Allow a loopback/private address (an in-house chat server); metadata stays refused.",
+    allow_private: bool | None = Field(
+        default=None,
+        description=(
+            "Loopback/private addresses (an in-house chat server); metadata stays refused. "
+            "Unset: allowed only when the URL names the address itself (127.0.0.1, [::1], "
+            "10.0.0.5, localhost), never for a name that resolves to one; true: names too; "
+            "false: never."
+        ),
     )
     proxy: str | None = Field(
         default=None,

@@ -6,9 +6,10 @@ message to a host nobody configured.
 
 The host goes through reach-http's SSRF guard (one rule for every plugin that
 opens connections): resolved once, every answer checked (loopback, private,
-special-purpose ranges refused unless the webhook sets ``allow_private``; cloud
-metadata always), and the connection pinned to the checked address, so a DNS
-answer that changes between check and connect (rebinding) changes nothing.
+special-purpose ranges refused unless the webhook sets ``allow_private`` or its URL
+names such an address itself, see :func:`written_as_address`; cloud metadata
+always), and the connection pinned to the checked address, so a DNS answer that
+changes between check and connect (rebinding) changes nothing.
 Environment proxies and ``~/.netrc`` are never consulted (``trust_env`` off); a
 webhook that needs a proxy names it in its own ``proxy`` setting.
 """
@@ -43,7 +44,7 @@ class WebhookTarget:
     text_field: str
     idempotency_header: str | None
     timeout: float
-    allow_private: bool = False
+    allow_private: bool | None = None
     proxy: str | None = None
     allow_mentions: bool = False
 
@@ -62,6 +63,26 @@ def neutralise_mentions(text: str) -> str:
     The text reads the same; the service sees no mention.
     """
     return _BROADCAST.sub("@" + _ZWSP, _MENTION_OPENER.sub("<" + _ZWSP, text))
+
+
+def written_as_address(host: str) -> bool:
+    """True when the URL's host is an IP address or ``localhost`` as the operator wrote it.
+
+    Such a URL says where it goes: the operator chose that address, so with
+    ``allow_private`` unset it may be private (a receiver on this machine, an in-house
+    chat server). A *name* gets no such trust: its DNS answer can change (rebinding)
+    and lead a webhook that looked public into the internal network.
+    """
+    import ipaddress
+
+    bare = host.strip("[]").rstrip(".").lower()
+    if bare == "localhost":
+        return True
+    try:
+        ipaddress.ip_address(bare)
+    except ValueError:
+        return False
+    return True
 
 
 def new_guard() -> AddressGuard:
@@ -105,7 +126,8 @@ async def post(
         try:
             address = await (guard or new_guard()).check(
                 url.scheme, host, url.port or (443 if url.scheme == "https" else 80),
-                allow_private=target.allow_private,
+                allow_private=(written_as_address(host) if target.allow_private is None
+                               else target.allow_private),
             )
         except HostUnresolved:
             raise RetryableError(

@@ -23,7 +23,7 @@ class TestNotifyConformance(ConnectorConformance):
             "plugins": {
                 "reach-notify": {
                     "allow_recipients": ["example.com"],
-                    "webhooks": {"ops": {"url": self.receiver.url("/ok"), "allow_private": True}},
+                    "webhooks": {"ops": {"url": self.receiver.url("/ok")}},
                     "smtp": {
                         "host": "127.0.0.1",
                         "port": self.smtp.port,

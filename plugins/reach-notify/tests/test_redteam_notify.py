@@ -81,7 +81,7 @@ def reach(smtp_server: SmtpServer, hook: WebhookReceiver, tmp_path_factory: pyte
             "allow_recipients": ["example.com", "boss@partner.org"],
             "max_recipients": 3, "max_subject_chars": 200, "max_body_chars": 100, "max_text_chars": 50,
             "smtp": {"host": "127.0.0.1", "port": smtp_server.port, "from": "reach@example.com"},
-            "webhooks": {"ops": {"url": hook.url("/ok"), "allow_private": True}},
+            "webhooks": {"ops": {"url": hook.url("/ok")}},
         }}},
         data_dir=tmp_path_factory.mktemp("notify-redteam"),
     )

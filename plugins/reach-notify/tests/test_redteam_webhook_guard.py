@@ -101,6 +101,35 @@ async def test_private_and_metadata_webhooks_are_refused_before_connecting(
     assert result.error.code == "execution_failed" and "refused" in result.error.message, result.error.message
 
 
+@pytest.mark.parametrize("host", [h for h in LOOPBACK_FORMS if h != "[::1]"])  # the receiver is IPv4
+async def test_a_webhook_url_that_names_a_loopback_address_works_by_default(
+    host: str, receiver: WebhookReceiver, make_notify
+) -> None:
+    """The operator wrote the address: ``allow_private`` unset lets it through."""
+    reach = make_notify(_one(f"http://{host}:{receiver.port}/ok"))
+    result = await reach.invoke("send_webhook", {"channel": "ops", "text": "hello"})
+    assert result.ok, result.error
+    assert [r.body for r in receiver.received] == [{"text": "hello"}]
+
+
+PRIVATE_ANSWERS = ["127.0.0.1", "10.0.0.7", "192.168.1.20", "172.20.0.3", "100.64.1.1", "::1", "fd12::7",
+                   "::ffff:127.0.0.1", "169.254.169.254"]
+
+
+@pytest.mark.parametrize("answer", PRIVATE_ANSWERS)
+async def test_a_name_that_resolves_to_a_private_address_is_refused_by_default(
+    answer: str, receiver: WebhookReceiver, make_notify
+) -> None:
+    """A name's DNS answer is not the operator's choice (rebinding): unset means refused."""
+    from reach_http import StaticResolver
+
+    reach = make_notify(_one(f"http://hooks.example.com:{receiver.port}/ok"))
+    reach.get("send_webhook").guard.resolver = StaticResolver({"hooks.example.com": [answer]})
+    result = await reach.invoke("send_webhook", {"channel": "ops", "text": "hello"})
+    assert not result.ok and "refused" in result.error.message, result.error
+    assert receiver.received == []
+
+
 async def test_allow_private_opens_a_loopback_webhook(receiver: WebhookReceiver, make_notify) -> None:
     reach = make_notify(_one(receiver.url("/ok"), allow_private=True))
     result = await reach.invoke("send_webhook", {"channel": "ops", "text": "hello"})

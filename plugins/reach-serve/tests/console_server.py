@@ -119,19 +119,6 @@ class Served:
         return c
 
 
-def stamp(c: httpx.Client, cid: str, age: float = 2.0) -> str:
-    """A valid approve stamp of ``cid`` for this client's console session, dated ``age`` seconds
-    ago (as if the operator had read the card that long): tests that approve need not sleep."""
-    import base64
-    import json
-
-    from reach_serve.console.auth import Sessions
-
-    body = c.cookies["reach_console"].split(".")[0]
-    nonce = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))["n"]
-    return Sessions(TOKENS, set()).stamp(nonce, cid, time.time() - age)
-
-
 def csrf_of(html: str) -> str:
     found = re.search(r'name="csrf" value="([^"]+)"', html)
     assert found, html[:2000]

@@ -19,7 +19,7 @@ from typing import Any
 
 import httpx
 import pytest
-from console_server import OPS, OPS2, WORKER, Served, csrf_of, model_sees, new_reach, ran, serve, stamp
+from console_server import OPS, OPS2, WORKER, Served, csrf_of, model_sees, new_reach, ran, serve
 
 
 @pytest.fixture(scope="module")
@@ -29,11 +29,6 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
 
 
 def _decide(c: httpx.Client, cid: str, action: str, **form: str) -> httpx.Response:
-    if action == "approve" and "stamp" not in form:
-        try:
-            form["stamp"] = stamp(c, cid)  # the card has been on screen for 2 s
-        except (KeyError, ValueError, TypeError):
-            pass  # no session (or a forged one): the request is refused before the stamp is read
     return c.post(f"/console/approvals/{cid}/{action}", data=form)
 
 

@@ -96,7 +96,6 @@ def test_a_request_appears_is_approved_once_and_a_stale_click_is_told(browser: A
     second.route("**/console/approvals/fragment*", lambda route: route.abort())
     second.wait_for_load_state("networkidle")  # a poll already on its way has landed
     second.locator(f"#req-{cid}").wait_for()
-    first.wait_for_timeout(1100)  # an Approve counts once its card has been on screen for a second
     first.get_by_role("button", name=f"Approve add_credit ({cid})").click()
     first.wait_for_url("**/console/approvals?done=approved*")
     assert "ran once (ok)" in first.locator("#notice").inner_text()
@@ -112,27 +111,6 @@ def test_a_request_appears_is_approved_once_and_a_stale_click_is_told(browser: A
     assert events["approved"] == "ops" and events["executed"] == "ops"
     first.context.close()
     second.context.close()
-
-
-def test_a_card_must_be_seen_a_second_and_keeps_its_age_when_the_list_moves(browser: Any, served: Served,
-                                                                              shots: Any) -> None:
-    page = login(browser, served, OPS)
-    cid = served.ask(91)
-    card = page.locator(f"#req-{cid}")
-    card.wait_for()
-    page.get_by_role("button", name=f"Approve add_credit ({cid})").click()  # at once: a click meant elsewhere
-    error = page.locator("#decision-error")
-    error.wait_for()
-    assert "less than a second" in error.inner_text() and ran(served, cid) == 0
-    shots(page, "approvals-too-soon")
-    page.wait_for_timeout(1100)
-    # a new request moves the list (the page redraws it): the card already read keeps its age
-    newer = served.ask(92)
-    page.locator(f"#req-{newer}").wait_for()
-    page.get_by_role("button", name=f"Approve add_credit ({cid})").click()
-    page.wait_for_url("**/console/approvals?done=approved*")
-    assert ran(served, cid) == 1 and ran(served, newer) == 0
-    page.context.close()
 
 
 def test_reject_with_a_reason_by_keyboard_and_the_model_reads_it(browser: Any, served: Served, shots: Any) -> None:

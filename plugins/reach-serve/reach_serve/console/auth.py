@@ -7,12 +7,6 @@ names the operator and a digest of the token used to log in: rotate or remove
 that token, or take the agent off ``operators``, and its sessions stop working
 at the next request.
 
-Stamps: every approve button carries a stamp, the time its card was shown signed for
-this session and this request; an approve whose stamp is missing, forged, another
-card's or another session's, or less than ``MIN_LOOK`` seconds old is refused. A
-click meant for the card that was there a moment ago (the list moves when a request
-arrives) or coaxed out of a person who never saw the card does not approve anything.
-
 CSRF: every form carries a token derived from the session (HMAC of its nonce),
 checked before the form is read any further; the cookie is ``SameSite=Strict``
 and ``HttpOnly`` besides, and ``Secure`` when the console is served over TLS.
@@ -32,12 +26,11 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-__all__ = ["COOKIE", "LOGIN_COOKIE", "MIN_LOOK", "Session", "Sessions"]
+__all__ = ["COOKIE", "LOGIN_COOKIE", "Session", "Sessions"]
 
 COOKIE = "reach_console"
 LOGIN_COOKIE = "reach_console_login"
 LIFETIME = 12 * 3600.0  # a working day; then the operator logs in again
-MIN_LOOK = 1.0  # seconds a request is on screen before its Approve counts
 
 
 def _b64(data: bytes) -> str:
@@ -125,25 +118,6 @@ class Sessions:
 
     def login_csrf(self, nonce: str) -> str:
         return self._sign("login:" + nonce)
-
-    # ------------------------------------------------------------ approve stamps
-    def stamp(self, nonce: str, cid: str, shown: float) -> str:
-        """``<ms>.<signature>``: when request ``cid`` was shown to the session with ``nonce``."""
-        return self._stamp(nonce, cid, str(round(shown * 1000)))
-
-    def _stamp(self, nonce: str, cid: str, ms: str) -> str:
-        return f"{ms}.{self._sign(f'stamp:{nonce}:{len(cid)}:{cid}:{ms}')}"
-
-    def shown_at(self, session: Session, cid: str, given: Any) -> float | None:
-        """When this session was shown ``cid``'s card, from its stamp; None if it is not a valid stamp."""
-        if not isinstance(given, str) or len(given) > 200 or given.count(".") != 1:
-            return None
-        ms, _ = given.split(".")
-        if not (ms.isascii() and ms.isdigit() and len(ms) <= 15):
-            return None
-        if not self.check(self._stamp(session.nonce, cid, ms), given):
-            return None
-        return int(ms) / 1000
 
     @staticmethod
     def check(expected: str, given: Any) -> bool:

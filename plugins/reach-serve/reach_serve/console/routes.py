@@ -25,7 +25,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
-from .auth import COOKIE, LIFETIME, LOGIN_COOKIE, MIN_LOOK, Session, Sessions, clear_cookie, set_cookie
+from .auth import COOKIE, LIFETIME, LOGIN_COOKIE, Session, Sessions, clear_cookie, set_cookie
 from .reveal import reveal
 
 __all__ = ["Console", "console_routes"]
@@ -310,10 +310,8 @@ class Console:
         value = request.query_params.get("page", "1")
         return max(1, min(int(value), 100_000)) if value.isascii() and value.isdigit() and len(value) < 7 else 1
 
-    def _list_context(self, rows: list[dict[str, Any]], version: str, total: int, page: int,
-                      session: Session) -> dict[str, Any]:
-        now = time.time()
-        rows = [{**r, "stamp": self.sessions.stamp(session.nonce, r["id"], now)} for r in rows]
+    @staticmethod
+    def _list_context(rows: list[dict[str, Any]], version: str, total: int, page: int) -> dict[str, Any]:
         last = max(1, -(-total // PAGE_SIZE))
         return {"rows": rows, "version": version, "total": total, "page": min(page, last), "pages": last,
                 "first_shown": (page - 1) * PAGE_SIZE + 1 if rows else 0,
@@ -325,7 +323,7 @@ class Console:
         rows, version, total = await self.pending(page)
         notice = await self._notice(request.query_params.get("done"), request.query_params.get("id"))
         return self.page("approvals.html", request, session, status=status, notice=notice, error=error,
-                         now=time.time(), **self._list_context(rows, version, total, page, session))
+                         now=time.time(), **self._list_context(rows, version, total, page))
 
     async def _notice(self, done: str | None, cid: str | None) -> str | None:
         """The green "Approved ..." line after a decision, told from the stored request, never from
@@ -354,7 +352,7 @@ class Console:
             return Response(status_code=204, headers=HEADERS)  # unchanged: nothing to send
         html = self.env.get_template("_approvals_list.html").render(
             csrf=self.sessions.csrf(session), now=time.time(),
-            **self._list_context(rows, version, total, page, session))
+            **self._list_context(rows, version, total, page))
         return HTMLResponse(html, headers={**HEADERS, "X-Console-Version": version})
 
     async def decide(self, request: Request) -> Response:
@@ -367,11 +365,6 @@ class Console:
         queue = self._queue()
         try:
             if action == "approve":
-                # an unknown request is a 404 and a decided one "already decided", whatever the stamp
-                refused = ((await queue.get(cid)).status == "pending"
-                           and self._too_soon(session, cid, data.get("stamp")))
-                if refused:
-                    return await self.approvals(request, status=409, error=refused)
                 await queue.approve(cid, by=session.operator, reason=reason)
                 query = {"done": "approved", "id": cid}
             elif action == "reject":
@@ -390,19 +383,6 @@ class Console:
                 return await self.approvals(request, status=409, error=f"Already decided: {msg}.")
             return await self.approvals(request, status=409, error=f"Not allowed: {msg}.")
         return RedirectResponse("/console/approvals?" + urlencode(query), status_code=303, headers=HEADERS)
-
-    def _too_soon(self, session: Session, cid: str, stamp: Any) -> str | None:
-        """Why this approve does not count (no valid stamp, or its card was on screen under
-        ``MIN_LOOK`` seconds), or None when it does."""
-        shown = self.sessions.shown_at(session, cid, stamp)
-        if shown is None:
-            return (f"Not approved: this Approve for {cid} did not come from the card this page showed you. "
-                    "Reload the page, read the request, then approve it.")
-        seen = time.time() - shown
-        if seen < MIN_LOOK:
-            return (f"Not approved: {cid} had been on screen for less than a second ({max(seen, 0):.1f} s) "
-                    "when Approve arrived. Read the request below, then approve it again.")
-        return None
 
     # ------------------------------------------------------------ runs, audit, tools
     @staticmethod

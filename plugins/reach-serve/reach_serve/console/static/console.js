@@ -25,20 +25,11 @@
   }
 
   function replace(box, html) {
-    // keep what the operator is typing and where the focus is, and each card's stamp (when it was
-    // first shown: a card that stays on screen keeps its age; a new one must be seen a second)
+    // keep what the operator is typing and where the focus is
     var typed = {};
     box.querySelectorAll("input[name=reason]").forEach(function (el) { if (el.value) typed[el.id] = el.value; });
-    var stamps = {};
-    box.querySelectorAll("li[data-id] input[name=stamp]").forEach(function (el) {
-      stamps[el.closest("li").getAttribute("data-id")] = el.value;
-    });
     var focused = document.activeElement && box.contains(document.activeElement) ? document.activeElement.id : null;
     box.innerHTML = html;
-    box.querySelectorAll("li[data-id] input[name=stamp]").forEach(function (el) {
-      var kept = stamps[el.closest("li").getAttribute("data-id")];
-      if (kept) el.value = kept;
-    });
     Object.keys(typed).forEach(function (id) {
       var el = document.getElementById(id);
       if (el) el.value = typed[id];
