@@ -34,6 +34,12 @@ def check_document_server(url: str) -> None:
                            "set base_url")
 
 
+class SettingsInvalid(ConfigError, ValueError):
+    """Settings given as a dict that do not validate: a ``ConfigError`` like every set-up
+    error, and still the ``ValueError`` that pydantic's error was before (callers that
+    caught that keep working)."""
+
+
 def build_connectors(
     settings: HttpSettings | dict[str, Any] | None,
     *,
@@ -48,7 +54,7 @@ def build_connectors(
         try:
             settings = HttpSettings.model_validate(settings)
         except ValidationError as exc:
-            raise ConfigError(f"[plugins.reach-http]: {exc}") from None
+            raise SettingsInvalid(f"[plugins.reach-http]: {exc}") from None
     if guard is None:
         guard = AddressGuard(resolver) if resolver is not None else AddressGuard()
     generic: dict[str, ServiceClient] = {}
