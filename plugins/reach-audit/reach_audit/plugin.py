@@ -36,8 +36,11 @@ class AuditPlugin:
     """
 
     def __init__(self, reach: Any, settings: Any) -> None:
+        from reach_core.calls import ToolCall  # (imported when a Reach is built: see the module's imports)
+
         self.settings = _settings_or_default(settings)
         self.audit: Any = None
+        self._tool_call = ToolCall
         self._open(reach)
 
     def _open(self, reach: Any) -> None:
@@ -69,7 +72,13 @@ class AuditPlugin:
         The call's context is read now, its few fields copied, and not kept: whatever
         the hook keeps stays alive until the writer runs (up to ``flush_interval_ms``),
         and every object kept per call costs the whole process allocator and GC time.
-        ``result`` is kept: the core sets its final ``elapsed_ms`` after the hooks.
+        ``result`` is kept: the core sets its final ``elapsed_ms`` after the hooks. The
+        core's ``ToolCall`` is not: its id, name and arguments are copied (the arguments
+        are the same dict). Each object a capture keeps is one more for the garbage
+        collector to carry through its generations until the writer drops it: keeping
+        the call as well as the result made a capture cost about a third more in
+        collections (bench/bench_plugins.py, reach-audit alone; see the notes in
+        ``docs/architecture.md``).
         ``AuditWriter.enqueue`` is written out here: this runs on every call.
         """
         audit = self.audit
@@ -85,9 +94,13 @@ class AuditPlugin:
             from .record import context_fields
 
             trace_id, run_id, parent_run_id, agent, key, confirm = context_fields(ctx)
+        otel = spans.current() if spans is not None and spans.configured else None
         pending = writer._pending
-        pending.append((_now(), call, tool, result, trace_id, run_id, parent_run_id, agent, key, confirm,
-                        spans.current() if spans is not None and spans.configured else None))
+        if type(call) is self._tool_call:  # the core's own: its three fields, not the object
+            pending.append((_now(), call.id, call.name, call.arguments, tool, result, trace_id, run_id,
+                            parent_run_id, agent, key, confirm, otel))
+        else:
+            pending.append((_now(), call, tool, result, trace_id, run_id, parent_run_id, agent, key, confirm, otel))
         writer._enqueued += 1
         n = len(pending)
         if n == 1 or n % writer.batch_size == 0:  # see AuditWriter.enqueue

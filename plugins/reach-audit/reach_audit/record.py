@@ -63,10 +63,34 @@ def context_fields(ctx: Any) -> tuple[Any, ...]:
             getattr(ctx, "agent", None), getattr(ctx, "idempotency_key", None), confirm)
 
 
+#: the length of the call hook's capture of the core's own ``ToolCall``: its fields in
+#: place of the object, ``(ts, call_id, name, arguments, tool, result, ...)``
+FLAT_CALL = 13
+
+
+def _call_of(call_id: Any, name: Any, arguments: Any) -> ToolCall:
+    """The ``ToolCall`` the call hook captured the fields of, as it was (its ``id`` kept as
+    is: the constructor would replace an empty one). Its idempotency key is the call
+    context's, captured on its own; nothing reads the call's ``extra``."""
+    call = ToolCall.__new__(ToolCall)
+    call.name, call.arguments, call.id = name, arguments, call_id
+    call.idempotency_key = call.extra = None
+    return call
+
+
+def unflattened(raw: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The call hook's capture as ``(ts, call, tool, result, trace_id, run_id,
+    parent_run_id, agent, idempotency_key, confirm, otel_ctx)``, whichever form it took."""
+    if len(raw) != FLAT_CALL:
+        return raw
+    return (raw[0], _call_of(raw[1], raw[2], raw[3]), *raw[4:])
+
+
 def captured_call(raw: tuple[Any, ...]) -> Captured:
     """Expand what the call hook enqueued, ``(ts, call, tool, result, trace_id, run_id,
-    parent_run_id, agent, idempotency_key, confirm, otel_ctx)`` (see ``AuditPlugin.reach_post_invoke``)."""
-    ts, call, tool, result, trace_id, run_id, parent_run_id, agent, key, confirm, otel_ctx = raw
+    parent_run_id, agent, idempotency_key, confirm, otel_ctx)``, or with the fields of the
+    core's ``ToolCall`` in place of ``call`` (``FLAT_CALL``; see ``AuditPlugin.reach_post_invoke``)."""
+    ts, call, tool, result, trace_id, run_id, parent_run_id, agent, key, confirm, otel_ctx = unflattened(raw)
     if confirm is not None:
         confirm = (bool(confirm[0]), confirm[1])
     return Captured(
@@ -551,9 +575,9 @@ def build_rows(batch: list[Any], redactor: Redactor, cap: int) -> list[Row]:
     text_of: list[tuple[list[Any], int]] = []
     for n, item in enumerate(batch):
         if type(item) is tuple:
-            fields = item
-            if item[9] is not None:  # (approved, reason), as captured_call makes it
-                fields = (*item[:9], (bool(item[9][0]), item[9][1]))
+            fields = unflattened(item)
+            if fields[9] is not None:  # (approved, reason), as captured_call makes it
+                fields = (*fields[:9], (bool(fields[9][0]), fields[9][1]))
         elif item.kind == "call":
             fields = (item.ts, item.call, item.tool, item.result, item.trace_id, item.run_id, item.parent_run_id,
                       item.agent, item.idempotency_key, item.confirm)

@@ -22,6 +22,7 @@ from reach_audit.chain import canonical_json, link, link_hash
 from reach_audit.record import (
     _CONFIRMATION_KEYS,
     _EXTRA_META_KEYS,
+    FLAT_CALL,
     RECORD_VERSION,
     Captured,
     Row,
@@ -268,6 +269,8 @@ def _capture(rng: random.Random, n: int, typical: float) -> tuple[Any, ...]:
     shape = 0 if plain else rng.randint(0, 3)
     if shape == 0:
         call: Any = ToolCall(name, args, id=cid if isinstance(cid, str) else "")
+        if rng.random() < 0.1:
+            call.id = ""  # set after construction (the constructor would make one up)
     elif shape == 1:
         call = {"id": cid, "name": name, "arguments": args}
     elif shape == 2:
@@ -296,6 +299,12 @@ def _capture(rng: random.Random, n: int, typical: float) -> tuple[Any, ...]:
             rng.choice(["default", "bot", None]), rng.choice([None, "idem-" + SECRET, "k1"]), confirm, None)
 
 
+def _flat(raw: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The call hook's capture of the core's own ``ToolCall``: its fields in place of it."""
+    call = raw[1]
+    return (raw[0], call.id, call.name, call.arguments, *raw[2:])
+
+
 def _rows_equal(new: Row, old: Row) -> None:
     assert new.record == old.record
     assert json.dumps(new.record, sort_keys=True, default=repr) == json.dumps(old.record, sort_keys=True, default=repr)
@@ -322,7 +331,12 @@ def test_build_rows_equals_build_row_one_by_one(typical: float, redactor: str) -
                                   step={"kind": "approved", "tool": "x", "reason": "pw " + SECRET}))
         if rng.random() < 0.3:  # a Captured call, as flush_sync and tests hand them over
             batch.append(captured_call(_capture(rng, 99, typical)))
-        new = build_rows(batch, new_r, 64 if batch_no % 3 == 0 else 512)
+        # the hook captures a ToolCall's fields, not the object: each record must come out the
+        # same as from the ToolCall itself (the reference below builds from the original)
+        flat = [_flat(i) if type(i) is tuple and type(i[1]) is ToolCall and rng.random() < 0.6 else i for i in batch]
+        if rng.random() < 0.3:  # flattened captures expanded, as flush_sync's on_written gets them
+            flat = [captured_call(i) if type(i) is tuple and len(i) == FLAT_CALL else i for i in flat]
+        new = build_rows(flat, new_r, 64 if batch_no % 3 == 0 else 512)
         old = [build_row(i if isinstance(i, Captured) else captured_call(i), old_r, 64 if batch_no % 3 == 0 else 512)
                for i in batch]
         assert len(new) == len(old)

@@ -249,3 +249,35 @@ async def test_no_worker_thread_after_a_commit_when_nothing_listens(make_reach, 
     finally:
         logger.setLevel(level)
     assert emitted == [1] and len(records()) == 2
+
+
+async def test_a_capture_keeps_the_calls_fields_not_the_call(make_reach, records):
+    """Until the writer runs, a capture holds what its record needs and no more: the
+    core's ToolCall is copied (id, name, arguments), not kept, so each pending record
+    costs the garbage collector one object fewer. Its record is unchanged."""
+    from reach_audit import get_audit
+
+    from reach_core import ToolCall
+
+    reach = make_reach()
+    calls = [
+        ({"id": "c1", "name": "add", "arguments": '{"a": 2, "b": 3}'}, "ok"),
+        ({"id": "c2", "name": "login", "arguments": {"user": "ann", "password": "hunter2-secret"}}, "ok"),
+        ({"id": "c3", "name": "nope", "arguments": "{}"}, "unknown_tool"),
+        ({"id": "c4", "name": "add", "arguments": "{not json"}, "invalid_json"),
+        ({"id": "c5", "name": "wipe", "arguments": {"path": "/"}}, "denied"),
+        ({"name": "add", "arguments": {"a": 1, "b": 1}}, "ok"),  # the core makes its id up
+    ]
+    results = [await reach.invoke(call) for call, _ in calls]
+    pending = list(get_audit(reach).writer._pending)
+    assert len(pending) == len(calls)
+    for capture in pending:
+        assert not any(isinstance(x, ToolCall) for x in capture)
+    await reach_audit.flush(reach)
+    recs = records()
+    assert [r["status"] for r in recs] == [status for _, status in calls]
+    assert [r["call_id"] for r in recs] == [res.call_id for res in results]
+    assert results[-1].call_id.startswith("call_")
+    assert [r["tool"] for r in recs] == ["add", "login", "nope", "add", "wipe", "add"]
+    assert recs[0]["args"] == {"a": 2, "b": 3} and recs[5]["args"] == {"a": 1, "b": 1}
+    assert recs[1]["args"]["user"] == "ann" and "hunter2-secret" not in json.dumps(recs[1])
