@@ -336,6 +336,8 @@ async def invoke(
                     break
                 result = new
         result.elapsed_ms = (time.perf_counter() - t0) * 1000.0  # with the post-invoke hooks' time
+    if rt.redactor.known.values:  # secrets reach was configured with never reach the model (known_secrets)
+        result = rt.redactor.known.mask_result(result)
     if rt.log_calls and _CALL_LOG.isEnabledFor(20):  # asked per call: the host may configure logging any time
         rt.log.info(
             "reach.tool_call", trace_id=ctx.trace_id, run_id=run_id, call_id=call.id, agent=ctx.agent,

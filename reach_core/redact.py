@@ -32,6 +32,8 @@ from urllib.parse import unquote
 
 import orjson
 
+from .known_secrets import KnownSecrets
+
 __all__ = ["MASK", "Redactor"]
 
 MASK = "[REDACTED]"
@@ -416,6 +418,8 @@ class Redactor:
     """
 
     def __init__(self, extra_keys: Iterable[str] = (), extra_patterns: Iterable[str] = ()) -> None:
+        #: the exact secret values reach was configured with (see ``reach_core.known_secrets``)
+        self.known = KnownSecrets()
         self._extra_keys: frozenset[str] = frozenset()
         self._extra_patterns: list[str] = []
         self._rules: list[Callable[[str], str]] = []
@@ -423,8 +427,13 @@ class Redactor:
         self.add(keys=extra_keys, patterns=extra_patterns)
 
     # -- configuration ---------------------------------------------------------
-    def add(self, *, keys: Iterable[str] = (), patterns: Iterable[str] = ()) -> None:
-        """Add secret key names and regexes (a plugin's or the configuration's own)."""
+    def add(self, *, keys: Iterable[str] = (), patterns: Iterable[str] = (), values: Iterable[str] = ()) -> None:
+        """Add secret key names, regexes and exact secret values (a plugin's or the configuration's own).
+
+        ``values`` are masked wherever they turn up, in every spelling
+        :mod:`reach_core.known_secrets` knows (encoded, escaped, cut)."""
+        if self.known.add(values):
+            self._key_cache = {}  # keys are redacted text too
         keys, patterns = list(keys), list(patterns)
         if not keys and not patterns:
             return
@@ -447,6 +456,7 @@ class Redactor:
         self._key_cache: dict[Any, tuple[bool, str]] = {}
         # Scanning a whole dump equals scanning each string only for patterns that do
         # not look at string boundaries; anchored extra patterns turn the fast path off.
+        # (Known secrets are cut at string boundaries too: :meth:`scan` leaves them to the walk.)
         self._fast = not self._rules and not any(re.search(r"\^|\$|\\A|\\Z|\(\?<[=!]", p) for p in extra)
 
     # -- decisions -------------------------------------------------------------
@@ -469,7 +479,13 @@ class Redactor:
 
     # -- text ------------------------------------------------------------------
     def text(self, value: str) -> str:
-        """``value`` with every secret the text rules recognise replaced by ``[REDACTED]``."""
+        """``value`` with every secret the text rules recognise replaced by ``[REDACTED]``
+        (and every known secret value, in any spelling)."""
+        if self.known:
+            return self.known.mask(self._rules_text(value))
+        return self._rules_text(value)
+
+    def _rules_text(self, value: str) -> str:
         # JSON inside a string (a request body, a header list, an env dump): decided by its
         # structure, as for data, so escaped keys ("\u043f...") and name/value pairs are seen
         inner = _embedded_json(value)
@@ -478,6 +494,8 @@ class Redactor:
             if masked != inner:
                 return orjson.dumps(masked).decode()
         if not self._maybe(value) and not self._rules:
+            if "%" in value and self._maybe(unquote(value)):
+                return self._text(value)  # a key spelt with percent escapes: "pass%77ord=", "api%5Fkey="
             if value.isascii():
                 return value
             skel = skeleton(value)
@@ -588,8 +606,10 @@ class Redactor:
         kind = type(data)
         if kind is str:
             return self.text(data)
-        if data is None or kind is int or kind is float or kind is bool:
+        if data is None or kind is bool:
             return data
+        if kind is int or kind is float:
+            return MASK if self.known and str(data) in self.known.values else data
         if _depth >= _MAX_DEPTH:
             return "[TOO DEEP]"
         if kind is dict or isinstance(data, Mapping):
@@ -633,7 +653,7 @@ class Redactor:
         like a key); never the JSON of data that holds a secret, because every key
         of the dump and every pattern is checked on it.
         """
-        if not self._fast:
+        if not self._fast or self.known:
             return None
         try:
             dumped = orjson.dumps(data)
@@ -684,7 +704,7 @@ class Redactor:
         redactor with extra patterns (a lookahead may look past a value's end), get
         :meth:`scan`.
         """
-        if not self._fast or self._extra_any is not None:
+        if not self._fast or self._extra_any is not None or self.known:
             return [self.scan(v) for v in values]
         out: list[bytes | None] = [None] * len(values)
         joined: list[tuple[int, bytes]] = []
@@ -727,7 +747,7 @@ class Redactor:
         text has a hint, its halves are checked again, down to :meth:`text` itself.
         Extra patterns and rules, and other strings, take :meth:`text` one by one.
         """
-        if self._rules or self._extra_any is not None:
+        if self._rules or self._extra_any is not None or self.known:
             return [self.text(v) for v in values]
         out = list(values)
         plain: list[int] = []
