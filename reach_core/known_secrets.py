@@ -29,10 +29,11 @@ ordinary words.
 from __future__ import annotations
 
 import base64
+import html
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
-from urllib.parse import quote, quote_plus
+from urllib.parse import quote, quote_plus, unquote_plus
 
 __all__ = ["MIN_PIECE", "MIN_SECRET", "KnownSecrets"]
 
@@ -87,15 +88,80 @@ def _literal_forms(secret: str) -> set[str]:
     return {f.lower() for f in forms if len(f) >= MIN_SECRET}
 
 
-class KnownSecrets:
-    """A set of exact secret values and the one regex that finds them in any of their spellings."""
+def _trie(words: Iterable[str], char: Callable[[str], str] = re.escape) -> str:
+    """A regex for "one of these (lower-case) literals", as a trie: ``re`` tries a flat
+    alternation's branches one by one at every position (30 forms of two secrets made a
+    10 kB text a 4 ms scan); a trie costs one comparison per branch, longest match first."""
+    groups: dict[str, set[str]] = {}
+    end = False
+    for w in words:
+        if w:
+            groups.setdefault(w[0], set()).add(w[1:])
+        else:
+            end = True
+    alts = [char(c) + _trie(rest, char) for c, rest in sorted(groups.items())]
+    if not alts:
+        return ""
+    body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+    return f"(?:{body})?" if end else body
 
-    __slots__ = ("values", "_regex", "_literals")
+
+def _char(c: str) -> str:
+    """One character of a literal, matched in either case without ``(?i)`` (which slows ``re``)."""
+    up, low = c.upper(), c.lower()
+    if up != low and len(up) == 1 and len(low) == 1:
+        return f"[{re.escape(low)}{re.escape(up)}]"
+    return re.escape(c)
+
+
+_ESCAPED = re.compile(r"(?i)\\+u([0-9a-f]{4})|\\+x([0-9a-f]{2})|\\+([\"'/\\])")
+
+
+def _decoded(text: str) -> str:
+    """``text`` with its escapes undone (percent, ``+``, JSON/C ``\\u``/``\\x``, HTML), lower-cased:
+    only to learn whether a secret hides in it, so the slow exact pattern runs rarely."""
+    if "&" in text:
+        text = html.unescape(text)
+    if "\\" in text:
+        text = _ESCAPED.sub(lambda m: chr(int(m.group(1) or m.group(2), 16)) if m.group(3) is None
+                            else m.group(3), text)
+    if "%" in text or "+" in text:
+        text = unquote_plus(text, errors="replace")
+    return text.lower()
+
+
+def _splice(text: str, spans: list[tuple[int, int]]) -> str:
+    parts, pos = [], 0
+    for start, end in spans:
+        parts.append(text[pos:start])
+        parts.append(_MASK)
+        pos = end
+    parts.append(text[pos:])
+    return "".join(parts)
+
+
+class KnownSecrets:
+    """A set of exact secret values, found in any of their spellings.
+
+    Three scans, cheapest first: one regex of every whole encoded form as a literal
+    (the secret in any case, its URL, hex, base64 and JSON forms); one exact pattern
+    that lets each character be escaped its own way, run only when the text holds an
+    escape (``%``, ``\\``, ``&``, ``+``) and, decoded, holds a secret; and the cut
+    pieces at the text's two ends, looked for only when the text's first or last
+    ``MIN_PIECE`` characters occur in some form.
+    """
+
+    __slots__ = ("values", "_literal", "_literal_any", "_exact", "_lowered", "_forms", "_grams", "_span")
 
     def __init__(self) -> None:
         self.values: frozenset[str] = frozenset()
-        self._regex: re.Pattern[str] | None = None
-        self._literals: tuple[tuple[str, str, str], ...] = ()
+        self._literal: re.Pattern[str] | None = None  # on lower-cased text
+        self._literal_any: re.Pattern[str] | None = None  # either case, on text whose lower() changes its length
+        self._exact: re.Pattern[str] | None = None
+        self._lowered: tuple[str, ...] = ()
+        self._forms: tuple[str, ...] = ()
+        self._grams: frozenset[str] = frozenset()
+        self._span = 0
 
     def __bool__(self) -> bool:
         return bool(self.values)
@@ -106,57 +172,91 @@ class KnownSecrets:
         if not new:
             return False
         self.values = self.values | new
-        alternatives: list[str] = []
-        literals: set[str] = set()
-        for secret in sorted(self.values, key=len, reverse=True):
-            alternatives.append("".join(_char_forms(ch) for ch in secret))
-            b64 = _b64_fragments(secret.encode("utf-8", "surrogatepass"))
-            alternatives += [re.escape(f) for f in sorted(b64, key=len, reverse=True)]
-            alternatives.append(re.escape(secret.encode("utf-8", "surrogatepass").hex()))
-            literals |= _literal_forms(secret)
-        self._regex = re.compile("(?i)" + "|".join(alternatives))
-        self._literals = tuple((f, f[:MIN_PIECE], f[-MIN_PIECE:]) for f in sorted(literals, key=len, reverse=True))
+        forms: set[str] = set()
+        for secret in self.values:
+            forms |= _literal_forms(secret)
+        ordered = sorted(forms, key=len, reverse=True)
+        self._forms = tuple(ordered)
+        self._literal = re.compile(_trie(ordered))
+        self._literal_any = re.compile(_trie(ordered, _char))
+        self._exact = re.compile("(?i)" + "|".join("".join(_char_forms(ch) for ch in secret)
+                                                   for secret in sorted(self.values, key=len, reverse=True)))
+        self._lowered = tuple(v.lower() for v in self.values)
+        self._grams = frozenset(f[i:i + MIN_PIECE] for f in ordered for i in range(len(f) - MIN_PIECE + 1))
+        self._span = max(len(f) for f in ordered) - 1
         return True
 
     def found_in(self, text: str) -> bool:
         """Does ``text`` hold one of the secrets (whole, in any spelling)?"""
-        return self._regex is not None and self._regex.search(text) is not None
+        if self._literal is None:
+            return False
+        if self._literal_spans(text):
+            return True
+        return self._escaped(text) and self._exact is not None and self._exact.search(text) is not None
+
+    def _literal_spans(self, text: str) -> list[tuple[int, int]]:
+        """Where the whole forms are in ``text`` (searched in its lower-cased copy: a trie of
+        plain literals is the fast case of ``re``; positions agree when lowering keeps the length)."""
+        assert self._literal is not None and self._literal_any is not None
+        if len(text) < MIN_SECRET:
+            return []
+        low = text.lower()
+        if len(low) != len(text):
+            return [m.span() for m in self._literal_any.finditer(text)]
+        if len(low) > 200:  # on long text, str.find in C per form is the fast "no"
+            if not any(form in low for form in self._forms):
+                return []
+        elif self._literal.search(low) is None:
+            return []
+        return [m.span() for m in self._literal.finditer(low)]
+
+    def _escaped(self, text: str) -> bool:
+        """Could ``text`` hold a secret written with escapes? (Decoded, it holds one.)"""
+        if "%" not in text and "\\" not in text and "&" not in text and "+" not in text:
+            return False
+        decoded = _decoded(text)
+        return any(v in decoded for v in self._lowered)
 
     def mask(self, text: str) -> str:
         """``text`` with every secret (whole, encoded, or cut at its start or end) as ``[REDACTED]``."""
-        if self._regex is None or not text:
+        if self._literal is None or not text:
             return text
-        out = self._regex.sub(_MASK, text)
+        spans = self._literal_spans(text)
+        out = _splice(text, spans) if spans else text
+        if self._escaped(out):
+            assert self._exact is not None
+            out = self._exact.sub(_MASK, out)
         if len(out) >= MIN_PIECE:
-            out = self._mask_cuts(out)
+            low = out.lower()
+            if low[:MIN_PIECE] in self._grams or low[-MIN_PIECE:] in self._grams:
+                out = self._mask_cuts(out, low)
         return out
 
-    def _mask_cuts(self, text: str) -> str:
+    def _mask_cuts(self, text: str, low: str) -> str:
         """Mask a piece of a secret at the very start or end of ``text`` (see the module docstring)."""
-        low = text.lower()
+        n = len(low)
         head = tail = 0
-        for form, first, last in self._literals:
-            span = len(form) - 1
-            # the end of text is the start of the form: find its first MIN_PIECE chars near the end
-            zone_start = max(0, len(low) - span)
-            pos = low.find(first, zone_start)
-            while pos != -1:
-                if form.startswith(low[pos:]):
-                    tail = max(tail, len(low) - pos)
+        for form in self._forms:
+            # the end of text is the start of the form: longest piece first
+            for k in range(min(len(form) - 1, n), MIN_PIECE - 1, -1):
+                if k <= tail:
                     break
-                pos = low.find(first, pos + 1)
-            # the start of text is the end of the form: find its last MIN_PIECE chars near the start
-            zone = low[:span]
-            pos = zone.rfind(last)
-            while pos != -1:
-                if form.endswith(low[:pos + MIN_PIECE]):
-                    head = max(head, pos + MIN_PIECE)
+                if low.endswith(form[:k]):
+                    tail = k
                     break
-                pos = zone.rfind(last, 0, pos + MIN_PIECE - 1)
-        if head + tail >= len(text) and (head or tail):
+            # the start of text is the end of the form
+            for k in range(min(len(form) - 1, n), MIN_PIECE - 1, -1):
+                if k <= head:
+                    break
+                if low.startswith(form[-k:]):
+                    head = k
+                    break
+        if not head and not tail:
+            return text
+        if head + tail >= n:
             return _MASK
         if tail:
-            text = text[:len(text) - tail] + _MASK
+            text = text[:n - tail] + _MASK
         if head:
             text = _MASK + text[head:]
         return text
@@ -185,6 +285,6 @@ class KnownSecrets:
         result.content = self.mask_data(result.content)
         if result.error is not None:
             result.error.message = self.mask(result.error.message)
-        if result.meta:
-            result.meta = self.mask_data(result.meta)
+        if result.meta:  # its keys are reach's and plugins' own names: only the values can hold a secret
+            result.meta = {k: self.mask_data(v) for k, v in result.meta.items()}
         return result
