@@ -15,7 +15,6 @@ import asyncio
 import base64
 import json
 import logging
-from types import SimpleNamespace
 from typing import Any
 from urllib.parse import quote, quote_plus
 
@@ -128,6 +127,13 @@ def _leaky_plugin():
     class Plugin:
         REACH_PLUGIN_NAME = "reach-leaky"
 
+        def __init__(self) -> None:
+            self.progress: list[dict[str, Any]] = []
+
+        @hookimpl
+        def reach_tool_progress(self, event, ctx):
+            self.progress.append(dict(event))
+
         @hookimpl
         def reach_plugin_settings(self):
             return dict  # the raw table, its { env = ... } values resolved
@@ -148,12 +154,17 @@ def _leaky_plugin():
 
 
 @pytest.fixture
-def reach(tmp_path, monkeypatch):
+def leaky():
+    return _leaky_plugin()
+
+
+@pytest.fixture
+def reach(tmp_path, monkeypatch, leaky):
     monkeypatch.setenv("REACH_REDTEAM_API_KEY", API_KEY)
     config = {"plugins": {"reach-leaky": {"api": {"key": {"env": "REACH_REDTEAM_API_KEY"}},
                                           "password": PASSWORD,
                                           "dsn": f"postgresql://app:{quote(DSN_PASSWORD, safe='')}@db/app"}}}
-    reach = make_reach(("reach-leaky", _leaky_plugin()), config=config, data_dir=tmp_path)
+    reach = make_reach(("reach-leaky", leaky), config=config, data_dir=tmp_path)
     assert [t.name for t in reach.all_tools()] == ["leak", "leak_stream"]
     return reach
 
@@ -187,18 +198,7 @@ def test_content_string(reach, which, spelling):
 @pytest.mark.parametrize("spelling", ["as-is", "url-quote", "base64", "basic-auth", "hex-upper",
                                       "json-unicode-escaped", "json-in-sentence", "swapcase"])
 @pytest.mark.parametrize("which", WHICH)
-def test_every_channel(reach, which, spelling, where, caplog):
-    progress: list[Any] = []
-
-    class Watch:
-        REACH_PLUGIN_NAME = "watch"
-
-        @hookimpl
-        def reach_tool_progress(self, event, ctx):
-            progress.append(dict(event))
-
-    reach.runtime.pm.register(Watch(), name="watch")
-    reach.runtime.hooks.refresh() if hasattr(reach.runtime.hooks, "refresh") else None
+def test_every_channel(reach, leaky, which, spelling, where, caplog):
     with caplog.at_level(logging.DEBUG, logger="reach"):
         result = asyncio.run(reach.invoke("leak", {"which": which, "spelling": spelling, "where": where}))
     seen = _seen(result)
@@ -206,9 +206,14 @@ def test_every_channel(reach, which, spelling, where, caplog):
     logged = "\n".join(r.getMessage() + json.dumps(getattr(r, "reach_event", {}), default=str)
                        for r in caplog.records)
     _assert_clean(logged, SECRETS[which], spelling)
-    _assert_clean(json.dumps(progress, default=str), SECRETS[which], spelling)
+    _assert_clean(json.dumps(leaky.progress, default=str), SECRETS[which], spelling)
     if where == "internal":
-        assert "connect failed with" in logged  # the log still tells what happened
+        assert "connect failed with" in logged and (MASK in logged or "***" in logged)  # still says what happened
+    if where == "progress":
+        assert [e["message"].startswith("using ") for e in leaky.progress] == [True]
+        assert MASK in leaky.progress[0]["message"]
+    if where in ("error", "fix", "nested", "key"):
+        assert MASK in seen
 
 
 async def _stream(reach, args):
