@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import base64
 import html
+import os
 import re
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -39,6 +40,7 @@ __all__ = ["MIN_PIECE", "MIN_SECRET", "KnownSecrets"]
 
 MIN_SECRET = 6
 MIN_PIECE = 4
+_MAX_EXACT = 256  # longest value matched with each character escaped its own way
 _MASK = "[REDACTED]"
 
 
@@ -91,17 +93,21 @@ def _literal_forms(secret: str) -> set[str]:
 def _trie(words: Iterable[str], char: Callable[[str], str] = re.escape) -> str:
     """A regex for "one of these (lower-case) literals", as a trie: ``re`` tries a flat
     alternation's branches one by one at every position (30 forms of two secrets made a
-    10 kB text a 4 ms scan); a trie costs one comparison per branch, longest match first."""
-    groups: dict[str, set[str]] = {}
-    end = False
-    for w in words:
-        if w:
-            groups.setdefault(w[0], set()).add(w[1:])
-        else:
-            end = True
-    alts = [char(c) + _trie(rest, char) for c, rest in sorted(groups.items())]
-    if not alts:
+    10 kB text a 4 ms scan); a trie costs one comparison per branch, longest match first.
+    A run without a branch is written at once, so the nesting is the number of branch
+    points, not the length of the longest literal."""
+    words = sorted(set(words))
+    end = "" in words
+    words = [w for w in words if w]
+    if not words:
         return ""
+    common = os.path.commonprefix(words)
+    if common and not end:
+        return "".join(char(c) for c in common) + _trie([w[len(common):] for w in words], char)
+    groups: dict[str, list[str]] = {}
+    for w in words:
+        groups.setdefault(w[0], []).append(w[1:])
+    alts = [char(c) + _trie(rest, char) for c, rest in groups.items()]
     body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
     return f"(?:{body})?" if end else body
 
@@ -179,8 +185,10 @@ class KnownSecrets:
         self._forms = tuple(ordered)
         self._literal = re.compile(_trie(ordered))
         self._literal_any = re.compile(_trie(ordered, _char))
-        self._exact = re.compile("(?i)" + "|".join("".join(_char_forms(ch) for ch in secret)
-                                                   for secret in sorted(self.values, key=len, reverse=True)))
+        # each character in any escape: for values of a sane length (a PEM key is found by its literal forms)
+        exact = [v for v in sorted(self.values, key=len, reverse=True) if len(v) <= _MAX_EXACT]
+        self._exact = re.compile("(?i)" + "|".join("".join(_char_forms(ch) for ch in v) for v in exact)
+                                 if exact else "(?!)")
         self._lowered = tuple(v.lower() for v in self.values)
         self._grams = frozenset(f[i:i + MIN_PIECE] for f in ordered for i in range(len(f) - MIN_PIECE + 1))
         self._span = max(len(f) for f in ordered) - 1

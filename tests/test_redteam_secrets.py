@@ -287,6 +287,25 @@ def test_positive_control_no_secrets_configured(tmp_path):
     "x_api%2Dkey: abc123xyz789",
     '"api\\u005fkey": "abc123xyz789"',
     '{"\\u0070assword": "abc123xyz789"}',
+    # escaped twice, quotes as \u0022, keys escaped inside an escaped object
+    r'{\\\"api_key\\\":\\\"abc123xyz789\\\"}',
+    r'\u0022api_key\u0022: \u0022abc123xyz789\u0022',
+    r'{\"\u0070assword\": \"abc123xyz789\"}',
+    r'"API\u005FKEY":"abc123xyz789"',
+    # JSON objects inside a sentence whose shape is not key=value
+    'sent {"api_keys": ["abc123xyz789", "zzz"]} ok',
+    'sent {"name": "DB_PASSWORD", "value": "abc123xyz789"} ok',
+    'sent [{"name": "api_key", "value": "abc123xyz789"}] ok',
+    'prefix {"a": 1, "b": {"c": [1, {"password": "abc123xyz789"}]}} suffix',
+    'two: {"x":1} and {"token":"abc123xyz789"}',
+    'sent {"password": "abc 123xyz789 horse"} ok',
+    # percent escapes over the separator, the whole pair, or the whole object
+    "q=api_key%3Dabc123xyz789",
+    "%70%61%73%73%77%6F%72%64%3Dabc123xyz789",
+    "api%5Fkey%3Aabc123xyz789",
+    "data=%7B%22api_key%22%3A%22abc123xyz789%22%7D",
+    "api%255Fkey=abc123xyz789",
+    "api&#95;key=abc123xyz789",
 ])
 def test_rules_mask_escaped_keys(text):
     out = Redactor().text(text)
@@ -295,6 +314,8 @@ def test_rules_mask_escaped_keys(text):
 
 @pytest.mark.parametrize("text", [
     "api%5Fversion=2", "page%5Fsize=10", '{"user": "bob", "count": 2}', "see {\"name\": \"x\"} here",
+    "see [1, 2] and {\"user\": \"bob\"} fine", "100% sure, 50%25 off", "path /a%20b/c?city=Paris",
+    'JSON {"a": "\\u00e9t\\u00e9"}', "q=max%5Ftokens%3D100", '{"monkey": "banana", "author": "Ann"} ok',
 ])
 def test_rules_positive_controls(text):
     assert Redactor().text(text) == text
