@@ -269,7 +269,7 @@ class KnownSecrets:
             text = _MASK + text[head:]
         return text
 
-    def mask_data(self, data: object, _depth: int = 0) -> object:
+    def mask_data(self, data: Any, _depth: int = 0) -> Any:
         """A copy of JSON-like ``data`` with every known secret masked in its strings, keys and
         numbers. Nothing else is changed: unlike the key and pattern rules (for logs), this
         is for what a model reads, which must stay as the tool gave it but for the secrets."""

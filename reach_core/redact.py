@@ -433,7 +433,7 @@ class Redactor:
         ``values`` are masked wherever they turn up, in every spelling
         :mod:`reach_core.known_secrets` knows (encoded, escaped, cut)."""
         if self.known.add(values):
-            self._key_cache = {}  # keys are redacted text too
+            self._key_cache.clear()  # keys are redacted text too
         keys, patterns = list(keys), list(patterns)
         if not keys and not patterns:
             return
