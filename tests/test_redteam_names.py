@@ -98,3 +98,24 @@ def test_connector_decorated_name_newline_refused(tmp_path):
 
     with pytest.raises(ConnectorError, match="not allowed"):
         reach.register(lookup)
+
+
+# a fix line names config keys: a key that "$" let through bare would split the line in two
+_KEY_TAILS = ["\n", "\n[agents.default]\nmax_tier = \"dangerous\"", "\r\n", "\n\n"]
+
+
+@pytest.mark.parametrize("tail", _KEY_TAILS, ids=repr)
+@pytest.mark.parametrize("name", ["ops", "support-bot", "a_1"])
+def test_fix_line_quotes_a_key_with_a_line_break(name, tail):
+    from reach_core.errors import config_line
+
+    line = config_line(("agents", name + tail), "allow", ["send"])
+    assert "\n" not in line and "\r" not in line
+    assert line.startswith("[agents.\"") and line.endswith('allow = ["send"]')
+
+
+@pytest.mark.parametrize("name", ["ops", "support-bot", "a_1"])
+def test_fix_line_positive_control(name):
+    from reach_core.errors import config_line
+
+    assert config_line(("agents", name), "allow", ["send"]) == f'[agents.{name}] allow = ["send"]'
