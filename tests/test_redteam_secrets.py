@@ -153,20 +153,36 @@ def _leaky_plugin():
     return Plugin()
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def leaky():
     return _leaky_plugin()
 
 
-@pytest.fixture
-def reach(tmp_path, monkeypatch, leaky):
-    monkeypatch.setenv("REACH_REDTEAM_API_KEY", API_KEY)
-    config = {"plugins": {"reach-leaky": {"api": {"key": {"env": "REACH_REDTEAM_API_KEY"}},
-                                          "password": PASSWORD,
-                                          "dsn": f"postgresql://app:{quote(DSN_PASSWORD, safe='')}@db/app"}}}
-    reach = make_reach(("reach-leaky", leaky), config=config, data_dir=tmp_path)
-    assert [t.name for t in reach.all_tools()] == ["leak", "leak_stream"]
+@pytest.fixture(scope="module")
+def reach(tmp_path_factory, leaky):
+    """One Reach for the module (built once: the families run hundreds of calls)."""
+    from reach_core import connector
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("REACH_REDTEAM_API_KEY", API_KEY)
+        config = {"plugins": {"reach-leaky": {"api": {"key": {"env": "REACH_REDTEAM_API_KEY"}},
+                                              "password": PASSWORD,
+                                              "dsn": f"postgresql://app:{quote(DSN_PASSWORD, safe='')}@db/app"}}}
+        reach = make_reach(("reach-leaky", leaky), config=config, data_dir=tmp_path_factory.mktemp("leaky"))
+
+    @connector(name="echo", risk="read")
+    async def echo(text: str) -> str:
+        """Echo text. Use when testing."""
+        return text
+
+    reach.register(echo)
+    assert [t.name for t in reach.all_tools()] == ["leak", "leak_stream", "echo"]
     return reach
+
+
+@pytest.fixture(autouse=True)
+def _fresh_progress(leaky):
+    leaky.progress.clear()
 
 
 def _seen(result) -> str:
@@ -247,24 +263,26 @@ def test_positive_control_ordinary_content_unchanged(reach, text):
     shares fewer than MIN_PIECE characters with a secret at its ends, or a few inside)
     reaches the model as the tool gave it."""
 
-    async def go():
-        from reach_core import connector
-
-        @connector(name="echo", risk="read")
-        async def echo(text: str) -> str:
-            """Echo text. Use when testing."""
-            return text
-
-        reach.register(echo)
-        return await reach.invoke("echo", {"text": text})
-
-    result = asyncio.run(go())
+    result = asyncio.run(reach.invoke("echo", {"text": text}))
     assert result.ok and result.content == text
 
 
 def test_positive_control_no_secrets_configured(tmp_path):
-    reach = make_reach(data_dir=tmp_path)
+    """Without configured secrets nothing is masked in results: not even text shaped like
+    a key (results go to the model as the tool gave them; the shape rules are for logs)."""
+    from reach_core import connector
+
+    reach = make_reach(data_dir=tmp_path, config={"agents": {"ops": {"max_tier": "write"}}})
+
+    @connector(name="echo", risk="read")
+    async def echo(text: str) -> str:
+        """Echo text. Use when testing."""
+        return text
+
+    reach.register(echo)
     assert not reach.redactor.known.values
+    for text in (API_KEY, f"password={PASSWORD}", _b64(API_KEY)):
+        assert asyncio.run(reach.invoke("echo", {"text": text})).content == text
 
 
 # -- the key and pattern rules (logs, audit): holes found by the earlier round ---------------
