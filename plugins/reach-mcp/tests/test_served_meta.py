@@ -30,12 +30,18 @@ class Pay(Connector):
         return {"paid": params["amount"], "n": len(ran)}
 
 
-@pytest.fixture
-def server(tmp_path):
-    ran.clear()
-    reach = make_reach(data_dir=tmp_path / "data")
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    reach = make_reach(data_dir=tmp_path_factory.mktemp("meta") / "data")
     reach.register(Pay())
     return build_server(reach, ServeSettings(), agent=None)
+
+
+@pytest.fixture
+def server(built):
+    """The module's server (each test's keys are its own), with a fresh record of what ran."""
+    ran.clear()
+    return built
 
 
 def _deep(n: int) -> Any:
