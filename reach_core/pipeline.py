@@ -200,7 +200,7 @@ async def invoke(
             raise failure
         if route is None or tool is None:
             raise _unknown_tool(rt, call, agent)
-        if allowed is not None and tool.name not in allowed or type(allowed) is str and tool.name != allowed:
+        if allowed is not None and (tool.name not in allowed or type(allowed) is str and tool.name != allowed):
             allowed = [allowed] if isinstance(allowed, str) else allowed  # one name, not its characters
             raise ToolFailure(
                 f"tool `{tool.name}` is not available in this conversation; use one of: "
