@@ -22,8 +22,10 @@ async def main() -> None:
     plain = b.make_reach_bench()
     two = b.make_reach_bench()
     two.redactor.add(values=SECRETS)  # what [plugins.NAME] key = { env = ... } configures
-    rows = [("core read, no secrets", b.reach_call(plain, "add")), ("core write, no secrets", b.reach_call(plain, "put")),
-            ("core read, 2 secrets", b.reach_call(two, "add")), ("core write, 2 secrets", b.reach_call(two, "put"))]
+    rows = [("core read, no secrets", b.reach_call(plain, "add")),
+            ("core write, no secrets", b.reach_call(plain, "put")),
+            ("core read, 2 secrets", b.reach_call(two, "add")),
+            ("core write, 2 secrets", b.reach_call(two, "put"))]
     for name, fn in rows:
         for _ in range(b.N // 10):  # warm up
             await fn()
