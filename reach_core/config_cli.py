@@ -231,7 +231,7 @@ def mask(value: Any, key: str = "") -> Any:
 
 
 # ------------------------------------------------------------------ a small TOML writer
-_BARE = re.compile(r"^[A-Za-z0-9_-]+$")
+_BARE = re.compile(r"[A-Za-z0-9_-]+\Z")  # \Z: "$" lets "key\n" through, bare
 
 
 def _key(k: str) -> str:

@@ -54,6 +54,20 @@ patterns.
 
 Secrets are written `{ env = "VAR" }` in `[plugins.NAME]` tables and read from the
 environment when the plugin's settings are validated.
+
+Every secret config holds (what `{ env = "VAR" }` reads, a string under a secret key
+name such as `api_key = "..."` or `password = "..."`, the password of a URL such as
+`store = "postgresql://app:PW@db/app"`; six characters or more) is masked as
+`[REDACTED]` wherever it turns up: tool results, error messages, `fix` hints, meta,
+streamed items, progress events and reach's log records. It is found as written, in
+any letter case, with any character percent-, JSON-, HTML- or `\\x`-escaped,
+base64-encoded (at any offset inside a longer encoded text, as in `Basic ...`),
+hex-encoded, and cut: a text that ends with the first four or more characters of a
+secret (or starts with its last ones) loses that piece too, so a truncated result or
+a token split over two streamed chunks does not leak half of it. Ordinary results
+are otherwise passed to the model as the tool gave them. Code that holds a secret
+config does not (a token fetched at run time) can add it:
+`reach.redactor.add(values=[token])`.
 """
 
 ENV = """\

@@ -15,7 +15,7 @@ from .errors import ConfigError
 if TYPE_CHECKING:
     from pathlib import Path
 
-__all__ = ["find_default", "mask_secrets", "read_config", "read_file", "resolve_secrets"]
+__all__ = ["find_default", "mask_secrets", "read_config", "read_file", "resolve_secrets", "secret_values"]
 
 #: every secret value read through ``{ env = "VAR" }`` in this process (6 characters or
 #: more: shorter values would mask ordinary words), masked in reach's error logs
@@ -181,3 +181,43 @@ def mask_secrets(text: str) -> str:
         if secret in text:
             text = text.replace(secret, "***")
     return text
+
+
+def secret_values(value: Any, is_secret_key: Any, *, _secret: bool = False, _depth: int = 0) -> set[str]:
+    """Every secret a config table holds, as the value reach will use: what ``{ env = "VAR" }``
+    reads, strings under a secret key name (``api_key = "sk-..."``, ``password = "..."``,
+    ``is_secret_key(name)`` decides) and the password of any URL (``postgresql://u:PW@h``).
+
+    Why: these exact values must never reach a model or a log, in any spelling
+    (``Redactor.add(values=...)``); unset variables are skipped (validation reports them).
+    """
+    found: set[str] = set()
+    if _depth > 32:
+        return found
+    if isinstance(value, dict):
+        if set(value) == {"env"} and isinstance(value["env"], str):
+            env = os.environ.get(value["env"])
+            if env:
+                found.add(env)
+            return found
+        for k, v in value.items():
+            # a secret key's own text (or list of texts); a table under it (auth = {type = "bearer",
+            # token = ...}) is decided key by key, or "bearer" would be masked everywhere
+            secret = not isinstance(v, dict) and isinstance(k, str) and bool(is_secret_key(k))
+            found |= secret_values(v, is_secret_key, _secret=secret, _depth=_depth + 1)
+    elif isinstance(value, list | tuple):
+        for v in value:
+            found |= secret_values(v, is_secret_key, _secret=_secret, _depth=_depth + 1)
+    elif isinstance(value, str):
+        if _secret:
+            found.add(value)
+        if "://" in value and "@" in value:
+            from urllib.parse import unquote, urlsplit
+
+            try:
+                password = urlsplit(value.strip()).password
+            except ValueError:
+                password = None
+            if password:
+                found |= {password, unquote(password)}
+    return found

@@ -94,6 +94,9 @@ class CallContext:
 
     async def report_progress(self, done: float, total: float | None = None, message: str | None = None) -> None:
         """Tell observers (``reach_tool_progress``, streams, MCP) how far the call is."""
+        known = getattr(self.rt, "runtime", self.rt).redactor.known
+        if known.values and isinstance(message, str):  # configured secrets never reach an observer
+            message = known.mask(message)
         event = ProgressEvent(
             type="progress", call_id=self.call_id, tool=self.tool.name if self.tool else None,
             done=done, total=total, message=message,

@@ -219,7 +219,7 @@ class RateLimited(ToolFailure):
 
 @functools.cache
 def _bare_key() -> re.Pattern[str]:
-    return re.compile(r"^[A-Za-z0-9_-]+$")
+    return re.compile(r"[A-Za-z0-9_-]+\Z")
 
 
 def _toml_key(key: str) -> str:

@@ -373,7 +373,8 @@ async def run_agent(
     first_choice = normalize_tool_choice(tool_choice)
     forced = forced_tool_name(first_choice)
     is_forced = forced is not None or first_choice == "required"
-    allowed = list(dict.fromkeys(tools)) if tools is not None else None
+    # a single string is one tool's name, not a list of its characters
+    allowed = list(dict.fromkeys([tools] if isinstance(tools, str) else tools)) if tools is not None else None
     if allowed is not None and hasattr(reach, "all_tools"):
         known = {t.name for t in reach.all_tools()}
         missing = [n for n in allowed if n not in known]

@@ -200,7 +200,8 @@ async def invoke(
             raise failure
         if route is None or tool is None:
             raise _unknown_tool(rt, call, agent)
-        if allowed is not None and tool.name not in allowed:
+        if allowed is not None and (tool.name not in allowed or type(allowed) is str and tool.name != allowed):
+            allowed = [allowed] if isinstance(allowed, str) else allowed  # one name, not its characters
             raise ToolFailure(
                 f"tool `{tool.name}` is not available in this conversation; use one of: "
                 f"{', '.join(sorted(allowed)) or '(none)'}.",
@@ -224,9 +225,13 @@ async def invoke(
                     fix=policy.denial_fix(tool, confirmer=rt.has_confirmer()),
                 )
             if not tool.idempotent:
-                ctx.idempotency_key = call.idempotency_key or idempotency_key or (
-                    f"{run_id}:{call.id}" if run_id else None
-                )
+                key = call.idempotency_key if call.idempotency_key is not None else idempotency_key
+                if key is not None:
+                    from .guard.ledger import checked_key  # (guard is imported with the first Reach)
+
+                    ctx.idempotency_key = checked_key(key)
+                elif run_id:
+                    ctx.idempotency_key = f"{run_id}:{call.id}"
             if flags & CONFIRM:
                 ctx.needs_confirmation = True
                 by = host_approval(tool.name, call.id)
@@ -331,6 +336,8 @@ async def invoke(
                     break
                 result = new
         result.elapsed_ms = (time.perf_counter() - t0) * 1000.0  # with the post-invoke hooks' time
+    if rt.redactor.known.values:  # secrets reach was configured with never reach the model (known_secrets)
+        result = rt.redactor.known.mask_result(result)
     if rt.log_calls and _CALL_LOG.isEnabledFor(20):  # asked per call: the host may configure logging any time
         rt.log.info(
             "reach.tool_call", trace_id=ctx.trace_id, run_id=run_id, call_id=call.id, agent=ctx.agent,

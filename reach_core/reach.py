@@ -92,6 +92,13 @@ class Reach:
         cfg, rt = self.config, self.runtime
         raise_problems(check_plugin_names(cfg, self.plugin_names))  # before [plugins.NAME] is read
         disabled_hooks: dict[str, set[str]] = {}
+        from .configfile import secret_values
+
+        # the secrets config holds (env values, secret-named keys, URL passwords): masked everywhere
+        values = secret_values(cfg.model_dump(), rt.redactor.is_secret_key)
+        for info in self._loaded():
+            values |= secret_values(cfg.plugins.plugin_table(info.name), rt.redactor.is_secret_key)
+        rt.redactor.add(values=values)
         for info in self._loaded():
             table = cfg.plugins.plugin_table(info.name)
             disabled_hooks[info.name] = set(table.pop("hooks_disabled", []) or [])

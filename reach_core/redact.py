@@ -32,6 +32,8 @@ from urllib.parse import unquote
 
 import orjson
 
+from .known_secrets import KnownSecrets
+
 __all__ = ["MASK", "Redactor"]
 
 MASK = "[REDACTED]"
@@ -416,6 +418,8 @@ class Redactor:
     """
 
     def __init__(self, extra_keys: Iterable[str] = (), extra_patterns: Iterable[str] = ()) -> None:
+        #: the exact secret values reach was configured with (see ``reach_core.known_secrets``)
+        self.known = KnownSecrets()
         self._extra_keys: frozenset[str] = frozenset()
         self._extra_patterns: list[str] = []
         self._rules: list[Callable[[str], str]] = []
@@ -423,8 +427,13 @@ class Redactor:
         self.add(keys=extra_keys, patterns=extra_patterns)
 
     # -- configuration ---------------------------------------------------------
-    def add(self, *, keys: Iterable[str] = (), patterns: Iterable[str] = ()) -> None:
-        """Add secret key names and regexes (a plugin's or the configuration's own)."""
+    def add(self, *, keys: Iterable[str] = (), patterns: Iterable[str] = (), values: Iterable[str] = ()) -> None:
+        """Add secret key names, regexes and exact secret values (a plugin's or the configuration's own).
+
+        ``values`` are masked wherever they turn up, in every spelling
+        :mod:`reach_core.known_secrets` knows (encoded, escaped, cut)."""
+        if self.known.add(values):
+            self._key_cache.clear()  # keys are redacted text too
         keys, patterns = list(keys), list(patterns)
         if not keys and not patterns:
             return
@@ -447,6 +456,7 @@ class Redactor:
         self._key_cache: dict[Any, tuple[bool, str]] = {}
         # Scanning a whole dump equals scanning each string only for patterns that do
         # not look at string boundaries; anchored extra patterns turn the fast path off.
+        # (Known secrets are cut at string boundaries too: :meth:`scan` leaves them to the walk.)
         self._fast = not self._rules and not any(re.search(r"\^|\$|\\A|\\Z|\(\?<[=!]", p) for p in extra)
 
     # -- decisions -------------------------------------------------------------
@@ -469,7 +479,13 @@ class Redactor:
 
     # -- text ------------------------------------------------------------------
     def text(self, value: str) -> str:
-        """``value`` with every secret the text rules recognise replaced by ``[REDACTED]``."""
+        """``value`` with every secret the text rules recognise replaced by ``[REDACTED]``
+        (and every known secret value, in any spelling)."""
+        if self.known:
+            return self.known.mask(self._rules_text(value))
+        return self._rules_text(value)
+
+    def _rules_text(self, value: str) -> str:
         # JSON inside a string (a request body, a header list, an env dump): decided by its
         # structure, as for data, so escaped keys ("\u043f...") and name/value pairs are seen
         inner = _embedded_json(value)
@@ -477,7 +493,13 @@ class Redactor:
             masked = self.value(inner)
             if masked != inner:
                 return orjson.dumps(masked).decode()
+        elif "{" in value or "[" in value:
+            value = self._json_in_text(value)  # "request failed: {...} (retrying)"
+        if _ESCAPE_HINT.search(value) is not None:
+            value = self._escaped_secrets(value)  # keys and values hidden by escapes: %5F, \u0022, &#95;
         if not self._maybe(value) and not self._rules:
+            if "%" in value and self._maybe(unquote(value)):
+                return self._text(value)  # a key spelt with percent escapes: "pass%77ord=", "api%5Fkey="
             if value.isascii():
                 return value
             skel = skeleton(value)
@@ -492,6 +514,43 @@ class Redactor:
                 if masked != skel:
                     return masked
         return out
+
+    def _json_in_text(self, value: str) -> str:
+        """``value`` with each JSON object or array written inside it (a sentence, a log line)
+        masked by its structure, as :meth:`value` masks data: ``{"name": "DB_PASSWORD",
+        "value": ...}`` and ``{"api_keys": [...]}`` have no ``key=value`` shape for the text
+        rules. Parsing is bounded: failed attempts may read at most twice the text."""
+        spans: list[tuple[int, int, str]] = []
+        for start, end, obj in _json_spans(value):
+            masked = self.value(obj)
+            if masked != obj:
+                spans.append((start, end, orjson.dumps(masked).decode()))
+        if not spans:
+            return value
+        parts, pos = [], 0
+        for start, end, text in spans:
+            parts += [value[pos:start], text]
+            pos = end
+        parts.append(value[pos:])
+        return "".join(parts)
+
+    def _escaped_secrets(self, value: str) -> str:
+        """``value`` with the secrets its escapes hide masked in every spelling: the text is
+        decoded (percent escapes, JSON's ``\\"`` and ``\\u0022``, HTML references, up to three
+        layers), the decoded text's secrets found by the same rules, and each of them masked
+        in the original wherever and however it is written (``KnownSecrets``)."""
+        decoded = _unescape(value)
+        if decoded == value:
+            return value
+        found = [s for s in self.secrets_in(decoded) if MASK not in s]
+        if not found:
+            return value
+        known = KnownSecrets()
+        if known.add(found):
+            value = known.mask(value)
+        for short in (s for s in found if len(s) < 6):
+            value = value.replace(short, MASK)
+        return value
 
     def _maybe(self, value: str) -> bool:
         """Could any rule mask something in ``value``? (False is certain, True is a guess.)"""
@@ -546,6 +605,9 @@ class Redactor:
             inner = _embedded_json(data)
             if inner is not None:
                 self._secrets_in(inner, found, depth + 1)
+            elif "{" in data or "[" in data:
+                for _start, _end, obj in _json_spans(data):
+                    self._secrets_in(obj, found, depth + 1)
             self._text(data, found)
         elif isinstance(data, Mapping):
             for k, v in data.items():
@@ -588,8 +650,10 @@ class Redactor:
         kind = type(data)
         if kind is str:
             return self.text(data)
-        if data is None or kind is int or kind is float or kind is bool:
+        if data is None or kind is bool:
             return data
+        if kind is int or kind is float:
+            return MASK if self.known and str(data) in self.known.values else data
         if _depth >= _MAX_DEPTH:
             return "[TOO DEEP]"
         if kind is dict or isinstance(data, Mapping):
@@ -633,7 +697,7 @@ class Redactor:
         like a key); never the JSON of data that holds a secret, because every key
         of the dump and every pattern is checked on it.
         """
-        if not self._fast:
+        if not self._fast or self.known:
             return None
         try:
             dumped = orjson.dumps(data)
@@ -653,6 +717,8 @@ class Redactor:
             return False
         if not text.isascii() and skeleton(text) != text:
             return False
+        if _ESCAPE_HINT.search(text) is not None and self._hint.search(_unescape(text).lower()) is not None:
+            return False  # "q":"api_key%3D...": a pair the escapes hide
         key = self._key
         for name in set(_JSON_KEY.findall(text)):
             if key(name)[0]:
@@ -684,7 +750,7 @@ class Redactor:
         redactor with extra patterns (a lookahead may look past a value's end), get
         :meth:`scan`.
         """
-        if not self._fast or self._extra_any is not None:
+        if not self._fast or self._extra_any is not None or self.known:
             return [self.scan(v) for v in values]
         out: list[bytes | None] = [None] * len(values)
         joined: list[tuple[int, bytes]] = []
@@ -727,12 +793,12 @@ class Redactor:
         text has a hint, its halves are checked again, down to :meth:`text` itself.
         Extra patterns and rules, and other strings, take :meth:`text` one by one.
         """
-        if self._rules or self._extra_any is not None:
+        if self._rules or self._extra_any is not None or self.known:
             return [self.text(v) for v in values]
         out = list(values)
         plain: list[int] = []
         for i, v in enumerate(values):
-            if type(v) is str and v.isascii() and (v[:1] if v[:1] not in _SPACE else v.lstrip()[:1]) not in ("{", "["):
+            if type(v) is str and v.isascii() and "{" not in v and "[" not in v and _ESCAPE_HINT.search(v) is None:
                 plain.append(i)
             else:
                 out[i] = self.text(v)
@@ -755,6 +821,54 @@ class Redactor:
     ) -> MutableMapping[str, Any]:
         """A structlog processor: add it to any logger chain to redact its events too."""
         return self.value(event_dict)  # type: ignore[no-any-return]
+
+
+# Escapes that can hide a key or a value from the text rules: %XX, \uXXXX, \", \xXX, &#NN;
+_ESCAPE_HINT = re.compile(r"%[0-9A-Fa-f]{2}|\\+(?:u[0-9A-Fa-f]{4}|x[0-9A-Fa-f]{2}|\")|&#(?:[0-9]+|[xX][0-9A-Fa-f]+);")
+_JSON_ESCAPE = re.compile(r"\\+(?:u([0-9A-Fa-f]{4})|x([0-9A-Fa-f]{2})|([\"/']))")
+_JSON_START = re.compile(r"[{\[]\s*[\"{\[]")
+
+
+def _unescape(text: str) -> str:
+    """``text`` with up to three layers of percent, JSON/C and HTML escapes undone."""
+    import html
+
+    for _ in range(3):
+        before = text
+        if "%" in text:
+            text = unquote(text, errors="replace")
+        if "\\" in text:
+            text = _JSON_ESCAPE.sub(lambda m: chr(int(m.group(1) or m.group(2), 16)) if m.group(3) is None
+                                    else m.group(3), text)
+        if "&#" in text:
+            text = html.unescape(text)
+        if text == before:
+            break
+    return text
+
+
+def _json_spans(value: str) -> Iterable[tuple[int, int, Any]]:
+    """``(start, end, parsed)`` of each JSON object or array inside ``value`` (not overlapping).
+    Failed parses may read at most twice the text in total, so the scan stays linear."""
+    import json
+
+    decoder = json.JSONDecoder()
+    budget = 2 * len(value) + 1000
+    pos = 0
+    while budget > 0 and (m := _JSON_START.search(value, pos)) is not None:
+        start = m.start()
+        try:
+            obj, end = decoder.raw_decode(value, start)
+        except ValueError as exc:
+            budget -= max(1, getattr(exc, "pos", start + 1) - start)
+            pos = start + 1
+            continue
+        except RecursionError:
+            return
+        budget -= end - start
+        if isinstance(obj, dict | list):
+            yield start, end, obj
+        pos = end
 
 
 def _embedded_json(value: str) -> dict[str, Any] | list[Any] | None:

@@ -340,6 +340,8 @@ async def invoke_stream(rt: Runtime, call: Any, arguments: Any = None, **kwargs:
             event = await queue.get()
             if event is _DONE:
                 break
+            if rt.redactor.known.values:  # configured secrets never reach the caller (known_secrets)
+                event = StreamEvent(rt.redactor.known.mask_data(event))
             if event.get("type") == "item":
                 delivered.append(event.get("item"))
             yield event

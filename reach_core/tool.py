@@ -21,7 +21,7 @@ from .schema import CompiledSchema, normalize_schema, strict_schema
 
 __all__ = ["Tool", "NAME_RE"]
 
-NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+NAME_RE = re.compile(r"[a-zA-Z0-9_-]{1,64}\Z")  # \Z, not $: "$" lets a trailing newline through
 _RANK = {r: i for i, r in enumerate(RISKS)}
 
 

@@ -62,7 +62,8 @@ _OLD_FOREIGN_HINT = re.compile(
 
 
 class Reference(Redactor):
-    """The redactor as it was: the old first scans, the old ``_maybe`` and ``scan``."""
+    """The redactor as it was: the old first scans, the old ``_maybe`` and ``scan`` (plus the
+    escape rule ``scan`` gained with ``_escaped_secrets``)."""
 
     def _compile(self) -> None:
         super()._compile()
@@ -92,6 +93,10 @@ class Reference(Redactor):
         if not text.isascii() and _OLD_FOREIGN_HINT.search(text.lower()) is not None:
             return None
         if not text.isascii() and skeleton(text) != text:
+            return None
+        # added with the escape rule (percent and HTML escapes that hide a pair): not the old code,
+        # the rule every fast path must now agree with
+        if R._ESCAPE_HINT.search(text) is not None and self._hint.search(R._unescape(text).lower()) is not None:
             return None
         key = self._key
         for name in _OLD_JSON_KEY.findall(text):

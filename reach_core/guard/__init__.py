@@ -438,6 +438,12 @@ class Guards:
         )
         if claim.claimed:
             return None
+        if claim.agent != ctx.agent:
+            # another agent's key: neither its result nor whether the arguments match is this agent's to learn
+            raise Denied(
+                f"idempotency key {key!r} is already in use for `{tool.name}`; send this call with a new key "
+                "of your own."
+            )
         if claim.args_hash != digest:
             raise Denied(
                 f"idempotency key {key!r} was already used for `{tool.name}` with different arguments; "

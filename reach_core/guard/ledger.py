@@ -23,7 +23,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ..stores import Store
 
-__all__ = ["LEDGER_MIGRATIONS", "Claim", "Ledger"]
+__all__ = ["LEDGER_MIGRATIONS", "MAX_KEY", "Claim", "Ledger", "checked_key"]
+
+#: the longest idempotency key, in characters
+MAX_KEY = 512
 
 LEDGER_MIGRATIONS = [
     """
@@ -45,6 +48,26 @@ LEDGER_MIGRATIONS = [
 ]
 
 
+def checked_key(key: object) -> str:
+    """``key`` if it is 1-``MAX_KEY`` printable characters, else ``invalid_arguments``.
+
+    Why: a key is written to the ledger, the logs and error messages; a control
+    character, a line break or an invisible one would forge or hide a log line, an
+    empty key would silently mean "no key", and a huge one would fill a log line.
+    """
+    from ..errors import ToolFailure
+
+    if not isinstance(key, str):
+        raise ToolFailure(f"the idempotency key must be a string, got {type(key).__name__}; send the call "
+                          "again with a key of 1-512 printable characters.", code="invalid_arguments")
+    if not 1 <= len(key) <= MAX_KEY or not key.isprintable():
+        shown = repr(key[:40]) + ("…" if len(key) > 40 else "")
+        raise ToolFailure(f"the idempotency key {shown} is not valid: it must be 1-{MAX_KEY} printable "
+                          "characters (no control, line-break or invisible characters); send the call again "
+                          "with such a key.", code="invalid_arguments")
+    return key
+
+
 @dataclass(slots=True)
 class Claim:
     """What a claim found: ``claimed`` (go ahead) or the existing row's state."""
@@ -53,6 +76,8 @@ class Claim:
     state: str | None = None
     args_hash: str | None = None
     result: dict[str, Any] | None = None
+    #: the agent that claimed the key first (a key is that agent's alone)
+    agent: str | None = None
 
 
 class Ledger:
@@ -88,10 +113,10 @@ class Ledger:
             if cur.rowcount == 1:
                 return Claim(True)
             row = conn.execute(
-                "SELECT state, args_hash, result FROM reach_ledger WHERE tool = ? AND idem_key = ?",
+                "SELECT state, args_hash, result, agent FROM reach_ledger WHERE tool = ? AND idem_key = ?",
                 (tool, key),
             ).fetchone()
-            return Claim(False, row[0], row[1], json.loads(row[2]) if row[2] else None)
+            return Claim(False, row[0], row[1], json.loads(row[2]) if row[2] else None, row[3])
 
         if getattr(self.store, "shared", False):
             # the INSERT ... ON CONFLICT decides alone; no need to queue behind every writer

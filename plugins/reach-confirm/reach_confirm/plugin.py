@@ -124,6 +124,15 @@ async def _confirm(call: Any, tool: Any, ctx: Any) -> None:
         ctx.approved = True
         ctx.state["confirmation_id"] = earlier
         return
+    rejected = await q.rejected_recently(tool, args, ctx)
+    if rejected is not None:
+        from reach_core import Denied
+
+        why = f" ({rejected.reason})" if rejected.reason else ""
+        raise Denied(f"a person rejected this exact action{why}; do not ask again. Tell the user it was "
+                     "rejected, or ask them what to do instead.",
+                     fix=f"request {rejected.id} was rejected by {rejected.decided_by}; the same call is refused "
+                         f"for [plugins.reach-confirm] ttl_seconds ({q.settings.ttl_seconds:g} s) after that")
     c = await q.request(tool, args, ctx, mode)
     raise NeedsConfirmation(c.summary, confirmation_id=c.id)
 

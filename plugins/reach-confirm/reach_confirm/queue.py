@@ -119,24 +119,80 @@ def _user_message(ctx: Any) -> str | None:
     return text if len(text) <= USER_MESSAGE_CHARS else text[: USER_MESSAGE_CHARS - 1] + "…"
 
 
+def _canonical(value: Any) -> Any:
+    """``value`` with every whole float as an int: ``9000.0`` and ``9000`` are the same call."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _canonical(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_canonical(v) for v in value]
+    return value
+
+
 def fingerprint(tool: str, arguments: dict[str, Any]) -> str:
-    canon = json.dumps([tool, arguments], sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    """The identity of a call (tool and arguments, key order and ``9000.0``/``9000`` aside)."""
+    canon = json.dumps([tool, _canonical(arguments)], sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(canon.encode()).hexdigest()
 
 
 def summarize(tool: Any, arguments: dict[str, Any], limit: int) -> str:
-    """One line a person can decide on: the connector's own ``summarize`` or name + arguments."""
+    """One line a person can decide on: the connector's own ``summarize``, else the tool's
+    name and its arguments (:func:`default_summary`)."""
     custom = getattr(tool.connector, "summarize", None)
     if callable(custom):
-        text = str(custom(arguments))
-    else:
-        parts = []
-        for key, value in arguments.items():
-            shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-            parts.append(f"{key}={shown}")
-        text = f"{tool.name}: " + ", ".join(parts) if parts else tool.name
-    text = _visible(" ".join(text.split()))
+        text = _visible(" ".join(str(custom(arguments)).split()))
+        return text if len(text) <= limit else text[: limit - 1] + "…"
+    schema = getattr(tool, "schema", None) or {}
+    order = list(schema.get("properties") or {}) if isinstance(schema, dict) else []
+    return default_summary(tool.name, arguments, order, limit)
+
+
+#: the fewest characters of a value shown when values are cut to fit (quotes and "…" included)
+_MIN_SHARE = 12
+
+
+def default_summary(name: str, arguments: dict[str, Any], order: list[str], limit: int) -> str:
+    """``name: a="x", b=2, … and N more``: what a person approves must show what runs.
+
+    * arguments in the schema's order (then any others in the order sent), so a model
+      cannot put a long harmless one first to push the one that matters out of sight;
+    * every value as JSON (strings quoted, quotes and line breaks escaped), so a value
+      cannot spell another argument (``to="alice, amount=1"``);
+    * hidden characters as escapes (:func:`_visible`);
+    * when it is too long, each value is cut (``"…"`` marks the cut) so every argument
+      keeps its name in view; when even that does not fit, ``… and N more`` says how
+      many are not shown.
+    """
+    keys = [k for k in order if k in arguments] + [k for k in arguments if k not in order]
+    if not keys:
+        return name if len(name) <= limit else name[: limit - 1] + "…"
+    head = f"{name}: "
+    items = [(_visible(str(k)), _visible(json.dumps(arguments[k], ensure_ascii=False, default=str)))
+             for k in keys]
+    full = head + ", ".join(f"{k}={v}" for k, v in items)
+    if len(full) <= limit:
+        return full
+    for shown in range(len(items), 0, -1):
+        more = len(items) - shown
+        tail = f", … and {more} more" if more else ""
+        fixed = len(head) + len(tail) + sum(len(k) + 1 for k, _ in items[:shown]) + 2 * (shown - 1)
+        share = (limit - fixed) // shown
+        if share >= _MIN_SHARE or (shown == 1 and share >= 3):
+            text = head + ", ".join(f"{k}={_cut(v, share)}" for k, v in items[:shown]) + tail
+            if len(text) <= limit:
+                return text
+    text = f"{head}… {len(items)} arguments"
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _cut(value: str, room: int) -> str:
+    """``value`` (JSON) in at most ``room`` characters; a cut string keeps its closing quote."""
+    if len(value) <= room:
+        return value
+    if value.startswith('"'):
+        return value[: max(1, room - 2)] + '…"'
+    return value[: max(0, room - 1)] + "…"
 
 
 # Characters a person deciding cannot see, or that change what the rest looks like:
@@ -218,6 +274,18 @@ class Confirmations:
             raise RuntimeError(f"could not record a confirmation request for {tool.name}")
         await self._notify("requested", c, ctx)
         return c
+
+    async def rejected_recently(self, tool: Any, arguments: dict[str, Any], ctx: Any) -> Confirmation | None:
+        """The latest rejection of this exact call (same agent, tool and arguments) within
+        ``ttl_seconds``: asked again under a new call id, it is denied, not put to a person
+        again (a model must not wear a person down by asking until they click approve)."""
+        store = await self._store()
+        row = await store.fetchone(
+            f"SELECT {', '.join(_COLUMNS)} FROM confirmations WHERE agent = ? AND fingerprint = ? "
+            "AND status = 'rejected' AND decided_at > ? ORDER BY decided_at DESC LIMIT 1",
+            (ctx.agent, fingerprint(tool.name, arguments), time.time() - self.settings.ttl_seconds),
+        )
+        return Confirmation.from_row(row) if row is not None else None
 
     async def already_approved(self, tool: Any, arguments: dict[str, Any], ctx: Any, mode: str) -> str | None:
         """For modes ``once`` (same arguments) and ``run`` (same run): an earlier approval that covers this call."""

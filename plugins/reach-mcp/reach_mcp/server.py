@@ -92,8 +92,65 @@ def _agent_of(ctx: Any, fixed: str | None, from_request: bool) -> str | None:
 
 def scoped_key(agent: str, key: str) -> str:
     """An idempotency key in the agent's own namespace. The agent's length is part of it,
-    so no agent name and key can spell another agent's (``a:b`` + ``c`` vs ``a`` + ``b:c``)."""
-    return f"mcp:{len(agent)}:{agent}:{key}"
+    so no agent name and key can spell another agent's (``a:b`` + ``c`` vs ``a`` + ``b:c``).
+    One that would pass reach's 512 characters is written as its SHA-256 instead."""
+    scoped = f"mcp:{len(agent)}:{agent}:{key}"
+    if len(scoped) <= 512:
+        return scoped
+    import hashlib
+
+    return "mcp:sha256:" + hashlib.sha256(scoped.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+#: the most a call's ``_meta`` may hold: its JSON size, nesting depth and key length
+META_MAX_BYTES = 16_384
+META_MAX_DEPTH = 8
+META_MAX_KEY = 256
+
+
+def meta_problem(meta: Any) -> str | None:
+    """Why a call's ``_meta`` is refused (``None``: it is fine).
+
+    Why refuse rather than ignore: a client that sends its idempotency key wrongly
+    (a number, an empty string, a key with a line break) would have the key dropped
+    and its retry of a payment run twice; a huge or deep ``_meta`` is only work for
+    the server. The key itself follows reach's rule: 1-512 printable characters.
+    """
+    if meta is None:
+        return None
+    if not isinstance(meta, dict):
+        return f"_meta must be an object, got {type(meta).__name__}"
+    stack: list[tuple[Any, int]] = [(meta, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > META_MAX_DEPTH:
+            return f"_meta is nested more than {META_MAX_DEPTH} levels deep"
+        items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+        for k, v in items:
+            if isinstance(value, dict) and (not isinstance(k, str) or len(k) > META_MAX_KEY or not k.isprintable()):
+                return f"_meta keys must be strings of 1-{META_MAX_KEY} printable characters"
+            if isinstance(v, dict | list):
+                stack.append((v, depth + 1))
+    try:
+        size = len(json.dumps(meta, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass"))
+    except (TypeError, ValueError):
+        return "_meta must be plain JSON"
+    if size > META_MAX_BYTES:
+        return f"_meta holds {size} bytes; at most {META_MAX_BYTES} are accepted"
+    if IDEMPOTENCY_META_KEY in meta:
+        key = meta[IDEMPOTENCY_META_KEY]
+        if not isinstance(key, str) or not 1 <= len(key) <= 512 or not key.isprintable():
+            return (f"_meta {IDEMPOTENCY_META_KEY!r} must be a string of 1-512 printable characters "
+                    "(no control, line-break or invisible characters)")
+    return None
+
+
+def _meta_refusal(call_id: str, name: str, problem: str) -> types.CallToolResult:
+    from reach_core import ToolError
+
+    result = ToolResult(call_id, name, False, None,
+                        ToolError("invalid_arguments", f"{problem}; send the call again with a valid _meta."))
+    return to_call_result(result, structured=False)
 
 
 def check_agents(reach: Any, settings: ServeSettings, agent: str | None = None, *, from_request: bool = False) -> None:
@@ -151,9 +208,12 @@ def build_server(reach: Any, settings: ServeSettings, *, agent: str | None = Non
     async def on_call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         caller = who(ctx)
         call_id = f"mcp-{ctx.request_id}" if ctx.request_id is not None else "mcp"
+        problem = meta_problem(params.meta)
+        if problem is not None:
+            return _meta_refusal(call_id, params.name, problem)
         key = (params.meta or {}).get(IDEMPOTENCY_META_KEY)
         # scoped per agent: one client's key can never replay another agent's recorded result
-        scoped = scoped_key(caller or "default", key) if isinstance(key, str) and key else None
+        scoped = scoped_key(caller or "default", key) if isinstance(key, str) else None
         call = {"id": call_id, "name": params.name, "arguments": params.arguments or {}}
         # progress the tool reports reaches this request's client (reach_tool_progress in plugin.py)
         token = PROGRESS_TARGET.set((call_id, ctx))

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 __all__ = ["ClientEntry", "McpSettings", "ServeSettings", "ServerConfig", "Tier"]
 
 Tier = Literal["read", "write", "dangerous"]
-_SERVER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
+_SERVER_NAME = re.compile(r"[A-Za-z0-9_-]{1,40}\Z")  # \Z: "$" would let "name\n" through
 
 
 class ServerConfig(BaseModel):
