@@ -76,9 +76,10 @@ class Route:
     key (a write tool, whose ledger keeps keyed calls), else 0.
     """
 
-    __slots__ = ("tool", "flags", "usual", "plan", "pre_validate", "pre", "post", "pre_fns", "post_fns", "plain")
+    __slots__ = ("tool", "flags", "usual", "plan", "pre_validate", "pre", "post", "pre_fns", "post_fns", "plain",
+                 "reader")
 
-    def __init__(self, tool: Tool, flags: int, plan: Any, hooks: Any) -> None:
+    def __init__(self, tool: Tool, flags: int, plan: Any, hooks: Any, max_bytes: int) -> None:
         self.tool = tool
         self.flags = flags
         # the agent may run this idempotent tool without a person: the pipeline skips its
@@ -92,6 +93,9 @@ class Route:
         # usual plugin): called directly, without the rule's per-implementation checks
         self.pre_fns = _plain_functions(self.pre)
         self.post_fns = _plain_functions(self.post)
+        # decoding and validation in one step for the usual arguments (schema.json_reader);
+        # an argument hook must see the decoded arguments before validation, so not with one
+        self.reader = None if self.pre_validate else tool.compiled.reader(max_bytes)
         simple = tool.args_model is None and not self.pre_validate
         self.plain = (PLAIN if simple and flags == RUN | QUIET else
                       PLAIN_UNKEYED if simple and flags == RUN | UNKEYED else 0)
@@ -119,7 +123,8 @@ def _route(rt: Runtime, agent: str | None, tool: Tool) -> Route:
         flags |= UNKEYED
     if plan.caps:
         flags |= CAPPED
-    route = rt.routes.setdefault(agent, {})[tool.name] = Route(tool, flags, plan, rt.hooks)
+    route = rt.routes.setdefault(agent, {})[tool.name] = Route(tool, flags, plan, rt.hooks,
+                                                                 rt.config.reach.max_argument_bytes)
     return route
 
 
@@ -206,14 +211,18 @@ async def invoke(
                 f"{', '.join(sorted(allowed)) or '(none)'}.",
                 code="unknown_tool",
             )
-        cfg = rt.config.reach
-        args = decode_arguments(call.arguments, cfg.max_argument_bytes, cfg.max_argument_depth)
-        impls = route.pre_validate
-        if impls:  # rule "chain" on call.arguments; an exception propagates (a ToolFailure refuses)
-            call.arguments = args
-            out = chain_attr(impls, (call, tool, ctx), call, "arguments")
-            args = await out if type(out) is PENDING else out
-        call.arguments = ctx.arguments = args = tool.compiled.prepare(args)
+        reader = route.reader
+        if reader is not None and (args := reader(call.arguments)) is not None:  # the usual call, in one step
+            call.arguments = ctx.arguments = args
+        else:
+            cfg = rt.config.reach
+            args = decode_arguments(call.arguments, cfg.max_argument_bytes, cfg.max_argument_depth)
+            impls = route.pre_validate
+            if impls:  # rule "chain" on call.arguments; an exception propagates (a ToolFailure refuses)
+                call.arguments = args
+                out = chain_attr(impls, (call, tool, ctx), call, "arguments")
+                args = await out if type(out) is PENDING else out
+            call.arguments = ctx.arguments = args = tool.compiled.prepare(args)
         if not route.usual:  # denied, a write, or a person must approve (see Route)
             flags = route.flags
             if not flags & RUN:
