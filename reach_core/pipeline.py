@@ -50,8 +50,9 @@ _CALL_LOG = logging.getLogger("reach")
 
 # Trace ids: 32 random bits per process start, then a counter, written as one hex
 # number (a UUID per call would cost more than the rest of a cheap call's bookkeeping);
-# the map formats each in C as it is taken.
-_trace_ids = map("{:x}".format, itertools.count((int.from_bytes(os.urandom(4), "big") << 40) + 1))
+# the map formats each in C as it is taken, with ``hex`` (the call site drops its ``0x``):
+# ``"{:x}".format`` parses its format on every call, which cost 2 % of a cheap call.
+_trace_ids = map(hex, itertools.count((int.from_bytes(os.urandom(4), "big") << 40) + 1))
 _PLAIN = (str, int, float, bool, type(None))
 # a fallback stands in for an unavailable service, never for an answer the service gave on purpose
 _FALLBACK_CODES = frozenset({"timeout", "upstream_unavailable", "rate_limited"})
@@ -197,7 +198,7 @@ async def invoke(
         tool: Tool | None = route.tool
     elif (tool := rt.tools.get(call.name)) is not None:
         route = _route(rt, agent, tool)
-    ctx = CallContext(rt, tool, agent or "default", run_id, call.id, next(_trace_ids),
+    ctx = CallContext(rt, tool, agent or "default", run_id, call.id, next(_trace_ids)[2:],
                       None, query, parent_run_id)
     result: ToolResult | None = None
     try:
