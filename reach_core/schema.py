@@ -22,7 +22,6 @@ from collections.abc import Callable
 from typing import Any
 
 import jsonschema_rs
-
 from orjson import JSONDecodeError as _OrjsonError
 from orjson import loads as _orjson_loads
 
@@ -235,7 +234,8 @@ def json_reader(schema: dict[str, Any], max_bytes: int) -> Callable[[Any], dict[
         return None
     props = schema.get("properties") or {}
     required = set(schema.get("required") or ())
-    defaults = {k: v["default"] for k, v in props.items() if isinstance(v, dict) and "default" in v and k not in required}
+    defaults = {k: v["default"] for k, v in props.items()
+                if isinstance(v, dict) and "default" in v and k not in required}
     for name, value in defaults.items():
         accepts = scalar_check({"type": "object", "properties": {name: props[name]}})
         # a default its own field refuses (prepare refuses the call) or one it copies
