@@ -22,11 +22,13 @@ from collections.abc import Callable
 from typing import Any
 
 import jsonschema_rs
+from orjson import JSONDecodeError as _OrjsonError
+from orjson import loads as _orjson_loads
 
-from .calls import MAX_INT, MIN_INT, check_values
+from .calls import _LONG_DIGITS, MAX_INT, MIN_INT, check_values
 from .errors import ConnectorError, ToolFailure
 
-__all__ = ["CompiledSchema", "normalize_schema", "scalar_check", "strict_schema"]
+__all__ = ["CompiledSchema", "json_reader", "normalize_schema", "scalar_check", "strict_schema"]
 
 _MAX_ERRORS = 50  # errors read to pick the three the model is told (an array of 100,000 bad items has as many)
 
@@ -155,15 +157,11 @@ def _scalar_types(sub: Any) -> list[str] | None:
     return types
 
 
-def scalar_check(schema: dict[str, Any]) -> Callable[[dict[str, Any]], bool] | None:
-    """A predicate that is True only for arguments ``schema`` accepts, or ``None`` when the
-    schema is not a flat object of typed scalar properties. It accepts declared fields
-    only, and integers only within 64 bits (see ``calls.check_values``).
-
-    It is written as Python source (one line per property, names as literals) and
-    compiled once. False means "not sure", never "invalid": the caller asks
-    ``jsonschema-rs``.
-    """
+def _scalar_lines(schema: dict[str, Any], fail: str) -> list[str] | None:
+    """The body of a check of ``args`` against a flat object of typed scalar properties,
+    one line per property (names as literals), each ending the function with ``fail``
+    when the value is not of a declared type; the last line ends it with the answer to
+    "no field but the declared ones". ``None`` when the schema is not of that form."""
     if set(schema) - {"type", "properties", "required", "additionalProperties"} - _NOTES:
         return None
     closed = schema.get("additionalProperties", True)
@@ -173,7 +171,7 @@ def scalar_check(schema: dict[str, Any]) -> Callable[[dict[str, Any]], bool] | N
     required = schema.get("required") or []
     if not isinstance(props, dict) or not all(isinstance(r, str) and r in props for r in required):
         return None
-    lines = ["def check(args):"]
+    lines = []
     for name, sub in props.items():
         types = _scalar_types(sub)
         if types is None:
@@ -181,23 +179,90 @@ def scalar_check(schema: dict[str, Any]) -> Callable[[dict[str, Any]], bool] | N
         test = " or ".join(_SCALAR_TESTS[t] for t in types)
         lines.append(f"    v = args.get({name!r}, _MISSING)")
         if name in required:
-            lines.append(f"    if v is _MISSING or not ({test}): return False")
+            lines.append(f"    if v is _MISSING or not ({test}): return {fail}")
         else:
-            lines.append(f"    if v is not _MISSING and not ({test}): return False")
+            lines.append(f"    if v is not _MISSING and not ({test}): return {fail}")
     # an undeclared field is left to the full check (which walks values too), open schema or not;
     # when every field is required, all of them present and no more is a count
-    all_required = len(set(required)) == len(props)
-    lines.append(f"    return len(args) == {len(props)}" if all_required else "    return args.keys() <= _NAMES")
-    namespace: dict[str, Any] = {"_MISSING": _MISSING, "_NAMES": frozenset(props)}
+    lines.append(f"    if len(args) != {len(props)}: return {fail}" if len(set(required)) == len(props) else
+                 f"    if not args.keys() <= _NAMES: return {fail}")
+    return lines
+
+
+def _compile(lines: list[str], props: Any, **names: Any) -> Any:
+    namespace: dict[str, Any] = {"_MISSING": _MISSING, "_NAMES": frozenset(props), **names}
     exec(compile("\n".join(lines), "<reach scalar check>", "exec"), namespace)  # noqa: S102 - literals only
-    check: Callable[[dict[str, Any]], bool] = namespace["check"]
+    return namespace["check"]
+
+
+def scalar_check(schema: dict[str, Any]) -> Callable[[dict[str, Any]], bool] | None:
+    """A predicate that is True only for arguments ``schema`` accepts, or ``None`` when the
+    schema is not a flat object of typed scalar properties. It accepts declared fields
+    only, and integers only within 64 bits (see ``calls.check_values``).
+
+    It is written as Python source (one line per property, names as literals) and
+    compiled once. False means "not sure", never "invalid": the caller asks
+    ``jsonschema-rs``.
+    """
+    lines = _scalar_lines(schema, "False")
+    if lines is None:
+        return None
+    check: Callable[[dict[str, Any]], bool] = _compile(["def check(args):", *lines, "    return True"],
+                                                        schema.get("properties") or {})
     return check
+
+
+def json_reader(schema: dict[str, Any], max_bytes: int) -> Callable[[Any], dict[str, Any] | None] | None:
+    """Decoding, its guards and validation in one function, for the usual call: arguments
+    as ASCII JSON text, a flat object of typed scalars (see :func:`scalar_check`). Returns
+    the arguments the connector receives (defaults filled), or ``None`` when it is not
+    sure, and then ``calls.decode_arguments`` and :meth:`CompiledSchema.prepare` decide,
+    with their messages. ``None`` instead of a reader when the schema is not of that form.
+
+    It accepts only what those two accept, and gives the same dict, keys in the same
+    order: ASCII text up to ``max_bytes`` without ``\\u`` escapes (so no lone surrogate),
+    read by orjson like ``decode_arguments``; no run of 19 digits when a field may be a
+    float (orjson reads an integer beyond 64 bits as a float); as many ``:`` in the text
+    as keys in the object (no key given twice, no colon in a string); every value of a
+    declared type and in range (so nested no deeper than one level, which every
+    ``max_argument_depth`` allows). The defaults are filled as ``prepare`` fills them;
+    a schema whose default is not an immutable value its own field accepts gets no
+    reader (``prepare`` would copy it, or refuse the call).
+    """
+    lines = _scalar_lines(schema, "None")
+    if lines is None:
+        return None
+    props = schema.get("properties") or {}
+    required = set(schema.get("required") or ())
+    defaults = {k: v["default"] for k, v in props.items()
+                if isinstance(v, dict) and "default" in v and k not in required}
+    for name, value in defaults.items():
+        accepts = scalar_check({"type": "object", "properties": {name: props[name]}})
+        # a default its own field refuses (prepare refuses the call) or one it copies
+        if type(value) not in (str, int, float, bool, type(None)) or accepts is None or not accepts({name: value}):
+            return None
+    floats = any("number" in (_scalar_types(sub) or ()) for sub in props.values())
+    head = ["def check(raw):",
+            f"    if type(raw) is not str or len(raw) > {int(max_bytes)} or not raw.isascii() or '\\\\u' in raw:",
+            "        return None"]
+    if floats:
+        head.append("    if _LONG_DIGITS(raw) is not None: return None")
+    head += ["    try:",
+             "        args = _loads(raw)",
+             "    except _LoadError:",
+             "        return None",
+             "    if type(args) is not dict or raw.count(':') != len(args): return None"]
+    fill = [f"    if {k!r} not in args: args[{k!r}] = _DEFAULTS[{k!r}]" for k in defaults]
+    reader: Callable[[Any], dict[str, Any] | None] = _compile(
+        [*head, *lines, *fill, "    return args"], props, _LONG_DIGITS=_LONG_DIGITS, _loads=_orjson_loads,
+        _LoadError=_OrjsonError, _DEFAULTS=defaults)
+    return reader
 
 
 class CompiledSchema:
     """A tool's input schema, prepared once: fast check, defaults, null-dropping, messages."""
 
-    __slots__ = ("schema", "_rs", "_defaults", "_optional_nonnull", "_props", "_quick")
+    __slots__ = ("schema", "_rs", "_defaults", "_optional_nonnull", "_props", "_quick", "_readers")
 
     def __init__(self, schema: dict[str, Any]) -> None:
         self.schema = schema
@@ -210,6 +275,13 @@ class CompiledSchema:
             k: v["default"] for k, v in props.items() if isinstance(v, dict) and "default" in v and k not in required
         }
         self._optional_nonnull = frozenset(k for k, v in props.items() if k not in required and not _allows_null(v))
+        self._readers: dict[int, Any] = {}
+
+    def reader(self, max_bytes: int) -> Callable[[Any], dict[str, Any] | None] | None:
+        """:func:`json_reader` of this schema for a ``max_argument_bytes`` (built once each)."""
+        if max_bytes not in self._readers:
+            self._readers[max_bytes] = json_reader(self.schema, max_bytes)
+        return self._readers[max_bytes]
 
     def prepare(self, args: dict[str, Any]) -> dict[str, Any]:
         """Drop ``null`` optional fields the schema does not allow as null, fill defaults, validate.
