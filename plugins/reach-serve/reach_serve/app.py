@@ -152,8 +152,14 @@ def _int_param(request: Request, name: str, default: int | None, *, low: int, hi
 def scoped_key(agent: str, key: str) -> str:
     """An idempotency key in the agent's own namespace: one agent can neither replay
     another's recorded result nor claim its key first (as ``reach serve mcp`` does).
-    The agent's length is part of it, so no agent name and key can spell another's."""
-    return f"http:{len(agent)}:{agent}:{key}"
+    The agent's length is part of it, so no agent name and key can spell another's.
+    One that would pass reach's 512 characters is written as its SHA-256 instead."""
+    scoped = f"http:{len(agent)}:{agent}:{key}"
+    if len(scoped) <= 512:
+        return scoped
+    import hashlib
+
+    return "http:sha256:" + hashlib.sha256(scoped.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class Api:

@@ -67,6 +67,21 @@ def test_another_agent_cannot_replay_a_key(agents: Any, key: str) -> None:
     assert agents.counter.runs == 3
 
 
+@pytest.mark.parametrize("length", [480, 490, 500, 512])
+def test_a_long_key_near_the_core_limit_still_replays_for_its_agent_only(agents: Any, length: int) -> None:
+    """The scoped key (``http:<n>:<agent>:<key>``) would pass the core's 512 characters:
+    it is written as its SHA-256, so the client's key still works, per agent."""
+    key = "k" * length
+    with _client(agents, "support") as sup, _client(agents, "guest") as guest:
+        first = _credit(sup, idempotency_key=key, amount=5)
+        assert first["ok"], first
+        again = _credit(sup, idempotency_key=key, amount=5)
+        assert again["meta"]["receipt"] is True and again["content"] == first["content"]
+        other = _credit(guest, idempotency_key=key, amount=5)
+        assert other["ok"] and not other.get("meta", {}).get("receipt")
+    assert agents.counter.runs == 2
+
+
 @pytest.mark.parametrize("key", KEYS[:4])
 def test_another_agent_cannot_claim_a_key_first(agents: Any, key: str) -> None:
     with _client(agents, "support") as sup, _client(agents, "guest") as guest:
