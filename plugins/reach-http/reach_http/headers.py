@@ -56,7 +56,7 @@ _CREDENTIAL_WORDS = (
     "cookie", "csrf", "xsrf", "api",
 )
 _NOT_CREDENTIALS = frozenset({"idempotency-key"})
-_TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+_TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+\Z")
 
 
 def header_key(name: str) -> str:

@@ -30,7 +30,7 @@ __all__ = [
 ]
 
 ALL_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
-SERVICE_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+SERVICE_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}\Z")
 
 
 class EnvSecret(BaseModel):

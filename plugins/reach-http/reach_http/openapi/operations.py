@@ -25,7 +25,7 @@ IDEMPOTENT = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
 _ILLEGAL = re.compile(r"[^A-Za-z0-9_-]+")
 _PROPERTY_ILLEGAL = re.compile(r"[^A-Za-z0-9_.-]+")
 _IGNORED_HEADERS = {"accept", "content-type", "authorization"}
-_COOKIE_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+_COOKIE_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+\Z")
 MAX_DESCRIPTION = 1024
 
 
