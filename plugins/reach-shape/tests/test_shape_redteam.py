@@ -114,7 +114,7 @@ def test_cuts_never_split_a_cluster(name, shape):
     for reps in (997, 1000, 1003):
         body = (ok_ascii + cluster) * reps
         if shape == "text_lines":
-            body = "\n".join((cluster * 7 + " line %d" % i) for i in range(reps))
+            body = "\n".join((cluster * 7 + f" line {i}") for i in range(reps))
         one_line = body if name == "crlf_pair" else body.replace("\n", " ")
         content: Any = body if shape != "json_field" else {"id": 1, "body": one_line}
         for budget in (200, 333, 500):
@@ -213,7 +213,8 @@ def _deep_dict(n: int) -> Any:
 
 @pytest.mark.parametrize("payload", ["deep_list_300", "deep_dict_300", "wide_and_deep"])
 async def test_very_deep_results_are_shaped_within_budget(make, payload):
-    """As deep as the core passes on (its own conversion fails on cyclic and ~500-deep values: reach_core/result.py to_jsonable)."""
+    """As deep as the core passes on (its own conversion, reach_core/result.py to_jsonable,
+    fails on cyclic and ~500-deep values before any hook runs)."""
     reach, echo = make(SMALL)
     echo.payload = {"deep_list_300": lambda: {"data": _deep(300)}, "deep_dict_300": lambda: _deep_dict(300),
                     "wide_and_deep": lambda: [_deep_dict(200) for _ in range(20)]}[payload]()
