@@ -255,8 +255,12 @@ class ListDir(_FilesConnector):
         deadline = None  # worked out when a folder is big enough to need it
         stopped = None
         entries: list[dict[str, Any]] = []
+        hidden = self.jail.hidden[loc.root]
+        base = os.path.join(loc.root, *loc.parts)
         with self.jail.open_dir(loc) as fd, os.scandir(fd) as it:
             for entry in it:
+                if hidden and self.jail.is_hidden(loc.root, os.path.join(base, entry.name)):
+                    continue  # reach's own state is not shown either
                 if len(entries) >= most:
                     stopped = f"stopped after looking at {most} folder entries"
                     break

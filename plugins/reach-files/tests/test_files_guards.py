@@ -242,6 +242,8 @@ async def test_search_does_not_look_into_reach_state(tmp_path: Path) -> None:
     assert r.ok
     shown = [h["path"] for h in r.content["files"]]
     assert "public.txt" in shown and not [p for p in shown if ".reach" in p]
+    r = await reach.invoke("list_dir", {})
+    assert r.ok and [e["name"] for e in r.content["entries"]] == ["public.txt", "readme.txt"]
 
 
 async def test_reach_state_elsewhere_and_a_root_inside_the_data_dir(tmp_path: Path) -> None:
