@@ -25,6 +25,7 @@ from reach_core import BusinessError, Connector, InvalidArguments, NotFound
 
 from .globs import GlobError, compile_glob
 from .jail import Jail, Located, NotRegular, PathMissing, PathRefused, is_special
+from .protect import env_file, git_dir_on_disk, vcs_name
 from .settings import FilesSettings
 from .sniff import SNIFF_BYTES, describe_size, guess_type, looks_binary
 from .walk import Budget, walk
@@ -254,8 +255,12 @@ class ListDir(_FilesConnector):
         deadline = None  # worked out when a folder is big enough to need it
         stopped = None
         entries: list[dict[str, Any]] = []
+        hidden = self.jail.hidden[loc.root]
+        base = os.path.join(loc.root, *loc.parts)
         with self.jail.open_dir(loc) as fd, os.scandir(fd) as it:
             for entry in it:
+                if hidden and self.jail.is_hidden(loc.root, os.path.join(base, entry.name)):
+                    continue  # reach's own state is not shown either
                 if len(entries) >= most:
                     stopped = f"stopped after looking at {most} folder entries"
                     break
@@ -347,13 +352,19 @@ class SearchFiles(_FilesConnector):
         with self.jail.open_dir(loc) as top, closing(
             walk(top, glob.start(), enter, budget, self.settings.max_search_depth, skipped)
         ) as folders:
+            hidden = self.jail.hidden[loc.root]
+            base = os.path.join(loc.root, *loc.parts)
             for folder in folders:
+                if hidden and self.jail.is_hidden(loc.root, os.path.join(base, folder.rel)):
+                    continue  # reach's own state: never searched
                 matches = glob.file_predicate(folder.state)
                 for index, name in enumerate(folder.files):
                     # one huge folder: its names are matched here, after the listing's own clock checks
                     if index & 63 == 63 and not budget.check_clock():
                         break
                     if not matches(name):
+                        continue
+                    if hidden and self.jail.is_hidden(loc.root, os.path.join(base, folder.rel, name)):
                         continue
                     scanned += 1
                     if scanned > self.settings.max_search_files:
@@ -462,6 +473,10 @@ class WriteFile(_FilesConnector):
             )
         if not loc.parts:
             raise InvalidArguments("path", "a file path, not the folder itself", "notes/todo.md")
+        self._refuse_guarded(loc)
+        if len(data) > self.settings.max_file_bytes:
+            raise InvalidArguments("content", message=self._too_big(loc, len(data)))
+        _refuse_low_disk(loc, len(data), self.settings.min_free_bytes)
         if mode == "overwrite":
             self._replace(loc, data)
         else:
@@ -472,6 +487,8 @@ class WriteFile(_FilesConnector):
                     if not stat.S_ISREG(st.st_mode):
                         raise BusinessError(f"`{loc.shown}` is not a regular file; refused")
                     _refuse_write_protected(st, loc.shown)
+                    if st.st_size + len(data) > self.settings.max_file_bytes:
+                        raise InvalidArguments("content", message=self._too_big(loc, st.st_size + len(data)))
                     _write_all(fd, data)
             except FileExistsError:
                 if _is_folder(loc):
@@ -483,6 +500,42 @@ class WriteFile(_FilesConnector):
             except IsADirectoryError:
                 raise BusinessError(f"`{loc.shown}` is a folder; choose a file name inside it") from None
         return {"path": loc.shown, "mode": mode, "bytes_written": len(data)}
+
+    def _refuse_guarded(self, loc: Located) -> None:
+        """Places no write goes by default (``protect``): version-control metadata, .env files,
+        and folders deeper than ``max_write_depth``. Both the path as given and the path its
+        symlinks lead to are looked at."""
+        s = self.settings
+        if len(loc.parts) - 1 > s.max_write_depth:
+            raise InvalidArguments("path", message=(
+                f"`path` is {len(loc.parts) - 1} folders deep; write_file goes at most {s.max_write_depth} "
+                "folders below the files folder ([plugins.reach-files] max_write_depth). Use a shorter path."))
+        names = (*loc.via, *loc.parts)
+        if not s.allow_vcs_writes and (any(vcs_name(n) for n in names) or self._in_git_dir(loc)):
+            raise InvalidArguments("path", message=(
+                f"`{loc.shown}` is version-control metadata (.git, .hg, .svn, .bzr or a git repository "
+                "folder, in any spelling); writing there could run code when git is next used, so "
+                "write_file refuses it unless the operator sets [plugins.reach-files] allow_vcs_writes = true. "
+                "Write the file elsewhere."))
+        if not s.allow_env_writes and any(env_file(n) for n in names):
+            raise InvalidArguments("path", message=(
+                f"`{loc.shown}` is a .env file (.env, .envrc, .env.*, or inside a folder so named): it holds "
+                "secrets or code run on entering the folder, so write_file refuses it unless the operator sets "
+                "[plugins.reach-files] allow_env_writes = true. Write the file elsewhere."))
+
+    @staticmethod
+    def _in_git_dir(loc: Located) -> bool:
+        path = loc.root
+        for part in ("", *loc.parts):
+            path = os.path.join(path, part) if part else path
+            if git_dir_on_disk(path):
+                return True
+        return False
+
+    def _too_big(self, loc: Located, size: int) -> str:
+        return (f"`{loc.shown}` would be {size} bytes; files written here may be at most "
+                f"{self.settings.max_file_bytes} bytes ([plugins.reach-files] max_file_bytes). "
+                "Write a smaller file or split it into several.")
 
     def _replace(self, loc: Located, data: bytes) -> None:
         """Write a temporary file beside the target, then rename it over the target (atomic)."""
@@ -519,6 +572,31 @@ class WriteFile(_FilesConnector):
                 except FileNotFoundError:
                     pass
                 raise
+
+
+def _refuse_low_disk(loc: Located, size: int, min_free: int) -> None:
+    """Refuse a write that would leave less than ``min_free`` bytes free where it lands (the
+    nearest existing folder of the path: the file system a new folder would be made on)."""
+    if min_free <= 0:
+        return
+    path = os.path.join(loc.root, *loc.parts[:-1])
+    while True:
+        try:
+            st = os.statvfs(path)
+            break
+        except FileNotFoundError:
+            if path == loc.root:
+                return
+            path = os.path.dirname(path)
+        except OSError:
+            return
+    free = st.f_bavail * st.f_frsize
+    if free - size < min_free:
+        raise BusinessError(
+            f"the disk holding `{loc.shown}` has {describe_size(free)} free; this write would leave less than "
+            f"{describe_size(min_free)} ([plugins.reach-files] min_free_bytes), so it was not made. "
+            "Tell the user the disk is nearly full."
+        )
 
 
 def _is_folder(loc: Located) -> bool:

@@ -24,15 +24,18 @@ import errno
 import os
 import re
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+
+from .protect import device_name, through_magic
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 NAME_MAX = 255  # bytes in one file or folder name (Linux, macOS; pathconf may say less)
 PATH_MAX = 4096  # bytes in a whole path, terminating NUL included
 _DRIVE = re.compile(r"[A-Za-z]:([\\/]|$)")  # C:\, C:/, C:
+_MAGIC_TEXT = re.compile(r"/+(proc|dev)(/|$)")
 
 
 class PathRefused(Exception):
@@ -55,6 +58,7 @@ class Located:
     root: str
     parts: tuple[str, ...]
     shown: str
+    via: tuple[str, ...] = ()  # the components as given (below the root), before symlinks were followed
 
     @property
     def name(self) -> str:
@@ -64,10 +68,14 @@ class Located:
 class Jail:
     """The configured roots; the first one is where relative paths start."""
 
-    def __init__(self, roots: list[str | Path]) -> None:
+    def __init__(self, roots: list[str | Path], hidden: Sequence[str] = ()) -> None:
         if not roots:
             raise ValueError("reach-files needs at least one root")
         self.roots = [os.path.realpath(os.path.expanduser(str(r))) for r in roots]
+        #: per root, reach's own files and folders strictly inside it (``protect.reach_paths``);
+        #: a root inside one of them (the default ``<data_dir>/files``) does not hide itself
+        self.hidden = {r: tuple(h for h in hidden if h != r and _inside(h, r) and not _inside(r, h))
+                       for r in self.roots}
         self.name_max = min(_pathconf(r, "PC_NAME_MAX", NAME_MAX) for r in self.roots)
         self.path_max = min(_pathconf(r, "PC_PATH_MAX", PATH_MAX) for r in self.roots)
         self._short = min(self.name_max, self.path_max) // 4  # shorter (in characters) is always fine
@@ -98,7 +106,14 @@ class Jail:
             self._check_lengths(raw, "`path`")
         if "\\" in raw or _DRIVE.match(raw):
             _refuse_windows_style(raw)
-        if ".." in PurePosixPath(raw).parts:
+        given = PurePosixPath(raw).parts
+        if any(device_name(p) for p in given):
+            raise PathRefused(
+                "`path` uses a Windows device name (CON, PRN, AUX, NUL, COM1-9, LPT1-9, also with an "
+                "extension such as nul.txt) as a file or folder name; such a file cannot exist once the folder "
+                "is shared with Windows. Choose another name, e.g. notes/console.txt"
+            )
+        if ".." in given:
             raise PathRefused(
                 f"`path` may not contain `..`; give a path inside {self.describe()} "
                 "(relative paths start at the first of them)"
@@ -107,14 +122,27 @@ class Jail:
         lexical = os.path.normpath(candidate)
         if len(lexical) >= self._short:
             self._check_lengths(lexical, "`path` joined to its folder")
-        real = os.path.realpath(candidate)
+        magic = (f"`{path}` goes through /proc or /dev/fd (a process's view of the file system), which is "
+                 "outside the allowed folders; use a path relative to the first one, e.g. notes/todo.md")
+        if _MAGIC_TEXT.match(lexical):
+            raise PathRefused(magic)
+        try:
+            real = os.path.realpath(candidate)
+        except OSError as exc:  # a link the OS will not read (another user's /proc entry)
+            raise PathRefused(f"`{path}` cannot be followed ({exc.strerror}); use a plain path such as "
+                              "notes/todo.md") from None
         if len(real) >= self._short:
             self._check_lengths(real, "`path` after following its symlinks")
+        if real != lexical and through_magic(candidate):
+            raise PathRefused(magic)
         for root in self.roots:
             if _inside(real, root):
                 rel = os.path.relpath(real, root)
                 parts = () if rel == "." else tuple(rel.split(os.sep))
-                return Located(root, parts, self.show(root, parts))
+                self._refuse_hidden(root, real, path)
+                via = next((tuple(p for p in os.path.relpath(lexical, r).split(os.sep) if p != ".")
+                            for r in self.roots if _inside(lexical, r)), given)
+                return Located(root, parts, self.show(root, parts), via)
         if any(_inside(lexical, root) for root in self.roots):
             raise PathRefused(
                 f"`{path}` goes through a symlink that points outside the allowed folders; "
@@ -124,6 +152,18 @@ class Jail:
             f"`{path}` is outside the allowed folders ({self.describe()}); "
             "use a path relative to the first one, e.g. notes/todo.md"
         )
+
+    def _refuse_hidden(self, root: str, real: str, path: str) -> None:
+        for h in self.hidden[root]:
+            if _inside(real, h):
+                raise PathRefused(
+                    f"`{path}` is reach's own state (its data folder, state store, pin file, audit log or "
+                    "config file), which no tool reads or changes; use another file"
+                )
+
+    def is_hidden(self, root: str, real: str) -> bool:
+        """Is ``real`` (a path below ``root``) reach's own state? (For walks that list what they find.)"""
+        return any(_inside(real, h) for h in self.hidden[root])
 
     def _check_lengths(self, path: str, what: str) -> None:
         """Names and paths the OS would refuse (``ENAMETOOLONG``), refused here with the limit."""

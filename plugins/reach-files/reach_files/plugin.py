@@ -26,17 +26,20 @@ def reach_plugin_settings() -> type[FilesSettings]:
     return FilesSettings
 
 
-def jail_for(settings: FilesSettings, data_dir: Path) -> Jail:
-    """The configured roots, or ``<data_dir>/files`` (created, since it is ours)."""
+def jail_for(settings: FilesSettings, data_dir: Path, reach: Any = None) -> Jail:
+    """The configured roots, or ``<data_dir>/files`` (created, since it is ours); reach's own
+    state inside them is hidden from every tool."""
     from pathlib import Path
 
     from .jail import Jail
+    from .protect import config_source, reach_paths
 
+    hidden = reach_paths(getattr(reach, "config", None), data_dir, config_source(reach))
     if settings.roots:
-        return Jail(list(settings.roots))
+        return Jail(list(settings.roots), hidden)
     default = Path(data_dir) / "files"
     default.mkdir(parents=True, exist_ok=True)
-    return Jail([default])
+    return Jail([default], hidden)
 
 
 @hookimpl
@@ -45,6 +48,6 @@ def reach_register_tools(register: Any, settings: FilesSettings | None, reach: A
     from .settings import FilesSettings
 
     settings = settings or FilesSettings()
-    jail = jail_for(settings, reach.data_dir)
+    jail = jail_for(settings, reach.data_dir, reach)
     for cls in (ReadFile, ListDir, SearchFiles, WriteFile):
         register(cls(jail, settings))

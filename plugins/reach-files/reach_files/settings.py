@@ -27,4 +27,12 @@ class FilesSettings(BaseModel):
     )
     max_search_depth: int = Field(default=64, ge=1, description="folder levels a search descends below its `path`")
     max_search_file_bytes: int = Field(default=2_000_000, ge=1, description="larger files are skipped by text search")
+    max_file_bytes: int = Field(default=50_000_000, ge=1,
+                                description="largest a file may be after write_file (an append counts the whole file)")
+    min_free_bytes: int = Field(default=64 * 1024 * 1024, ge=0,
+                                description="write_file refuses a write that would leave less free disk space")
+    max_write_depth: int = Field(default=32, ge=1, description="folder levels below its root a written file may be")
+    allow_vcs_writes: bool = Field(default=False, description="let write_file change version-control metadata "
+                                   "(.git, .hg, .svn, .bzr, git repositories by their contents)")
+    allow_env_writes: bool = Field(default=False, description="let write_file change .env, .envrc and .env.* files")
     max_line_chars: int = Field(default=300, ge=20, description="matched lines are cut to this length")

@@ -6,6 +6,7 @@ through the same lock. Answers leave out the internal idempotency key.
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Any
 
 from reach_core import Connector, InvalidArguments
@@ -32,6 +33,24 @@ class _NotesConnector(Connector):
     def get_input_schema(self) -> dict[str, Any]:
         """Limits come from settings, so each instance builds its own schema."""
         return self._schema
+
+
+# categories that draw nothing: controls, format (zero-width, BOM, bidi, tags), separators, lone
+# combining marks, surrogates; and letters drawn as blanks (Hangul fillers, the blank braille cell)
+_UNSEEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zs", "Zl", "Zp", "Mn", "Me"})
+_BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+
+
+def visible(text: str) -> bool:
+    """Does ``text`` show anything? A note of only spaces, zero-width or control characters
+    looks saved to the model and empty to the user, and hides whatever it was meant to say."""
+    for ch in text:
+        if ch.isascii():
+            if ch.isprintable() and not ch.isspace():
+                return True
+        elif unicodedata.category(ch) not in _UNSEEN_CATEGORIES and ch not in _BLANK_LETTERS:
+            return True
+    return False
 
 
 def _public(record: dict[str, Any]) -> dict[str, Any]:
@@ -90,8 +109,12 @@ class AppendNote(_NotesConnector):
     async def execute(self, params: dict[str, Any], ctx: Any = None) -> dict[str, Any]:
         s = self.settings
         content = str(params.get("content") or "").strip()
-        if not content:
-            raise InvalidArguments("content", "the note's text, not empty", "Run 5 km on Saturday at 7:00")
+        if not visible(content):
+            raise InvalidArguments(
+                "content",
+                message="`content` shows nothing (it is empty or only spaces, zero-width or control "
+                "characters); send the note's text, e.g. \"Run 5 km on Saturday at 7:00\".",
+            )
         if len(content) > s.max_note_chars:
             raise InvalidArguments(
                 "content",
@@ -122,8 +145,11 @@ def _clean_tags(raw: Any, max_tags: int, max_chars: int) -> list[str]:
     tags: list[str] = []
     for tag in raw:
         tag = " ".join(tag.split())
-        if not tag:
-            continue
+        if not visible(tag):
+            raise InvalidArguments(
+                "tags", message=f"tag {tag!r} shows nothing (only spaces, zero-width or control characters); "
+                "send short visible words such as [\"running\", \"plan\"], or leave `tags` out.",
+            )
         if len(tag) > max_chars:
             raise InvalidArguments("tags", f"tags of at most {max_chars} characters", ["running"])
         if tag not in tags:

@@ -12,9 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import json
+import logging
 import os
+import re
 import secrets
+import stat
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -32,6 +36,52 @@ except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
 
+log = logging.getLogger(__name__)
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a pipe (FIFO)"), (stat.S_ISSOCK, "a socket"),
+          (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"))
+
+
+def _refuse_not_regular(mode: int, path: Path) -> None:
+    """The notes file must be a plain file: reading a FIFO waits for a writer forever,
+    ``/dev/zero`` never ends, a folder or socket cannot hold notes."""
+    if stat.S_ISREG(mode):
+        return
+    kind = next((name for test, name in _KINDS if test(mode)), "not a plain file")
+    raise BusinessError(
+        f"the notes file {path} is not a regular file (it is {kind}); no note was read or saved. "
+        "Tell the user; the operator must point [plugins.reach-notes] path at a plain file."
+    )
+
+
+def _open_regular(path: Path, flags: int) -> int:
+    """Open ``path`` without blocking on a FIFO and refuse anything but a regular file
+    (looked at before the open, so a device is never opened, and again on the descriptor)."""
+    try:
+        before = os.stat(path)
+    except FileNotFoundError:
+        before = None
+    if before is not None:
+        _refuse_not_regular(before.st_mode, path)
+    try:
+        fd = os.open(path, flags | os.O_NONBLOCK | os.O_CLOEXEC, 0o600)
+    except IsADirectoryError:
+        _refuse_not_regular(stat.S_IFDIR, path)
+        raise
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:  # a socket, or a FIFO opened for writing without a reader
+            _refuse_not_regular(stat.S_IFSOCK, path)
+        raise
+    try:
+        _refuse_not_regular(os.fstat(fd).st_mode, path)
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 def utc_now() -> str:
     """UTC timestamp with second precision and a Z, e.g. 2026-05-01T07:30:00Z."""
     return datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
@@ -47,6 +97,8 @@ class NoteStore:
     # Idempotency keys seen so far, and how far into the file they were read.
     _keys: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
     _scanned: int = field(default=0, repr=False)
+    # damaged lines already reported in the log (reported again only when more appear)
+    _warned: int = field(default=0, repr=False)
 
     async def append(self, content: str, tags: list[str], key: str | None) -> tuple[dict[str, Any], bool]:
         """Append a note; returns (record, created). A known key returns the old record."""
@@ -69,7 +121,7 @@ class NoteStore:
         data = line.encode("utf-8")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self._lock:
-            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+            fd = _open_regular(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
             try:
                 with _file_lock(fd):
                     size = os.fstat(fd).st_size
@@ -108,24 +160,33 @@ class NoteStore:
         if size == self._scanned:
             return
         chunk = os.pread(fd, size - self._scanned, self._scanned)
-        for record in _parse(chunk):
+        for record in _parse(chunk, []):
             if isinstance(record.get("key"), str):
                 self._keys[record["key"]] = record
         self._scanned = size
 
     def _read_all(self) -> list[dict[str, Any]]:
         try:
-            with open(self.path, "rb") as handle:
-                size = os.fstat(handle.fileno()).st_size
-                if size > self.settings.max_file_bytes * 2:
-                    raise BusinessError(
-                        f"the notes file is too large to read ({_human(size)}); "
-                        "ask the user to archive old notes."
-                    )
-                data = handle.read()
+            fd = _open_regular(self.path, os.O_RDONLY)
         except FileNotFoundError:
             return []
-        return list(_parse(data))
+        with open(fd, "rb") as handle:
+            size = os.fstat(fd).st_size
+            if size > self.settings.max_file_bytes * 2:
+                raise BusinessError(
+                    f"the notes file is too large to read ({_human(size)}); "
+                    "ask the user to archive old notes."
+                )
+            data = handle.read(size)
+        skipped: list[int] = []
+        notes = list(_parse(data, skipped))
+        if len(skipped) > self._warned:
+            log.warning(
+                "reach-notes: %d damaged line(s) of %s skipped (first at line %d); the other notes are used. "
+                "Repair or remove those lines to get rid of this warning.", len(skipped), self.path, skipped[0],
+            )
+        self._warned = len(skipped)
+        return notes
 
 
 def _same_note(record: dict[str, Any], content: str, tags: list[str], key: str) -> dict[str, Any]:
@@ -142,16 +203,42 @@ def _same_note(record: dict[str, Any], content: str, tags: list[str], key: str) 
     return record
 
 
-def _parse(data: bytes) -> Iterator[dict[str, Any]]:
-    for raw in data.splitlines():
+def _parse(data: bytes, skipped: list[int]) -> Iterator[dict[str, Any]]:
+    """The notes in ``data``, one JSON object per line; a line that is not a note (damaged by
+    a crash, a hand edit, a disk error) is left out and its number added to ``skipped``.
+
+    Fields a note is used by are made the types the tools expect (a damaged ``tags`` would
+    otherwise break every later search), and lone surrogates become U+FFFD (they cannot be
+    sent to a model as UTF-8)."""
+    for number, raw in enumerate(data.splitlines(), start=1):
         if not raw.strip():
             continue
         try:
-            record = json.loads(raw)
-        except ValueError:
+            record = json.loads(raw.removeprefix(b"\xef\xbb\xbf"))
+        except (ValueError, RecursionError):
+            skipped.append(number)
             continue
-        if isinstance(record, dict) and isinstance(record.get("content"), str):
-            yield record
+        if not isinstance(record, dict) or not isinstance(record.get("content"), str):
+            skipped.append(number)
+            continue
+        tags = record.get("tags")
+        note: dict[str, Any] = {
+            "id": _text(record.get("id")),
+            "created_at": _text(record.get("created_at")),
+            "content": _clean(record["content"]),
+            "tags": [_clean(t) for t in tags if isinstance(t, str)] if isinstance(tags, list) else [],
+        }
+        if isinstance(record.get("key"), str):
+            note["key"] = record["key"]
+        yield note
+
+
+def _clean(text: str) -> str:
+    return text if text.isascii() else _SURROGATE.sub("\ufffd", text)
+
+
+def _text(value: Any) -> str | None:
+    return _clean(value) if isinstance(value, str) else None
 
 
 @contextlib.contextmanager

@@ -20,7 +20,51 @@ from .htmltext import html_to_text, looks_like_html
 from .paths import join_index, join_key
 from .text_shape import TextShaper, cut_string
 
-__all__ = ["LADDER", "Cut", "JsonShaper", "Limits", "html_strings_as_text", "project"]
+__all__ = ["LADDER", "Cut", "JsonShaper", "Limits", "error_paths", "html_strings_as_text", "is_error_key", "project"]
+
+# keys that say a call (or part of it) failed; compared lowercased without `_`, `-` and spaces
+_ERROR_KEYS = frozenset({
+    "error", "errors", "err", "exception", "exceptions", "fault", "faults", "failure", "failures", "message",
+    "detail", "details", "errormessage", "errormsg", "errorcode", "errordetail", "errordetails", "traceback",
+    "stacktrace", "stderr", "problem", "problems",
+})
+#: nodes :func:`error_paths` looks at, at most (a huge result is searched this far)
+ERROR_SCAN_NODES = 200_000
+MAX_ERROR_PATHS = 5
+
+
+def is_error_key(key: object) -> bool:
+    if not isinstance(key, str) or len(key) > 40:
+        return False
+    return key.lower().replace("_", "").replace("-", "").replace(" ", "") in _ERROR_KEYS
+
+
+def error_paths(value: Any, limit: int = MAX_ERROR_PATHS) -> list[str]:
+    """Paths of the first error keys in ``value`` (breadth first, bounded), to check after a cut
+    that none was left out unseen: a failure must never be hidden by shaping."""
+    found: list[str] = []
+    queue: list[tuple[str, Any]] = [("", value)]
+    seen = 0
+    i = 0
+    while i < len(queue) and seen < ERROR_SCAN_NODES and len(found) < limit:
+        path, v = queue[i]
+        i += 1
+        seen += 1
+        if isinstance(v, dict):
+            for k, x in v.items():
+                p = join_key(path, str(k))
+                if is_error_key(k) and x not in (None, "", [], {}, False):
+                    found.append(p)
+                    if len(found) >= limit:
+                        break
+                elif isinstance(x, (dict, list)):
+                    queue.append((p, x))
+        elif isinstance(v, list):
+            queue.extend((join_index(path, j), x) for j, x in enumerate(v) if isinstance(x, (dict, list)))
+        if i > 4096:  # keep the queue from holding what was already visited
+            del queue[:i]
+            i = 0
+    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +152,9 @@ class JsonShaper:
             for i, (k, v) in enumerate(value.items()):
                 if i >= lim.keys:
                     cuts.append(Cut(path, "keys", lim.keys, len(value)))
+                    # error keys past the limit are kept: a cut must not hide a failure
+                    for ek in [k for k in list(value)[lim.keys:] if is_error_key(k)][:MAX_ERROR_PATHS]:
+                        out[ek] = self._walk(value[ek], join_key(path, ek), depth + 1, lim, cuts)
                     break
                 out[k] = self._walk(v, join_key(path, k), depth + 1, lim, cuts)
             return out

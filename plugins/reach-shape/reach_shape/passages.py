@@ -14,6 +14,8 @@ import math
 import re
 from dataclasses import dataclass
 
+from .clusters import snap
+
 __all__ = ["Passage", "best_passages", "line_of", "query_terms"]
 
 _WORD = re.compile(r"[A-Za-z0-9_]+|[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
@@ -26,6 +28,13 @@ _STOP = frozenset(
 _SUFFIXES = ("ing", "ed", "es", "s", "ly")
 _BLANK = re.compile(r"\n[ \t\r]*\n\s*")
 MAX_UNIT = 800  # characters; longer lines (minified HTML, JSON) are cut into windows
+#: above this many characters the text is not lowered into a copy (50 MB of log would be
+#: another 50-200 MB); terms are found with a case-insensitive regex on the text itself
+LOWER_COPY_MAX = 1_000_000
+#: positions one term may contribute: a term in every line says little and would fill memory
+MAX_HITS = 5_000
+#: more blank-line blocks than this: score by lines (a list per block would be large)
+MAX_BLOCKS = 100_000
 
 
 @dataclass(slots=True)
@@ -82,6 +91,8 @@ def _paragraphs(text: str) -> list[tuple[int, int]] | None:
         pos = m.end()
     if pos < len(text):
         blocks.append((pos, len(text)))
+        if len(blocks) > MAX_BLOCKS:
+            return None
     if len(blocks) >= 5 and sum(e - s for s, e in blocks) / len(blocks) < 1500:
         return blocks
     return None
@@ -101,8 +112,8 @@ class _LineUnits:
         end = self.text.find("\n", pos)
         end = len(self.text) if end == -1 else end
         if end - start > MAX_UNIT:
-            start += (pos - start) // MAX_UNIT * MAX_UNIT
-            end = min(end, start + MAX_UNIT)
+            start = snap(self.text, start + (pos - start) // MAX_UNIT * MAX_UNIT)
+            end = snap(self.text, min(end, start + MAX_UNIT), forward=True)
         return start, end
 
 
@@ -121,13 +132,18 @@ class _SpanUnits:
 
 
 def _matches(text: str, low: str | None, term: str) -> list[int]:
-    """Start positions of words beginning with ``term`` (case-insensitive)."""
+    """Start positions of words beginning with ``term`` (case-insensitive), at most ``MAX_HITS``."""
+    found: list[int] = []
     if low is None:
-        return [m.start() for m in re.finditer(r"(?<![A-Za-z0-9_])" + re.escape(term), text, re.IGNORECASE)]
-    found = []
+        boundary = "" if _CJK.match(term) else r"(?<![A-Za-z0-9_])"
+        for m in re.finditer(boundary + re.escape(term), text, re.IGNORECASE):
+            found.append(m.start())
+            if len(found) >= MAX_HITS:
+                break
+        return found
     cjk = bool(_CJK.match(term))
     pos = low.find(term)
-    while pos != -1:
+    while pos != -1 and len(found) < MAX_HITS:
         if cjk or pos == 0 or not (low[pos - 1].isalnum() or low[pos - 1] == "_"):
             found.append(pos)
         pos = low.find(term, pos + 1)
@@ -148,10 +164,11 @@ def best_passages(text: str, query: str | None, *, units: list[tuple[int, int]] 
         finder: _LineUnits | _SpanUnits = _SpanUnits(paragraphs) if paragraphs else _LineUnits(text)
     else:
         finder = _SpanUnits(units)
-    lowered = text.lower()
-    low: str | None = lowered
-    if len(lowered) != len(text):  # a few characters change length when lowered: positions would drift
-        low = None
+    low: str | None = None
+    if len(text) <= LOWER_COPY_MAX:
+        lowered = text.lower()
+        if len(lowered) == len(text):  # a few characters change length when lowered: positions would drift
+            low = lowered
     n = finder.count
     # rarest terms first; a term in most passages says little and costs the most: skip it
     # once a rarer term has matched

@@ -153,7 +153,9 @@ def _cut_bytes(result: ToolResult, budget: int, handle: str | None, shaper: Shap
     text = result.to_json()
     more = f'; read_result(handle="{handle}") reads the full result' if handle else ""
     head = f"[reach-shape: result of {len(text):,} chars cut to its start{more}]\n"
-    content = head + text[: max(0, (budget - len(head)) // 4)]
+    from .clusters import snap
+
+    content = head + text[: snap(text, max(0, (budget - len(head)) // 4))]
     shaped = Shaped(content, shaper.count(content), result.content, handle or "", {"kind": "bytes"})
     return _replace(result, shaped, budget, shaper) or result
 

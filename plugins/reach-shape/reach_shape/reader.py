@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from reach_core import Connector, InvalidArguments, NotFound
 from reach_core.result import dumps
 
+from .clusters import snap
 from .json_shape import LADDER, JsonShaper
 from .passages import best_passages, line_of
 from .paths import PathError, join_index, resolve
@@ -118,7 +119,32 @@ def _char_cap(lengths: list[int], budget: int) -> int:
 
 def read(content: Any, *, handle: str, path: str | None, offset: int | None, limit: int | None,
          query: str | None, budget: int, count: Callable[[str], int]) -> Any:
-    """The answer of one ``read_result`` call over ``content`` (see module doc)."""
+    """The answer of one ``read_result`` call over ``content`` (see module doc), never over ``budget``:
+    an answer the slicing rules could not fit (one huge key, a value that shapes badly) is sent as
+    the start of its JSON text, cut to fit, saying so."""
+    answer = _read(content, handle=handle, path=path, offset=offset, limit=limit, query=query,
+                   budget=budget, count=count)
+    text = dumps(answer)
+    if count(text) <= budget:
+        return answer
+    head: dict[str, Any] = {"handle": handle}
+    if path and path.strip():
+        head["path"] = path.strip()[:200]
+    head["cut"] = "this answer did not fit the read budget and is shown as the start of its JSON text; " \
+                  "ask for a narrower path, an offset/limit, or a query"
+    lo, hi, best = 0, min(len(text), budget * 4), {**head, "text": ""}
+    while lo <= hi:  # the longest start of the text that fits
+        mid = (lo + hi) // 2
+        candidate = {**head, "text": text[: snap(text, mid)]}
+        if count(dumps(candidate)) <= budget:
+            best, lo = candidate, mid + 1
+        else:
+            hi = mid - 1
+    return best
+
+
+def _read(content: Any, *, handle: str, path: str | None, offset: int | None, limit: int | None,
+          query: str | None, budget: int, count: Callable[[str], int]) -> Any:
     try:
         value = resolve(content, path)
     except PathError as exc:

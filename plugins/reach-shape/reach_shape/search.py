@@ -20,6 +20,9 @@ __all__ = ["json_matches"]
 
 RECORD_CHARS = 1200
 MAX_RECORDS = 200_000
+#: a longer string leaf is searched by its head only (its JSON would be a copy of a whole page
+#: or log); read_result(path=..., query=...) searches the whole string
+LEAF_SEARCH_CHARS = 65_536
 
 
 def _small(value: Any, limit: int) -> bool:
@@ -80,6 +83,9 @@ def _records(value: Any, path: str, out: list[tuple[str, Any, str]]) -> None:
         return
     if isinstance(value, list) and len(value) > 100 and len(out) + len(value) <= MAX_RECORDS \
             and _flat_rows(value, path, out):
+        return
+    if isinstance(value, str) and len(value) > LEAF_SEARCH_CHARS:
+        out.append((path, value, dumps(value[:LEAF_SEARCH_CHARS])))
         return
     if not isinstance(value, (dict, list)) or not value or _small(value, RECORD_CHARS):
         out.append((path, value, dumps(value)))

@@ -18,7 +18,8 @@ from reach_core import ToolResult
 from reach_core.result import dumps
 
 from .htmltext import html_to_text, looks_like_html
-from .json_shape import LADDER, Cut, JsonShaper, html_strings_as_text, project
+from .json_shape import LADDER, Cut, JsonShaper, error_paths, html_strings_as_text, project
+from .paths import PathError, resolve
 from .search import json_matches
 from .settings import ShapeSettings, ToolShape
 from .store import ResultStore
@@ -64,6 +65,22 @@ def summarize_cuts(cuts: list[Cut]) -> list[str]:
         rest = len(lines) - _MAX_CUT_LINES
         lines = lines[:_MAX_CUT_LINES] + [f"… and {rest} more cuts"]
     return lines
+
+
+def _shown(value: Any, path: str) -> bool:
+    """Is the value at ``path`` (a path into the full result) still in the shaped ``value``?"""
+    try:
+        found = resolve(value, path)
+    except PathError:
+        return False
+    return not (isinstance(found, str) and found.startswith(("{…", "[…")))
+
+
+def _short_path(path: str, most: int = 120) -> str:
+    """A path short enough for the note (a path 300 levels deep would cost more than the budget)."""
+    if len(path) <= most:
+        return path
+    return f"{path[: most // 2 - 1]}…{path[-(most // 2):]}"
 
 
 class Shaper:
@@ -150,6 +167,7 @@ class Shaper:
             projected, _ = project(content, fields)
             facts["html"] = html_paths
         h = handle(content)
+        errors = error_paths(projected)
 
         matches: list[str] | None = None
 
@@ -159,6 +177,9 @@ class Shaper:
             if cuts:
                 note["note"] = f"result cut to fit {budget:,} tokens"
                 note["cut"] = summarize_cuts(cuts)[: 1 if compact else None]
+                hidden = [p for p in errors if not _shown(value, p)]
+                if hidden:  # a failure in the part cut away is named, never hidden
+                    note["errors_in_cut_part"] = [_short_path(p) for p in hidden[: 1 if compact else None]]
                 if query and h and not compact:
                     if matches is None:  # very long paths (deep trees) cost more than they help
                         matches = [p for p, _ in json_matches(content, query, limit=3)[0] if len(p) <= 300]

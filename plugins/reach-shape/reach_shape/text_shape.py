@@ -9,12 +9,16 @@ the line offsets ``read_result`` takes, so the model can fetch exactly them.
 
 from __future__ import annotations
 
+import re
+
+from .clusters import snap
 from .passages import best_passages, line_of
 
 __all__ = ["TextShaper", "cut_string"]
 
 MAX_PASSAGE = 600
 MIN_RELATIVE_SCORE = 0.4
+_NOT_NEWLINE = re.compile(r"[^\n]")
 
 
 def cut_string(text: str, max_chars: int) -> str:
@@ -22,10 +26,10 @@ def cut_string(text: str, max_chars: int) -> str:
     if len(text) <= max_chars:
         return text
     keep = max(max_chars, 16)
-    head = (keep * 2) // 3
-    tail = keep - head
-    cut = len(text) - head - tail
-    return f"{text[:head]}…[{cut:,} chars cut]…{text[-tail:] if tail else ''}"
+    head = snap(text, (keep * 2) // 3)
+    start = snap(text, len(text) - (keep - (keep * 2) // 3), forward=True)  # never split a character
+    cut = start - head
+    return f"{text[:head]}…[{cut:,} chars cut]…{text[start:]}"
 
 
 class TextShaper:
@@ -53,7 +57,7 @@ class TextShaper:
         if n >= len(self.text):
             return (0, len(self.text))
         cut = self.text.rfind("\n", 0, n + 1)
-        return (0, cut + 1 if cut > 0 else n)  # whole lines, or part of a first line longer than n
+        return (0, cut + 1 if cut > 0 else snap(self.text, n))  # whole lines, or part of a long first line
 
     def _tail(self, n: int) -> tuple[int, int]:
         size = len(self.text)
@@ -62,7 +66,7 @@ class TextShaper:
         if n >= size:
             return (0, size)
         nl = self.text.find("\n", size - n - 1)
-        return (nl + 1 if nl != -1 and nl + 1 < size else size - n, size)
+        return (nl + 1 if nl != -1 and nl + 1 < size else snap(self.text, size - n, forward=True), size)
 
     def render(self, char_budget: int) -> tuple[str, int]:
         """The shaped text and how many matching passages it shows.
@@ -77,7 +81,7 @@ class TextShaper:
         used = 0
         match_n = int(char_budget * 0.7) if self.passages else 0
         for p in self.passages:
-            s, e = p.start, min(p.end, p.start + MAX_PASSAGE)
+            s, e = p.start, snap(text, min(p.end, p.start + MAX_PASSAGE))
             if used + (e - s) > match_n:
                 continue
             spans.append((s, e))
@@ -97,14 +101,15 @@ class TextShaper:
         for s, e in merged:
             if s > prev:
                 out.append(self._gap(prev, s))
-            out.append(self.text[s:e].strip("\n"))
+            piece = self.text[s:e].strip("\n")
+            out.append(piece[:-1] if piece.endswith("\r") else piece)  # a CRLF goes whole, never half
             prev = e
         if prev < len(self.text):
             out.append(self._gap(prev, len(self.text)))
         return "\n".join(x for x in out if x)
 
     def _gap(self, start: int, end: int) -> str:
-        if self.text[start:end].strip("\n") == "":
+        if _NOT_NEWLINE.search(self.text, start, end) is None:  # (no slice: the gap can be most of the text)
             return ""
         while self.text[start] == "\n":
             start += 1

@@ -13,6 +13,7 @@ from typing import Any
 
 from reach_core import Connector, RetryableError
 
+from .cityname import check_city
 from .openmeteo import OpenMeteo, service_text
 from .places import Place, normalise, query_language, resolve_city
 from .settings import WeatherSettings
@@ -105,7 +106,7 @@ class GetWeather(_WeatherConnector):
 
     async def execute(self, params: dict[str, Any], ctx: Any = None) -> dict[str, Any]:
         unit = params.get("unit") or "celsius"
-        place, language = await self._place(params["city"])
+        place, language = await self._place(check_city(params.get("city")))
         data = await self.api.forecast(
             {
                 "latitude": place.latitude,
@@ -171,7 +172,7 @@ class GetForecast(_WeatherConnector):
     async def execute(self, params: dict[str, Any], ctx: Any = None) -> dict[str, Any]:
         unit = params.get("unit") or "celsius"
         days = int(params.get("days") or 3)
-        place, language = await self._place(params["city"])
+        place, language = await self._place(check_city(params.get("city")))
         data = await self.api.forecast(
             {
                 "latitude": place.latitude,

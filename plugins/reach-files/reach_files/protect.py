@@ -1,0 +1,174 @@
+"""Places inside the roots that reach-files keeps its hands off, and names no path may use.
+
+* **Version-control metadata** (``.git``, ``.hg``, ``.svn``, ``.bzr`` anywhere below a root,
+  and any folder that *is* a git directory by its contents, whatever its name): a write there
+  runs code on the user's machine the next time they use git (``hooks/``, ``config``'s
+  ``core.fsmonitor``), or redirects git to another folder (a ``.git`` *file*).
+* **.env files** (``.env``, ``.envrc``, ``.env.*``, and folders so named, often a virtualenv):
+  secrets, and shell code that direnv runs on ``cd``.
+* **reach's own state** (the data dir, the state store, the pin file, the audit log, the
+  config file): reading them leaks other calls' data, writing them rewrites the rules.
+
+Names are compared after *folding*: the forms under which some system or tool, or a
+person reading a listing, takes one name for another -- NFKC (fullwidth and styled
+letters), default-ignorable code points dropped (HFS+ ignores them: CVE-2014-9390),
+case, Windows' trailing dots and spaces, NTFS short names (``GIT~1``) and letters from
+other scripts that look the same (Cyrillic ``і`` in ``.gіt``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import unicodedata
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+__all__ = ["device_name", "env_file", "fold", "git_dir_on_disk", "reach_paths", "through_magic", "vcs_name"]
+
+_VCS = frozenset({".git", ".hg", ".svn", ".bzr"})
+_SHORT = re.compile(r"(git|hg|svn|bzr|env|envrc)~\d+")
+_DEVICE = re.compile(r"(con|prn|aux|nul|com[0-9]|lpt[0-9]|conin\$|conout\$)")
+# letters of other scripts (and small capitals) that are drawn like the Latin ones of the guarded names
+_LOOKALIKE = str.maketrans({
+    "\u0261": "g", "\u0262": "g", "\u050d": "g",
+    "\u0131": "i", "\u0456": "i", "\u03b9": "i", "\u026a": "i", "\u04c0": "i", "\u04cf": "i", "\u0269": "i",
+    "\u0442": "t", "\u03c4": "t", "\u1d1b": "t",
+    "\u04bb": "h", "\u029c": "h", "\u043d": "h",
+    "\u0455": "s", "\ua731": "s",
+    "\u03bd": "v", "\u0475": "v", "\u1d20": "v",
+    "\u0578": "n", "\u0274": "n", "\u03b7": "n",
+    "\u044c": "b", "\u0299": "b", "\u1d22": "z", "\u0280": "r", "\u0433": "r",
+    "\u0435": "e", "\u1d07": "e", "\u03b5": "e", "\u0454": "e",
+    "\u0441": "c", "\u03f2": "c", "\u043e": "o", "\u03bf": "o",
+})
+_INVISIBLE_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+
+
+def fold(name: str) -> str:
+    """The form of ``name`` that the comparisons use (see the module doc)."""
+    if name.isascii():
+        s = name.lower()
+    else:
+        s = unicodedata.normalize("NFKC", name).casefold().translate(_LOOKALIKE)
+        s = unicodedata.normalize("NFKD", s)
+        s = "".join(ch for ch in s if not unicodedata.combining(ch) and unicodedata.category(ch) != "Cf"
+                    and ch not in _INVISIBLE_LETTERS)
+        s = unicodedata.normalize("NFKC", s).translate(_LOOKALIKE)
+    return s.rstrip(". ")
+
+
+def vcs_name(name: str) -> bool:
+    f = fold(name)
+    return f in _VCS or (_SHORT.fullmatch(f) is not None and not f.startswith("env"))
+
+
+def env_file(name: str) -> bool:
+    f = fold(name)
+    return f in (".env", ".envrc") or f.startswith(".env.") or f in ("env~1", "envrc~1")
+
+
+def device_name(name: str) -> bool:
+    """A Windows device name (``CON``, ``nul.txt``, ``COM¹``): the file cannot exist once the
+    folder is shared with Windows, and opening it there opens the device."""
+    base = unicodedata.normalize("NFKC", name).split(".", 1)[0].rstrip(" ").casefold()
+    return _DEVICE.fullmatch(base) is not None
+
+
+def git_dir_on_disk(path: str) -> bool:
+    """A folder git uses as its repository (bare or not, any name): ``HEAD``, ``objects/``, ``refs/``."""
+    try:
+        return (os.path.isfile(os.path.join(path, "HEAD")) and os.path.isdir(os.path.join(path, "objects"))
+                and os.path.isdir(os.path.join(path, "refs")))
+    except (OSError, ValueError):
+        return False
+
+
+def _magic(path: str) -> bool:
+    return path == "/proc" or path.startswith("/proc/") or path in ("/dev/fd", "/dev/stdin", "/dev/stdout",
+                                                                     "/dev/stderr") or path.startswith("/dev/fd/")
+
+
+def through_magic(path: str) -> bool:
+    """Does ``path`` (absolute) lead through ``/proc`` or ``/dev/fd``, by its own text or a symlink on
+    the way? Those links (``/proc/self/root``, ``/proc/*/cwd``, ``/proc/*/fd/N``) name another process's
+    view of the file system: not a place inside a root, whatever ``realpath`` makes of them."""
+    todo = [p for p in reversed(path.split("/")) if p]
+    cur = "/"
+    hops = 0
+    while todo:
+        part = todo.pop()
+        if part == ".":
+            continue
+        if part == "..":
+            cur = os.path.dirname(cur)
+            continue
+        nxt = os.path.join(cur, part)
+        if _magic(nxt):
+            return True
+        try:
+            target = os.readlink(nxt)
+        except (OSError, ValueError):
+            cur = nxt
+            continue
+        hops += 1
+        if hops > 40:  # a loop: realpath and the open refuse it anyway
+            return False
+        if target.startswith("/"):
+            cur = "/"
+        todo.extend(p for p in reversed(target.split("/")) if p)
+    return False
+
+
+_NOT_FILES = frozenset({"logging", "stderr", "stdout", "off", ""})
+
+
+def reach_paths(config: Any, data_dir: Path | str, source: Path | str | None) -> list[str]:
+    """reach's own files and folders (real paths): the data dir, the state store (with SQLite's
+    side files), the pin file, reach-audit's log file and the config file."""
+    data = os.path.realpath(os.fspath(data_dir))
+    found: list[str] = [data]
+    section = getattr(config, "reach", None)
+    store = getattr(section, "store", None)
+    if store is None:
+        store_path: str | None = os.path.join(data, "reach.db")
+    elif store.startswith("sqlite:///"):
+        store_path = store[len("sqlite:///") - 1:] if store.startswith("sqlite:////") else store[len("sqlite:///"):]
+    elif "://" in store:
+        store_path = None  # a server (PostgreSQL): nothing on this disk
+    else:
+        store_path = store
+    if store_path:
+        found += [store_path + suffix for suffix in ("", "-wal", "-shm", "-journal")]
+    pins = getattr(section, "pins", None)
+    found.append(os.fspath(pins) if pins is not None else os.path.join(data, "pins.json"))
+    plugins = getattr(config, "plugins", None)
+    table = plugins.plugin_table("reach-audit") if plugins is not None and hasattr(plugins, "plugin_table") else {}
+    log = table.get("log")
+    if isinstance(log, str) and log.strip().lower() not in _NOT_FILES:
+        found.append(log)
+    if source is not None:
+        found.append(os.fspath(source))
+    return _unique(os.path.realpath(os.path.expanduser(p)) for p in found)
+
+
+def config_source(reach: Any) -> Path | None:
+    """The config file this Reach was started with, when it can be known.
+
+    The core does not record it (a ``Reach(config=path)`` is not visible here); the file the
+    default search finds (``REACH_CONFIG``, ``./reach.toml``, ``[tool.reach]`` in
+    ``./pyproject.toml``) is the one a plain ``Reach()`` or the CLI used."""
+    known = getattr(reach, "config_source", None)
+    if known is not None:
+        return Path(known)
+    try:
+        from reach_core.configfile import find_default
+
+        return find_default()[1]
+    except Exception:  # noqa: BLE001 - an unreadable config is not ours to report here
+        return None
+
+
+def _unique(paths: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(paths))
