@@ -27,7 +27,7 @@ __all__ = ["MAX_CITY_CHARS", "check_city"]
 
 MAX_CITY_CHARS = 100
 _MAX_MARKS = 2  # combining marks left on one letter after NFKC composes what it can
-_PUNCTUATION = frozenset(" -'’ʼʻ.,()\u2010\u2011")
+_PUNCTUATION = frozenset(" -'’ʼʻ.,()\u2010\u2011\u2012\u2013\u2014")  # hyphen, apostrophes, dashes (Winston–Salem)
 _CONFUSABLE_SCRIPTS = ("LATIN", "CYRILLIC", "GREEK")
 _EXAMPLE = "Beijing"
 

@@ -63,7 +63,8 @@ async def test_honest_names_are_answered(weather_reach, city, name):
                                   "Ho Chi Minh City", "Москва", "Αθήνα", "서울", "القاهرة", "Tel Aviv-Yafo",
                                   "Washington, D.C.", "Paris (Texas)", "Hà Nội", "Nizhny Novgorod", "1000 Islands",
                                   "Llanfairpwllgwyngyllgogerychwyrndrobwllllantysiliogogogoch", "Kraków",
-                                  "Ōsaka", "Reykjavík", "Tōkyō", "Mumbai मुंबई", "Beijing 北京"])
+                                  "Ōsaka", "Reykjavík", "Tōkyō", "Mumbai मुंबई", "Beijing 北京",
+                                  "Winston–Salem", "Halle (Saale)", "'s-Hertogenbosch", "Coeur d’Alene"])
 async def test_real_place_names_reach_the_geocoder(weather_reach, demo, city):
     """Not in the demo data, so a business error (no such city) -- but after a request: not refused."""
     before = len(demo.requests)
