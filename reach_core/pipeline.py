@@ -160,6 +160,21 @@ def _internal_error(tool: Tool, exc: BaseException, ctx: CallContext) -> ToolFai
     return failure
 
 
+def _jsonable_result(tool: Tool, content: Any) -> Any:
+    """The connector's answer as JSON data; one that refers to itself or is nested past
+    Python's recursion limit is a clear failure of this call, not reach's internal error.
+    The connector has already run: the message says so, as a write may have taken effect."""
+    try:
+        return to_jsonable(content)
+    except RecursionError:
+        raise ToolFailure(
+            f"{tool.name} ran, but its answer refers to itself or is nested too deeply to be sent "
+            "as JSON; do not resend (it may have taken effect): tell the user its answer could not be read.",
+            code="execution_failed",
+            details={"exception": "RecursionError"},
+        ) from None
+
+
 async def invoke(
     rt: Runtime,
     call: Any,
@@ -292,7 +307,7 @@ async def invoke(
                 content, meta = _fallback(tool, internal), {"fallback": True, "error_code": "execution_failed",
                                                              "attempts": ctx.attempt}
             if type(content) not in _PLAIN:
-                content = to_jsonable(content)
+                content = _jsonable_result(tool, content)
             result = ToolResult(call.id, call.name, True, content, None, 0.0, ctx.trace_id, meta)
             if guards is not None and ctx._guard_pending is not None:  # see Guards.after
                 settle = guards.after(tool, args, ctx, result)
