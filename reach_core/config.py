@@ -38,7 +38,7 @@ import typing
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from .config_problems import Problem, raise_problems, unknown
 from .configfile import find_default as _find_default  # noqa: F401 - kept importable from here
@@ -271,6 +271,14 @@ class Config(_Section):
     limits: LimitsConfig = Field(default_factory=LimitsConfig, description="rate-limit storage, per-plugin caps")
     connectors: dict[str, ConnectorConfig] = Field(default_factory=dict, description="per tool")
     agents: dict[str, AgentConfig] = Field(default_factory=dict, description="per agent")
+    #: the file this configuration was read from (None for a dict, or defaults only)
+    _source: Path | None = PrivateAttr(default=None)
+
+    @property
+    def source(self) -> Path | None:
+        """The file this configuration was read from, resolved; None when it came from a
+        dict or no file was found. Plugins that guard files (reach-files) protect it."""
+        return self._source
 
     _hooks = field_validator("hooks")(classmethod(lambda cls, v: _check_hooks(v)))
 
@@ -422,4 +430,6 @@ def load_config(config: str | os.PathLike[str] | dict[str, Any] | Config | None)
     cfg = validate_config(data, source)
     if source is not None and not cfg.reach.data_dir.is_absolute() and "data_dir" in (data.get("reach") or {}):
         cfg.reach.data_dir = (source.parent / cfg.reach.data_dir).resolve()
+    if source is not None:
+        cfg._source = Path(source).resolve()
     return cfg

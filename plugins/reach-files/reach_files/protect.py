@@ -154,12 +154,11 @@ def reach_paths(config: Any, data_dir: Path | str, source: Path | str | None) ->
 
 
 def config_source(reach: Any) -> Path | None:
-    """The config file this Reach was started with, when it can be known.
-
-    The core does not record it (a ``Reach(config=path)`` is not visible here); the file the
-    default search finds (``REACH_CONFIG``, ``./reach.toml``, ``[tool.reach]`` in
-    ``./pyproject.toml``) is the one a plain ``Reach()`` or the CLI used."""
-    known = getattr(reach, "config_source", None)
+    """The config file this Reach was started with: ``reach.config.source`` (the file
+    ``Reach(config=path)`` or the default search read). A Reach built from a dict has
+    none; then the file the default search would find (``REACH_CONFIG``, ``./reach.toml``,
+    ``[tool.reach]`` in ``./pyproject.toml``), which the CLI would use, is protected."""
+    known = getattr(getattr(reach, "config", None), "source", None)
     if known is not None:
         return Path(known)
     try:

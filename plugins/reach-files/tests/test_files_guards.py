@@ -276,6 +276,34 @@ async def test_configured_store_pins_and_config_file_inside_a_root(tmp_path: Pat
     assert (root / "my-pins.json").read_text() == "{}"
 
 
+@pytest.mark.parametrize("name", ["reach.toml", "agent-config.toml", "conf/prod.toml", "pyproject.toml"])
+async def test_a_config_file_given_by_path_inside_a_root_is_protected(tmp_path: Path, name: str) -> None:
+    """``Reach(config=path)``, not found by the default search: still refused to every tool."""
+    root = tmp_path / "root"
+    config = root / name
+    config.parent.mkdir(parents=True)
+    table = "[tool.reach." if name == "pyproject.toml" else "["
+    body = (f'{table}reach]\ndata_dir = "{tmp_path / "data"}"\n'
+            f'{table}plugins.reach-files]\nroots = ["{root}"]\n')
+    config.write_text(body)
+    (root / "notes.txt").write_text("hello")
+    reach = Reach(str(config), plugins=[("reach-files", reach_files.plugin)], strict=True)
+    assert reach.config.source == config.resolve()
+    r = await reach.invoke("read_file", {"path": name})
+    assert not r.ok and r.error.code == "invalid_arguments", r.content
+    r = await _write(reach, name, "overwrite")
+    assert not r.ok and r.error.code == "invalid_arguments"
+    assert config.read_text() == body
+    r = await reach.invoke("read_file", {"path": "notes.txt"})
+    assert r.ok and r.content["content"] == "hello"
+
+
+def test_a_config_from_a_dict_has_no_source() -> None:
+    from reach_core.config import load_config
+
+    assert load_config({}).source is None
+
+
 def test_audit_log_file_is_protected(tmp_path: Path) -> None:
     from reach_files.protect import reach_paths
 
