@@ -438,8 +438,9 @@ class Guards:
         )
         if claim.claimed:
             return None
-        if claim.agent != ctx.agent:
+        if claim.agent is not None and claim.agent != ctx.agent:
             # another agent's key: neither its result nor whether the arguments match is this agent's to learn
+            # (a row claimed with no agent, through the ledger's own API, belongs to no one in particular)
             raise Denied(
                 f"idempotency key {key!r} is already in use for `{tool.name}`; send this call with a new key "
                 "of your own."
