@@ -136,13 +136,21 @@ def _decoded(text: str) -> str:
     return text.lower()
 
 
-def _splice(text: str, spans: list[tuple[int, int]]) -> str:
+def mask_spans(value: str, spans: list[tuple[int, int]]) -> str:
+    """``value`` with each span replaced by ``[REDACTED]`` (spans in any order; overlapping
+    and empty ones allowed). One splice for this module's scans and ``reach_core.redact``'s."""
+    spans = sorted(s for s in spans if s[1] > s[0])
+    if not spans:
+        return value
     parts, pos = [], 0
     for start, end in spans:
-        parts.append(text[pos:start])
+        if end <= pos:
+            continue
+        start = max(start, pos)
+        parts.append(value[pos:start])
         parts.append(_MASK)
         pos = end
-    parts.append(text[pos:])
+    parts.append(value[pos:])
     return "".join(parts)
 
 
@@ -230,7 +238,7 @@ class KnownSecrets:
         if self._literal is None or not text:
             return text
         spans = self._literal_spans(text)
-        out = _splice(text, spans) if spans else text
+        out = mask_spans(text, spans) if spans else text
         if self._escaped(out):
             assert self._exact is not None
             out = self._exact.sub(_MASK, out)

@@ -32,7 +32,7 @@ from urllib.parse import unquote
 
 import orjson
 
-from .known_secrets import KnownSecrets
+from .known_secrets import KnownSecrets, mask_spans
 
 __all__ = ["MASK", "Redactor"]
 
@@ -581,7 +581,7 @@ class Redactor:
                 spans.append(m.span(named[0]) if named else m.span())
         if found is not None:
             found.extend(value[a:b] for a, b in spans)
-        out = _splice(value, spans)
+        out = mask_spans(value, spans)
         for rule in self._rules:
             out = rule(out)
         return out
@@ -904,22 +904,6 @@ def _leaves(value: Any, found: list[str], depth: int) -> None:
 def _loose(joined: str) -> str:
     """``"nationalid"`` → a regex that also finds ``national_id``, ``National-ID``."""
     return r"[\W_]*".join(re.escape(ch) for ch in joined)
-
-
-def _splice(value: str, spans: list[tuple[int, int]]) -> str:
-    spans = sorted(s for s in spans if s[1] > s[0])
-    if not spans:
-        return value
-    parts, pos = [], 0
-    for start, end in spans:
-        if end <= pos:
-            continue
-        start = max(start, pos)
-        parts.append(value[pos:start])
-        parts.append(MASK)
-        pos = end
-    parts.append(value[pos:])
-    return "".join(parts)
 
 
 class RedactingLogger:
