@@ -513,19 +513,10 @@ async def exchange(
                 except (httpx.InvalidURL, ValueError) as exc:  # idna errors and BadURL are ValueErrors
                     raise HostRefused(f"the redirect target {location[:200]!r} is not a valid URL ({exc})") from None
                 if send_body and response.status_code in (307, 308) and origin(next_url) != origin(url):
-                    return RawResponse(
-                        status=response.status_code,
-                        reason=response.reason_phrase,
-                        headers={k.lower(): v for k, v in response.headers.items()},
-                        body=body,
-                        cut=cut,
-                        method=method,
-                        url=url,
-                        unfollowed=(
-                            f"not followed: a {response.status_code} to another origin would send the request "
-                            "body there; the request was not repeated. Tell the user where the service points"
-                        ),
-                    )
+                    return _raw(response, body, cut, method, url, unfollowed=(
+                        f"not followed: a {response.status_code} to another origin would send the request "
+                        "body there; the request was not repeated. Tell the user where the service points"
+                    ))
                 if response.status_code == 303 or (response.status_code in (301, 302) and method == "POST"):
                     if method != "HEAD":
                         method = "GET"
@@ -533,16 +524,23 @@ async def exchange(
                     headers = {k: v for k, v in headers.items() if k.lower() != "content-type"}
                 url = next_url
                 continue
-            return RawResponse(
-                status=response.status_code,
-                reason=response.reason_phrase,
-                headers={k.lower(): v for k, v in response.headers.items()},
-                body=body,
-                cut=cut,
-                method=method,
-                url=url,
-            )
+            return _raw(response, body, cut, method, url)
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _raw(response: httpx.Response, body: bytes, cut: bool, method: str, url: httpx.URL,
+         unfollowed: str | None = None) -> RawResponse:
+    """The answer as it came (headers lower-cased), with why a redirect was not followed."""
+    return RawResponse(
+        status=response.status_code,
+        reason=response.reason_phrase,
+        headers={k.lower(): v for k, v in response.headers.items()},
+        body=body,
+        cut=cut,
+        method=method,
+        url=url,
+        unfollowed=unfollowed,
+    )
 
 
 async def _one_hop(
