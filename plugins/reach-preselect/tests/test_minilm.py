@@ -227,9 +227,9 @@ def test_requantised_copy_is_made_once_and_used(tmp_path, packaged):
     minilm._loaded.clear()
     encoder = MiniLMEncoder(requantize_dir=tmp_path)
     encoder.load()
-    derived = tmp_path / f"minilm-dynamic-int8-{PACKAGED_SHA256[:16]}.onnx"
+    derived = tmp_path / f"{minilm.COPY_PREFIX}{PACKAGED_SHA256[:16]}.onnx"
     assert encoder.run_file == derived and derived.is_file()
-    assert encoder.model_id.endswith(":dynamic-int8")  # its vectors never mix with the shipped model's
+    assert encoder.model_id.endswith(":int8-v2")  # its vectors never mix with the shipped model's
     vectors = encoder.embed_documents(SENTENCES)
     cosine = (vectors * packaged.embed_documents(SENTENCES)).sum(axis=1)
     assert (cosine > 0.9).all(), cosine
@@ -243,7 +243,7 @@ def test_requantised_copy_is_made_once_and_used(tmp_path, packaged):
 def test_damaged_requantised_copy_is_remade(tmp_path):
     minilm._loaded.clear()
     MiniLMEncoder(requantize_dir=tmp_path).load()
-    derived = tmp_path / f"minilm-dynamic-int8-{PACKAGED_SHA256[:16]}.onnx"
+    derived = tmp_path / f"{minilm.COPY_PREFIX}{PACKAGED_SHA256[:16]}.onnx"
     derived.write_bytes(derived.read_bytes()[:1000])  # a torn write
     minilm._loaded.clear()
     encoder = MiniLMEncoder(requantize_dir=tmp_path)
@@ -270,7 +270,7 @@ def test_an_existing_copy_is_reused_without_importing_onnx(tmp_path, monkeypatch
 
     minilm._loaded.clear()
     MiniLMEncoder(requantize_dir=tmp_path).load()
-    derived = tmp_path / f"minilm-dynamic-int8-{PACKAGED_SHA256[:16]}.onnx"
+    derived = tmp_path / f"{minilm.COPY_PREFIX}{PACKAGED_SHA256[:16]}.onnx"
     monkeypatch.setitem(sys.modules, "onnx", None)  # `import onnx` now raises ImportError
     assert minilm.requantised(packaged_model(), PACKAGED_SHA256, tmp_path) == derived
     derived.write_bytes(b"torn")  # a copy to remake does need it: then the file runs as shipped
