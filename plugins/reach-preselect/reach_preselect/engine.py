@@ -120,6 +120,8 @@ class EngineOptions:
     #: run the dense encoder only when the top `dense_gate` candidates of BM25 and of
     #: the static embedding share no tool (0: for every question). See `_signals_disagree`.
     dense_gate: int = 5
+    #: ... or share at most this many (0: none). See `_signals_disagree`.
+    dense_gate_shared: int = 0
     #: on the questions the gate lets the dense encoder read (BM25 and the static
     #: embedding disagree), it weighs as much as those two together: it is the
     #: tie-breaker there, not a third equal vote. No effect with `dense_gate = 0`.
@@ -579,7 +581,7 @@ class SelectionEngine:
         top_bm25 = np.argpartition(-bm25, gate - 1)[:gate]
         top_embedding = np.argpartition(-embedding, gate - 1)[:gate]
         # set membership, not np.intersect1d (it sorts both: ~10x the cost of this)
-        return not set(top_bm25.tolist()).intersection(top_embedding.tolist())
+        return len(set(top_bm25.tolist()).intersection(top_embedding.tolist())) <= self.options.dense_gate_shared
 
     def _bm25_scores(self, term_lists: Sequence[Sequence[str]], out: np.ndarray) -> None:
         """BM25 of every tool for each row's terms, written into `out` (rows x tools).

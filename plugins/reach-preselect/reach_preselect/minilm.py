@@ -181,9 +181,11 @@ def requantised(model_file: Path, sha256: str, work_dir: Path) -> Path | None:
     re-quantising the MatMuls dynamically (`MatMulInteger`) keeps int8 weights in
     memory (~50 MB) and runs faster. Before quantising, the graph is rebuilt with
     onnxruntime's fused operators where that computes the same vectors
-    (`minilm_graph.rebuild`: ~260 nodes a pass become ~50). Made from the verified
-    file only, named by its sha256, written atomically; a damaged copy (its recorded
-    sha256 no longer matches) is made again.
+    (`minilm_graph.rebuild`: ~260 nodes a pass become ~50). The weights get one scale
+    per output column, not one per matrix: at the same speed, a question's vector is
+    then within cosine ~.995 of the shipped model's instead of ~.968. Made from the
+    verified file only, named by its sha256, written atomically; a damaged copy (its
+    recorded sha256 no longer matches) is made again.
     """
     target = work_dir / f"{COPY_PREFIX}{sha256[:16]}.onnx"
     sidecar = target.with_name(target.name + ".sha256")
@@ -224,7 +226,8 @@ def requantised(model_file: Path, sha256: str, work_dir: Path) -> Path | None:
                 # its contrib operators have no ONNX shape inference: say what the tensors are
                 extra = {"DefaultTensorType": onnx.TensorProto.FLOAT}
             out = Path(tmp) / "int8.onnx"
-            quantize_dynamic(str(source), str(out), weight_type=QuantType.QInt8, extra_options=extra)
+            quantize_dynamic(str(source), str(out), weight_type=QuantType.QInt8, per_channel=True,
+                             extra_options=extra)
             digest = sha256_of(out)
             os.replace(out, target)
             sidecar.write_text(digest)

@@ -162,6 +162,7 @@ class HybridSelector:
                     duplicate_overlap=settings.duplicate_overlap,
                     dense_background=settings.dense_background,
                     dense_gate=settings.dense_gate,
+                    dense_gate_shared=settings.dense_gate_shared,
                     dense_arbiter=settings.dense_arbiter,
                     dense_query=settings.dense_query,
                 )

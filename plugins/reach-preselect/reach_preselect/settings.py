@@ -46,6 +46,8 @@ class PreselectSettings(BaseModel):
     #: changed almost nothing (bench: same R@5 on both halves) and it is ~90% of a
     #: selection's CPU; 0 runs it for every question.
     dense_gate: Annotated[int, Field(ge=0, le=50)] = 5
+    #: ... or when those two lists share at most this many tools (0: none shared).
+    dense_gate_shared: Annotated[int, Field(ge=0, le=50)] = 0
     #: on the questions the gate lets the dense encoder read (BM25 and wordllama
     #: disagree), it weighs as much as those two together (the tie-breaker), not
     #: 1/3; false: its plain weight. No effect with `dense_gate = 0`.
