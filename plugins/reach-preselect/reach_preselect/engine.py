@@ -122,6 +122,9 @@ class EngineOptions:
     dense_gate: int = 5
     #: ... or share at most this many (0: none). See `_signals_disagree`.
     dense_gate_shared: int = 0
+    #: ... or at least this share of the question's words are in no tool text (0: off;
+    #: questions with CJK characters aside). See `_unfamiliar`.
+    dense_gate_unknown: float = 0.0
     #: on the questions the gate lets the dense encoder read (BM25 and the static
     #: embedding disagree), it weighs as much as those two together: it is the
     #: tie-breaker there, not a third equal vote. No effect with `dense_gate = 0`.
@@ -526,7 +529,7 @@ class SelectionEngine:
         self.dense_skipped = False
         dense = np.zeros((q, n), dtype=np.float32)
         if self._dense_t is not None and self.dense is not None and n:
-            if not self._signals_disagree(bm25[0], embedding[0], mask):
+            if not self._signals_disagree(bm25[0], embedding[0], mask) and not self._unfamiliar(original, term_lists[0]):
                 self.dense_skipped = True
                 self.dense_skips += 1
             else:
@@ -582,6 +585,23 @@ class SelectionEngine:
         top_embedding = np.argpartition(-embedding, gate - 1)[:gate]
         # set membership, not np.intersect1d (it sorts both: ~10x the cost of this)
         return len(set(top_bm25.tolist()).intersection(top_embedding.tolist())) <= self.options.dense_gate_shared
+
+    def _unfamiliar(self, original: str, terms: Sequence[str]) -> bool:
+        """Whether enough of the question's words are in no tool text (`dense_gate_unknown`).
+
+        A question in another style than the tool texts (chatty, terse, other words
+        for the same thing) is where BM25 and wordllama most often agree on the wrong
+        tools, so the gate on their disagreement misses it; its share of words no tool
+        text has is the plainest sign of that. Numbers are not counted (they are never
+        in tool texts); a CJK question is left to the gate alone (its characters are
+        not words of the tool texts' vocabulary, and its glosses are read already).
+        """
+        share = self.options.dense_gate_unknown
+        if share <= 0.0 or self._bm25 is None or has_cjk(original):
+            return False
+        vocab = self._bm25.vocab_dict
+        words = [t for t in terms if not any(c.isdigit() for c in t)]
+        return bool(words) and sum(t not in vocab for t in words) >= share * len(words)
 
     def _bm25_scores(self, term_lists: Sequence[Sequence[str]], out: np.ndarray) -> None:
         """BM25 of every tool for each row's terms, written into `out` (rows x tools).

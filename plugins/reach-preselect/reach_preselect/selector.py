@@ -163,6 +163,7 @@ class HybridSelector:
                     dense_background=settings.dense_background,
                     dense_gate=settings.dense_gate,
                     dense_gate_shared=settings.dense_gate_shared,
+                    dense_gate_unknown=settings.dense_gate_unknown,
                     dense_arbiter=settings.dense_arbiter,
                     dense_query=settings.dense_query,
                 )

@@ -48,6 +48,9 @@ class PreselectSettings(BaseModel):
     dense_gate: Annotated[int, Field(ge=0, le=50)] = 5
     #: ... or when those two lists share at most this many tools (0: none shared).
     dense_gate_shared: Annotated[int, Field(ge=0, le=50)] = 0
+    #: ... or when at least this share of the question's words (numbers aside) are in
+    #: no tool text: another style than the tools' own words (0: off; CJK questions aside).
+    dense_gate_unknown: Annotated[float, Field(ge=0.0, le=1.0)] = 0.0
     #: on the questions the gate lets the dense encoder read (BM25 and wordllama
     #: disagree), it weighs as much as those two together (the tie-breaker), not
     #: 1/3; false: its plain weight. No effect with `dense_gate = 0`.

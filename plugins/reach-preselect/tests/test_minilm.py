@@ -317,6 +317,40 @@ def test_gate_compares_only_the_agents_candidates():
     assert not engine._signals_disagree(bm25, vectors, np.array([True, True, False, False, False, False]))
 
 
+def test_gate_opens_when_the_two_tops_share_at_most_n_tools():
+    from reach_preselect.engine import EngineOptions, SelectionEngine
+
+    bm25 = np.array([9, 8, 7, 0, 0, 0, 0], dtype=np.float32)
+    for shared, expected in ((0, [False, False, False]), (1, [True, False, False]), (2, [True, True, False])):
+        engine = SelectionEngine(options=EngineOptions(dense_gate=3, dense_gate_shared=shared))
+        engine._matrix_t = np.zeros((1, 7), dtype=np.float32)
+        engine.embedder = object()  # type: ignore[assignment]
+        # the vectors' top 3 share one, two, then three tools with BM25's {0, 1, 2}
+        one = np.array([9, 0, 0, 8, 7, 0, 0], dtype=np.float32)
+        two = np.array([9, 8, 0, 7, 0, 0, 0], dtype=np.float32)
+        three = np.array([7, 8, 9, 0, 0, 0, 0], dtype=np.float32)
+        assert [engine._signals_disagree(bm25, v, None) for v in (one, two, three)] == expected, shared
+
+
+def test_unfamiliar_words_open_the_gate(tmp_path):
+    minilm._query_memo.clear()
+    chatty = "yo whats the weather vibe in paris rn fam"  # yo, whats, vibe, rn, fam: in no tool text
+    for share, read in ((0.0, False), (0.25, True), (0.9, False)):
+        reach = build(tmp_path / str(share), {"dense_gate_unknown": share})
+        reach.tools(query="warm up", limit=1)
+        engine = reach.provider("selector").engine()
+        assert names(reach.tools(query=chatty, limit=1)) == ["get_weather"]
+        assert engine.dense_skipped is not read, share
+        # a question in the tools' own words stays with the agreement gate, whatever the share
+        reach.tools(query="current weather in Paris, temperature and wind", limit=1)
+        assert engine.dense_skipped
+    # numbers are never in tool texts and do not count; a CJK question is left to the gate alone
+    assert not engine._unfamiliar("weather 2024 12 30 Paris", ["weather", "2024", "12", "30", "pari"])
+    engine.options.dense_gate_unknown = 0.25
+    assert not engine._unfamiliar("巴黎天气 vibe", ["vibe"])
+    assert engine._unfamiliar("paris vibe", ["pari", "vibe"])
+
+
 def test_encoder_arbitrates_where_bm25_and_wordllama_disagree(tmp_path):
     reach = build(tmp_path)
     reach.tools(query="warm up", limit=1)
