@@ -124,7 +124,7 @@ class EngineOptions:
     dense_gate_shared: int = 0
     #: ... or at least this share of the question's words are in no tool text (0: off;
     #: questions with CJK characters aside). See `_unfamiliar`.
-    dense_gate_unknown: float = 0.0
+    dense_gate_unknown: float = 0.3
     #: on the questions the gate lets the dense encoder read (BM25 and the static
     #: embedding disagree), it weighs as much as those two together: it is the
     #: tie-breaker there, not a third equal vote. No effect with `dense_gate = 0`.

@@ -50,7 +50,7 @@ class PreselectSettings(BaseModel):
     dense_gate_shared: Annotated[int, Field(ge=0, le=50)] = 0
     #: ... or when at least this share of the question's words (numbers aside) are in
     #: no tool text: another style than the tools' own words (0: off; CJK questions aside).
-    dense_gate_unknown: Annotated[float, Field(ge=0.0, le=1.0)] = 0.0
+    dense_gate_unknown: Annotated[float, Field(ge=0.0, le=1.0)] = 0.3
     #: on the questions the gate lets the dense encoder read (BM25 and wordllama
     #: disagree), it weighs as much as those two together (the tie-breaker), not
     #: 1/3; false: its plain weight. No effect with `dense_gate = 0`.
