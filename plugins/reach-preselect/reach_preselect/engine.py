@@ -529,7 +529,8 @@ class SelectionEngine:
         self.dense_skipped = False
         dense = np.zeros((q, n), dtype=np.float32)
         if self._dense_t is not None and self.dense is not None and n:
-            if not self._signals_disagree(bm25[0], embedding[0], mask) and not self._unfamiliar(original, term_lists[0]):
+            read = self._signals_disagree(bm25[0], embedding[0], mask) or self._unfamiliar(original, term_lists[0])
+            if not read:
                 self.dense_skipped = True
                 self.dense_skips += 1
             else:
@@ -561,11 +562,11 @@ class SelectionEngine:
     def _signals_disagree(self, bm25: np.ndarray, embedding: np.ndarray, mask: np.ndarray | None) -> bool:
         """Whether the dense encoder should read this question.
 
-        The encoder costs ~0.7 ms of CPU per word piece here (15-25 ms a question, ~90%
-        of a selection), and where BM25 and the static embedding already agree it
-        changed almost nothing. So it runs when their top `dense_gate` candidates share
-        no tool: a question whose words and word vectors point different ways (a
-        rephrasing, a gloss), or that BM25 cannot read at all. Measured on the
+        The encoder costs ~3 ms of CPU a question here (most of a selection), and where
+        BM25 and the static embedding already agree it changed almost nothing. So it
+        runs when their top `dense_gate` candidates share no tool (at most
+        `dense_gate_shared`): a question whose words and word vectors point different
+        ways (a rephrasing, a gloss), or that BM25 cannot read at all. Measured on the
         benchmark's tuning half, chosen there among simpler and looser rules (top-1
         differs, overlap < 2 of 5, fused margin): it runs for ~4% of the English
         questions and keeps R@5 of running it always; see docs/plugins/reach-preselect.md.
@@ -650,7 +651,7 @@ class SelectionEngine:
     def _dense_text(self, original: str, expanded: str) -> tuple[str, int | None]:
         """What the dense encoder reads of a question, and its cap in word pieces.
 
-        The encoder costs ~0.7 ms of CPU per word piece here, and a question read as
+        The encoder's cost grows with each word piece, and a question read as
         written spends many on words that say nothing about which tool fits ("Could
         you please tell me what the ...", numbers, punctuation). So it reads the
         question's content words (`dense_query = "words"`): a third less CPU per

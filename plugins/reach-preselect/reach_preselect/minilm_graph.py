@@ -152,7 +152,8 @@ def _build(weights: dict[str, Any], heads: int, epsilon: float) -> Any:
         out = "last_hidden_state" if i == last else f"h{i + 1}"
         nodes.append(helper.make_node(
             "SkipLayerNormalization",
-            [f"down_out{i}", f"mid{i}", *gamma_beta(f"ln2_{i}", layer["ln2"]), const(f"down_bias{i}", layer["down"][1])],
+            [f"down_out{i}", f"mid{i}", *gamma_beta(f"ln2_{i}", layer["ln2"]),
+             const(f"down_bias{i}", layer["down"][1])],
             [out], domain="com.microsoft", epsilon=epsilon))
         x = out
     graph = helper.make_graph(
@@ -161,7 +162,8 @@ def _build(weights: dict[str, Any], heads: int, epsilon: float) -> Any:
          helper.make_tensor_value_info("attention_mask", TensorProto.INT32, ["batch", "sequence"])],
         [helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, ["batch", "sequence", hidden])],
         constants)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+    opsets = [helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)]
+    model = helper.make_model(graph, opset_imports=opsets)
     model.ir_version = 8
     return model
 

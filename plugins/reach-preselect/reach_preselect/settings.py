@@ -30,12 +30,12 @@ class PreselectSettings(BaseModel):
     #: sha256 the model file must have; a mismatch is refused. Default: the packaged
     #: file's pinned hash (none for `minilm_model`, unless set here).
     minilm_sha256: Annotated[str, Field(pattern=r"^[0-9a-fA-F]{64}$")] | None = None
-    #: keep a dynamic-int8 copy of the verified model in the cache directory and run
-    #: that (int8 weights in memory: ~120 MB less, slightly faster); false: run the file as is.
+    #: keep a fused int8 copy of the verified model in the cache directory and run
+    #: that (int8 weights in memory: ~120 MB less, about half the CPU); false: run the file as is.
     minilm_requantize: bool = True
     #: what of a question the dense encoder reads: its content `words` (stop words,
-    #: numbers and punctuation dropped: each is a word piece that costs ~0.7 ms of CPU
-    #: and says little about which tool fits) or `all` of it as written. BM25 and
+    #: numbers and punctuation dropped: each is a word piece that costs CPU and says
+    #: little about which tool fits) or `all` of it as written. BM25 and
     #: wordllama always read all of it.
     dense_query: Literal["words", "all"] = "words"
     #: word pieces of the question the dense encoder reads at most (a CJK question's
