@@ -12,7 +12,8 @@ Honest measurement: the public questions are split 50/50 with a fixed seed (23) 
 change is kept only if it helps the held-out half too. Every table prints both halves,
 the questions rewritten in other styles (bench/bfcl/queries_restyled.json) and the
 Chinese questions (bench/bfcl/queries_zh.json, and 50 more never tuned on,
-bench/bfcl/queries_zh_heldout.json) with their English originals, next to
+bench/bfcl/queries_zh_heldout.json, and 50 more from the tuning half written in round 9 as
+Chinese tuning data, bench/bfcl/queries_zh_tuning_more.json) with their English originals, next to
 the plain reciprocal-rank fusion of BM25 and wordllama (nothing tuned) from the same run.
 
     python bench/bench_preselect.py              # BM25 + wordllama + MiniLM (default)
@@ -45,6 +46,8 @@ DATA = HERE / "bfcl" / "data"
 ZH = HERE / "bfcl" / "queries_zh.json"
 #: 50 more Chinese questions from the held-out half, written in round 8 and never tuned on
 ZH_HELDOUT = HERE / "bfcl" / "queries_zh_heldout.json"
+#: 50 more Chinese questions from the tuning half, written in round 9 (tuning data for Chinese levers)
+ZH_TUNING_MORE = HERE / "bfcl" / "queries_zh_tuning_more.json"
 RESTYLED = HERE / "bfcl" / "queries_restyled.json"
 #: 90 more rewritten questions (sources from both halves), split into a tuning and a held-out half
 RESTYLED_MORE = HERE / "bfcl" / "queries_restyled_more.json"
@@ -512,6 +515,9 @@ def main() -> None:
         # on both, its weight is the equal weight of every signal (nothing tuned on either)
         zh_a, zh_b = split(sets["Chinese"])
         sets["Chinese, half A"], sets["Chinese, half B"] = zh_a, zh_b
+        # 50 more from the BFCL *tuning* half, translated in round 9 as more Chinese tuning data
+        zh_tuning_more = json.loads(ZH_TUNING_MORE.read_text())["queries"]
+        sets["Chinese T+ (tuning)"] = [{**by_id[z["id"]], "question": z["question"]} for z in zh_tuning_more]
         # 50 more, from the held-out half, translated before any lever of round 8 was
         # measured: a Chinese set no change was ever tuned on (report it, never tune on it)
         zh_more = json.loads(ZH_HELDOUT.read_text())["queries"]
@@ -526,7 +532,8 @@ def main() -> None:
         latencies_cpu: list[float] = []  # CPU time of the same English questions (this thread's)
         more_questions = {q["question"] for q in sets["restyled-90 tuning half"] + sets["restyled-90 held-out half"]}
         for q in (queries + sets["rewritten style"] + sets["restyled-90 tuning half"]
-                  + sets["restyled-90 held-out half"] + sets["Chinese"] + sets["Chinese held-out-50"]):
+                  + sets["restyled-90 held-out half"] + sets["Chinese"] + sets["Chinese T+ (tuning)"]
+                  + sets["Chinese held-out-50"]):
             if q["question"] in ranked:
                 continue
             t0, c0 = time.perf_counter(), time.thread_time()

