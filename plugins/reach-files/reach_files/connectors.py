@@ -534,7 +534,8 @@ class WriteFile(_FilesConnector):
             raise InvalidArguments("path", message=(
                 f"`{loc.shown}` is a .env file (.env, .envrc, .env.*, or inside a folder so named): it holds "
                 "secrets or code run on entering the folder, so write_file refuses it unless the operator sets "
-                "[plugins.reach-files] allow_env_writes = true (or allow_secret_files = true). Write the file elsewhere."))
+                "[plugins.reach-files] allow_env_writes = true (or allow_secret_files = true). "
+                "Write the file elsewhere."))
         if not s.allow_secret_files and any(secret_store(n, reading=False, env=False) for n in (loc.via, loc.parts)):
             raise InvalidArguments("path", message=_secret_message(loc, "write_file"))
 
