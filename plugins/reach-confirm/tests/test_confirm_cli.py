@@ -32,3 +32,43 @@ asyncio.run(main())
     assert '"amount": 10' in shown.stdout
     bad = run("confirm", "approve", "cf_nope")
     assert bad.returncode != 0 and "no confirmation request" in bad.stderr
+
+
+HIDDEN_IN_CLI = ["\u202e", "\u2066", "\u200b", "\u200d", "\ufeff", "\U000e0041", "\ufe0f\ufe0f", "\x1b[2K", "\x9b",
+                 "\x85", "\u2028", "\ue000", "\u00ad"]
+
+
+def test_cli_shows_hidden_characters_as_the_console_does(tmp_path):
+    """``reach confirm list`` and ``show`` spell every hidden character ``⟨U+XXXX⟩`` (the
+    console's marking, reach_core.reveal), in the summary, the arguments and the reason;
+    nothing hidden reaches the terminal."""
+    from reach_core.reveal import hidden, reveal_text
+
+    (tmp_path / "reach.toml").write_text('[reach]\ndata_dir = "state"\n[plugins]\nload = ["reach-confirm"]\n')
+    env = {**os.environ, "PYTHONPATH": os.path.dirname(__file__)}
+    setup = f"""
+import asyncio
+from test_confirm import _reach, _ask
+from pathlib import Path
+async def main():
+    r = _reach(Path('state'))
+    for i, payload in enumerate({HIDDEN_IN_CLI!r}):
+        res = await _ask(r, amount=10 + i, to=f"mallory{{payload}}alice")
+        print(res.meta['confirmation_id'])
+    await r.aclose()
+asyncio.run(main())
+"""
+    ids = subprocess.run([sys.executable, "-c", setup], cwd=tmp_path, env=env, capture_output=True, text=True,
+                         check=True).stdout.split()[-len(HIDDEN_IN_CLI):]
+    run = lambda *a: subprocess.run([sys.executable, "-m", "reach_core.cli", *a], cwd=tmp_path, env=env,  # noqa: E731
+                                    capture_output=True, text=True, timeout=60, encoding="utf-8")
+    listed = run("confirm", "list").stdout
+    shown = run("confirm", "show", ids[0]).stdout
+    for out in (listed, shown):
+        assert [ch for ch in out if ch != "\n" and hidden(ch)] == [], repr(out)
+    for payload in HIDDEN_IN_CLI:
+        # SendMoney's own summary, whose whitespace (NEL, U+2028 too) is collapsed to one space
+        marked = reveal_text(" ".join(f"mallory{payload}alice".split()), one_line=True)
+        assert marked in listed, (payload, marked)
+    assert shown.count(reveal_text("mallory\u202ealice")) == 2  # the summary and the arguments
+    assert len(listed.strip().splitlines()) == len(HIDDEN_IN_CLI)  # a separator does not start a line
