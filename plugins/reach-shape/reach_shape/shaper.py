@@ -16,6 +16,7 @@ from typing import Any
 
 from reach_core import ToolResult
 from reach_core.result import dumps
+from reach_core.reveal import reveal_text
 
 from .htmltext import html_to_text, looks_like_html
 from .json_shape import LADDER, Cut, JsonShaper, error_paths, html_strings_as_text, project
@@ -23,7 +24,7 @@ from .paths import PathError, resolve
 from .search import json_matches
 from .settings import ShapeSettings, ToolShape
 from .store import ResultStore
-from .text_shape import TextShaper
+from .text_shape import MAX_ERROR_LINES, TextShaper
 from .tokens import TokenCounter, surely_fits
 
 __all__ = ["Shaped", "Shaper", "render_as_text", "summarize_cuts"]
@@ -249,7 +250,8 @@ class Shaper:
             char_budget = max(50, int(char_budget * budget / tokens * 0.9))
         else:  # a budget too small for the header and any text: only say where the text is
             more = f'; read_result(handle="{h}", offset=0, limit=50)' if h else ""
-            out = f"[reach-shape: text of {len(text):,} chars cut to fit {budget:,} tokens{more}]"
+            errors = _errors_note(ts, ts.cut_errors(nothing_shown=True), 40)
+            out = f"[reach-shape: text of {len(text):,} chars cut to fit {budget:,} tokens{errors}{more}]"
             tokens = self.count(out)
         return Shaped(out, tokens, text, h or "", facts)
 
@@ -262,6 +264,7 @@ class Shaper:
             head += f"; cut to fit {budget:,} tokens"
             head += f", showing head, tail and {shown} passage(s) matching the question" if shown else \
                 ", showing head and tail"
+            head += _errors_note(ts, ts.cut_errors(), ERROR_LINE_CHARS)
         if h:
             q = json.dumps(query[:60], ensure_ascii=False) if query else '"..."'
             head += (f'. More: read_result(handle="{h}", offset=0, limit=100) reads lines from an offset; '
@@ -269,3 +272,20 @@ class Shaper:
         else:
             head += ". The full text was too large to keep]"
         return head
+
+
+#: characters of the first error line quoted in a text result's notice
+ERROR_LINE_CHARS = 100
+
+
+def _errors_note(ts: TextShaper, found: tuple[int, int] | None, chars: int) -> str:
+    """``; the cut part holds 3 error lines; the first, line 120: "ValueError: ..."``: a cut
+    never hides a failure without saying so. The line is quoted as JSON with hidden characters
+    spelled (``⟨U+202E⟩``), so its own brackets, quotes or controls cannot end the notice."""
+    if found is None:
+        return ""
+    count, pos = found
+    more = "+" if count >= MAX_ERROR_LINES else ""
+    line = json.dumps(reveal_text(ts.line_at(pos, chars).strip(), one_line=True), ensure_ascii=False)
+    return (f"; the cut part holds {count:,}{more} error line{'' if count == 1 else 's'}; "
+            f"the first, line {ts.line_of(pos):,}: {line}")
