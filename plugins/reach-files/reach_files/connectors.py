@@ -25,7 +25,7 @@ from reach_core import BusinessError, Connector, InvalidArguments, NotFound
 
 from .globs import GlobError, compile_glob
 from .jail import Jail, Located, NotRegular, PathMissing, PathRefused, is_special
-from .protect import env_file, git_dir_on_disk, secret_store, vcs_name
+from .protect import env_file, git_dir_on_disk, private_key_in, secret_store, vcs_name
 from .settings import FilesSettings
 from .sniff import SNIFF_BYTES, describe_size, guess_type, looks_binary
 from .walk import Budget, walk
@@ -197,6 +197,11 @@ class ReadFile(_FilesConnector):
                     "or leave it out to start at the beginning.",
                 )
             head = os.pread(fd, SNIFF_BYTES, 0)
+            if not self.settings.allow_secret_files:
+                # the whole file when it is no larger than a searched one (keys are small), else its head
+                head_only = st.st_size <= len(head) or st.st_size > self.settings.max_search_file_bytes
+                if private_key_in(head if head_only else os.pread(fd, st.st_size, 0)):
+                    raise InvalidArguments("path", message=_secret_message(loc, "read_file"))
             if looks_binary(head):
                 return {
                     "path": loc.shown,
@@ -207,6 +212,8 @@ class ReadFile(_FilesConnector):
                     "note": "binary file: contents not shown",
                 }
             data = os.pread(fd, limit + 4, offset)
+            if not self.settings.allow_secret_files and private_key_in(data):  # a key deep in a big file
+                raise InvalidArguments("path", message=_secret_message(loc, "read_file"))
         return _text_slice(loc.shown, data, offset, limit, st.st_size)
 
 
@@ -391,7 +398,11 @@ class SearchFiles(_FilesConnector):
                             secrets_skipped += 1  # never opened: its lines are the secrets
                             continue
                         shown = _shown_name(prefix + folder.rel + name)
-                        hits.extend(self._grep(folder.fd, name, shown, needle, ignore_case, cap - len(hits)))
+                        found = self._grep(folder.fd, name, shown, needle, ignore_case, cap - len(hits))
+                        if found is None:
+                            secrets_skipped += 1
+                            continue
+                        hits.extend(found)
                     if len(hits) >= cap:
                         stopped = f"stopped at {cap} results"
                         break
@@ -412,8 +423,10 @@ class SearchFiles(_FilesConnector):
                 "[plugins.reach-files] allow_secret_files opens them]")).strip()
         return out
 
-    def _grep(self, dfd: int, name: str, shown: str, needle: str, ignore_case: bool, room: int) -> list[dict[str, Any]]:
-        """Matching lines of one regular text file (symlinks, devices, binaries and huge files skipped)."""
+    def _grep(self, dfd: int, name: str, shown: str, needle: str, ignore_case: bool,
+              room: int) -> list[dict[str, Any]] | None:
+        """Matching lines of one regular text file (symlinks, devices, binaries and huge files skipped);
+        ``None`` for a file holding a private key (a secret store by its content)."""
         try:
             if is_special(os.stat(name, dir_fd=dfd, follow_symlinks=False).st_mode):
                 return []  # never opened: opening a device can act
@@ -431,6 +444,8 @@ class SearchFiles(_FilesConnector):
             os.close(fd)
         if looks_binary(data[:SNIFF_BYTES]):
             return []
+        if not self.settings.allow_secret_files and private_key_in(data):
+            return None
         text = data.decode("utf-8", errors="replace")
         if needle not in (text.casefold() if ignore_case else text):
             return []  # most files: one linear search in C, no lines split
@@ -600,7 +615,8 @@ def _refuse_secret(loc: Located, settings: FilesSettings, tool: str) -> None:
 
 def _secret_message(loc: Located, tool: str) -> str:
     return (f"`{loc.shown}` is a secret store (.env, .envrc, .env.*, .netrc, .pgpass, .git-credentials, "
-            ".aws/credentials or a private key such as id_rsa, *.pem, *.key, in any spelling or through a link) "
+            ".aws/credentials or a private key such as id_rsa, *.pem, *.key or any file holding a "
+            "-----BEGIN ... PRIVATE KEY----- block, in any spelling or through a link) "
             f"or lies inside one; {tool} refuses it so that its secrets do not reach the model, unless the "
             "operator sets [plugins.reach-files] allow_secret_files = true. Templates such as .env.example "
             "can be read.")

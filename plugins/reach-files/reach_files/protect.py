@@ -30,8 +30,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["device_name", "env_file", "fold", "git_dir_on_disk", "reach_paths", "secret_store", "through_magic",
-           "vcs_name"]
+__all__ = ["device_name", "env_file", "fold", "git_dir_on_disk", "private_key_in", "reach_paths", "secret_store",
+           "through_magic", "vcs_name"]
 
 _VCS = frozenset({".git", ".hg", ".svn", ".bzr"})
 _SHORT = re.compile(r"(git|hg|svn|bzr|env|envrc)~\d+")
@@ -102,6 +102,18 @@ def secret_store(names: Iterable[str], *, reading: bool, env: bool = True) -> bo
         if i and _AWS.fullmatch(folded[i - 1]) and _AWS_CREDENTIALS.fullmatch(f):
             return True
     return False
+
+
+# the armour of a private key, whatever the file is called: PEM (PKCS#1, PKCS#8, SEC1, encrypted),
+# OpenSSH, PGP, PuTTY
+_PRIVATE_KEY = re.compile(rb"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|PuTTY-User-Key-File-\d+:")
+
+
+def private_key_in(data: bytes) -> bool:
+    """Does ``data`` hold a private key (its ``-----BEGIN ... PRIVATE KEY-----`` line)? A key
+    saved as ``deploy_key`` or ``notes.txt`` is as secret as ``id_rsa``; a certificate or a
+    public key (``BEGIN CERTIFICATE``, ``BEGIN PUBLIC KEY``) is not."""
+    return _PRIVATE_KEY.search(data) is not None
 
 
 def device_name(name: str, platform: str = os.name) -> bool:

@@ -126,6 +126,54 @@ async def test_secret_stores_are_not_written(tmp_path: Path, rel: str) -> None:
     assert not (root / rel).exists()
 
 
+_KEYS = [
+    "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA\n-----END RSA PRIVATE KEY-----\n",
+    "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkq\n-----END PRIVATE KEY-----\n",
+    "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIB\n-----END EC PRIVATE KEY-----\n",
+    "-----BEGIN ENCRYPTED PRIVATE KEY-----\nMIIFHDBOBgkq\n-----END ENCRYPTED PRIVATE KEY-----\n",
+    "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk\n-----END OPENSSH PRIVATE KEY-----\n",
+    "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBF\n-----END PGP PRIVATE KEY BLOCK-----\n",
+    "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\n",
+    "\ufeff-----BEGIN RSA PRIVATE KEY-----\r\nMIIEpAIBAAKCAQEA\r\n-----END RSA PRIVATE KEY-----\r\n",
+    "-----BEGIN CERTIFICATE-----\nMIIDdzCCAl+g\n-----END CERTIFICATE-----\n"
+    "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkq\n-----END PRIVATE KEY-----\n",  # a combined chain + key
+    "# deploy notes\n" + "line of notes\n" * 2000 + "-----BEGIN RSA PRIVATE KEY-----\nMIIE\n",  # deep inside
+]
+
+
+@pytest.mark.parametrize("name", ["deploy_key", "notes.txt", "backup", "cert-and-key.crt"])
+@pytest.mark.parametrize("body", range(len(_KEYS)))
+async def test_a_private_key_is_not_read_or_searched_whatever_its_name(tmp_path: Path, name: str,
+                                                                        body: int) -> None:
+    reach, root = _reach(tmp_path)
+    _put(root, name, _KEYS[body] + f"# {SECRET}\n")
+    r = await reach.invoke("read_file", {"path": name})
+    assert not r.ok and r.error.code == "invalid_arguments" and "allow_secret_files" in r.error.message
+    r = await reach.invoke("read_file", {"path": name, "offset": 20, "max_bytes": 300})
+    assert not r.ok and r.error.code == "invalid_arguments"
+    r = await reach.invoke("search_files", {"text": SECRET})
+    assert r.ok and r.content["matches"] == [] and "1 secret" in r.content["note"]
+
+
+_PUBLIC = [
+    "-----BEGIN CERTIFICATE-----\nMIIDdzCCAl+g\n-----END CERTIFICATE-----\n",
+    "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkq\n-----END PUBLIC KEY-----\n",
+    "-----BEGIN PGP PUBLIC KEY BLOCK-----\nmQENBF\n-----END PGP PUBLIC KEY BLOCK-----\n",
+    "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI user@host\n",
+    "Never commit a PRIVATE KEY; the BEGIN line starts with five dashes.\n",
+]
+
+
+@pytest.mark.parametrize("body", _PUBLIC)
+async def test_certificates_and_public_keys_are_read(tmp_path: Path, body: str) -> None:
+    reach, root = _reach(tmp_path)
+    _put(root, "site.crt", body)
+    r = await reach.invoke("read_file", {"path": "site.crt"})
+    assert r.ok and r.content["content"] == body
+    r = await reach.invoke("search_files", {"text": body[:12]})
+    assert r.ok and [m["path"] for m in r.content["matches"]] == ["site.crt"]
+
+
 _HONEST = [
     ".env.example", ".env.sample", ".env.template", ".ENV.EXAMPLE", "app/.env.example", ".env.dist",
     "id_rsa.pub", ".ssh/id_ed25519.pub", ".ssh/config", ".ssh/known_hosts", "cert.crt", "keys.md",
@@ -149,6 +197,8 @@ async def test_honest_files_near_secret_names_are_read_and_searched(tmp_path: Pa
 async def test_allow_secret_files_opens_reads_searches_and_writes(tmp_path: Path) -> None:
     reach, root = _reach(tmp_path, allow_secret_files=True)
     paths = [".env", ".envrc", ".aws/credentials", "id_rsa", ".netrc", "server.key"]
+    _put(root, "deploy_key", _KEYS[0])
+    assert (await reach.invoke("read_file", {"path": "deploy_key"})).ok
     for rel in paths:
         _put(root, rel)
         r = await reach.invoke("read_file", {"path": rel})
