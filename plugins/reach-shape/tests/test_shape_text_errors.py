@@ -4,7 +4,7 @@ JSON results name error keys cut away (``_shaped.errors_in_cut_part``); a long l
 its head and tail said nothing about the ``Traceback`` or ``ERROR`` in its middle, so a
 model read "build started ... build finished" and reported success. The notice now gives
 the number of error lines in the cut part and the first of them (cut to a bounded length),
-with its line number for ``read_result``. Lines that are shown are not counted; honest
+with its line offset for ``read_result``. Lines that are shown are not counted; honest
 words near the markers (``0 errors``, ``ERROR_CODES``, ``no error``) do not count.
 """
 
@@ -53,8 +53,14 @@ def _log(middle: list[str], lines: int = 3000) -> str:
 
 def _notice(text: str) -> tuple[int, str] | None:
     header = text.split("\n")[0]
-    m = re.search(r'the cut part holds ([\d,]+) error lines?; the first, line ([\d,]+): ("(?:[^"\\]|\\.)*")', header)
+    m = re.search(r'the cut part holds ([\d,]+) error lines?; the first, at offset (\d+): ("(?:[^"\\]|\\.)*")', header)
     return (int(m.group(1).replace(",", "")), m.group(3)) if m else None
+
+
+def _offset(text: str) -> int:
+    m = re.search(r"the first, at offset (\d+)", text.split("\n")[0])
+    assert m is not None
+    return int(m.group(1))
 
 
 @pytest.mark.parametrize("line", ERROR_LINES)
@@ -70,6 +76,7 @@ async def test_an_error_line_in_the_cut_part_is_reported(make, line):
     count, first = found
     assert count == 1
     assert first == json.dumps(line.strip(), ensure_ascii=False)
+    assert _offset(r.content) == 1500  # the line offset read_result takes (from 0)
 
 
 @pytest.mark.parametrize("n", [2, 5, 37, 400])
@@ -154,3 +161,24 @@ async def test_a_huge_log_is_counted_quickly(make):
     spent = time.process_time() - started
     assert _notice(r.content) == (20_000, '"ERROR: disk full"')
     assert spent < 2.5  # CPU seconds for 17 MB, shaping included (the scan alone took 2.4 s with a leading \\b)
+
+
+@pytest.mark.parametrize("field", ["stdout", "output", "log", "body"])
+@pytest.mark.parametrize("line", ["Traceback (most recent call last):", "ERROR: connection refused",
+                                  "fatal: not a git repository", "panic: runtime error: index out of range"])
+async def test_a_long_text_field_of_a_json_result_names_its_cut_error_lines(make, field, line):
+    reach, echo = make(SMALL)
+    echo.payload = {"exit_code": 0, field: _log([line], lines=1500)}
+    r = await reach.invoke("fetch", {})
+    assert r.ok and tokens(r.content) <= 300
+    assert line not in str({k: v for k, v in r.content.items() if k != "_shaped"})  # really cut away
+    (entry,) = r.content["_shaped"]["error_lines_in_cut_part"]
+    assert entry["path"] == field and entry["error_lines"] == 1 and entry["first_offset"] == 750
+    assert entry["first"] == line[:40] or entry["first"].startswith(line[:30])
+
+
+async def test_a_json_result_whose_text_fields_hold_no_error_lines_says_nothing(make):
+    reach, echo = make(SMALL)
+    echo.payload = {"exit_code": 0, "stdout": _log(HONEST, lines=1500)}
+    r = await reach.invoke("fetch", {})
+    assert r.ok and "_shaped" in r.content and "error_lines_in_cut_part" not in r.content["_shaped"]
