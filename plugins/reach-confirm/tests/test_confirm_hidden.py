@@ -104,3 +104,20 @@ async def test_visible_text_is_kept(tmp_path, text: str) -> None:
     res = await reach.invoke({"id": "c1", "name": "wipe", "arguments": {"target": text}})
     assert res.error.code == "needs_confirmation"
     assert (await queue_for(reach).list())[0].summary == f'wipe: target="{text}"'  # quoted as JSON
+
+
+@pytest.mark.parametrize("tool", ["send_money", "wipe"])
+@pytest.mark.parametrize("hidden_run", ["\u202e", "\u200b\u200b", "\U000e0041", "\u202e" * 12])
+async def test_a_cut_summary_never_ends_inside_a_marker(tmp_path, tool: str, hidden_run: str) -> None:
+    """Wherever the summary is cut, a marker is whole or left out: ``⟨U+20…`` names nothing."""
+    reach = _reach(tmp_path)
+    q = queue_for(reach)
+    for pad in range(370, 420):
+        args = _args(tool, "x" * pad + hidden_run * 3)
+        res = await reach.invoke({"id": f"c{pad}", "name": tool, "arguments": json.dumps(args)})
+        assert res.error.code == "needs_confirmation"
+    summaries = [c.summary for c in await q.list()]
+    assert len(summaries) == 50
+    for summary in summaries:
+        assert len(summary) <= 400
+        assert summary.count("⟨") == summary.count("⟩"), summary[-40:]
