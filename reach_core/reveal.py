@@ -32,7 +32,7 @@ import re
 import unicodedata
 from functools import lru_cache
 
-__all__ = ["MAX_MARKS", "MAX_RUN", "MAX_SPACES", "hidden", "reveal_text"]
+__all__ = ["MAX_MARKS", "MAX_RUN", "MAX_SPACES", "clip", "hidden", "reveal_text"]
 
 MAX_MARKS = 4  # combining marks on one letter (Vietnamese stacks two, Hebrew cantillation three or four)
 MAX_SPACES = 16  # spaces in a row after text: more push what follows out of sight, so they are counted
@@ -140,3 +140,13 @@ def reveal_text(text: str, *, one_line: bool = False) -> str:
     if one_line and ("\n" in shown or "\t" in shown):
         shown = shown.replace("\n", "⟨U+000A⟩").replace("\t", "⟨U+0009⟩")
     return shown
+
+
+def clip(text: str, n: int) -> str:
+    """The first ``n`` characters of ``text`` (revealed text), ending before a ``⟨U+202E⟩``
+    marker the cut would split: half a marker (``⟨U+20``) no longer says what was hidden."""
+    head = text[:n]
+    start = head.rfind("⟨")
+    if start != -1 and "⟩" not in head[start:] and "⟩" in text[n:]:
+        return head[:start]
+    return head

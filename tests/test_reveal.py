@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from reach_core.reveal import MAX_RUN, hidden, reveal_text
+from reach_core.reveal import MAX_RUN, clip, hidden, reveal_text
 
 BIDI = ["\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2067", "\u2068", "\u2069", "\u200e",
         "\u200f", "\u061c"]
@@ -65,3 +65,17 @@ def test_markers_are_safe_in_html_and_json() -> None:
     shown = reveal_text("".join(FAMILIES))
     assert not any(ch in shown for ch in "<>&\"'\\")
     assert not any(hidden(ch) for ch in shown)
+
+
+@pytest.mark.parametrize("n", range(0, 40))
+def test_clip_never_ends_inside_a_marker(n: int) -> None:
+    shown = reveal_text("ab\u202ecd\u200b\u200b" + "\U000e0041" * 12 + "ef")
+    head = clip(shown, n)
+    assert shown.startswith(head) and len(head) <= n
+    assert head.count("⟨") == head.count("⟩")
+    assert n - len(head) < 30  # only the split marker is left out
+
+
+def test_clip_keeps_text_without_markers_and_literal_brackets() -> None:
+    assert clip("hello world", 5) == "hello"
+    assert clip("a ⟨ b", 3) == "a ⟨"  # a lone bracket with no closing one is just text

@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from reach_core import ToolCall, ToolResult
-from reach_core.reveal import reveal_text
+from reach_core.reveal import clip, reveal_text
 
 __all__ = ["APPROVING", "Confirmation", "ConfirmationError", "Confirmations", "fingerprint"]
 
@@ -143,7 +143,7 @@ def summarize(tool: Any, arguments: dict[str, Any], limit: int) -> str:
     custom = getattr(tool.connector, "summarize", None)
     if callable(custom):
         text = reveal_text(" ".join(str(custom(arguments)).split()))
-        return text if len(text) <= limit else _clip(text, limit - 1) + "…"
+        return text if len(text) <= limit else clip(text, limit - 1) + "…"
     schema = getattr(tool, "schema", None) or {}
     order = list(schema.get("properties") or {}) if isinstance(schema, dict) else []
     return default_summary(tool.name, arguments, order, limit)
@@ -194,18 +194,8 @@ def _cut(value: str, room: int) -> str:
     if len(value) <= room:
         return value
     if value.startswith('"'):
-        return _clip(value, max(1, room - 2)) + '…"'
-    return _clip(value, max(0, room - 1)) + "…"
-
-
-def _clip(text: str, n: int) -> str:
-    """The first ``n`` characters of ``text``, ending before a ``⟨U+202E⟩`` marker the cut would
-    split: half a marker (``⟨U+20``) no longer says which character was hidden."""
-    head = text[:n]
-    start = head.rfind("⟨")
-    if start != -1 and "⟩" not in head[start:] and "⟩" in text[n:]:
-        return head[:start]
-    return head
+        return clip(value, max(1, room - 2)) + '…"'
+    return clip(value, max(0, room - 1)) + "…"
 
 
 class Confirmations:

@@ -358,3 +358,20 @@ def test_the_console_csv_marks_formula_cells(served: Served, ops: httpx.Client) 
             checked += 1
     assert checked == len(CSV_ATTACKS)
     assert WORKER not in body and OPS not in body  # no token leaks into the export
+
+
+@pytest.mark.parametrize("limit", range(60, 100))
+def test_a_shortened_summary_never_ends_inside_a_marker(limit: int) -> None:
+    """The audit list shortens summaries, which hold ⟨U+202E⟩ markers already (reach-confirm):
+    the cut falls before a marker, never inside one, and the count of what is hidden adds up."""
+    from reach_serve.console.pages import shorten
+
+    from reach_core.reveal import reveal_text
+
+    summary = 'add_credit: amount=5, note="' + "pay" * 18 + "\u202e\u200b" * 3 + '"'
+    shown = reveal_text(summary, one_line=True)
+    out = shorten(shown, limit)
+    head, _, rest = out.partition("… [")
+    assert head.count("⟨") == head.count("⟩"), out
+    hidden_count = int(rest.split(" ")[0].replace(",", "")) if rest else 0
+    assert len(head) + hidden_count == len(shown)
