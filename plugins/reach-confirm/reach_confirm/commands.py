@@ -10,6 +10,8 @@ from typing import Any
 
 import click
 
+from reach_core.reveal import reveal_text
+
 from .queue import ConfirmationError
 
 
@@ -36,6 +38,15 @@ def _run(ctx: click.Context, coro_fn: Any) -> Any:
         raise click.ClickException(str(exc)) from None
 
 
+def _seen(value: Any) -> str:
+    """A field as a person reads it in the terminal, on its line: hidden characters (and
+    newlines) spelled ``⟨U+202E⟩``
+    (the console's marking too: :mod:`reach_core.reveal`), so an ESC sequence or a bidi
+    control in a name, a reason or a result cannot redraw what the person approves.
+    ``--json`` output is data and is left exact."""
+    return reveal_text(str(value), one_line=True)
+
+
 def _when(ts: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(ts)) + " UTC" if ts else "-"
 
@@ -58,7 +69,7 @@ def list_cmd(ctx: click.Context, show_all: bool, as_json: bool) -> None:
     if not items:
         click.echo("no pending confirmations")
     for c in items:
-        click.echo(f"{c.id}  [{c.status}]  agent={c.agent}  {c.summary}  (expires {_when(c.expires_at)})")
+        click.echo(f"{c.id}  [{c.status}]  agent={_seen(c.agent)}  {_seen(c.summary)}  (expires {_when(c.expires_at)})")
 
 
 @confirm_group.command("show")
@@ -71,11 +82,13 @@ def show_cmd(ctx: click.Context, cid: str, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(c.to_dict(), ensure_ascii=False, indent=2))
         return
-    click.echo(f"{c.id}  [{c.status}]\n  tool: {c.tool}\n  agent: {c.agent}\n  summary: {c.summary}")
-    click.echo("  arguments: " + json.dumps(c.arguments, ensure_ascii=False))
+    click.echo(f"{c.id}  [{c.status}]\n  tool: {_seen(c.tool)}\n  agent: {_seen(c.agent)}\n"
+               f"  summary: {_seen(c.summary)}")
+    click.echo("  arguments: " + _seen(json.dumps(c.arguments, ensure_ascii=False)))
     click.echo(f"  requested: {_when(c.created_at)}  expires: {_when(c.expires_at)}")
     if c.decided_by:
-        click.echo(f"  decided by {c.decided_by} at {_when(c.decided_at)}" + (f": {c.reason}" if c.reason else ""))
+        click.echo(f"  decided by {_seen(c.decided_by)} at {_when(c.decided_at)}"
+                   + (f": {_seen(c.reason)}" if c.reason else ""))
 
 
 @confirm_group.command("approve")
@@ -91,10 +104,10 @@ def approve_cmd(ctx: click.Context, cid: str, by: str | None, reason: str | None
     if as_json:
         click.echo(json.dumps(result.to_dict(), ensure_ascii=False, indent=2))
     else:
-        click.echo(f"approved {cid}; the call ran: "
-                   + ("ok" if result.ok else f"{result.error.code}: {result.error.message}"))
+        click.echo(f"approved {_seen(cid)}; the call ran: "
+                   + ("ok" if result.ok else f"{result.error.code}: {_seen(result.error.message)}"))
         if result.ok:
-            click.echo(result.to_json())
+            click.echo(_seen(result.to_json()))
 
 
 @confirm_group.command("reject")

@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from reach_core import ToolCall, ToolResult
+from reach_core.reveal import clip, reveal_text
 
 __all__ = ["APPROVING", "Confirmation", "ConfirmationError", "Confirmations", "fingerprint"]
 
@@ -141,8 +142,8 @@ def summarize(tool: Any, arguments: dict[str, Any], limit: int) -> str:
     name and its arguments (:func:`default_summary`)."""
     custom = getattr(tool.connector, "summarize", None)
     if callable(custom):
-        text = _visible(" ".join(str(custom(arguments)).split()))
-        return text if len(text) <= limit else text[: limit - 1] + "…"
+        text = reveal_text(" ".join(str(custom(arguments)).split()))
+        return text if len(text) <= limit else clip(text, limit - 1) + "…"
     schema = getattr(tool, "schema", None) or {}
     order = list(schema.get("properties") or {}) if isinstance(schema, dict) else []
     return default_summary(tool.name, arguments, order, limit)
@@ -159,7 +160,8 @@ def default_summary(name: str, arguments: dict[str, Any], order: list[str], limi
       cannot put a long harmless one first to push the one that matters out of sight;
     * every value as JSON (strings quoted, quotes and line breaks escaped), so a value
       cannot spell another argument (``to="alice, amount=1"``);
-    * hidden characters as escapes (:func:`_visible`);
+    * hidden characters spelled ``⟨U+202E⟩`` (:func:`reach_core.reveal.reveal_text`, the console's
+      rule too, so a person sees the same marking in the CLI and the browser);
     * when it is too long, each value is cut (``"…"`` marks the cut) so every argument
       keeps its name in view; when even that does not fit, ``… and N more`` says how
       many are not shown.
@@ -168,7 +170,8 @@ def default_summary(name: str, arguments: dict[str, Any], order: list[str], limi
     if not keys:
         return name if len(name) <= limit else name[: limit - 1] + "…"
     head = f"{name}: "
-    items = [(_visible(str(k)), _visible(json.dumps(arguments[k], ensure_ascii=False, default=str)))
+    items = [(reveal_text(str(k), one_line=True),
+              reveal_text(json.dumps(arguments[k], ensure_ascii=False, default=str), one_line=True))
              for k in keys]
     full = head + ", ".join(f"{k}={v}" for k, v in items)
     if len(full) <= limit:
@@ -191,29 +194,8 @@ def _cut(value: str, room: int) -> str:
     if len(value) <= room:
         return value
     if value.startswith('"'):
-        return value[: max(1, room - 2)] + '…"'
-    return value[: max(0, room - 1)] + "…"
-
-
-# Characters a person deciding cannot see, or that change what the rest looks like:
-# control characters (ESC starts terminal sequences that erase and rewrite the line
-# `reach confirm list` prints), format characters (U+202E turns the rest right to
-# left, U+200B is invisible), private-use and surrogate code points.
-_HIDDEN = frozenset({"Cc", "Cf", "Co", "Cs", "Zl", "Zp"})
-
-
-def _visible(text: str) -> str:
-    """``text`` with every hidden character written as its escape (``\\u202e``), so the
-    summary a person approves shows every character the arguments hold."""
-    if text.isascii() and text.isprintable():
-        return text
-    import unicodedata
-
-    return "".join(
-        (f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}" if ord(ch) < 0x10000
-         else f"\\U{ord(ch):08x}") if unicodedata.category(ch) in _HIDDEN else ch
-        for ch in text
-    )
+        return clip(value, max(1, room - 2)) + '…"'
+    return clip(value, max(0, room - 1)) + "…"
 
 
 class Confirmations:

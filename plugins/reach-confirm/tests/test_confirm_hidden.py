@@ -5,8 +5,9 @@
 to alice" over a transfer to someone else), U+202E turned the rest of the line
 right to left, zero-width characters hid text. The person approved what the
 terminal showed, not what would run. Hidden characters (control, format,
-private-use, surrogate, line/paragraph separators) are now written as escapes in
-the summary (and so in the ``needs_confirmation`` message and notifications);
+private-use, surrogate, line/paragraph separators) are now spelled ``⟨U+202E⟩`` in
+the summary, the console's marking (reach_core.reveal), and so in the
+``needs_confirmation`` message and notifications;
 the arguments that run are unchanged.
 """
 
@@ -21,6 +22,7 @@ from reach_confirm.plugin import queue_for
 from test_confirm import SENT, SendMoney, Tools
 
 from reach_core import Connector, hookimpl
+from reach_core.reveal import reveal_text
 from reach_core.testing import make_reach
 
 HIDDEN = ["\x1b[2K\x1b[1G", "\x1b]0;title\x07", "\x08\x08\x08", "\x7f", "\x9b2K", "\x00", "\u202e", "\u202d",
@@ -84,8 +86,12 @@ async def test_hidden_characters_are_shown_as_escapes(tmp_path, tool: str, paylo
     c = (await queue_for(reach).list())[0]
     assert _hidden_in(c.summary) == [], repr(c.summary)
     assert _hidden_in(res.error.message) == [], repr(res.error.message)
-    # an escape shows where it was: \x1b, \u202e, or JSON's own (\b for a backspace)
-    assert any(e in c.summary for e in ("\\x", "\\u", "\\U", "\\b", "\\f", "\\n", "\\r", "\\t"))
+    # a marker shows where it was: ⟨U+202E⟩ (the console's too), or JSON's own escape for a C0
+    # control (\u001b, \b for a backspace), which the console shows the same way
+    value = args["to" if tool == "send_money" else "target"]
+    shown = json.dumps(value, ensure_ascii=False) if tool == "wipe" else " ".join(value.split())
+    assert reveal_text(shown) in c.summary
+    assert any(e in c.summary for e in ("⟨U+", "\\u00", "\\b", "\\f", "\\n", "\\r", "\\t"))
     assert c.arguments == args  # what runs is what was asked, unchanged
     result = await queue_for(reach).approve(c.id, by="person:ann")
     assert result.ok and len(SENT) == 1
@@ -98,3 +104,20 @@ async def test_visible_text_is_kept(tmp_path, text: str) -> None:
     res = await reach.invoke({"id": "c1", "name": "wipe", "arguments": {"target": text}})
     assert res.error.code == "needs_confirmation"
     assert (await queue_for(reach).list())[0].summary == f'wipe: target="{text}"'  # quoted as JSON
+
+
+@pytest.mark.parametrize("tool", ["send_money", "wipe"])
+@pytest.mark.parametrize("hidden_run", ["\u202e", "\u200b\u200b", "\U000e0041", "\u202e" * 12])
+async def test_a_cut_summary_never_ends_inside_a_marker(tmp_path, tool: str, hidden_run: str) -> None:
+    """Wherever the summary is cut, a marker is whole or left out: ``⟨U+20…`` names nothing."""
+    reach = _reach(tmp_path)
+    q = queue_for(reach)
+    for pad in range(370, 420):
+        args = _args(tool, "x" * pad + hidden_run * 3)
+        res = await reach.invoke({"id": f"c{pad}", "name": tool, "arguments": json.dumps(args)})
+        assert res.error.code == "needs_confirmation"
+    summaries = [c.summary for c in await q.list()]
+    assert len(summaries) == 50
+    for summary in summaries:
+        assert len(summary) <= 400
+        assert summary.count("⟨") == summary.count("⟩"), summary[-40:]

@@ -25,7 +25,7 @@ from reach_core import BusinessError, Connector, InvalidArguments, NotFound
 
 from .globs import GlobError, compile_glob
 from .jail import Jail, Located, NotRegular, PathMissing, PathRefused, is_special
-from .protect import env_file, git_dir_on_disk, vcs_name
+from .protect import env_file, git_dir_on_disk, private_key_in, secret_store, vcs_name
 from .settings import FilesSettings
 from .sniff import SNIFF_BYTES, describe_size, guess_type, looks_binary
 from .walk import Budget, walk
@@ -182,6 +182,7 @@ class ReadFile(_FilesConnector):
         )
         if not loc.parts:
             raise BusinessError("`.` is a folder; use list_dir to see what it holds")
+        _refuse_secret(loc, self.settings, "read_file")
         with self.jail.open_file(loc, os.O_RDONLY | os.O_NONBLOCK) as fd:
             st = os.fstat(fd)
             if stat.S_ISDIR(st.st_mode):
@@ -196,6 +197,11 @@ class ReadFile(_FilesConnector):
                     "or leave it out to start at the beginning.",
                 )
             head = os.pread(fd, SNIFF_BYTES, 0)
+            if not self.settings.allow_secret_files:
+                # the whole file when it is no larger than a searched one (keys are small), else its head
+                head_only = st.st_size <= len(head) or st.st_size > self.settings.max_search_file_bytes
+                if private_key_in(head if head_only else os.pread(fd, st.st_size, 0)):
+                    raise InvalidArguments("path", message=_secret_message(loc, "read_file"))
             if looks_binary(head):
                 return {
                     "path": loc.shown,
@@ -206,6 +212,8 @@ class ReadFile(_FilesConnector):
                     "note": "binary file: contents not shown",
                 }
             data = os.pread(fd, limit + 4, offset)
+            if not self.settings.allow_secret_files and private_key_in(data):  # a key deep in a big file
+                raise InvalidArguments("path", message=_secret_message(loc, "read_file"))
         return _text_slice(loc.shown, data, offset, limit, st.st_size)
 
 
@@ -344,6 +352,9 @@ class SearchFiles(_FilesConnector):
         scanned = 0
         stopped: str | None = None
         skipped: list[str] = []
+        secrets_skipped = 0
+        guard = needle is not None and not self.settings.allow_secret_files
+        base_secret = guard and (secret_store(loc.via, reading=True) or secret_store(loc.parts, reading=True))
 
         def enter(states: frozenset[int], name: str) -> frozenset[int] | None:
             nxt = glob.step(states, name)
@@ -358,6 +369,8 @@ class SearchFiles(_FilesConnector):
                 if hidden and self.jail.is_hidden(loc.root, os.path.join(base, folder.rel)):
                     continue  # reach's own state: never searched
                 matches = glob.file_predicate(folder.state)
+                path_parts = (*loc.parts, *folder.rel.split("/")[:-1])
+                in_secret = guard and (base_secret or secret_store(path_parts, reading=True))
                 for index, name in enumerate(folder.files):
                     # one huge folder: its names are matched here, after the listing's own clock checks
                     if index & 63 == 63 and not budget.check_clock():
@@ -381,8 +394,15 @@ class SearchFiles(_FilesConnector):
                         if time.monotonic() >= budget.deadline:  # reading files is the slow part of a text search
                             budget.stopped = budget.out_of_time()
                             break
+                        if guard and (in_secret or secret_store((*path_parts[-1:], name), reading=True)):
+                            secrets_skipped += 1  # never opened: its lines are the secrets
+                            continue
                         shown = _shown_name(prefix + folder.rel + name)
-                        hits.extend(self._grep(folder.fd, name, shown, needle, ignore_case, cap - len(hits)))
+                        found = self._grep(folder.fd, name, shown, needle, ignore_case, cap - len(hits))
+                        if found is None:
+                            secrets_skipped += 1
+                            continue
+                        hits.extend(found)
                     if len(hits) >= cap:
                         stopped = f"stopped at {cap} results"
                         break
@@ -397,10 +417,16 @@ class SearchFiles(_FilesConnector):
         if skipped:
             out["truncated"] = True
             out["note"] = (out.get("note", "") + " " + f"[{skipped[0]}]").strip()
+        if secrets_skipped:
+            out["note"] = (out.get("note", "") + " " + (
+                f"[{secrets_skipped} secret file(s) (.env, credentials, private keys) not searched; "
+                "[plugins.reach-files] allow_secret_files opens them]")).strip()
         return out
 
-    def _grep(self, dfd: int, name: str, shown: str, needle: str, ignore_case: bool, room: int) -> list[dict[str, Any]]:
-        """Matching lines of one regular text file (symlinks, devices, binaries and huge files skipped)."""
+    def _grep(self, dfd: int, name: str, shown: str, needle: str, ignore_case: bool,
+              room: int) -> list[dict[str, Any]] | None:
+        """Matching lines of one regular text file (symlinks, devices, binaries and huge files skipped);
+        ``None`` for a file holding a private key (a secret store by its content)."""
         try:
             if is_special(os.stat(name, dir_fd=dfd, follow_symlinks=False).st_mode):
                 return []  # never opened: opening a device can act
@@ -418,6 +444,8 @@ class SearchFiles(_FilesConnector):
             os.close(fd)
         if looks_binary(data[:SNIFF_BYTES]):
             return []
+        if not self.settings.allow_secret_files and private_key_in(data):
+            return None
         text = data.decode("utf-8", errors="replace")
         if needle not in (text.casefold() if ignore_case else text):
             return []  # most files: one linear search in C, no lines split
@@ -517,11 +545,14 @@ class WriteFile(_FilesConnector):
                 "folder, in any spelling); writing there could run code when git is next used, so "
                 "write_file refuses it unless the operator sets [plugins.reach-files] allow_vcs_writes = true. "
                 "Write the file elsewhere."))
-        if not s.allow_env_writes and any(env_file(n) for n in names):
+        if not s.allow_secret_files and not s.allow_env_writes and any(env_file(n) for n in names):
             raise InvalidArguments("path", message=(
                 f"`{loc.shown}` is a .env file (.env, .envrc, .env.*, or inside a folder so named): it holds "
                 "secrets or code run on entering the folder, so write_file refuses it unless the operator sets "
-                "[plugins.reach-files] allow_env_writes = true. Write the file elsewhere."))
+                "[plugins.reach-files] allow_env_writes = true (or allow_secret_files = true). "
+                "Write the file elsewhere."))
+        if not s.allow_secret_files and any(secret_store(n, reading=False, env=False) for n in (loc.via, loc.parts)):
+            raise InvalidArguments("path", message=_secret_message(loc, "write_file"))
 
     @staticmethod
     def _in_git_dir(loc: Located) -> bool:
@@ -572,6 +603,23 @@ class WriteFile(_FilesConnector):
                 except FileNotFoundError:
                     pass
                 raise
+
+
+def _refuse_secret(loc: Located, settings: FilesSettings, tool: str) -> None:
+    """Secret stores (``protect.secret_store``) are not read: their content is the secrets.
+    Both the path as given and the path its symlinks lead to are looked at."""
+    if not settings.allow_secret_files and (secret_store(loc.via, reading=True)
+                                            or secret_store(loc.parts, reading=True)):
+        raise InvalidArguments("path", message=_secret_message(loc, tool))
+
+
+def _secret_message(loc: Located, tool: str) -> str:
+    return (f"`{loc.shown}` is a secret store (.env, .envrc, .env.*, .netrc, .pgpass, .git-credentials, "
+            ".aws/credentials or a private key such as id_rsa, *.pem, *.key or any file holding a "
+            "-----BEGIN ... PRIVATE KEY----- block, in any spelling or through a link) "
+            f"or lies inside one; {tool} refuses it so that its secrets do not reach the model, unless the "
+            "operator sets [plugins.reach-files] allow_secret_files = true. Templates such as .env.example "
+            "can be read.")
 
 
 def _refuse_low_disk(loc: Located, size: int, min_free: int) -> None:

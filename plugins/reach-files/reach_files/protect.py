@@ -6,6 +6,11 @@
   ``core.fsmonitor``), or redirects git to another folder (a ``.git`` *file*).
 * **.env files** (``.env``, ``.envrc``, ``.env.*``, and folders so named, often a virtualenv):
   secrets, and shell code that direnv runs on ``cd``.
+* **Secret stores** (the .env files, ``.netrc``, ``.pgpass``, ``.git-credentials``,
+  ``.aws/credentials``, private keys): reading one hands the model every secret in it, so
+  they are neither read, searched nor written unless the operator opens them. Shared
+  templates (``.env.example``, ``.env.sample``, ``.env.template``, ``.env.dist``) are
+  meant to be read.
 * **reach's own state** (the data dir, the state store, the pin file, the audit log, the
   config file): reading them leaks other calls' data, writing them rewrites the rules.
 
@@ -25,7 +30,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["device_name", "env_file", "fold", "git_dir_on_disk", "reach_paths", "through_magic", "vcs_name"]
+__all__ = ["device_name", "env_file", "fold", "git_dir_on_disk", "private_key_in", "reach_paths", "secret_store",
+           "through_magic", "vcs_name"]
 
 _VCS = frozenset({".git", ".hg", ".svn", ".bzr"})
 _SHORT = re.compile(r"(git|hg|svn|bzr|env|envrc)~\d+")
@@ -42,6 +48,8 @@ _LOOKALIKE = str.maketrans({
     "\u044c": "b", "\u0299": "b", "\u1d22": "z", "\u0280": "r", "\u0433": "r",
     "\u0435": "e", "\u1d07": "e", "\u03b5": "e", "\u0454": "e",
     "\u0441": "c", "\u03f2": "c", "\u043e": "o", "\u03bf": "o",
+    "\u0430": "a", "\u03b1": "a", "\u0251": "a", "\u0440": "p", "\u03c1": "p", "\u0501": "d",
+    "\u043a": "k", "\u03ba": "k", "\u051d": "w", "\u0443": "y", "\u0445": "x", "\u0458": "j",
 })
 _INVISIBLE_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
 
@@ -69,9 +77,51 @@ def env_file(name: str) -> bool:
     return f in (".env", ".envrc") or f.startswith(".env.") or f in ("env~1", "envrc~1")
 
 
-def device_name(name: str) -> bool:
-    """A Windows device name (``CON``, ``nul.txt``, ``COM¹``): the file cannot exist once the
-    folder is shared with Windows, and opening it there opens the device."""
+_ENV_TEMPLATES = frozenset({".env.example", ".env.sample", ".env.template", ".env.dist"})
+_SECRET_NAMES = frozenset({
+    ".netrc", "_netrc", ".pgpass", ".git-credentials",
+    "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "id_ecdsa_sk", "id_ed25519_sk",
+})
+_SECRET_SHORT = re.compile(r"(netrc|pgpass|git-cr)~\d+")
+_SECRET_SUFFIXES = (".pem", ".key")
+_AWS = re.compile(r"\.aws|aws~\d+")
+_AWS_CREDENTIALS = re.compile(r"credentials|creden~\d+")
+
+
+def secret_store(names: Iterable[str], *, reading: bool, env: bool = True) -> bool:
+    """Do the path components ``names`` (below a root) name a secret store (see the module doc)
+    or lie inside one? A template (``.env.example``) is one only for writing (``reading=False``):
+    the .env write guard has always covered every ``.env.*``. ``env=False`` leaves the .env
+    files out (``allow_env_writes`` opens them for writing)."""
+    folded = [fold(n) for n in names]
+    for i, f in enumerate(folded):
+        if env and env_file(f) and not (reading and f in _ENV_TEMPLATES and i == len(folded) - 1):
+            return True
+        if f in _SECRET_NAMES or f.endswith(_SECRET_SUFFIXES) or _SECRET_SHORT.fullmatch(f):
+            return True
+        if i and _AWS.fullmatch(folded[i - 1]) and _AWS_CREDENTIALS.fullmatch(f):
+            return True
+    return False
+
+
+# the armour of a private key, whatever the file is called: PEM (PKCS#1, PKCS#8, SEC1, encrypted),
+# OpenSSH, PGP, PuTTY
+_PRIVATE_KEY = re.compile(rb"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|PuTTY-User-Key-File-\d+:")
+
+
+def private_key_in(data: bytes) -> bool:
+    """Does ``data`` hold a private key (its ``-----BEGIN ... PRIVATE KEY-----`` line)? A key
+    saved as ``deploy_key`` or ``notes.txt`` is as secret as ``id_rsa``; a certificate or a
+    public key (``BEGIN CERTIFICATE``, ``BEGIN PUBLIC KEY``) is not."""
+    return _PRIVATE_KEY.search(data) is not None
+
+
+def device_name(name: str, platform: str = os.name) -> bool:
+    """A Windows device name (``CON``, ``nul.txt``, ``COM¹``) on Windows (``platform`` is an
+    ``os.name``), where opening it opens the device. On POSIX it is an ordinary file an
+    honest user has (a Python package's ``aux.py``), so the rule is false there."""
+    if platform != "nt":
+        return False
     base = unicodedata.normalize("NFKC", name).split(".", 1)[0].rstrip(" ").casefold()
     return _DEVICE.fullmatch(base) is not None
 

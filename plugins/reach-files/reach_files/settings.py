@@ -35,4 +35,7 @@ class FilesSettings(BaseModel):
     allow_vcs_writes: bool = Field(default=False, description="let write_file change version-control metadata "
                                    "(.git, .hg, .svn, .bzr, git repositories by their contents)")
     allow_env_writes: bool = Field(default=False, description="let write_file change .env, .envrc and .env.* files")
+    allow_secret_files: bool = Field(
+        default=False, description="let read_file read, search_files search and write_file change secret stores "
+        "(.env files, .netrc, .pgpass, .git-credentials, .aws/credentials, private keys)")
     max_line_chars: int = Field(default=300, ge=20, description="matched lines are cut to this length")

@@ -132,9 +132,13 @@ class JsonShaper:
         self.query = query
         self.base_path = base_path
         self._texts: dict[int, TextShaper] = {}
+        #: multi-line strings the last :meth:`shape` cut with error lines in the cut part:
+        #: path -> (the string's shaper, how many, where the first is)
+        self.text_errors: dict[str, tuple[TextShaper, int, int]] = {}
 
     def shape(self, value: Any, limits: Limits) -> tuple[Any, list[Cut]]:
         cuts: list[Cut] = []
+        self.text_errors = {}
         return self._walk(value, self.base_path, 0, limits, cuts), cuts
 
     def _walk(self, value: Any, path: str, depth: int, lim: Limits, cuts: list[Cut]) -> Any:
@@ -179,6 +183,9 @@ class JsonShaper:
                 shaper = self._texts[id(value)] = TextShaper(value, self.query)
             text, _ = shaper.render(lim.chars)
             cuts.append(Cut(path, "chars", len(text), len(value)))
+            found = shaper.cut_errors()
+            if found is not None:  # a log in a field (stdout, output, body): its cut errors are named too
+                self.text_errors[path] = (shaper, *found)
             return text
         text = cut_string(value, lim.chars)
         cuts.append(Cut(path, "chars", lim.chars, len(value)))

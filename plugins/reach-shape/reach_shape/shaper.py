@@ -16,14 +16,15 @@ from typing import Any
 
 from reach_core import ToolResult
 from reach_core.result import dumps
+from reach_core.reveal import reveal_text
 
 from .htmltext import html_to_text, looks_like_html
-from .json_shape import LADDER, Cut, JsonShaper, error_paths, html_strings_as_text, project
+from .json_shape import LADDER, MAX_ERROR_PATHS, Cut, JsonShaper, error_paths, html_strings_as_text, project
 from .paths import PathError, resolve
 from .search import json_matches
 from .settings import ShapeSettings, ToolShape
 from .store import ResultStore
-from .text_shape import TextShaper
+from .text_shape import MAX_ERROR_LINES, TextShaper
 from .tokens import TokenCounter, surely_fits
 
 __all__ = ["Shaped", "Shaper", "render_as_text", "summarize_cuts"]
@@ -170,6 +171,7 @@ class Shaper:
         errors = error_paths(projected)
 
         matches: list[str] | None = None
+        shaper = JsonShaper(query)
 
         def wrap(value: Any, cuts: list[Cut], compact: bool = False) -> Any:
             nonlocal matches
@@ -180,6 +182,9 @@ class Shaper:
                 hidden = [p for p in errors if not _shown(value, p)]
                 if hidden:  # a failure in the part cut away is named, never hidden
                     note["errors_in_cut_part"] = [_short_path(p) for p in hidden[: 1 if compact else None]]
+                lines = [_text_errors_entry(p, *found, compact) for p, found in shaper.text_errors.items()]
+                if lines:  # and so is one in the cut part of a long text field
+                    note["error_lines_in_cut_part"] = lines[: 1 if compact else MAX_ERROR_PATHS]
                 if query and h and not compact:
                     if matches is None:  # very long paths (deep trees) cost more than they help
                         matches = [p for p, _ in json_matches(content, query, limit=3)[0] if len(p) <= 300]
@@ -205,7 +210,6 @@ class Shaper:
             text = dumps(payload)
             if self.fits(text, budget):
                 return Shaped(payload, self.count(text), content, h or "", facts)
-        shaper = JsonShaper(query)
         lo, hi = 0, len(LADDER) - 1
         best: tuple[Any, int] | None = None
         while lo <= hi:  # the loosest rung that fits
@@ -249,7 +253,8 @@ class Shaper:
             char_budget = max(50, int(char_budget * budget / tokens * 0.9))
         else:  # a budget too small for the header and any text: only say where the text is
             more = f'; read_result(handle="{h}", offset=0, limit=50)' if h else ""
-            out = f"[reach-shape: text of {len(text):,} chars cut to fit {budget:,} tokens{more}]"
+            errors = _errors_note(ts, ts.cut_errors(nothing_shown=True), 40)
+            out = f"[reach-shape: text of {len(text):,} chars cut to fit {budget:,} tokens{errors}{more}]"
             tokens = self.count(out)
         return Shaped(out, tokens, text, h or "", facts)
 
@@ -262,6 +267,7 @@ class Shaper:
             head += f"; cut to fit {budget:,} tokens"
             head += f", showing head, tail and {shown} passage(s) matching the question" if shown else \
                 ", showing head and tail"
+            head += _errors_note(ts, ts.cut_errors(), ERROR_LINE_CHARS)
         if h:
             q = json.dumps(query[:60], ensure_ascii=False) if query else '"..."'
             head += (f'. More: read_result(handle="{h}", offset=0, limit=100) reads lines from an offset; '
@@ -269,3 +275,28 @@ class Shaper:
         else:
             head += ". The full text was too large to keep]"
         return head
+
+
+#: characters of the first error line quoted in a text result's notice
+ERROR_LINE_CHARS = 100
+
+
+def _text_errors_entry(path: str, ts: TextShaper, count: int, pos: int, compact: bool) -> dict[str, Any]:
+    """``{"path": "stdout", "error_lines": 3, "first_offset": 120, "first": "ValueError: ..."}`` (the
+    line offset ``read_result`` takes, from 0)."""
+    first = reveal_text(ts.line_at(pos, 40 if compact else ERROR_LINE_CHARS).strip(), one_line=True)
+    return {"path": _short_path(path), "error_lines": count, "first_offset": ts.line_of(pos), "first": first}
+
+
+def _errors_note(ts: TextShaper, found: tuple[int, int] | None, chars: int) -> str:
+    """``; the cut part holds 3 error lines; the first, at offset 120: "ValueError: ..."`` (the line
+    offset ``read_result`` takes, from 0): a cut
+    never hides a failure without saying so. The line is quoted as JSON with hidden characters
+    spelled (``⟨U+202E⟩``), so its own brackets, quotes or controls cannot end the notice."""
+    if found is None:
+        return ""
+    count, pos = found
+    more = "+" if count >= MAX_ERROR_LINES else ""
+    line = json.dumps(reveal_text(ts.line_at(pos, chars).strip(), one_line=True), ensure_ascii=False)
+    return (f"; the cut part holds {count:,}{more} error line{'' if count == 1 else 's'}; "
+            f"the first, at offset {ts.line_of(pos)}: {line}")

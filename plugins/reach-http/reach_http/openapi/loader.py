@@ -46,39 +46,50 @@ class _TooLarge(Exception):
     pass
 
 
-def _children(node: Any) -> list[Any]:
-    value = node.value
-    if isinstance(value, list):
-        return [x for item in value for x in (item if isinstance(item, tuple) else (item,))]
-    return []
+def _yaml_count(loader: Any, limit: int) -> int:
+    """Values the YAML stream of ``loader`` expands to, counted from its events before any node
+    is composed (aliases counted at every use, as the size of what they name); stops past ``limit``.
 
-
-def _yaml_size(root: Any, limit: int) -> int:
-    """Values the composed YAML ``root`` expands to (aliases counted at every use); stops past ``limit``.
-
-    Iterative (a deeply nested document must not recurse), each distinct node sized
-    once, so a bomb is measured in the time it takes to read it, not to expand it.
+    Composing first and counting after let a flat list of a million scalars cost half a
+    minute before the refusal (libyaml builds every node, then each is walked); events
+    cost about two microseconds each and the count stops at the cap. The size of an
+    anchored value is the count when it closes minus the count when it opened, so nested
+    anchors and aliases inside anchors are priced at what they expand to, not their text.
     """
-    sizes: dict[int, int] = {}
-    open_nodes: set[int] = set()
-    stack: list[tuple[Any, bool]] = [(root, False)]
-    while stack:
-        node, finished = stack.pop()
-        key = id(node)
-        if finished:
-            open_nodes.discard(key)
-            sizes[key] = 1 + sum(sizes[id(c)] for c in _children(node))
-            if sizes[key] > limit:
-                raise _TooLarge
-            continue
-        if key in sizes:
-            continue
-        if key in open_nodes:
-            raise OpenAPIError("its YAML refers to itself through an alias (a recursive anchor)")
-        open_nodes.add(key)
-        stack.append((node, True))
-        stack.extend((c, False) for c in _children(node) if id(c) not in sizes)
-    return sizes[id(root)]
+    import yaml
+
+    scalar, alias, end = yaml.ScalarEvent, yaml.AliasEvent, yaml.StreamEndEvent
+    starts = (yaml.SequenceStartEvent, yaml.MappingStartEvent)
+    ends = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
+    sizes: dict[str, int] = {}
+    open_: list[tuple[int, str | None]] = []  # (count before the collection, its anchor)
+    total = 0
+    get = loader.get_event
+    while True:
+        event = get()
+        kind = type(event)
+        if kind is scalar:
+            total += 1
+            if event.anchor is not None:
+                sizes[event.anchor] = 1
+        elif kind is alias:
+            size = sizes.get(event.anchor)
+            if size is None:
+                if any(name == event.anchor for _, name in open_):
+                    raise OpenAPIError("its YAML refers to itself through an alias (a recursive anchor)")
+                size = 1  # undefined: composing fails with the parser's own message (as for a duplicate anchor)
+            total += size
+        elif kind in starts:
+            open_.append((total, event.anchor))
+            total += 1
+        elif kind in ends:
+            before, name = open_.pop()
+            if name is not None:
+                sizes[name] = total - before
+        elif kind is end or event is None:
+            return total
+        if total > limit:
+            raise _TooLarge
 
 
 def _json_size(data: Any, limit: int) -> int:
@@ -100,13 +111,14 @@ def _load_yaml(text: str, max_nodes: int) -> Any:
     import yaml  # first use only: keeps `reach --version` fast
 
     loader_class = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    counter = loader_class(text)
+    try:
+        _yaml_count(counter, max_nodes)
+    finally:
+        counter.dispose()
     loader = loader_class(text)
     try:
-        node = loader.get_single_node()
-        if node is None:
-            return None
-        _yaml_size(node, max_nodes)
-        return loader.construct_document(node)
+        return loader.get_single_data()
     finally:
         loader.dispose()
 

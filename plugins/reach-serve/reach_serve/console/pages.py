@@ -14,6 +14,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from reach_core.reveal import clip
+
 __all__ = ["AuditFilter", "agent_tools", "audit_rows", "csv_rows", "run_detail", "recent_runs", "shorten"]
 
 PAGE = 200  # audit records per page
@@ -32,7 +34,8 @@ def shorten(value: Any, limit: int = 160) -> str:
     text = " ".join(_ASCII_SPACE.split(text)).strip()
     if len(text) <= limit:
         return text
-    return f"{text[:limit]}… [{len(text) - limit:,} more characters hidden]"
+    head = clip(text, limit)  # a summary holds ⟨U+202E⟩ markers already: never half of one
+    return f"{head}… [{len(text) - len(head):,} more characters hidden]"
 
 
 @dataclass

@@ -1,137 +1,20 @@
 """Characters a person cannot see, made visible before the console shows model text.
 
-A model (or whoever feeds it) can hide things in text a person reads before approving
-a call: a right-to-left override (U+202E) makes ``exe.txt`` read as ``txt.exe``,
-zero-width and tag characters (U+E0000..U+E007F) carry words nobody sees, a carriage
-return or a line separator starts a line that looks like the console's own. The
-console therefore shows every such character as its code point, ``⟨U+202E⟩``, in
-the one place every rendered value passes (the template environment's ``finalize``),
-so no page can forget it.
-
-What counts as hidden: control characters other than newline and tab; format
-characters (Unicode category Cf: bidi controls, zero-width characters, soft hyphen,
-BOM, tag characters); line and paragraph separators; unassigned, private-use and
-surrogate code points; variation selectors not directly after a visible character (a
-run of them encodes bytes); invisible fillers (Hangul fillers, combining grapheme
-joiner, braille blank). More than four combining marks on one letter ("Zalgo" text,
-drawn over the lines above and below, where the console's own buttons and banners
-are) are counted instead of stacked, and so are more than sixteen spaces in a row
-after text (a wall of spaces pushes what follows out of the box a person reads).
-Printable text in every script, emoji included, is left as it is.
-
-Speed: one regular expression finds candidates with a class of Basic Multilingual
-Plane characters only (which ``re`` checks with a bitmap, whatever its size); the few
-candidates are then judged one by one. A megabyte of text takes milliseconds.
+The rule is reach_core's (:mod:`reach_core.reveal`), shared with reach-confirm so a person
+sees the same ``⟨U+202E⟩`` in the CLI and here. The console applies it in the one place
+every rendered value passes (the template environment's ``finalize``), so no page can
+forget it.
 """
 
 from __future__ import annotations
 
-import re
-import unicodedata
-from functools import lru_cache
 from typing import Any
 
 from markupsafe import Markup
 
+from reach_core.reveal import MAX_MARKS, MAX_RUN, MAX_SPACES, hidden, reveal_text
+
 __all__ = ["MAX_MARKS", "MAX_RUN", "MAX_SPACES", "hidden", "reveal"]
-
-MAX_MARKS = 4  # combining marks on one letter (Vietnamese stacks two, Hebrew cantillation three or four)
-MAX_SPACES = 16  # spaces in a row after text: more push what follows out of sight, so they are counted
-MAX_RUN = 8  # hidden characters in a row spelled out one by one; a longer run is counted, not listed
-
-_HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Co", "Cn", "Cs", "Zl", "Zp"})
-_FILLERS = frozenset("\u034f\u115f\u1160\u17b4\u17b5\u2800\u3164\uffa0")
-_VS = frozenset(map(chr, [*range(0xFE00, 0xFE10), *range(0xE0100, 0xE01F0)]))
-_SPACE_RUN = re.compile(rf"(?<=\S)[ \u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]{{{MAX_SPACES + 1},}}")
-
-HIDDEN, SELECTOR, MARK, PLAIN = 0, 1, 2, 3
-
-
-def hidden(char: str) -> bool:
-    """Whether one character is invisible or steers how others are shown (newline and tab are not)."""
-    if char in "\n\t":
-        return False
-    return unicodedata.category(char) in _HIDDEN_CATEGORIES or char in _FILLERS
-
-
-def _kind_of(char: str) -> int:
-    if hidden(char):
-        return HIDDEN
-    if char in _VS:
-        return SELECTOR
-    if unicodedata.category(char) in ("Mn", "Me"):
-        return MARK
-    return PLAIN
-
-
-_kind = lru_cache(maxsize=4096)(_kind_of)
-
-
-def _candidates() -> re.Pattern[str]:
-    """Any character outside the BMP, or a BMP character that is not plain."""
-    ranges: list[tuple[int, int]] = []
-    for code in range(0x10000):
-        if _kind_of(chr(code)) != PLAIN:
-            continue
-        if ranges and ranges[-1][1] == code - 1:
-            ranges[-1] = (ranges[-1][0], code)
-        else:
-            ranges.append((code, code))
-    plain = "".join(re.escape(chr(a)) + (f"-{re.escape(chr(b))}" if b != a else "") for a, b in ranges)
-    return re.compile(f"[^{plain}]+")
-
-
-_PATTERN: list[re.Pattern[str]] = []  # built on first use (~50 ms), then kept: a constant
-
-
-def _pattern() -> re.Pattern[str]:
-    if not _PATTERN:
-        _PATTERN.append(_candidates())
-    return _PATTERN[0]
-
-
-def _spell(run: str) -> str:
-    shown = "".join(f"⟨U+{ord(c):04X}⟩" for c in run[:MAX_RUN])
-    if len(run) > MAX_RUN:
-        shown += f"⟨{len(run) - MAX_RUN} more hidden characters⟩"
-    return shown
-
-
-def _judge(match: re.Match[str]) -> str:
-    """A run of candidates as shown: hidden characters spelled, the rest kept or counted."""
-    text, start = match.string, match.start()
-    before = _kind(text[start - 1]) if start else HIDDEN  # what the first candidate follows
-    out: list[str] = []
-    run = match.group()
-    i = 0
-    while i < len(run):
-        kind = _kind(run[i])
-        j = i + 1
-        while j < len(run) and _kind(run[j]) == kind:
-            j += 1
-        piece = run[i:j]
-        if kind == HIDDEN:
-            out.append(_spell(piece))
-        elif kind == SELECTOR:
-            # one selector right after a visible character is how emoji are drawn; any other hides data
-            out.append(piece if len(piece) == 1 and before in (PLAIN, MARK) else _spell(piece))
-        elif kind == MARK and len(piece) > MAX_MARKS and before == PLAIN:
-            out.append(f"{piece[:MAX_MARKS]}⟨{len(piece) - MAX_MARKS} more combining marks⟩")
-        else:
-            out.append(piece)
-        before = kind
-        i = j
-    return "".join(out)
-
-
-def _text(text: str) -> str:
-    if text.isascii() and text.isprintable():
-        shown = text
-    else:
-        shown = _pattern().sub(_judge, text)
-    if " " * (MAX_SPACES + 1) in shown or not shown.isascii():
-        shown = _SPACE_RUN.sub(lambda m: f" ⟨{len(m.group())} spaces⟩ ", shown)
-    return shown
 
 
 def reveal(value: Any) -> Any:
@@ -144,5 +27,5 @@ def reveal(value: Any) -> Any:
     if value is None or isinstance(value, bool | int | float):
         return value
     if isinstance(value, Markup):
-        return Markup(_text(str(value)))
-    return _text(value if isinstance(value, str) else str(value))
+        return Markup(reveal_text(str(value)))
+    return reveal_text(value if isinstance(value, str) else str(value))
