@@ -183,37 +183,30 @@ def requantised(model_file: Path, sha256: str, work_dir: Path) -> Path | None:
     # and a restart with the copy already made needs none of it.
     if target.is_file() and sidecar.is_file() and sha256_of(target) == sidecar.read_text().strip():
         return target
-    try:
-        import onnx  # noqa: F401  (quantize_dynamic needs it)
-        import onnxruntime as ort
-        from onnxruntime.quantization import QuantType, quantize_dynamic
-    except ImportError:
-        return None
-    import logging
+    # `onnx` and `onnxruntime.quantization` are imported in the child only (see `requantize`)
+    import subprocess
+    import sys
     import tempfile
 
+    if not sys.executable or any(importlib.util.find_spec(m) is None for m in ("onnx", "onnxruntime")):
+        return None
+
     work_dir.mkdir(parents=True, exist_ok=True)
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    # quantize_dynamic warns through the root logger, which would configure it (and
-    # print to stderr) when the application has not: give it a handler that drops it.
-    root.handlers[:] = [logging.NullHandler()]
-    try:
-        with tempfile.TemporaryDirectory(dir=work_dir) as tmp:
-            folded = Path(tmp) / "folded.onnx"
-            options = ort.SessionOptions()
-            options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
-            options.optimized_model_filepath = str(folded)
-            options.log_severity_level = 3
-            ort.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
-            out = Path(tmp) / "dynamic.onnx"
-            quantize_dynamic(str(folded), str(out), weight_type=QuantType.QInt8)
-            digest = sha256_of(out)
-            os.replace(out, target)
-            sidecar.write_text(digest)
-    finally:
-        root.handlers[:] = handlers
-        root.setLevel(level)
+    with tempfile.TemporaryDirectory(dir=work_dir) as tmp:
+        out = Path(tmp) / "dynamic.onnx"
+        done = subprocess.run(
+            # the script by its path (the host may have put reach_preselect on sys.path by hand);
+            # -P: its folder is not put on sys.path, where engine.py or text.py could shadow a module
+            [sys.executable, "-P", str(Path(__file__).with_name("requantize.py")), str(model_file), str(out)],
+            stdin=subprocess.DEVNULL, capture_output=True, text=True, errors="replace", check=False, timeout=600,
+        )
+        if done.returncode != 0 or not out.is_file():
+            tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
+            raise RuntimeError(f"making the dynamic-int8 copy of {model_file} failed "
+                               f"(exit {done.returncode}): {tail[0]}")
+        digest = sha256_of(out)
+        os.replace(out, target)
+        sidecar.write_text(digest)
     return target
 
 
