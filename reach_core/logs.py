@@ -134,11 +134,14 @@ def plugin_logger(plugin: str, redactor: Any = None) -> PluginLogger:
     outside the ``reach`` tree, where a host's level, handlers and filters on ``reach``
     do not reach it, and around the masking that the core's events get.
     """
-    short = plugin.strip()
+    short = plugin
     for prefix in ("reach-", "reach_", "reach."):
         if short.startswith(prefix):
             short = short[len(prefix):]
-    if not short or not all(part.isidentifier() for part in short.replace("-", "_").split(".")):
+    import re
+
+    # ASCII words joined by - _ . (a logger name a host can write in its config, no look-alikes)
+    if re.fullmatch(r"[A-Za-z0-9]+(?:[-_.][A-Za-z0-9]+)*", short) is None:
         raise ValueError(f"plugin_logger: {plugin!r} is not a plugin name")
     return PluginLogger(f"reach.{short}", redactor)
 
