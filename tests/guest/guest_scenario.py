@@ -100,8 +100,8 @@ def snapshot() -> dict[str, Any]:
     state["os.environ"] = dict(os.environ)
     state["sys.path"] = list(sys.path)
     state["sys.stdout/stderr"] = [repr(sys.stdout), repr(sys.stderr)]
-    state["signal handlers"] = {
-        s.name: repr(signal.getsignal(s)) for s in signal.valid_signals()
+    state["signal handlers"] = {  # by identity: a handler's repr can change with the task it refers to
+        s.name: _handler(signal.getsignal(s)) for s in signal.valid_signals()
         if isinstance(s, signal.Signals) and s not in (signal.SIGKILL, signal.SIGSTOP)
     }
     state["socket default timeout"] = socket.getdefaulttimeout()
@@ -117,12 +117,16 @@ def snapshot() -> dict[str, Any]:
     return state
 
 
+def _handler(handler: Any) -> str:
+    return repr(handler) if handler is None or isinstance(handler, int) else f"{type(handler).__name__} {id(handler)}"
+
+
 class Upstream(BaseHTTPRequestHandler):
     """An API on loopback: /ok answers, /reflect fails quoting the credentials it got (many servers do)."""
 
     def do_GET(self) -> None:
         if self.path.startswith("/reflect"):
-            self._send(500, {"error": f"bad credentials: {self.headers.get('Authorization')} (url {self.path})"})
+            self._send(403, {"error": f"bad credentials: {self.headers.get('Authorization')} (url {self.path})"})
         else:
             self._send(200, {"items": [1, 2, 3]})
 
@@ -168,6 +172,7 @@ def config(port: int, weather: Any) -> dict[str, Any]:
     return {
         "reach": {"data_dir": str(WORK / "data")},
         "agents": {"limited": {"allow": ["list_notes"]}},
+        "connectors": {"run_command": {"risk": "write"}},
         "plugins": {
             "disable": ["reach-dbos"],  # needs PostgreSQL (its own suite runs it)
             "reach-notes": {"path": {"env": "GUEST_NOTES"}},
@@ -175,7 +180,7 @@ def config(port: int, weather: Any) -> dict[str, Any]:
             "reach-shell": {"root": str(shell), "commands": {"echo": {"description": "print its arguments"}}},
             "reach-sql": {"url": f"sqlite:///{db}"},
             "reach-http": {"services": {"api": {
-                "base_url": base, "generic": True, "allow_private": True, "methods": ["GET", "POST"],
+                "base_url": base, "generic": True, "allow_private": True, "methods": ["GET", "POST", "DELETE"],
                 "description": "a test API", "auth": {"type": "bearer", "token": {"env": "GUEST_TOKEN"}}}}},
             "reach-notify": {"webhooks": {"ops": {"url": f"{base}/hook", "description": "the on-call channel",
                                                   "allow_private": True}}},
@@ -220,18 +225,18 @@ async def calls(reach: Any) -> dict[str, Any]:
     await call("file", "read_file", {"path": "a.txt"})
     await call("file_missing", "read_file", {"path": "nope.txt"})
     await call("file_outside", "read_file", {"path": "/etc/passwd"})
-    await call("sql", "sql_query", {"query": "SELECT name FROM items ORDER BY id"})
+    await call("sql", "sql_query", {"sql": "SELECT name FROM items ORDER BY id"})
     await call("http", "http_get", {"service": "api", "path": "/ok"})
     await call("http_reflect", "http_get", {"service": "api", "path": "/reflect"})
     await call("shell", "run_command", {"command": "echo", "args": ["hi"]})
     await call("webhook", "send_webhook", {"channel": "ops", "text": "deployed"})
-    await call("weather", "get_weather", {"city": "Berlin"})
+    await call("weather", "get_weather", {"city": "London"})
     await call("leak", "leak", {"x": 1})
     await call("leak_other", "leak_other", {"x": 1})
     await call("invalid", "leak", {"x": "one"})
     await call("unknown", "no_such_tool", {})
     await call("denied", "append_note", {"content": "x"}, agent="limited")
-    await call("dangerous", "http_request", {"service": "api", "method": "POST", "path": "/x", "json": {}})
+    await call("dangerous", "http_request", {"service": "api", "method": "DELETE", "path": "/x"})
     events = [type(e).__name__ async for e in reach.invoke_stream("list_notes", {})]
     out["stream"] = "ok" if events else "empty"
     out["selected"] = len(reach.tools(query="read a file from the team folder", limit=3))
