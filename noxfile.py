@@ -144,7 +144,8 @@ def tests(session: nox.Session) -> None:
 
     if not wanted or "core" in wanted:
         session.install("-e", ".[test]", *[x for f in FIXTURES for x in ("-e", f)])
-        step("core", lambda: session.run(*_pytest("core"), "tests", *[f"--ignore={d}" for d in (*INTEGRATION, DOCS, GUEST)]))
+        others = [f"--ignore={d}" for d in (*INTEGRATION, DOCS, GUEST)]  # suites with venvs of their own
+        step("core", lambda: session.run(*_pytest("core"), "tests", *others))
     if not wanted or "integration" in wanted:
         session.log("=== integration: several instances on PostgreSQL and Redis ===")
 
@@ -165,7 +166,7 @@ def tests(session: nox.Session) -> None:
 
         step("docs", run_docs)
     if not wanted or "guest" in wanted:
-        session.log("=== guest: reach and every plugin in one host process, which they must leave as it was ===")
+        session.log("=== guest: reach and every plugin in one host process, left as it was ===")
 
         def run_guest() -> None:
             py = _every_plugin_venv(session)

@@ -24,7 +24,8 @@ from __future__ import annotations
 from collections.abc import Callable, MutableMapping
 from typing import Any
 
-__all__ = ["PluginLogger", "configure_stderr", "configure_stderr_on_import", "get_logger", "is_enabled", "plugin_logger"]
+__all__ = ["PluginLogger", "configure_stderr", "configure_stderr_on_import", "get_logger", "is_enabled",
+           "plugin_logger"]
 
 
 def _field(value: Any) -> str:

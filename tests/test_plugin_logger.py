@@ -63,7 +63,8 @@ def _known(reach: Reach) -> Reach:
 
 @pytest.mark.parametrize(("given", "name"), [
     ("audit", "reach.audit"), ("reach-audit", "reach.audit"), ("reach_audit", "reach.audit"),
-    ("reach.audit", "reach.audit"), ("serve.console", "reach.serve.console"), ("my-plugin", "reach.my-plugin"), ("reach-2fa", "reach.2fa"),
+    ("reach.audit", "reach.audit"), ("serve.console", "reach.serve.console"),
+    ("my-plugin", "reach.my-plugin"), ("reach-2fa", "reach.2fa"),
 ])
 def test_the_logger_is_under_reach(given: str, name: str) -> None:
     assert plugin_logger(given).name == name
@@ -253,6 +254,7 @@ class _Outer(BaseModel):
 
 def test_table_keys_declared_secret_are_found_at_any_depth() -> None:
     settings = _Outer(server=_Inner(tokens={"tok-aaaaaaaa": "support"}, headers={"X-Name": "v"}),
-                      servers={"s": _Inner(tokens={"tok-bbbbbbbb": "ops"})}, many=[_Inner(tokens={"tok-cccccccc": "x"})])
+                      servers={"s": _Inner(tokens={"tok-bbbbbbbb": "ops"})},
+                      many=[_Inner(tokens={"tok-cccccccc": "x"})])
     assert settings_secrets(settings) == {"tok-aaaaaaaa", "tok-bbbbbbbb", "tok-cccccccc"}
     assert settings_secrets(None) == set() and settings_secrets({"tokens": {"a": "b"}}) == set()

@@ -249,8 +249,9 @@ async def main() -> None:
     host_setup()
     before = snapshot()
 
-    from reach_core import Reach
     from reach_weather import start_demo_server
+
+    from reach_core import Reach
 
     upstream = ThreadingHTTPServer(("127.0.0.1", 0), Upstream)
     threading.Thread(target=upstream.serve_forever, daemon=True).start()
@@ -291,7 +292,7 @@ async def main() -> None:
         await asyncio.sleep(0.02)
     report["before"], report["after"] = before, snapshot()
     report["records"] = KEPT
-    REPORT.write_text(json.dumps(report, default=repr))
+    REPORT.write_text(json.dumps(report, default=repr))  # noqa: ASYNC240 (the run is over)
 
 
 if __name__ == "__main__":

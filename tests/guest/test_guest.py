@@ -34,7 +34,8 @@ MODES = ["bare", "configured"]
 EXPECTED_CALLS = {
     "notes": "ok", "note_added": "ok", "file": "ok", "file_missing": "not_found", "sql": "ok", "http": "ok",
     "http_reflect": "execution_failed", "shell": "ok", "webhook": "ok", "weather": "ok",
-    "leak": "execution_failed", "leak_other": "execution_failed", "invalid": "invalid_arguments", "unknown": "unknown_tool",
+    "leak": "execution_failed", "leak_other": "execution_failed", "invalid": "invalid_arguments",
+    "unknown": "unknown_tool",
     "denied": "denied", "dangerous": "needs_confirmation", "stream": "ok", "run": "model_error",
 }
 
