@@ -37,7 +37,8 @@ MODE, WORK, REPORT = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
 
 #: configured secrets of the first Reach (env values), and of the second one
 SECRET = "gst-" + secrets.token_hex(10)
-TOKEN = "srv-" + secrets.token_hex(10)  # a bearer token written as a table key (reach-mcp, reach-serve)
+TOKEN = "srv-" + secrets.token_hex(10)  # a bearer token written as a table key (reach-mcp's server)
+SERVE_TOKEN = "rst-" + secrets.token_hex(10)  # the same for reach-serve
 OTHER = "oth-" + secrets.token_hex(10)  # the second Reach's only secret
 
 KEPT: list[dict[str, Any]] = []
@@ -187,7 +188,8 @@ def config(port: int, weather: Any) -> dict[str, Any]:
             "reach-weather": weather,
             "reach-mcp": {"servers": {"down": {"url": {"env": "GUEST_MCP_URL"}, "connect_timeout": 1}},
                           "server": {"tokens": {TOKEN: "support"}}},
-            "reach-serve": {"tokens": {TOKEN: "support"}},
+            "reach-serve": {"tokens": {SERVE_TOKEN: "support"}},
+            "reach-preselect": {"cache_dir": str(WORK.parent.parent / "preselect-cache")},
         },
     }
 
@@ -205,7 +207,7 @@ async def calls(reach: Any) -> dict[str, Any]:
     @connector(risk="read")
     def leak(x: int) -> int:
         """Fails the way a driver does: its message quotes the connection string."""
-        raise RuntimeError(f"could not connect to postgresql://shop:{SECRET}@db/shop; token={TOKEN}")
+        raise RuntimeError(f"could not connect to postgresql://shop:{SECRET}@db/shop; token={TOKEN} {SERVE_TOKEN}")
 
     @connector(risk="read")
     def leak_other(x: int) -> int:
@@ -256,7 +258,7 @@ async def main() -> None:
     upstream = ThreadingHTTPServer(("127.0.0.1", 0), Upstream)
     threading.Thread(target=upstream.serve_forever, daemon=True).start()
     weather = start_demo_server()
-    report: dict[str, Any] = {"secrets": {"SECRET": SECRET, "TOKEN": TOKEN, "OTHER": OTHER}}
+    report: dict[str, Any] = {"secrets": {"SECRET": SECRET, "TOKEN": TOKEN, "SERVE_TOKEN": SERVE_TOKEN, "OTHER": OTHER}}
     reach = Reach(config(upstream.server_port, weather.settings()))
     report["plugins"] = {p.name: p.status for p in reach.plugin_info}
     report["calls"] = await calls(reach)
@@ -268,7 +270,8 @@ async def main() -> None:
             "auth": {"type": "bearer", "token": {"env": "GUEST_OTHER"}}}}}}})
     report["masking"] = {
         "first masks its own": reach.redactor.text(SECRET) != SECRET,
-        "first masks its table-key token": reach.redactor.text(TOKEN) != TOKEN,
+        "first masks reach-mcp's table-key token": reach.redactor.text(TOKEN) != TOKEN,
+        "first masks reach-serve's table-key token": reach.redactor.text(SERVE_TOKEN) != SERVE_TOKEN,
         "first leaves the other's": reach.redactor.text(OTHER) == OTHER,
         "other masks its own": other.redactor.text(OTHER) != OTHER,
         "other leaves the first's": other.redactor.text(SECRET) == SECRET,

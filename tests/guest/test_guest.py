@@ -160,7 +160,7 @@ SPELLINGS = {
 
 
 @pytest.mark.parametrize("spelling", sorted(SPELLINGS))
-@pytest.mark.parametrize("which", ["SECRET", "TOKEN"])
+@pytest.mark.parametrize("which", ["SECRET", "TOKEN", "SERVE_TOKEN"])
 def test_no_configured_secret_in_any_log_record(reports: dict[str, Any], which: str, spelling: str) -> None:
     report = reports["configured"]
     secret = SPELLINGS[spelling](report["secrets"][which])
@@ -185,7 +185,8 @@ def test_the_records_that_could_leak_were_logged(reports: dict[str, Any], logger
     assert [r for r in records if r["name"] == logger and event in r["text"]], sorted({r["name"] for r in records})
 
 
-@pytest.mark.parametrize("check", ["first masks its own", "first masks its table-key token", "first leaves the other's",
+@pytest.mark.parametrize("check", ["first masks its own", "first masks reach-mcp's table-key token",
+                                   "first masks reach-serve's table-key token", "first leaves the other's",
                                    "other masks its own", "other leaves the first's"])
 def test_two_configurations_keep_their_secrets_apart(reports: dict[str, Any], check: str) -> None:
     assert reports["configured"]["masking"][check] is True
