@@ -33,6 +33,8 @@ FIXTURES = [str(ROOT / "tests/fixtures/reach-sample"), str(ROOT / "tests/fixture
 INTEGRATION = [str(ROOT / "tests/scaleout")]
 # The docs' code blocks, run in a venv holding reach-core and every plugin (the pages show them together).
 DOCS = str(ROOT / "tests/docs")
+# reach as a guest in its host's process, with every plugin installed (the docs' venv).
+GUEST = str(ROOT / "tests/guest")
 INTEGRATION_PLUGINS = ["reach-serve", "reach-audit", "reach-confirm"]
 # What `nox -s demo` installs: the demo's model adapter, its connectors and the guard-rail plugins it shows.
 DEMO_PLUGINS = ["reach-openai", "reach-weather", "reach-notes", "reach-confirm", "reach-audit", "reach-preselect"]
@@ -102,6 +104,15 @@ def _venv(session: nox.Session, name: str) -> tuple[str, str]:
     return uv, str(py)
 
 
+def _every_plugin_venv(session: nox.Session) -> str:
+    """The venv holding reach-core and every plugin (the docs' blocks and the guest suite use it)."""
+    uv, py = _venv(session, "docs")
+    specs = [f"{p}[test]" if _has_extra(p, "test") else str(p) for p in PLUGINS]
+    session.run(uv, "pip", "install", "-q", "--python", py, "-e", str(ROOT) + "[test]",
+                *[x for s in specs for x in ("-e", s)], external=True)
+    return py
+
+
 def _plugin_venv(session: nox.Session, plugin: Path) -> str:
     """A venv holding reach-core, one plugin and what its tests name; returns its python."""
     uv, py = _venv(session, f"plugin-{plugin.name}")
@@ -133,7 +144,8 @@ def tests(session: nox.Session) -> None:
 
     if not wanted or "core" in wanted:
         session.install("-e", ".[test]", *[x for f in FIXTURES for x in ("-e", f)])
-        step("core", lambda: session.run(*_pytest("core"), "tests", *[f"--ignore={d}" for d in (*INTEGRATION, DOCS)]))
+        others = [f"--ignore={d}" for d in (*INTEGRATION, DOCS, GUEST)]  # suites with venvs of their own
+        step("core", lambda: session.run(*_pytest("core"), "tests", *others))
     if not wanted or "integration" in wanted:
         session.log("=== integration: several instances on PostgreSQL and Redis ===")
 
@@ -149,13 +161,18 @@ def tests(session: nox.Session) -> None:
         session.log("=== docs: every python and shell block of README.md and docs/ ===")
 
         def run_docs() -> None:
-            uv, py = _venv(session, "docs")
-            specs = [f"{p}[test]" if _has_extra(p, "test") else str(p) for p in PLUGINS]
-            session.run(uv, "pip", "install", "-q", "--python", py, "-e", str(ROOT) + "[test]",
-                        *[x for s in specs for x in ("-e", s)], external=True)
+            py = _every_plugin_venv(session)
             session.run(py, "-m", *_pytest("docs"), DOCS, external=True)
 
         step("docs", run_docs)
+    if not wanted or "guest" in wanted:
+        session.log("=== guest: reach and every plugin in one host process, left as it was ===")
+
+        def run_guest() -> None:
+            py = _every_plugin_venv(session)
+            session.run(py, "-m", *_pytest("guest"), GUEST, external=True)
+
+        step("guest", run_guest)
     for plugin in PLUGINS:
         if wanted and plugin.name not in wanted:
             continue

@@ -35,6 +35,7 @@ from __future__ import annotations
 import os
 import types
 import typing
+from collections.abc import Collection
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
@@ -42,7 +43,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 
 from .config_problems import Problem, raise_problems, unknown
 from .configfile import find_default as _find_default  # noqa: F401 - kept importable from here
-from .configfile import read_config, resolve_secrets
+from .configfile import mask_secrets, read_config, resolve_secrets
 from .configfile import read_file as _read_file  # noqa: F401 - kept importable from here
 from .errors import ConfigError
 from .guard.config import AgentGuard, ConnectorGuard, GuardDefaults, LimitsConfig
@@ -320,7 +321,7 @@ def _field(model: type[BaseModel], key: str) -> Any:
     return None
 
 
-def _problem(error: Any, root: type[BaseModel]) -> list[Problem]:
+def _problem(error: Any, root: type[BaseModel], secrets: Collection[str] = ()) -> list[Problem]:
     """One pydantic error as problems with table, key and suggestion."""
     ctx = error.get("ctx") or {}
     inner = ctx.get("error")
@@ -361,25 +362,25 @@ def _problem(error: Any, root: type[BaseModel]) -> list[Problem]:
         msg = msg[len("Value error, "):]
     got = error.get("input")
     if table_len == len(loc) and table:
-        return [Problem(name, None, f"must be a table, got {_shown(got)}")]
+        return [Problem(name, None, f"must be a table, got {_shown(got, secrets)}")]
     if error["type"] != "missing" and not isinstance(got, (dict, BaseModel)):
-        msg += f" (got {_shown(got)})"
-    return [Problem(name, key, msg)]
+        msg += f" (got {_shown(got, secrets)})"
+    return [Problem(name, key, mask_secrets(msg, secrets))]
 
 
-def _shown(value: Any) -> str:
-    """A rejected value as an error shows it: short, and never a secret read from the environment."""
-    from .configfile import mask_secrets
-
-    text = mask_secrets(repr(value))
+def _shown(value: Any, secrets: Collection[str] = ()) -> str:
+    """A rejected value as an error shows it: short, and never one of ``secrets`` (what was read
+    from the environment for this table), masked before it is cut."""
+    text = mask_secrets(repr(value), secrets)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def problems_of(exc: ValidationError, model: type[BaseModel] = Config) -> list[Problem]:
-    """Every error of a failed validation of ``model`` as problems a person can act on."""
+def problems_of(exc: ValidationError, model: type[BaseModel] = Config, secrets: Collection[str] = ()) -> list[Problem]:
+    """Every error of a failed validation of ``model`` as problems a person can act on
+    (``secrets``: the values read from the environment for it, masked in the messages)."""
     out: list[Problem] = []
     for error in exc.errors():
-        out.extend(_problem(error, model))
+        out.extend(_problem(error, model, secrets))
     return out
 
 
@@ -397,14 +398,15 @@ def validate_settings(model: Any, table: dict[str, Any], plugin: str) -> tuple[A
     if model.model_config.get("extra") in (None, "ignore"):
         valid = [n for n in model.model_fields] + [f.alias for f in model.model_fields.values() if f.alias]
         problems += [unknown(where, key, key, valid) for key in table if key not in valid]
+    secrets: set[str] = set()  # this table's own: masked in its problems, shared with no other config
     try:
-        data = resolve_secrets(table, where=f"[{where}]")
+        data = resolve_secrets(table, where=f"[{where}]", found=secrets)
     except ConfigError as exc:
         return None, [*problems, Problem(where, None, str(exc))]
     try:
         value = model.model_validate(data)
     except ValidationError as exc:
-        for p in problems_of(exc, model):
+        for p in problems_of(exc, model, secrets):
             p.table = f"{where}.{p.table}" if p.table else where
             problems.append(p)
         return None, problems

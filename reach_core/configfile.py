@@ -8,6 +8,7 @@ the raw data, and ``reach_core.config`` validates the whole of it.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from .errors import ConfigError
@@ -15,11 +16,11 @@ from .errors import ConfigError
 if TYPE_CHECKING:
     from pathlib import Path
 
-__all__ = ["find_default", "mask_secrets", "read_config", "read_file", "resolve_secrets", "secret_values"]
+__all__ = ["find_default", "mask_secrets", "read_config", "read_file", "resolve_secrets", "secret_values",
+           "settings_secrets"]
 
-#: every secret value read through ``{ env = "VAR" }`` in this process (6 characters or
-#: more: shorter values would mask ordinary words), masked in reach's error logs
-_secrets: set[str] = set()
+#: shorter values are not masked by :func:`mask_secrets`: they would mask ordinary words
+_MIN_SECRET = 6
 
 
 def read_file(path: Path | str) -> dict[str, Any]:
@@ -155,32 +156,62 @@ def read_config(config: str | os.PathLike[str] | dict[str, Any] | None, *,
     return read_file(source), source
 
 
-def resolve_secrets(value: Any, *, where: str) -> Any:
-    """Replace every ``{"env": "VAR"}`` with the variable's value (missing -> ConfigError)."""
+def resolve_secrets(value: Any, *, where: str, found: set[str] | None = None) -> Any:
+    """Replace every ``{"env": "VAR"}`` with the variable's value (missing -> ConfigError).
+
+    The values read are added to ``found`` when given: the caller's own set (one per
+    table validated, one per ``Reach``), never a process-wide one, so two configurations
+    in one process do not share, or leak into each other's, masking."""
     if isinstance(value, dict):
         if set(value) == {"env"} and isinstance(value["env"], str):
             var = value["env"]
             if var not in os.environ:
                 raise ConfigError(f"{where}: environment variable {var} is not set")
             secret = os.environ[var]
-            if len(secret) >= 6:
-                _secrets.add(secret)
+            if found is not None:
+                found.add(secret)
             return secret
-        return {k: resolve_secrets(v, where=f"{where}.{k}") for k, v in value.items()}
+        return {k: resolve_secrets(v, where=f"{where}.{k}", found=found) for k, v in value.items()}
     if isinstance(value, list):
-        return [resolve_secrets(v, where=f"{where}[{i}]") for i, v in enumerate(value)]
+        return [resolve_secrets(v, where=f"{where}[{i}]", found=found) for i, v in enumerate(value)]
     return value
 
 
-def mask_secrets(text: str) -> str:
-    """``text`` with every secret reach read from the environment replaced by ``***``.
+def mask_secrets(text: str, secrets: Iterable[str] = ()) -> str:
+    """``text`` with each of ``secrets`` (values of 6 characters or more) replaced by ``***``.
 
-    Exception messages and tracebacks go to the logs, and a connector's exception
-    can carry its API key (a URL with a token, a failed auth header echoed back)."""
-    for secret in _secrets:
+    Exception messages and tracebacks go to the logs, and a connector's exception can
+    carry its API key. The secrets are the caller's (what :func:`resolve_secrets` read for
+    it, a Reach's): this module keeps none. A ``Reach`` masks its log events with its own
+    redactor (``Reach.redactor``), which also finds the encoded spellings."""
+    for secret in sorted({s for s in secrets if isinstance(s, str) and len(s) >= _MIN_SECRET}, key=len, reverse=True):
         if secret in text:
             text = text.replace(secret, "***")
     return text
+
+
+def settings_secrets(settings: Any, _depth: int = 0) -> set[str]:
+    """The secrets a plugin's validated settings hold as table *keys*: a field declared
+    ``Field(json_schema_extra={"reach_secret_keys": True})`` maps secrets to something
+    (``tokens = { "tok-..." = "support" }``: bearer token -> agent).
+
+    Why a declaration: :func:`secret_values` decides by key names, and here the key
+    *is* the secret; guessing that from the data would mask the field names of every
+    table under a secret-sounding key (``auth = { type = "bearer", ... }``).
+    """
+    found: set[str] = set()
+    fields = getattr(type(settings), "model_fields", None)
+    if not isinstance(fields, dict) or _depth > 16:
+        return found
+    for name, info in fields.items():
+        value = getattr(settings, name, None)
+        extra = getattr(info, "json_schema_extra", None)
+        if isinstance(extra, dict) and extra.get("reach_secret_keys") and isinstance(value, dict):
+            found |= {k for k in value if isinstance(k, str)}
+        for inner in (value.values() if isinstance(value, dict) else value if isinstance(value, list | tuple)
+                      else (value,)):
+            found |= settings_secrets(inner, _depth + 1)
+    return found
 
 
 def secret_values(value: Any, is_secret_key: Any, *, _secret: bool = False, _depth: int = 0) -> set[str]:

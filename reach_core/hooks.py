@@ -39,7 +39,6 @@ from dataclasses import dataclass
 from types import CoroutineType
 from typing import TYPE_CHECKING, Any
 
-from .configfile import mask_secrets
 from .errors import ConfigError
 
 if TYPE_CHECKING:
@@ -174,7 +173,8 @@ async def each_rest(impls: Sequence[Impl], i: int, res: Any, args: tuple[Any, ..
 def log_failure(errors_to: Any, hook: str, impl: Impl, exc: BaseException) -> None:
     """Log an isolated implementation's exception (``chain`` with ``errors_to``, ``notify``)."""
     event = "reach.post_invoke_error" if hook == "reach_post_invoke" else "reach.observer_error"
-    errors_to.log.error(event, hook=hook, plugin=impl.plugin, error=mask_secrets(repr(exc)))
+    # errors_to.log is the Reach's RedactingLogger: its configured secrets are masked there
+    errors_to.log.error(event, hook=hook, plugin=impl.plugin, error=repr(exc))
 
 
 class HookCaller:

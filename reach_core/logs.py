@@ -24,7 +24,8 @@ from __future__ import annotations
 from collections.abc import Callable, MutableMapping
 from typing import Any
 
-__all__ = ["configure_stderr", "configure_stderr_on_import", "get_logger", "is_enabled"]
+__all__ = ["PluginLogger", "configure_stderr", "configure_stderr_on_import", "get_logger", "is_enabled",
+           "plugin_logger"]
 
 
 def _field(value: Any) -> str:
@@ -112,16 +113,144 @@ def get_logger(name: str = "reach") -> Any:
 
     import structlog
 
-    # The stdlib convention for libraries: without it, Python's last-resort handler
-    # would print reach's warnings on stderr of a host that configured nothing.
-    root = logging.getLogger("reach")
-    if not root.handlers:
-        root.addHandler(logging.NullHandler())
+    _quiet_by_default()
     return structlog.wrap_logger(
         logging.getLogger(name),
         wrapper_class=structlog.stdlib.BoundLogger,
         processors=[structlog.stdlib.filter_by_level, _to_stdlib],
     ).bind()
+
+
+def plugin_logger(plugin: str, redactor: Any = None) -> PluginLogger:
+    """The logger a plugin writes through: the stdlib logger ``reach.<plugin>``, its records masked.
+
+    ``plugin`` is the plugin's short name (``"audit"``; ``"reach-audit"`` and
+    ``"reach_audit"`` are taken as ``"audit"``). ``redactor`` is the Reach's own
+    (``reach.redactor``): every message, field and traceback is run through it, so a
+    secret that Reach was configured with never reaches a handler, in any spelling.
+    Without one (code that runs before any Reach exists), only the built-in key and
+    pattern rules apply. ``Reach.logger(plugin)`` is the same with its redactor.
+
+    Why one way: a plugin that logs on a logger of its own name (``reach_audit``) sits
+    outside the ``reach`` tree, where a host's level, handlers and filters on ``reach``
+    do not reach it, and around the masking that the core's events get.
+    """
+    short = plugin
+    for prefix in ("reach-", "reach_", "reach."):
+        if short.startswith(prefix):
+            short = short[len(prefix):]
+    import re
+
+    # ASCII words joined by - _ . (a logger name a host can write in its config, no look-alikes)
+    if re.fullmatch(r"[A-Za-z0-9]+(?:[-_.][A-Za-z0-9]+)*", short) is None:
+        raise ValueError(f"plugin_logger: {plugin!r} is not a plugin name")
+    return PluginLogger(f"reach.{short}", redactor)
+
+
+class PluginLogger:
+    """A stdlib logger's front that masks what it is given before a record exists.
+
+    Both call styles of reach's code work: the stdlib's (``log.warning("failed: %r",
+    exc)``) and structlog's (``log.warning("reach.mcp_relist_failed", server=name)``;
+    fields are written ``key=value`` after the event, as the core's events are, and
+    are on the record as ``record.reach_event``). ``exc_info`` (and
+    :meth:`exception`) puts the masked traceback in the message: a record carries no
+    exception object whose formatting a handler would do unmasked. Nothing is built
+    below the logger's effective level.
+    """
+
+    __slots__ = ("name", "_logger", "_redactor")
+
+    def __init__(self, name: str, redactor: Any = None) -> None:
+        import logging
+
+        _quiet_by_default()
+        self.name = name
+        self._logger = logging.getLogger(name)
+        self._redactor = redactor
+
+    def isEnabledFor(self, level: int) -> bool:  # noqa: N802 (the stdlib's name)
+        return self._logger.isEnabledFor(level)
+
+    def _mask(self) -> Any:
+        if self._redactor is None:
+            from .redact import Redactor
+
+            self._redactor = Redactor()
+        return self._redactor
+
+    def log(self, level: int, msg: Any, *args: Any, exc_info: Any = None, **fields: Any) -> None:
+        if not self._logger.isEnabledFor(level):
+            return
+        self._emit(level, msg, args, exc_info, fields)
+
+    def _emit(self, level: int, msg: Any, args: tuple[Any, ...], exc_info: Any, fields: dict[str, Any]) -> None:
+        redactor = self._mask()
+        try:
+            event = str(msg) % args if args else str(msg)
+        except (TypeError, ValueError, KeyError):  # a bad format string is the caller's bug: still log it
+            event = f"{msg} {args!r}"
+        event = redactor.text(event)
+        fields = redactor.value(fields) if fields else {}
+        message = event + "".join(f" {key}={_field(value)}" for key, value in fields.items())
+        trace = _traceback(exc_info)
+        if trace:
+            message = f"{message}\n{redactor.text(trace)}"
+        # stacklevel 3: the record names the plugin's line, not this module's
+        self._logger.log(level, message, extra={"reach_event": {"event": event, **fields}}, stacklevel=3)
+
+    def debug(self, msg: Any, *args: Any, exc_info: Any = None, **fields: Any) -> None:
+        if self._logger.isEnabledFor(10):
+            self._emit(10, msg, args, exc_info, fields)
+
+    def info(self, msg: Any, *args: Any, exc_info: Any = None, **fields: Any) -> None:
+        if self._logger.isEnabledFor(20):
+            self._emit(20, msg, args, exc_info, fields)
+
+    def warning(self, msg: Any, *args: Any, exc_info: Any = None, **fields: Any) -> None:
+        if self._logger.isEnabledFor(30):
+            self._emit(30, msg, args, exc_info, fields)
+
+    def error(self, msg: Any, *args: Any, exc_info: Any = None, **fields: Any) -> None:
+        if self._logger.isEnabledFor(40):
+            self._emit(40, msg, args, exc_info, fields)
+
+    def exception(self, msg: Any, *args: Any, exc_info: Any = True, **fields: Any) -> None:
+        if self._logger.isEnabledFor(40):
+            self._emit(40, msg, args, exc_info, fields)
+
+    def critical(self, msg: Any, *args: Any, exc_info: Any = None, **fields: Any) -> None:
+        if self._logger.isEnabledFor(50):
+            self._emit(50, msg, args, exc_info, fields)
+
+    def __repr__(self) -> str:
+        return f"<PluginLogger {self.name}>"
+
+
+def _traceback(exc_info: Any) -> str:
+    """The traceback text ``exc_info`` asks for (as the stdlib takes it: True, an exception, a triple)."""
+    import sys
+    import traceback
+
+    if not exc_info:
+        return ""
+    if isinstance(exc_info, BaseException):
+        return "".join(traceback.format_exception(exc_info)).rstrip()
+    if not isinstance(exc_info, tuple):
+        exc_info = sys.exc_info()
+    if exc_info[0] is None:
+        return ""
+    return "".join(traceback.format_exception(*exc_info)).rstrip()
+
+
+def _quiet_by_default() -> None:
+    """The stdlib convention for libraries: a ``NullHandler`` on ``reach``, or Python's
+    last-resort handler would print reach's warnings on stderr of a host that configured nothing."""
+    import logging
+
+    root = logging.getLogger("reach")
+    if not root.handlers:
+        root.addHandler(logging.NullHandler())
 
 
 def is_enabled(level: int, name: str = "reach") -> bool:

@@ -28,7 +28,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-import logging
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Sequence
@@ -66,7 +65,13 @@ __all__ = [
     "run_agent",
 ]
 
-log = logging.getLogger("reach.loop")
+
+def _log(reach: Any) -> Any:
+    """``reach.loop``, masked by the run's Reach (a failing adapter's traceback can quote its API key)."""
+    from .logs import plugin_logger
+
+    return plugin_logger("loop", getattr(reach, "redactor", None))
+
 
 #: The hint used for ``system_hint=True``; ``[reach] system_hint = "..."`` sets a default text.
 DEFAULT_SYSTEM_HINT = (
@@ -490,7 +495,7 @@ async def run_agent(
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # an adapter bug must not become a traceback for the user
-            log.exception("adapter %s failed in run %s", label, run_id)
+            _log(reach).exception("adapter %s failed in run %s", label, run_id)
             step.model_ms = (time.perf_counter() - t0) * 1000
             return await stop(
                 step,
@@ -593,12 +598,12 @@ async def _notify(
         try:
             await _maybe_await(notify("reach_run_step", step=step, ctx=ctx))
         except Exception:
-            log.exception("a reach_run_step observer failed")
+            _log(reach).exception("a reach_run_step observer failed")
     if on_step is not None:
         try:
             await _maybe_await(on_step(step))
         except Exception:
-            log.exception("the on_step callback failed")
+            _log(reach).exception("the on_step callback failed")
 
 
 def transcript_json(result: RunResult) -> str:

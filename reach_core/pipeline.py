@@ -27,7 +27,6 @@ from pydantic import ValidationError
 
 from .approvals import host_approval
 from .calls import ToolCall, decode_arguments, to_call
-from .configfile import mask_secrets
 from .connectors import NO_FALLBACK
 from .context import CallContext
 from .errors import Denied, ToolCallError, ToolFailure
@@ -149,8 +148,8 @@ def _internal_error(tool: Tool, exc: BaseException, ctx: CallContext) -> ToolFai
     ctx.log.error(
         "reach.connector_exception",
         error_type=type(exc).__name__,
-        error=mask_secrets(str(exc)),
-        traceback=mask_secrets("".join(traceback.format_exception(exc))),
+        error=str(exc),  # ctx.log masks with this Reach's redactor (its configured secrets, any spelling)
+        traceback="".join(traceback.format_exception(exc)),
     )
     failure = ToolFailure(
         f"{tool.name}: internal error; do not resend the same arguments.",
@@ -321,10 +320,9 @@ async def invoke(
                 if settle is not None:
                     await settle
             except Exception as gexc:  # noqa: BLE001
-                ctx.log.error("reach.guard_error", error=mask_secrets(repr(gexc)))
+                ctx.log.error("reach.guard_error", error=repr(gexc))
     except Exception as exc:  # noqa: BLE001 - a hook bug must not crash the caller
-        ctx.log.error("reach.pipeline_error", error=mask_secrets(repr(exc)),
-                      traceback=mask_secrets(traceback.format_exc()))
+        ctx.log.error("reach.pipeline_error", error=repr(exc), traceback=traceback.format_exc())
         result = await _failed(rt, call, tool, ctx, ToolFailure(
             f"{call.name}: internal error in reach; do not resend the same arguments.", code="execution_failed"))
     result.elapsed_ms = (time.perf_counter() - t0) * 1000.0  # observers (audit) see the call's time
@@ -441,7 +439,7 @@ async def _failed(rt: Runtime, call: ToolCall, tool: Tool | None, ctx: CallConte
             text = await hooks.first("reach_format_error", only=rt.config.strategies.error_formatter,
                                      call=call, error=error, ctx=ctx)
         except Exception as hexc:  # noqa: BLE001
-            ctx.log.error("reach.format_error_failed", error=mask_secrets(repr(hexc)))
+            ctx.log.error("reach.format_error_failed", error=repr(hexc))
             text = None
         if isinstance(text, str) and text:
             error.message = text

@@ -92,7 +92,7 @@ class Reach:
         cfg, rt = self.config, self.runtime
         raise_problems(check_plugin_names(cfg, self.plugin_names))  # before [plugins.NAME] is read
         disabled_hooks: dict[str, set[str]] = {}
-        from .configfile import secret_values
+        from .configfile import secret_values, settings_secrets
 
         # the secrets config holds (env values, secret-named keys, URL passwords): masked everywhere
         values = secret_values(cfg.model_dump(), rt.redactor.is_secret_key)
@@ -103,6 +103,8 @@ class Reach:
             table = cfg.plugins.plugin_table(info.name)
             disabled_hooks[info.name] = set(table.pop("hooks_disabled", []) or [])
             rt.settings[info.name] = self._validate_settings(info, table)
+            # secrets a settings model declares by its keys (reach-mcp's and reach-serve's `tokens`)
+            rt.redactor.add(values=settings_secrets(rt.settings[info.name]))
         build_instances(rt.pm, self.plugin_info, rt.settings, self, self._fail_plugin)  # per-Reach plugin objects
         before = [n for n, _ in builtin.BEFORE if n in builtins]
         for name in before:
@@ -180,6 +182,13 @@ class Reach:
     def redactor(self) -> Redactor:
         """Masks secrets in the core's log events; plugins add rules (reach-audit shares it)."""
         return self.runtime.redactor
+
+    def logger(self, plugin: str) -> Any:
+        """The logger a plugin writes through: stdlib ``reach.<plugin>``, every record masked by
+        this Reach's redactor (its configured secrets, in any spelling; see ``reach_core.logs.plugin_logger``)."""
+        from .logs import plugin_logger
+
+        return plugin_logger(plugin, self.runtime.redactor)
 
     # ------------------------------------------------------------ registry
     def register(self, obj: Connector, *, provider: str = USER_PLUGIN) -> Connector:

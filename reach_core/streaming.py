@@ -34,7 +34,6 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .configfile import mask_secrets
 from .errors import ToolFailure
 from .result import ToolResult, dumps, to_jsonable
 
@@ -260,7 +259,7 @@ async def run_stream(obj: Any, params: Any, ctx: CallContext) -> Any:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
-                ctx.log.error("reach.stream_failed", error_type=type(exc).__name__, error=mask_secrets(str(exc)),
+                ctx.log.error("reach.stream_failed", error_type=type(exc).__name__, error=str(exc),
                               delivered=len(items))
                 raise ToolFailure(
                     f"{name} failed midway: internal error after {_delivered_note(items)}. "

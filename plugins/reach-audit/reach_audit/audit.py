@@ -7,7 +7,6 @@ One per ``Reach``, held by reach-audit's plugin object in that Reach
 from __future__ import annotations
 
 import atexit
-import logging
 import time
 import weakref
 from typing import Any
@@ -19,8 +18,6 @@ from .settings import AuditSettings
 from .spans import SpanRecorder, otel_available
 from .storage import Store, store_for
 from .writer import AuditWriter
-
-log = logging.getLogger("reach_audit")
 
 # Every open audit of this process, whatever its Reach: what the exit flush writes and
 # what ``only_audit`` looks at. Weak, so a dropped Reach's audit is not kept alive; not
@@ -122,7 +119,7 @@ class Audit:
                 try:
                     self.spans.record(item, row)
                 except Exception as exc:  # telemetry must never cost a record
-                    log.warning("reach-audit: span failed: %r", exc)
+                    self.writer.log.warning("reach-audit: span failed: %r", exc)
 
 
 def _shared_redactor(reach: Any, settings: AuditSettings) -> Redactor:
@@ -163,8 +160,8 @@ def _flush_all_at_exit() -> None:
         try:
             audit.writer.flush_sync()
         except Exception as exc:  # the store may already be closed
-            log.warning("reach-audit: %d audit records could not be written at exit: %r",
-                        audit.writer.pending, exc)
+            audit.writer.log.warning("reach-audit: %d audit records could not be written at exit: %r",
+                                     audit.writer.pending, exc)
 
 
 atexit.register(_flush_all_at_exit)

@@ -14,16 +14,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import logging
 import sqlite3
 from collections.abc import Callable
 from typing import Any
 
+from reach_core.logs import plugin_logger
+
 from .record import Captured, Row, build_rows, captured_call
 from .redact import Redactor
 from .storage import COMPONENT, MIGRATIONS, Store, append_rows, chain
-
-log = logging.getLogger("reach_audit")
 
 #: A commit refused with "database is locked" (another process kept SQLite's write lock
 #: past busy_timeout, or SQLite gave up without waiting, as it does while a crashed
@@ -59,6 +58,8 @@ class AuditWriter:
     ) -> None:
         self.store = store
         self.redactor = redactor
+        #: ``reach.audit``, masked by the Reach's redactor (a failure can quote a path or a DSN)
+        self.log = plugin_logger("audit", redactor)
         self.summary_chars = summary_chars
         self.interval = interval
         self.batch_size = batch_size
@@ -154,10 +155,10 @@ class AuditWriter:
                 contended = _contended(exc) and busy < BUSY_RETRIES
                 busy = busy + 1 if contended else 0
                 if contended:  # another process holds the database past busy_timeout: wait, do not fail flush()
-                    log.warning("reach-audit: the audit log is busy (%r); retry %d of %d", exc, busy, BUSY_RETRIES)
+                    self.log.warning("reach-audit: the audit log is busy (%r); retry %d of %d", exc, busy, BUSY_RETRIES)
                     await asyncio.sleep(0.05 * 2 ** busy)
                 else:
-                    log.error("reach-audit: writing the audit log failed: %r; will retry", exc)
+                    self.log.error("reach-audit: writing the audit log failed: %r; will retry", exc)
                     self._fail_waiters(exc)
                     await asyncio.sleep(min(1.0, self.interval * 10))
             else:
@@ -184,7 +185,7 @@ class AuditWriter:
                 try:
                     await asyncio.to_thread(self.on_written, _captures(items), rows)
                 except Exception as exc:  # logging must never lose a record
-                    log.warning("reach-audit: emitting audit events failed: %r", exc)
+                    self.log.warning("reach-audit: emitting audit events failed: %r", exc)
 
     def _committed(self, items: list[Any], rows: list[Row]) -> None:
         """Only now drop the records from pending: a failed commit keeps them."""

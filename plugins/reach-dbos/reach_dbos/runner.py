@@ -21,7 +21,6 @@ keeps loop-bound state across runs (adapters are built per event loop).
 from __future__ import annotations
 
 import asyncio
-import logging
 import threading
 import uuid
 import weakref
@@ -41,7 +40,6 @@ from .settings import DbosSettings
 
 __all__ = ["DurableRunner", "RunIdInUse", "WORKFLOW", "bind", "bound_reach", "launch", "shutdown"]
 
-log = logging.getLogger("reach.dbos")
 
 #: The DBOS workflow name of a reach run (``reach runs list`` filters on it).
 WORKFLOW = "reach.run"
@@ -150,12 +148,13 @@ def launch(reach: Any, *, recover: bool | None = None) -> None:
         if settings.takeover_after is not None and "-ro-" not in executor:
             from .takeover import Heartbeat
 
-            _STATE.heartbeat = Heartbeat(checkpoint.plain_url(url), settings.schema_name, executor,
-                                         every=settings.heartbeat, takeover_after=settings.takeover_after)
-            _STATE.heartbeat.start()
+            heartbeat = _STATE.heartbeat = Heartbeat(
+                checkpoint.plain_url(url), settings.schema_name, executor, every=settings.heartbeat,
+                takeover_after=settings.takeover_after, redactor=getattr(reach, "redactor", None))
+            heartbeat.start()
             problem = unshared_ledger(reach)
             if problem:
-                log.warning(problem)
+                heartbeat.log.warning(problem)
 
 
 def unshared_ledger(reach: Any) -> str | None:

@@ -23,15 +23,14 @@ the second execution (the racing tests count one execution per write).
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
+from typing import Any
 
 import psycopg
 
 __all__ = ["Heartbeat", "take_over"]
 
-log = logging.getLogger("reach.dbos")
 
 
 def take_over(executors: list[str]) -> list[str]:
@@ -48,8 +47,13 @@ def take_over(executors: list[str]) -> list[str]:
 class Heartbeat:
     """This instance's heartbeat, and the takeover of instances whose heartbeat stopped (a thread)."""
 
-    def __init__(self, url: str, schema: str, executor: str, *, every: float, takeover_after: float) -> None:
+    def __init__(self, url: str, schema: str, executor: str, *, every: float, takeover_after: float,
+                 redactor: Any = None) -> None:
+        from reach_core.logs import plugin_logger
+
         self.url, self.executor = url, executor
+        #: ``reach.dbos``, masked by the Reach's redactor (a database error can quote the DSN)
+        self.log = plugin_logger("dbos", redactor)
         self.every, self.takeover_after = every, takeover_after
         quoted = f'"{schema}"'  # a validated identifier (DbosSettings.schema_name)
         self._create = (f"CREATE TABLE IF NOT EXISTS {quoted}.reach_executors "
@@ -85,8 +89,8 @@ class Heartbeat:
             for name in dead:
                 runs = take_over([name])
                 if runs:
-                    log.warning("reach-dbos: instance %r stopped beating %.0f s ago; this instance (%r) "
-                                "takes over its runs %s", name, self.takeover_after, self.executor, runs)
+                    self.log.warning("reach-dbos: instance %r stopped beating %.0f s ago; this instance (%r) "
+                                     "takes over its runs %s", name, self.takeover_after, self.executor, runs)
                 taken += runs
                 conn.execute(self._forget, (name, cutoff))
         self.taken += taken
@@ -97,4 +101,4 @@ class Heartbeat:
             try:
                 self.tick()
             except Exception as exc:  # a database hiccup must not stop the heartbeat for good
-                log.warning("reach-dbos heartbeat failed (retrying in %.0f s): %s", self.every, exc)
+                self.log.warning("reach-dbos heartbeat failed (retrying in %.0f s): %s", self.every, exc)

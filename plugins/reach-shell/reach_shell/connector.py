@@ -37,8 +37,10 @@ class RunCommand(Connector):
     idempotent = False
     max_retries = 0
 
-    def __init__(self, settings: ShellSettings, *, writable_roots: list[Path] | None = None) -> None:
-        """`writable_roots`: directories the agent can write through other tools (reach-files)."""
+    def __init__(self, settings: ShellSettings, *, writable_roots: list[Path] | None = None,
+                 redactor: Any = None) -> None:
+        """`writable_roots`: directories the agent can write through other tools (reach-files);
+        `redactor`: the Reach's, which masks the warnings logged here."""
         self.settings = settings
         self.root = _resolve_root(settings)
         self.binaries = {
@@ -66,7 +68,7 @@ class RunCommand(Connector):
                 "a directory outside them"
             )
         self.exposure = overlap_problems(self.root, settings.search_path, self.binaries, writable)
-        warn(self.exposure)
+        warn(self.exposure, redactor)
         self.env = _fixed_env(settings)
         slowest = max(
             (settings.timeout_for(n) for n in settings.commands), default=settings.timeout

@@ -10,12 +10,9 @@ overlap is reported: a warning at start-up and a `reach tools lint` problem.
 
 from __future__ import annotations
 
-import logging
 import os
 from pathlib import Path
 from typing import Any
-
-log = logging.getLogger("reach_shell")
 
 FILES_PLUGIN = "reach-files"
 
@@ -71,6 +68,11 @@ def overlap_problems(
     return problems
 
 
-def warn(problems: list[str]) -> None:
+def warn(problems: list[str], redactor: Any = None) -> None:
+    """Each problem, a warning on ``reach.shell`` (masked by the Reach's redactor: a path or
+    a command line can hold a configured secret)."""
+    from reach_core.logs import plugin_logger
+
+    log = plugin_logger("shell", redactor)
     for problem in problems:
         log.warning("reach-shell: %s", problem)

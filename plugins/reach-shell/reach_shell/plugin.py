@@ -35,4 +35,4 @@ def reach_register_tools(register: Any, settings: ShellSettings | None, reach: A
         from .connector import RunCommand
         from .exposure import writable_roots
 
-        register(RunCommand(settings, writable_roots=writable_roots(reach)))
+        register(RunCommand(settings, writable_roots=writable_roots(reach), redactor=getattr(reach, "redactor", None)))

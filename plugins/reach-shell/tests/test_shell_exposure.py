@@ -51,14 +51,14 @@ def test_overlap_is_warned_at_start_and_reported_by_lint(
     link = tmp_path / "link"
     link.symlink_to(root)
     given = files_root.format(root=root, parent=root.parent, link=link)
-    with caplog.at_level(logging.WARNING, logger="reach_shell"):
+    with caplog.at_level(logging.WARNING, logger="reach.shell"):
         reach = make_reach(
             ("reach-shell", shell_plugin),
             ("reach-files", _files_plugin()),
             config=_config(root, [given]),
             data_dir=tmp_path / "d",
         )
-    assert any("overlaps the reach-files root" in r.getMessage() for r in caplog.records)
+    assert any(r.name == "reach.shell" and "overlaps the reach-files root" in r.getMessage() for r in caplog.records)
     problems = lint_tool(reach.tool("run_command"))
     assert [p.rule for p in problems] == ["shell_root_overlap"]
     assert "docs/plugins/reach-shell.md" in problems[0].message
@@ -83,14 +83,14 @@ def test_separate_roots_are_quiet(
 ) -> None:
     given = files_root.format(tmp=tmp_path)
     Path(given).mkdir()
-    with caplog.at_level(logging.WARNING, logger="reach_shell"):
+    with caplog.at_level(logging.WARNING, logger="reach.shell"):
         reach = make_reach(
             ("reach-shell", shell_plugin),
             ("reach-files", _files_plugin()),
             config=_config(root, [given]),
             data_dir=tmp_path / "d",
         )
-    assert not [r for r in caplog.records if r.name == "reach_shell"]
+    assert not [r for r in caplog.records if r.name == "reach.shell"]
     assert lint_tool(reach.tool("run_command")) == []
 
 

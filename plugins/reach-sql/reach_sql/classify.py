@@ -368,15 +368,37 @@ def _sqlite_foreign_space(sql: str) -> str | None:
     return None
 
 
-def _classify_sqlglot(sql: str, dialect: str, read: Any = None) -> Classification:
-    import logging
+def quiet_parse(sql: str, read: Any) -> list[Any]:
+    """``sqlglot.parse(sql, read=read)``, without the warning sqlglot's parser logs when it falls
+    back to an opaque ``Command`` (the classifier refuses that case itself).
 
-    import sqlglot
+    Why not set the ``sqlglot`` logger's level: that logger is the host's too (it may use
+    sqlglot, and configure its logging), and with no handler anywhere Python's last-resort
+    handler prints the warning, the model's SQL in it, on the host's stderr. A parser
+    subclass of reach's own, made once per dialect, leaves ``sqlglot`` as it is.
+    """
+    from sqlglot.dialects.dialect import Dialect
+
+    language = Dialect.get_or_raise(read)
+    base = language.parser_class
+    parser = _QUIET_PARSERS.get(base)
+    if parser is None:
+        parser = _QUIET_PARSERS[base] = type(f"Quiet{base.__name__}", (base,), {"_warn_unsupported": _no_warning})
+    return list(parser(dialect=language).parse(language.tokenize(sql), sql))
+
+
+def _no_warning(_parser: Any) -> None:
+    return None
+
+
+#: each dialect's parser class -> its subclass without the Command fallback's warning
+_QUIET_PARSERS: dict[type, type] = {}
+
+
+def _classify_sqlglot(sql: str, dialect: str, read: Any = None) -> Classification:
     from sqlglot import exp
     from sqlglot.errors import SqlglotError
 
-    # sqlglot logs a warning when it falls back to an opaque Command; that case is refused below.
-    logging.getLogger("sqlglot").setLevel(logging.ERROR)
     if dialect in _MYSQL_FAMILY and _MYSQL_EXECUTABLE_COMMENT.search(sql):
         return Classification(
             "dangerous",
@@ -392,7 +414,7 @@ def _classify_sqlglot(sql: str, dialect: str, read: Any = None) -> Classificatio
             1,
         )
     try:
-        parsed = [p for p in sqlglot.parse(sql, read=read or _SQLGLOT_DIALECTS.get(dialect, dialect)) if p is not None]
+        parsed = [p for p in quiet_parse(sql, read or _SQLGLOT_DIALECTS.get(dialect, dialect)) if p is not None]
     except SqlglotError as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         return Classification("dangerous", f"the statement could not be parsed as {dialect} ({first})", 1)

@@ -125,14 +125,18 @@ def _sqlite_target(sql: str) -> tuple[str | None, str | None]:
 
     An INSERT counts only when it can replace rows (a SELECT source, OR REPLACE,
     ON CONFLICT …): a list of VALUES names its rows one by one."""
-    import sqlglot
     from sqlglot import exp
     from sqlglot.errors import SqlglotError
 
+    from .classify import quiet_parse
+
     try:
-        top = sqlglot.parse_one(sql, read="sqlite")
+        parsed = quiet_parse(sql, "sqlite")
     except SqlglotError:
         return None, None
+    if len(parsed) != 1:  # none, or several statements (sqlglot.parse_one's Block): not one data change
+        return None, None
+    top = parsed[0]
     kinds = {exp.Insert: "insert", exp.Update: "update", exp.Delete: "delete"}
     kind = next((k for cls, k in kinds.items() if isinstance(top, cls)), None)
     if kind is None:

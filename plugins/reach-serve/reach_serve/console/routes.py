@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable
@@ -25,12 +24,13 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
+from reach_core.logs import plugin_logger
+
 from .auth import COOKIE, LIFETIME, LOGIN_COOKIE, Session, Sessions, clear_cookie, set_cookie
 from .reveal import reveal
 
 __all__ = ["Console", "console_routes"]
 
-log = logging.getLogger("reach_serve.console")
 
 MAX_FORM_BYTES = 64 * 1024
 MAX_REASON = 2000
@@ -189,9 +189,8 @@ class Console:
             except ClientDisconnect:
                 return Response(status_code=400)
             except Exception as exc:  # noqa: BLE001 - a page, never a traceback
-                redact = getattr(getattr(self.reach, "redactor", None), "text", str)
-                log.error("reach-serve console: %s %s failed: %s", request.method, request.url.path,
-                          redact(repr(exc)))
+                plugin_logger("serve.console", getattr(self.reach, "redactor", None)).error(
+                    "reach-serve console: %s %s failed: %r", request.method, request.url.path, exc)
                 return self.page("error.html", request, None, status=500, title="Server error",
                                  message="the server failed on this request; reload the page")
 
