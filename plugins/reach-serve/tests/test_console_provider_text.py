@@ -106,15 +106,23 @@ class _Frames(HTMLParser):
             self.texts.append((data, [c for _, classes in self.stack for c in classes]))
 
 
-def _framed(cell: str) -> str:
+def _framed(cell: str, notice: list[str] | None = None) -> str:
     """The provider's text in one description cell, checked to sit inside the provider frame
-    (labelled, model-styled) and to hold no markup of its own."""
+    (labelled, model-styled) and to hold no markup of its own. The console's own notice of
+    what it cut (outside the model text, inside the frame) is appended to ``notice``."""
     frames = _Frames()
     frames.feed(cell + "</td>")
     assert frames.tags.count("script") == frames.tags.count("img") == frames.tags.count("a") == 0, cell
     label = [classes for text, classes in frames.texts if text.strip() == LABEL]
-    assert label and "model-label" in label[0] and "provider" in label[0], cell
+    assert len(label) == 1 and "model-label" in label[0] and "provider" in label[0], cell
     shown = [(text, classes) for text, classes in frames.texts if text.strip() != LABEL]
+    notices = [text.strip() for text, classes in shown if "hidden-notice" in classes]
+    assert len(notices) <= 1 and all("model" not in c for t, c in shown if "hidden-notice" in c), cell
+    if notice is None:
+        assert not notices, cell
+    else:
+        notice.extend(notices)
+    shown = [(text, classes) for text, classes in shown if "hidden-notice" not in classes]
     assert shown, cell
     for _, classes in shown:
         assert "model" in classes and "provider" in classes and "banner" not in classes, (cell, classes)
@@ -160,11 +168,11 @@ def test_a_long_description_is_cut_with_a_notice(page: str, i: int) -> None:
 
     whole = reveal_text(" ".join(LONG[i].split()), one_line=True)
     for cell in _cells(page, f"long_{i}"):
-        shown = _framed(cell)
-        found = re.search(r"… \[([\d,]+) more characters hidden\]$", shown)
-        assert found, shown[-200:]
-        assert "END" not in shown and len(shown) < 400
-        head = shown[: found.start()]
+        notice: list[str] = []
+        head = _framed(cell, notice)
+        found = re.fullmatch(r"… ([\d,]+) more characters hidden", notice[0] if notice else "")
+        assert found, (head[-200:], notice)
+        assert "END" not in head and len(head) < 400
         assert head.count("⟨") == head.count("⟩")  # never half a marker
         assert "END" not in html.unescape(cell)
         if "⟨" not in whole:  # plain text: what is shown and what the notice counts make the whole
