@@ -170,7 +170,7 @@ def test_a_long_description_is_cut_with_a_notice(page: str, i: int) -> None:
     for cell in _cells(page, f"long_{i}"):
         notice: list[str] = []
         head = _framed(cell, notice)
-        found = re.fullmatch(r"… ([\d,]+) more characters hidden", notice[0] if notice else "")
+        found = re.fullmatch(r"… ([\d,]+) more characters hidden \(reach tools --agent \w+ --json shows them\)", notice[0] if notice else "")
         assert found, (head[-200:], notice)
         assert "END" not in head and len(head) < 400
         assert head.count("⟨") == head.count("⟩")  # never half a marker
