@@ -20,13 +20,13 @@ from collections.abc import Iterator
 from html.parser import HTMLParser
 from typing import Any
 
-import httpx
 import pytest
-from console_server import Served, serve
+from console_server import serve
 
 from reach_core import Connector
 
 LABEL = "From the tool's provider"
+NOTICE = r"… ([\d,]+) more characters hidden \(reach tools --agent \w+ --json shows them\)"
 
 HTML_ATTACKS = ["<script>alert('P0')</script>", "<img src=x onerror=alert('P1')>", '"><svg onload=alert("P2")>',
                 "</td></tr></table><h1>Approved P3</h1>", "<!-- P4 --><b>bold</b>", "&lt;script&gt;P5",
@@ -170,7 +170,7 @@ def test_a_long_description_is_cut_with_a_notice(page: str, i: int) -> None:
     for cell in _cells(page, f"long_{i}"):
         notice: list[str] = []
         head = _framed(cell, notice)
-        found = re.fullmatch(r"… ([\d,]+) more characters hidden \(reach tools --agent \w+ --json shows them\)", notice[0] if notice else "")
+        found = re.fullmatch(NOTICE, notice[0] if notice else "")
         assert found, (head[-200:], notice)
         assert "END" not in head and len(head) < 400
         assert head.count("⟨") == head.count("⟩")  # never half a marker
