@@ -16,7 +16,7 @@ from typing import Any
 
 from reach_core.reveal import clip
 
-__all__ = ["AuditFilter", "agent_tools", "audit_rows", "csv_rows", "run_detail", "recent_runs", "shorten"]
+__all__ = ["AuditFilter", "agent_tools", "audit_rows", "csv_rows", "cut", "run_detail", "recent_runs", "shorten"]
 
 PAGE = 200  # audit records per page
 RUN_SCAN = 5000  # recent records the Runs page groups into runs
@@ -24,18 +24,24 @@ CSV_CHUNK = 2000
 _ASCII_SPACE = re.compile(r"[ \t\n\r\f\v]+")  # collapsed on one line; other spaces and separators are revealed
 
 
-def shorten(value: Any, limit: int = 160) -> str:
-    """A value as one line of at most ``limit`` characters (results and arguments on lists),
-    saying how many characters it leaves out; the record's own page shows all of them."""
+def cut(value: Any, limit: int = 160) -> tuple[str, int]:
+    """A value as one line of at most ``limit`` characters, and how many characters that leaves out."""
     if value is None:
-        return ""
+        return "", 0
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str,
                                                            separators=(", ", ": "))
     text = " ".join(_ASCII_SPACE.split(text)).strip()
     if len(text) <= limit:
-        return text
+        return text, 0
     head = clip(text, limit)  # a summary holds ⟨U+202E⟩ markers already: never half of one
-    return f"{head}… [{len(text) - len(head):,} more characters hidden]"
+    return head, len(text) - len(head)
+
+
+def shorten(value: Any, limit: int = 160) -> str:
+    """A value as one line of at most ``limit`` characters (results and arguments on lists),
+    saying how many characters it leaves out; the record's own page shows all of them."""
+    head, left_out = cut(value, limit)
+    return f"{head}… [{left_out:,} more characters hidden]" if left_out else head
 
 
 @dataclass
@@ -225,6 +231,7 @@ def agent_tools(reach: Any) -> list[dict[str, Any]]:
         policy = reach.policy(agent)
         tiers: dict[str, list[dict[str, Any]]] = {}
         for tool in tools:
+            description, cut_off = cut(tool.description, 140)
             verdict = policy.verdict(tool)
             if tool.blocked:
                 pin = "blocked: definition changed since pinned"
@@ -235,6 +242,8 @@ def agent_tools(reach: Any) -> list[dict[str, Any]]:
             tiers.setdefault(tool.risk, []).append({
                 "name": tool.name, "plugin": tool.plugin, "verdict": VERDICTS[verdict][0],
                 "mode": policy.approval_mode(tool) if verdict == 2 else None, "pin": pin,
-                "description": shorten(tool.description, 140)})
+                # the provider's words (an MCP server, an OpenAPI file, a plugin): the page frames them
+                # as such and says, in its own words, how much of them it leaves out
+                "description": description, "description_cut": cut_off})
         out.append({"agent": agent, "tiers": tiers, "time": time.time()})
     return out
