@@ -214,7 +214,7 @@ async def invoke(
     elif (tool := rt.tools.get(call.name)) is not None:
         route = _route(rt, agent, tool)
     ctx = CallContext(rt, tool, agent or "default", run_id, call.id, next(_trace_ids)[2:],
-                      None, query, parent_run_id)
+                      None, query, parent_run_id, t0)
     result: ToolResult | None = None
     try:
         if failure is not None:
