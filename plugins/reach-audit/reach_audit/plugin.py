@@ -10,6 +10,7 @@ Everything else happens in the background writer.
 from __future__ import annotations
 
 from time import perf_counter as _clock
+from time import perf_counter as _clock
 from time import time as _now
 from typing import Any
 
@@ -39,10 +40,12 @@ class AuditPlugin:
     def __init__(self, reach: Any, settings: Any) -> None:
         from reach_core.calls import ToolCall  # (imported when a Reach is built: see the module's imports)
         from reach_core.result import ToolResult
+        from reach_core.result import ToolResult
 
         self.settings = _settings_or_default(settings)
         self.audit: Any = None
         self._tool_call = ToolCall
+        self._tool_result = ToolResult
         self._tool_result = ToolResult
         self._open(reach)
 
@@ -67,22 +70,22 @@ class AuditPlugin:
 
     @hookimpl
     def reach_post_invoke(self, call: Any, tool: Any, result: Any, ctx: Any) -> Any:
-        """Capture one finished invocation: a tuple and an append (the hot path).
+        """Capture one finished invocation: its values added to a list (the hot path).
 
         A plain method, so the call pays no coroutine; with ``durability = "sync"`` it
         returns the flush, which the core awaits before the invoke returns.
 
         For the core's own ``ToolCall`` and ``ToolResult`` the capture is their fields,
-        not the objects (``record.FLAT_CALL``): the writer builds the record from the
-        same values. A capture stays alive until the writer runs (up to
-        ``flush_interval_ms``), and every object it keeps that the garbage collector
-        tracks makes the calls trigger collections that walk all pending captures (see
-        ``docs/architecture.md``, "What each plugin costs a call"); the fields are
-        strings, numbers and the usual flat argument, content and meta dicts, which it
-        does not track. The result's ``meta`` dict is kept as it is, so what a later hook
-        adds to it (reach-confirm's confirmation id) is recorded as before. The call's
-        time is read from ``ctx.started``: the core sets the result's final
-        ``elapsed_ms`` only after the hooks, and this hook runs last (priority 90).
+        not the objects, laid out in the writer's pending list itself
+        (``record.FLAT_CALL``; the writer builds the same record from them): a capture
+        stays alive until the writer runs (up to ``flush_interval_ms``), and every
+        container it makes that the garbage collector tracks (the ToolResult, a tuple
+        holding the arguments dict) made the calls trigger collections that walked every
+        pending capture (see ``docs/architecture.md``, "What each plugin costs a call").
+        The result's ``meta`` dict is kept as it is, so what a later hook adds to it
+        (reach-confirm's confirmation id) is recorded as before. The call's time is read
+        last, from ``ctx.started``: the core sets the result's final ``elapsed_ms`` only
+        after the hooks, and this hook runs last (priority 90).
         ``AuditWriter.enqueue`` is written out here: this runs on every call.
         """
         audit = self.audit
@@ -100,16 +103,16 @@ class AuditPlugin:
             trace_id, run_id, parent_run_id, agent, key, confirm = context_fields(ctx)
             started = getattr(ctx, "started", 0.0)
         otel = spans.current() if spans is not None and spans.configured else None
-        pending = writer._pending
         writer._enqueued += 1
-        n = len(pending) + 1  # the writer is woken before the append (nothing runs in between): the
-        if n == 1 or n % writer.batch_size == 0:  # call's time is read last (see AuditWriter.enqueue)
-            writer._kick(full=n >= writer.batch_size)
+        n = writer._enqueued - writer._written  # records not yet committed, this one with them: the
+        if n == 1 or n % writer.batch_size == 0:  # writer is woken first (nothing runs in between), so
+            writer._kick(full=n >= writer.batch_size)  # that the call's time is read last
+        pending = writer._pending
         if type(result) is self._tool_result and type(call) is self._tool_call:  # see record.FLAT_CALL
-            pending.append((_now(), result.call_id or call.id, result.name or call.name, call.arguments, tool,
-                            result.ok, result.content, result.error, result.meta, trace_id or result.trace_id,
-                            run_id, parent_run_id, agent, key, confirm,
-                            (_clock() - started) * 1000.0 if started else result.elapsed_ms, otel))
+            pending += (_now(), result.call_id or call.id, result.name or call.name, call.arguments, tool,
+                        result.ok, result.content, result.error, result.meta, trace_id or result.trace_id,
+                        run_id, parent_run_id, agent, key, confirm,
+                        (_clock() - started) * 1000.0 if started else result.elapsed_ms, otel)
         else:
             pending.append((_now(), call, tool, result, trace_id, run_id, parent_run_id, agent, key, confirm, otel))
         return _flushed(audit) if audit.sync else None

@@ -63,10 +63,11 @@ def context_fields(ctx: Any) -> tuple[Any, ...]:
             getattr(ctx, "agent", None), getattr(ctx, "idempotency_key", None), confirm)
 
 
-#: the length of the call hook's capture of the core's own ``ToolCall`` and ``ToolResult``:
-#: their fields in place of the objects, ``(ts, call_id, name, arguments, tool, ok, content,
-#: error, meta, trace_id, run_id, parent_run_id, agent, idempotency_key, confirm, elapsed_ms,
-#: otel_ctx)``, where ``call_id`` is the result's (else the call's), ``name`` likewise and
+#: the number of values of the call hook's capture of the core's own ``ToolCall`` and
+#: ``ToolResult``, laid out in the writer's pending list (``AuditWriter._take`` makes them a
+#: tuple again): their fields in place of the objects, ``(ts, call_id, name, arguments, tool,
+#: ok, content, error, meta, trace_id, run_id, parent_run_id, agent, idempotency_key, confirm,
+#: elapsed_ms, otel_ctx)``, where ``call_id`` is the result's (else the call's), ``name`` likewise and
 #: ``trace_id`` the context's (else the result's): what the record reads of each
 FLAT_CALL = 17
 
