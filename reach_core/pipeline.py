@@ -32,7 +32,7 @@ from .connectors import NO_FALLBACK
 from .context import CallContext
 from .errors import Denied, ToolCallError, ToolFailure
 from .execute import run_connector
-from .hooks import PENDING, chain_attr, chain_rest, each_rest, log_failure
+from .hooks import PENDING, chain_attr, chain_rest, each_rest, for_route, log_failure
 from .hooks import call as call_impl
 from .policy import CONFIRM as _VERDICT_CONFIRM
 from .policy import DENY
@@ -88,8 +88,11 @@ class Route:
         self.usual = flags & (RUN | CONFIRM) == RUN and tool.idempotent
         self.plan = plan
         self.pre_validate = hooks.impls["reach_pre_validate"]
-        self.pre = hooks.impls["reach_pre_invoke"]
-        self.post = hooks.impls["reach_post_invoke"]
+        # only the implementations that can act on this route's calls (hooks.for_route)
+        pre = hooks.impls["reach_pre_invoke"]
+        confirm = bool(flags & CONFIRM or self.pre_validate)  # (an argument hook, too, may ask for a person)
+        self.pre = for_route(pre, pre, tool.name, confirm)
+        self.post = for_route(hooks.impls["reach_post_invoke"], pre, tool.name, confirm)
         # the hooks as plain functions when each takes every argument and is not async (the
         # usual plugin): called directly, without the rule's per-implementation checks
         self.pre_fns = _plain_functions(self.pre)

@@ -10,7 +10,6 @@ Everything else happens in the background writer.
 from __future__ import annotations
 
 from time import perf_counter as _clock
-from time import perf_counter as _clock
 from time import time as _now
 from typing import Any
 
@@ -40,12 +39,10 @@ class AuditPlugin:
     def __init__(self, reach: Any, settings: Any) -> None:
         from reach_core.calls import ToolCall  # (imported when a Reach is built: see the module's imports)
         from reach_core.result import ToolResult
-        from reach_core.result import ToolResult
 
         self.settings = _settings_or_default(settings)
         self.audit: Any = None
         self._tool_call = ToolCall
-        self._tool_result = ToolResult
         self._tool_result = ToolResult
         self._open(reach)
 
