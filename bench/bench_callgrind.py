@@ -10,8 +10,9 @@ loading, then ``BENCH_N`` calls. Run it under callgrind twice, with ``BENCH_N`` 
     PYTHONHASHSEED=0 BENCH_N=2000 BENCH_PLUGINS=all valgrind --tool=callgrind \\
         --callgrind-out-file=/dev/null .nox/bench/bin/python bench/bench_callgrind.py 2>&1 | grep refs
 
-``BENCH_WRITE=1`` lets reach-audit's writer run (``reach_audit.flush`` every 1,000
-calls and at the end), so its per-record work is counted too.
+``BENCH_TOOL=put`` calls the bench's write tool instead. ``BENCH_WRITE=1`` lets
+reach-audit's writer run (``reach_audit.flush`` every 1,000 calls and at the end), so
+its per-record work is counted too.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from bench_core import ARGS, HookPlugin  # noqa: E402
+from bench_core import ARGS, HookPlugin, make_reach_bench  # noqa: E402
 from bench_plugins import make  # noqa: E402
 
 N = int(os.environ.get("BENCH_N", "2000"))
@@ -34,12 +35,12 @@ WRITE = os.environ.get("BENCH_WRITE") == "1"
 async def main() -> None:
     names = os.environ.get("BENCH_PLUGINS", "").strip()
     if not names:
-        reach = make([HookPlugin()])
+        reach = make_reach_bench()  # the core, the bench's hooks, ``add`` and ``put``
     elif names == "all":
         reach = make(["auto", HookPlugin()])
     else:
         reach = make(["auto", HookPlugin()], load=[n.strip() for n in names.split(",")])
-    call = {"id": "c1", "name": "add", "arguments": ARGS}
+    call = {"id": "c1", "name": os.environ.get("BENCH_TOOL", "add"), "arguments": ARGS}
     for _ in range(300):
         await reach.invoke(dict(call))
     for t in threading.enumerate():

@@ -157,3 +157,30 @@ async def test_an_unknown_condition_keeps_the_hook_everywhere(tmp_path, when):
     await reach.invoke("look", {"q": "x"})
     await reach.invoke("wipe", {"path": "p"})
     assert tagger.seen == ["look", "wipe"]
+
+
+async def test_a_condition_set_by_a_plugins_object_counts(tmp_path):
+    """A plugin whose hooks are methods of its per-Reach object (``reach_plugin_instance``)
+    may set ``REACH_HOOK_WHEN`` there, from its settings (reach-preselect does)."""
+    from types import SimpleNamespace
+
+    class Obj:
+        def __init__(self, settings: Any) -> None:
+            self.REACH_HOOK_WHEN = {"reach_post_invoke": ("tools", frozenset({"look"}))}
+            self.seen: list[str] = []
+
+        @hookimpl
+        def reach_post_invoke(self, call: Any, tool: Any, result: Any, ctx: Any) -> None:
+            self.seen.append(call.name)
+
+    built: list[Obj] = []
+
+    def instance(settings: Any) -> Obj:
+        built.append(Obj(settings))
+        return built[-1]
+
+    module = SimpleNamespace(REACH_PLUGIN_NAME="obj", reach_plugin_instance=hookimpl(instance))
+    reach = make_reach(Tools(), ("obj", module), data_dir=tmp_path)
+    await reach.invoke("look", {"q": "x"})
+    await reach.invoke("wipe", {"path": "p"})
+    assert built[0].seen == ["look"]
