@@ -2,7 +2,8 @@
 
 Timings move with the machine's load; instruction counts do not. This script runs
 one configuration (``BENCH_PLUGINS``: empty = the core with the bench's hook plugin,
-``all`` = every installed plugin, else a comma-separated ``[plugins] load`` list),
+``all`` = every installed plugin, ``baseline`` = bench_core.py's bare call, else a
+comma-separated ``[plugins] load`` list),
 300 warm-up calls of the read tool, waits for reach-shape's tokenizer to finish
 loading, then ``BENCH_N`` calls. Run it under callgrind twice, with ``BENCH_N`` =
 2000 and 0; the difference of the totals over 2000 is the instructions per call:
@@ -34,6 +35,12 @@ WRITE = os.environ.get("BENCH_WRITE") == "1"
 
 async def main() -> None:
     names = os.environ.get("BENCH_PLUGINS", "").strip()
+    if names == "baseline":  # bench_core's bare call, the 1.0 of the ratios
+        from bench_core import baseline
+
+        for _ in range(300 + N):
+            await baseline()
+        return
     if not names:
         reach = make_reach_bench()  # the core, the bench's hooks, ``add`` and ``put``
     elif names == "all":
