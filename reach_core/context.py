@@ -32,6 +32,10 @@ class CallContext:
     idempotency_key: str | None = None
     query: str | None = None
     parent_run_id: str | None = None
+    #: ``time.perf_counter()`` when the pipeline began the call (0.0: a context built
+    #: elsewhere). An observer reads the call's time so far from it without keeping the
+    #: result (reach-audit: its capture then holds nothing the garbage collector tracks).
+    started: float = 0.0
     needs_confirmation: bool = False
     approved: bool = False
     confirm_reason: str | None = None
@@ -53,6 +57,7 @@ class CallContext:
         idempotency_key: str | None = None,
         query: str | None = None,
         parent_run_id: str | None = None,
+        started: float = 0.0,
     ) -> None:
         self.rt = rt  # a ``Reach`` is tolerated (plugins' tests build contexts from one): see ``reach``, ``log``
         self.tool = tool
@@ -66,6 +71,7 @@ class CallContext:
             self.query = query
         if parent_run_id is not None:
             self.parent_run_id = parent_run_id
+        self.started = started
 
     @property
     def state(self) -> dict[str, Any]:

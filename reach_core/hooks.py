@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     import pluggy
 
 __all__ = ["PENDING", "HookCaller", "Impl", "call", "call_by_name", "chain", "chain_attr", "chain_rest", "each",
-           "each_rest", "log_failure", "pending"]
+           "each_rest", "for_route", "log_failure", "pending"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +60,9 @@ class Impl:
     positions: tuple[int, ...] = ()
     #: it takes every argument of the spec, in the spec's order (called without re-packing)
     full: bool = False
+    #: the plugin's ``REACH_HOOK_WHEN`` for this hook: on which tool routes it can act (see
+    #: :func:`for_route`); ``None``: on every call
+    when: Any = None
 
 
 def call(impl: Impl, args: Sequence[Any]) -> Any:
@@ -170,6 +173,57 @@ async def each_rest(impls: Sequence[Impl], i: int, res: Any, args: tuple[Any, ..
         await rest
 
 
+#: ``REACH_HOOK_WHEN`` condition: the implementation acts only on a call that needs a
+#: person's approval (``ctx.needs_confirmation``), as a confirmer does
+CONFIRMATION = "confirmation"
+
+
+def for_route(impls: tuple[Impl, ...], pre: tuple[Impl, ...], tool: str, confirm: bool) -> tuple[Impl, ...]:
+    """The implementations of a per-call hook that can act on the calls of one tool route,
+    in order: the others are left out of the route, so a hook that would return at once
+    costs its calls nothing. ``pre`` is every ``reach_pre_invoke`` implementation, in
+    order; ``confirm``: the agent's policy asks a person before each call of ``tool``.
+
+    A plugin declares it with ``REACH_HOOK_WHEN = {hook: condition}``; the conditions:
+
+    ``("tools", names)``
+        Acts only on calls of the tools named (reach-preselect: ``find_tools``).
+    ``"confirmation"``
+        Acts only on a call that needs a person's approval. Kept where the policy asks
+        (the core sets ``ctx.needs_confirmation`` before the pre-invoke hooks), and
+        wherever a ``reach_pre_invoke`` implementation without a condition runs before
+        the plugin's own (or, for a plugin without one, anywhere such an implementation
+        exists): that one may set ``ctx.needs_confirmation`` mid-call (delegation does,
+        for an ancestor's policy). A hook that runs after the one that asked is kept by
+        the same rule, so a confirmer's post-invoke stays wherever its pre-invoke does.
+
+    An unknown condition keeps the implementation everywhere (a plugin written for a
+    newer core loses the saving, not its calls). Routes are recomputed when tools or
+    policies change (``Runtime.invalidate``), and the hook caller is built once per Reach.
+    """
+    if all(impl.when is None for impl in impls):
+        return impls
+    return tuple(impl for impl in impls if _may_act(impl, pre, tool, confirm))
+
+
+def _may_act(impl: Impl, pre: tuple[Impl, ...], tool: str, confirm: bool) -> bool:
+    when = impl.when
+    if when is None:
+        return True
+    if when == CONFIRMATION:
+        if confirm:
+            return True
+        for other in pre:
+            if other.plugin == impl.plugin:
+                return False  # its own pre-invoke: nothing before it can have asked
+            if other.when is None:
+                return True  # may set ctx.needs_confirmation
+        return False
+    if isinstance(when, tuple) and len(when) == 2 and when[0] == "tools":
+        return tool in when[1]
+    return True
+
+
 def log_failure(errors_to: Any, hook: str, impl: Impl, exc: BaseException) -> None:
     """Log an isolated implementation's exception (``chain`` with ``errors_to``, ``notify``)."""
     event = "reach.post_invoke_error" if hook == "reach_post_invoke" else "reach.observer_error"
@@ -188,12 +242,15 @@ class HookCaller:
         for hook in (*RUNTIME_HOOKS, *LIFECYCLE_HOOKS):
             caller = getattr(pm.hook, hook)
             found = []
+            when: dict[str, Any] = {}
             lifecycle = hook in LIFECYCLE_HOOKS
             for impl in caller.get_hookimpls():
                 if not lifecycle and hook in disabled.get(impl.plugin_name, set()):
                     continue
                 prio = getattr(impl.plugin, "REACH_HOOK_PRIORITY", {}) or {}
                 found.append((int(prio.get(hook, 100)), impl.plugin_name, impl))
+                if not lifecycle:
+                    when[impl.plugin_name] = (getattr(impl.plugin, "REACH_HOOK_WHEN", None) or {}).get(hook)
             if not lifecycle:  # lifecycle hooks run in registration order
                 found.sort(key=lambda t: (t[0], t[1]))
                 explicit = order.get(hook)
@@ -209,7 +266,7 @@ class HookCaller:
                 Impl(plugin=name, function=impl.function, argnames=tuple(impl.argnames),
                      is_async=inspect.iscoroutinefunction(impl.function),
                      positions=tuple(spec_args.index(a) for a in impl.argnames),
-                     full=tuple(impl.argnames) == spec_args)
+                     full=tuple(impl.argnames) == spec_args, when=when.get(name))
                 for _, name, impl in found
             )
 

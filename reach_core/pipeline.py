@@ -31,7 +31,7 @@ from .connectors import NO_FALLBACK
 from .context import CallContext
 from .errors import Denied, ToolCallError, ToolFailure
 from .execute import run_connector
-from .hooks import PENDING, chain_attr, chain_rest, each_rest, log_failure
+from .hooks import PENDING, chain_attr, chain_rest, each_rest, for_route, log_failure
 from .hooks import call as call_impl
 from .policy import CONFIRM as _VERDICT_CONFIRM
 from .policy import DENY
@@ -76,8 +76,8 @@ class Route:
     key (a write tool, whose ledger keeps keyed calls), else 0.
     """
 
-    __slots__ = ("tool", "flags", "usual", "plan", "pre_validate", "pre", "post", "pre_fns", "post_fns", "plain",
-                 "reader")
+    __slots__ = ("tool", "flags", "usual", "write", "plan", "pre_validate", "pre", "post", "pre_fns", "post_fns",
+                 "plain", "reader")
 
     def __init__(self, tool: Tool, flags: int, plan: Any, hooks: Any, max_bytes: int) -> None:
         self.tool = tool
@@ -85,10 +85,15 @@ class Route:
         # the agent may run this idempotent tool without a person: the pipeline skips its
         # denial, idempotency-key and confirmation steps
         self.usual = flags & (RUN | CONFIRM) == RUN and tool.idempotent
+        # ... this write tool (not idempotent): only its idempotency key is left to settle
+        self.write = flags & (RUN | CONFIRM) == RUN and not tool.idempotent
         self.plan = plan
         self.pre_validate = hooks.impls["reach_pre_validate"]
-        self.pre = hooks.impls["reach_pre_invoke"]
-        self.post = hooks.impls["reach_post_invoke"]
+        # only the implementations that can act on this route's calls (hooks.for_route)
+        pre = hooks.impls["reach_pre_invoke"]
+        confirm = bool(flags & CONFIRM or self.pre_validate)  # (an argument hook, too, may ask for a person)
+        self.pre = for_route(pre, pre, tool.name, confirm)
+        self.post = for_route(hooks.impls["reach_post_invoke"], pre, tool.name, confirm)
         # the hooks as plain functions when each takes every argument and is not async (the
         # usual plugin): called directly, without the rule's per-implementation checks
         self.pre_fns = _plain_functions(self.pre)
@@ -213,7 +218,7 @@ async def invoke(
     elif (tool := rt.tools.get(call.name)) is not None:
         route = _route(rt, agent, tool)
     ctx = CallContext(rt, tool, agent or "default", run_id, call.id, next(_trace_ids)[2:],
-                      None, query, parent_run_id)
+                      None, query, parent_run_id, t0)
     result: ToolResult | None = None
     try:
         if failure is not None:
@@ -239,7 +244,17 @@ async def invoke(
                 out = chain_attr(impls, (call, tool, ctx), call, "arguments")
                 args = await out if type(out) is PENDING else out
             call.arguments = ctx.arguments = args = tool.compiled.prepare(args)
-        if not route.usual:  # denied, a write, or a person must approve (see Route)
+        if route.usual:
+            pass
+        elif route.write:  # a write the agent may run without a person: its idempotency key
+            key = call.idempotency_key
+            if key is not None or (key := idempotency_key) is not None:
+                from .guard.ledger import checked_key  # (guard is imported with the first Reach)
+
+                ctx.idempotency_key = checked_key(key)
+            elif run_id:
+                ctx.idempotency_key = f"{run_id}:{call.id}"
+        else:  # denied, or a person must approve (see Route)
             flags = route.flags
             if not flags & RUN:
                 policy = rt.policy(agent)

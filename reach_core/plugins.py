@@ -271,8 +271,8 @@ class PluginHooks:
     registered and its name, and everything that names plugins reads that name (``[hooks]``
     order, ``[plugins.NAME] hooks_disabled``, ``REACH_HOOK_PRIORITY``, ``reach plugins
     --hook``, ``Reach(disable=...)``); a second registration would need a second name.
-    A hook both implement is the instance's. ``REACH_HOOK_PRIORITY`` is the module's,
-    updated by the instance's.
+    A hook both implement is the instance's. ``REACH_HOOK_PRIORITY`` and ``REACH_HOOK_WHEN``
+    are the module's, updated by the instance's.
     """
 
     def __init__(self, pm: pluggy.PluginManager, module: Any, instance: Any) -> None:
@@ -288,6 +288,8 @@ class PluginHooks:
             setattr(self, attr, function)
         self.REACH_HOOK_PRIORITY = {**(getattr(module, "REACH_HOOK_PRIORITY", None) or {}),
                                     **(getattr(instance, "REACH_HOOK_PRIORITY", None) or {})}
+        self.REACH_HOOK_WHEN = {**(getattr(module, "REACH_HOOK_WHEN", None) or {}),
+                                **(getattr(instance, "REACH_HOOK_WHEN", None) or {})}
         self.__name__ = getattr(module, "__name__", type(module).__name__)
         self._reach_module = module
         self._reach_instance = instance

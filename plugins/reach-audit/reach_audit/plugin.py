@@ -9,6 +9,7 @@ Everything else happens in the background writer.
 
 from __future__ import annotations
 
+from time import perf_counter as _clock
 from time import time as _now
 from typing import Any
 
@@ -37,10 +38,12 @@ class AuditPlugin:
 
     def __init__(self, reach: Any, settings: Any) -> None:
         from reach_core.calls import ToolCall  # (imported when a Reach is built: see the module's imports)
+        from reach_core.result import ToolResult
 
         self.settings = _settings_or_default(settings)
         self.audit: Any = None
         self._tool_call = ToolCall
+        self._tool_result = ToolResult
         self._open(reach)
 
     def _open(self, reach: Any) -> None:
@@ -64,21 +67,22 @@ class AuditPlugin:
 
     @hookimpl
     def reach_post_invoke(self, call: Any, tool: Any, result: Any, ctx: Any) -> Any:
-        """Capture one finished invocation: a tuple and an append (the hot path).
+        """Capture one finished invocation: its values added to a list (the hot path).
 
         A plain method, so the call pays no coroutine; with ``durability = "sync"`` it
         returns the flush, which the core awaits before the invoke returns.
 
-        The call's context is read now, its few fields copied, and not kept: whatever
-        the hook keeps stays alive until the writer runs (up to ``flush_interval_ms``),
-        and every object kept per call costs the whole process allocator and GC time.
-        ``result`` is kept: the core sets its final ``elapsed_ms`` after the hooks. The
-        core's ``ToolCall`` is not: its id, name and arguments are copied (the arguments
-        are the same dict). Each object a capture keeps is one more for the garbage
-        collector to carry through its generations until the writer drops it: keeping
-        the call as well as the result made a capture cost about a third more in
-        collections (bench/bench_plugins.py, reach-audit alone; see the notes in
-        ``docs/architecture.md``).
+        For the core's own ``ToolCall`` and ``ToolResult`` the capture is their fields,
+        not the objects, laid out in the writer's pending list itself
+        (``record.FLAT_CALL``; the writer builds the same record from them): a capture
+        stays alive until the writer runs (up to ``flush_interval_ms``), and every
+        container it makes that the garbage collector tracks (the ToolResult, a tuple
+        holding the arguments dict) made the calls trigger collections that walked every
+        pending capture (see ``docs/architecture.md``, "What each plugin costs a call").
+        The result's ``meta`` dict is kept as it is, so what a later hook adds to it
+        (reach-confirm's confirmation id) is recorded as before. The call's time is read
+        last, from ``ctx.started``: the core sets the result's final ``elapsed_ms`` only
+        after the hooks, and this hook runs last (priority 90).
         ``AuditWriter.enqueue`` is written out here: this runs on every call.
         """
         audit = self.audit
@@ -88,23 +92,26 @@ class AuditPlugin:
         writer = audit.writer
         try:
             confirm = (ctx.approved, ctx.confirm_reason) if ctx.needs_confirmation else None
-            trace_id, run_id, parent_run_id, agent, key = (
-                ctx.trace_id, ctx.run_id, ctx.parent_run_id, ctx.agent, ctx.idempotency_key)
+            trace_id, run_id, parent_run_id, agent, key, started = (
+                ctx.trace_id, ctx.run_id, ctx.parent_run_id, ctx.agent, ctx.idempotency_key, ctx.started)
         except AttributeError:  # not the core's CallContext (a test's stand-in): what it has
             from .record import context_fields
 
             trace_id, run_id, parent_run_id, agent, key, confirm = context_fields(ctx)
+            started = getattr(ctx, "started", 0.0)
         otel = spans.current() if spans is not None and spans.configured else None
+        writer._enqueued += 1
+        n = writer._enqueued - writer._written  # records not yet committed, this one with them: the
+        if n == 1 or n % writer.batch_size == 0:  # writer is woken first (nothing runs in between), so
+            writer._kick(full=n >= writer.batch_size)  # that the call's time is read last
         pending = writer._pending
-        if type(call) is self._tool_call:  # the core's own: its three fields, not the object
-            pending.append((_now(), call.id, call.name, call.arguments, tool, result, trace_id, run_id,
-                            parent_run_id, agent, key, confirm, otel))
+        if type(result) is self._tool_result and type(call) is self._tool_call:  # see record.FLAT_CALL
+            pending += (_now(), result.call_id or call.id, result.name or call.name, call.arguments, tool,
+                        result.ok, result.content, result.error, result.meta, trace_id or result.trace_id,
+                        run_id, parent_run_id, agent, key, confirm,
+                        (_clock() - started) * 1000.0 if started else result.elapsed_ms, otel)
         else:
             pending.append((_now(), call, tool, result, trace_id, run_id, parent_run_id, agent, key, confirm, otel))
-        writer._enqueued += 1
-        n = len(pending)
-        if n == 1 or n % writer.batch_size == 0:  # see AuditWriter.enqueue
-            writer._kick(full=n >= writer.batch_size)
         return _flushed(audit) if audit.sync else None
 
     @hookimpl

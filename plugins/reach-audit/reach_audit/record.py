@@ -63,9 +63,13 @@ def context_fields(ctx: Any) -> tuple[Any, ...]:
             getattr(ctx, "agent", None), getattr(ctx, "idempotency_key", None), confirm)
 
 
-#: the length of the call hook's capture of the core's own ``ToolCall``: its fields in
-#: place of the object, ``(ts, call_id, name, arguments, tool, result, ...)``
-FLAT_CALL = 13
+#: the number of values of the call hook's capture of the core's own ``ToolCall`` and
+#: ``ToolResult``, laid out in the writer's pending list (``AuditWriter._take`` makes them a
+#: tuple again): their fields in place of the objects, ``(ts, call_id, name, arguments, tool,
+#: ok, content, error, meta, trace_id, run_id, parent_run_id, agent, idempotency_key, confirm,
+#: elapsed_ms, otel_ctx)``, where ``call_id`` is the result's (else the call's), ``name`` likewise and
+#: ``trace_id`` the context's (else the result's): what the record reads of each
+FLAT_CALL = 17
 
 
 def _call_of(call_id: Any, name: Any, arguments: Any) -> ToolCall:
@@ -80,16 +84,22 @@ def _call_of(call_id: Any, name: Any, arguments: Any) -> ToolCall:
 
 def unflattened(raw: tuple[Any, ...]) -> tuple[Any, ...]:
     """The call hook's capture as ``(ts, call, tool, result, trace_id, run_id,
-    parent_run_id, agent, idempotency_key, confirm, otel_ctx)``, whichever form it took."""
+    parent_run_id, agent, idempotency_key, confirm, otel_ctx)``, whichever form it took:
+    a flat one (``FLAT_CALL``) gets a ``ToolCall`` and a ``ToolResult`` holding what the
+    record reads of the originals."""
     if len(raw) != FLAT_CALL:
         return raw
-    return (raw[0], _call_of(raw[1], raw[2], raw[3]), *raw[4:])
+    ts, call_id, name, args, tool, ok, content, error, meta, trace_id, run_id, parent_run_id, agent, key, \
+        confirm, elapsed, otel_ctx = raw
+    result = ToolResult(call_id, name, ok, content, error, elapsed, trace_id, meta)
+    return (ts, _call_of(call_id, name, args), tool, result, trace_id, run_id, parent_run_id, agent, key, confirm,
+            otel_ctx)
 
 
 def captured_call(raw: tuple[Any, ...]) -> Captured:
     """Expand what the call hook enqueued, ``(ts, call, tool, result, trace_id, run_id,
-    parent_run_id, agent, idempotency_key, confirm, otel_ctx)``, or with the fields of the
-    core's ``ToolCall`` in place of ``call`` (``FLAT_CALL``; see ``AuditPlugin.reach_post_invoke``)."""
+    parent_run_id, agent, idempotency_key, confirm, otel_ctx)``, or the fields of the core's
+    ``ToolCall`` and ``ToolResult`` in their place (``FLAT_CALL``; see ``AuditPlugin.reach_post_invoke``)."""
     ts, call, tool, result, trace_id, run_id, parent_run_id, agent, key, confirm, otel_ctx = unflattened(raw)
     if confirm is not None:
         confirm = (bool(confirm[0]), confirm[1])

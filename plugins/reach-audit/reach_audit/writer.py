@@ -20,7 +20,7 @@ from typing import Any
 
 from reach_core.logs import plugin_logger
 
-from .record import Captured, Row, build_rows, captured_call
+from .record import FLAT_CALL, Captured, Row, build_rows, captured_call
 from .redact import Redactor
 from .storage import COMPONENT, MIGRATIONS, Store, append_rows, chain
 
@@ -67,7 +67,13 @@ class AuditWriter:
         #: asked (on the loop) before each committed batch: will ``on_written`` do anything?
         #: The worker-thread hop costs ~0.1 ms of CPU, more than a small batch's records.
         self.wants_written = wants_written
-        self._pending: list[Captured | tuple[Any, ...]] = []  # tuples: raw call captures
+        #: what is not yet committed, oldest first: a record is one item (a :class:`Captured`,
+        #: or a call capture as a tuple) or, from the call hook, the ``FLAT_CALL`` values of
+        #: its capture in a row, the first a ``float`` (``ts``). Values laid out in one
+        #: long-lived list, not a tuple each: a tuple holding a dict (the arguments) is
+        #: tracked by the garbage collector until it dies, and pending captures made the
+        #: calls trigger collections that walked every one of them (see :meth:`_take`).
+        self._pending: list[Any] = []
         self._enqueued = 0  # records ever enqueued
         self._written = 0  # records ever committed (a prefix of the enqueued ones)
         self._waiters: list[tuple[int, asyncio.Future[None]]] = []
@@ -90,10 +96,9 @@ class AuditWriter:
 
         Not every item past a full batch: the writer, once woken, writes until nothing is
         pending, so while the loop has not let it run yet a wake-up per item is wasted."""
-        pending = self._pending
-        pending.append(item)
+        self._pending.append(item)
         self._enqueued += 1
-        n = len(pending)
+        n = self._enqueued - self._written  # records not yet committed
         if n == 1 or n % self.batch_size == 0:
             self._kick(full=n >= self.batch_size)
 
@@ -169,30 +174,46 @@ class AuditWriter:
     async def _write_pending(self) -> None:
         while self._pending:
             if self._inflight is None:
-                batch = self._pending[: self.batch_size]
+                batch, slots = self._take(self.batch_size)
                 expected = self._head
                 items, rows, params = await self._build(batch, expected, self._head_seq)
-                self._inflight = (items, rows, params, expected)
-            items, rows, params, expected = self._inflight
+                self._inflight = (items, rows, params, expected, slots)
+            items, rows, params, expected, slots = self._inflight
             if not self._schema_ready:
                 await self.store.migrate(COMPONENT, MIGRATIONS)
                 self._schema_ready = True
             _, self._head = await self.store.transaction(
                 functools.partial(append_rows, rows=rows, expected_prev=expected, params=params)
             )
-            self._committed(items, rows)
+            self._committed(rows, slots)
             if self.on_written is not None and (self.wants_written is None or self.wants_written()):
                 try:
                     await asyncio.to_thread(self.on_written, _captures(items), rows)
                 except Exception as exc:  # logging must never lose a record
                     self.log.warning("reach-audit: emitting audit events failed: %r", exc)
 
-    def _committed(self, items: list[Any], rows: list[Row]) -> None:
+    def _take(self, limit: int) -> tuple[list[Any], int]:
+        """The oldest ``limit`` records pending (at most) as items, a call hook's flat values
+        as one tuple again, and the number of list slots they take."""
+        pending = self._pending
+        items: list[Any] = []
+        i, end = 0, len(pending)
+        while i < end and len(items) < limit:
+            item = pending[i]
+            if type(item) is float:  # a flat capture's ts
+                items.append(tuple(pending[i : i + FLAT_CALL]))
+                i += FLAT_CALL
+            else:
+                items.append(item)
+                i += 1
+        return items, i
+
+    def _committed(self, rows: list[Row], slots: int) -> None:
         """Only now drop the records from pending: a failed commit keeps them."""
         self._inflight = None
         if rows and rows[-1].seq is not None:
             self._head_seq = rows[-1].seq
-        del self._pending[: len(rows)]
+        del self._pending[:slots]
         self._written += len(rows)
         self._resolve_waiters()
 
@@ -204,14 +225,14 @@ class AuditWriter:
         written = 0
         while self._pending:
             if self._inflight is None:
-                items = self._pending[: self.batch_size]
-                self._inflight = (items, build_rows(items, self.redactor, self.summary_chars), None, None)
-            items, rows, params, expected = self._inflight
+                items, slots = self._take(self.batch_size)
+                self._inflight = (items, build_rows(items, self.redactor, self.summary_chars), None, None, slots)
+            items, rows, params, expected, slots = self._inflight
             self.store.migrate_sync(COMPONENT, MIGRATIONS)
             _, self._head = self.store.transaction_sync(
                 functools.partial(append_rows, rows=rows, expected_prev=expected, params=params)
             )
-            self._committed(items, rows)
+            self._committed(rows, slots)
             written += len(rows)
             if self.on_written is not None:
                 with contextlib.suppress(Exception):

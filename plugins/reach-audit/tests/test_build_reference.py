@@ -300,9 +300,10 @@ def _capture(rng: random.Random, n: int, typical: float) -> tuple[Any, ...]:
 
 
 def _flat(raw: tuple[Any, ...]) -> tuple[Any, ...]:
-    """The call hook's capture of the core's own ``ToolCall``: its fields in place of it."""
-    call = raw[1]
-    return (raw[0], call.id, call.name, call.arguments, *raw[2:])
+    """The call hook's capture of the core's own ``ToolCall`` and ``ToolResult``: their fields in place of them."""
+    ts, call, tool, result, trace_id, *rest = raw
+    return (ts, result.call_id or call.id, result.name or call.name, call.arguments, tool, result.ok, result.content,
+            result.error, result.meta, trace_id or result.trace_id, *rest[:-1], result.elapsed_ms, rest[-1])
 
 
 def _rows_equal(new: Row, old: Row) -> None:
@@ -331,9 +332,10 @@ def test_build_rows_equals_build_row_one_by_one(typical: float, redactor: str) -
                                   step={"kind": "approved", "tool": "x", "reason": "pw " + SECRET}))
         if rng.random() < 0.3:  # a Captured call, as flush_sync and tests hand them over
             batch.append(captured_call(_capture(rng, 99, typical)))
-        # the hook captures a ToolCall's fields, not the object: each record must come out the
-        # same as from the ToolCall itself (the reference below builds from the original)
-        flat = [_flat(i) if type(i) is tuple and type(i[1]) is ToolCall and rng.random() < 0.6 else i for i in batch]
+        # the hook captures a ToolCall's and a ToolResult's fields, not the objects: each record must
+        # come out the same as from the objects themselves (the reference below builds from the originals)
+        flat = [_flat(i) if type(i) is tuple and type(i[1]) is ToolCall and type(i[3]) is ToolResult
+                and rng.random() < 0.6 else i for i in batch]
         if rng.random() < 0.3:  # flattened captures expanded, as flush_sync's on_written gets them
             flat = [captured_call(i) if type(i) is tuple and len(i) == FLAT_CALL else i for i in flat]
         new = build_rows(flat, new_r, 64 if batch_no % 3 == 0 else 512)

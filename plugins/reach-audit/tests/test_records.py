@@ -253,11 +253,11 @@ async def test_no_worker_thread_after_a_commit_when_nothing_listens(make_reach, 
 
 async def test_a_capture_keeps_the_calls_fields_not_the_call(make_reach, records):
     """Until the writer runs, a capture holds what its record needs and no more: the
-    core's ToolCall is copied (id, name, arguments), not kept, so each pending record
-    costs the garbage collector one object fewer. Its record is unchanged."""
+    core's ToolCall and ToolResult are copied (their fields), not kept, so a pending
+    record costs the garbage collector no object of its own. Its record is unchanged."""
     from reach_audit import get_audit
 
-    from reach_core import ToolCall
+    from reach_core import ToolCall, ToolResult
 
     reach = make_reach()
     calls = [
@@ -269,10 +269,10 @@ async def test_a_capture_keeps_the_calls_fields_not_the_call(make_reach, records
         ({"name": "add", "arguments": {"a": 1, "b": 1}}, "ok"),  # the core makes its id up
     ]
     results = [await reach.invoke(call) for call, _ in calls]
-    pending = list(get_audit(reach).writer._pending)
+    pending = get_audit(reach).writer._take(100)[0]
     assert len(pending) == len(calls)
-    for capture in pending:
-        assert not any(isinstance(x, ToolCall) for x in capture)
+    for capture in pending:  # neither object: their fields (each kept object costs collections)
+        assert not any(isinstance(x, ToolCall | ToolResult) for x in capture)
     await reach_audit.flush(reach)
     recs = records()
     assert [r["status"] for r in recs] == [status for _, status in calls]
@@ -281,3 +281,72 @@ async def test_a_capture_keeps_the_calls_fields_not_the_call(make_reach, records
     assert [r["tool"] for r in recs] == ["add", "login", "nope", "add", "wipe", "add"]
     assert recs[0]["args"] == {"a": 2, "b": 3} and recs[5]["args"] == {"a": 1, "b": 1}
     assert recs[1]["args"]["user"] == "ann" and "hunter2-secret" not in json.dumps(recs[1])
+
+
+async def test_a_usual_capture_makes_nothing_the_garbage_collector_tracks(make_reach, records):
+    """A flat argument object, a plain result and its meta are not tracked by CPython's
+    collector; the capture keeps them and the call's strings in the writer's pending list
+    itself, not in a container of its own, so pending captures add no tracked object: the
+    collections the calls still trigger (allocating a dict counts) find none of them to
+    walk or carry into older generations. The records are the same."""
+    import gc
+
+    from reach_audit import get_audit
+
+    reach = make_reach()
+    for args in ('{"a": 2, "b": 3}', {"a": 1, "b": 1}) * 50:
+        await reach.invoke({"id": "c1", "name": "add", "arguments": args})
+    writer = get_audit(reach).writer
+    assert writer.pending == 100
+    # all that reach-audit keeps of the calls: the values in the list, none tracked but the tool
+    # (and the caller's OpenTelemetry context, the last value, kept when a tracer provider is set)
+    captures = writer._take(1000)[0]
+    assert len(writer._pending) == 100 * len(captures[0]) and len(captures) == 100
+    assert not [v for capture in captures for v in capture[:-1] if gc.is_tracked(v) and v is not reach.tool("add")]
+    await reach_audit.flush(reach)
+    recs = records()
+    assert [r["result"] for r in recs] == [5, 2] * 50
+    assert {(r["tool"], r["plugin"], r["risk"], r["status"]) for r in recs} == {("add", "user", "read", "ok")}
+
+
+async def test_the_records_time_is_the_calls_up_to_the_audit_hook(make_reach, records):
+    """``elapsed_ms`` is read when reach-audit's hook runs (the last one), from the call's
+    start: it covers the earlier post-invoke hooks and is at most what the caller sees."""
+    import time
+
+    from reach_core import hookimpl as impl
+
+    class SlowShaper:  # an earlier post-invoke hook that takes 30 ms
+        REACH_PLUGIN_NAME = "slow-shaper"
+        REACH_HOOK_PRIORITY = {"reach_post_invoke": 50}
+
+        @impl
+        def reach_post_invoke(self, call, tool, result, ctx):
+            time.sleep(0.03)
+
+    reach = make_reach(plugins=(SlowShaper(),))
+    res = await reach.invoke("add", {"a": 1, "b": 2})
+    await reach_audit.flush(reach)
+    (rec,) = records()
+    assert 30.0 <= rec["elapsed_ms"] <= res.elapsed_ms + 0.001  # (the record's is rounded to the microsecond)
+    assert res.elapsed_ms - rec["elapsed_ms"] < 5.0
+
+
+async def test_meta_a_later_hook_adds_is_recorded(make_reach, records):
+    """The capture keeps the result's meta dict itself: what a hook after reach-audit's
+    (priority 90) adds to it is in the record, as when the capture kept the result."""
+    from reach_core import hookimpl as impl
+
+    class Later:
+        REACH_PLUGIN_NAME = "later"
+        REACH_HOOK_PRIORITY = {"reach_post_invoke": 100}
+
+        @impl
+        def reach_post_invoke(self, call, tool, result, ctx):
+            result.meta["receipt"] = "r-1"
+
+    reach = make_reach(plugins=(Later(),))
+    await reach.invoke("add", {"a": 1, "b": 2})
+    await reach_audit.flush(reach)
+    (rec,) = records()
+    assert rec["receipt"] == "r-1"

@@ -16,6 +16,9 @@ if TYPE_CHECKING:
     from .queue import Confirmations
 
 REACH_HOOK_PRIORITY = {"reach_pre_invoke": 50}
+# Both hooks act only on a call that needs a person's approval: the core leaves them out of
+# the routes where nothing can ask for one (reach_core.hooks.for_route).
+REACH_HOOK_WHEN = {"reach_pre_invoke": "confirmation", "reach_post_invoke": "confirmation"}
 
 _QUEUES: dict[int, Confirmations] = {}
 

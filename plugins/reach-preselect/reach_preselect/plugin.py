@@ -77,6 +77,9 @@ class PreselectPlugin:
 
     def __init__(self, settings: Any) -> None:
         self.usage_prior = bool(getattr(settings, "usage_prior", False))
+        # Without the usage prior the hook acts only on find_tools' calls: the core leaves it
+        # out of every other tool's route (reach_core.hooks.for_route).
+        self.REACH_HOOK_WHEN = {} if self.usage_prior else {"reach_post_invoke": ("tools", frozenset({"find_tools"}))}
 
     @hookimpl
     def reach_post_invoke(self, call: Any, tool: Any, result: Any, ctx: Any) -> Any:
