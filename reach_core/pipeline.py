@@ -76,7 +76,7 @@ class Route:
     key (a write tool, whose ledger keeps keyed calls), else 0.
     """
 
-    __slots__ = ("tool", "flags", "usual", "write", "plan", "pre_validate", "pre", "post", "pre_fns", "post_fns",
+    __slots__ = ("tool", "flags", "usual", "plan", "pre_validate", "pre", "post", "pre_fns", "post_fns",
                  "plain", "reader")
 
     def __init__(self, tool: Tool, flags: int, plan: Any, hooks: Any, max_bytes: int) -> None:
@@ -85,8 +85,6 @@ class Route:
         # the agent may run this idempotent tool without a person: the pipeline skips its
         # denial, idempotency-key and confirmation steps
         self.usual = flags & (RUN | CONFIRM) == RUN and tool.idempotent
-        # ... this write tool (not idempotent): only its idempotency key is left to settle
-        self.write = flags & (RUN | CONFIRM) == RUN and not tool.idempotent
         self.plan = plan
         self.pre_validate = hooks.impls["reach_pre_validate"]
         # only the implementations that can act on this route's calls (hooks.for_route)
@@ -244,17 +242,7 @@ async def invoke(
                 out = chain_attr(impls, (call, tool, ctx), call, "arguments")
                 args = await out if type(out) is PENDING else out
             call.arguments = ctx.arguments = args = tool.compiled.prepare(args)
-        if route.usual:
-            pass
-        elif route.write:  # a write the agent may run without a person: its idempotency key
-            key = call.idempotency_key
-            if key is not None or (key := idempotency_key) is not None:
-                from .guard.ledger import checked_key  # (guard is imported with the first Reach)
-
-                ctx.idempotency_key = checked_key(key)
-            elif run_id:
-                ctx.idempotency_key = f"{run_id}:{call.id}"
-        else:  # denied, or a person must approve (see Route)
+        if not route.usual:  # denied, a write, or a person must approve (see Route)
             flags = route.flags
             if not flags & RUN:
                 policy = rt.policy(agent)
@@ -264,8 +252,8 @@ async def invoke(
                     fix=policy.denial_fix(tool, confirmer=rt.has_confirmer()),
                 )
             if not tool.idempotent:
-                key = call.idempotency_key if call.idempotency_key is not None else idempotency_key
-                if key is not None:
+                key = call.idempotency_key
+                if key is not None or (key := idempotency_key) is not None:
                     from .guard.ledger import checked_key  # (guard is imported with the first Reach)
 
                     ctx.idempotency_key = checked_key(key)

@@ -13,7 +13,7 @@ import os
 from collections.abc import AsyncIterator, Collection, Coroutine, Iterable, Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import builtin
 from .config import Config, load_config
@@ -29,6 +29,9 @@ from .result import ToolResult
 from .runtime import Provider, Runtime
 from .streaming import invoke_stream as _invoke_stream
 from .tool import Tool
+
+if TYPE_CHECKING:
+    from .logs import PluginLogger
 
 __all__ = ["Provider", "Reach"]
 
@@ -183,7 +186,7 @@ class Reach:
         """Masks secrets in the core's log events; plugins add rules (reach-audit shares it)."""
         return self.runtime.redactor
 
-    def logger(self, plugin: str) -> Any:
+    def logger(self, plugin: str) -> PluginLogger:
         """The logger a plugin writes through: stdlib ``reach.<plugin>``, every record masked by
         this Reach's redactor (its configured secrets, in any spelling; see ``reach_core.logs.plugin_logger``)."""
         from .logs import plugin_logger

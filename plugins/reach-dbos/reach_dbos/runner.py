@@ -142,6 +142,7 @@ def launch(reach: Any, *, recover: bool | None = None) -> None:
         if not settings.synchronous_commit:
             config["db_engine_kwargs"] = {"connect_args": {"application_name": "dbos_transact",
                                                            "options": "-c synchronous_commit=off"}}
+        _quiet_dbos_logger()
         DBOS(config=config)  # type: ignore[arg-type]
         DBOS.launch()
         _STATE.launched, _STATE.url, _STATE.settings = True, url, settings
@@ -155,6 +156,21 @@ def launch(reach: Any, *, recover: bool | None = None) -> None:
             problem = unshared_ledger(reach)
             if problem:
                 heartbeat.log.warning(problem)
+
+
+def _quiet_dbos_logger() -> None:
+    """Give DBOS's ``dbos`` logger the library convention's ``NullHandler`` when it has none.
+
+    Why: DBOS, finding that logger without a handler, adds its own stderr handler and
+    turns propagation off, so its records would print on a host that configured no
+    logging and bypass the handlers of one that did. With a handler in place it does
+    neither: its records propagate to the host's logging like any library's.
+    """
+    import logging
+
+    dbos_log = logging.getLogger("dbos")
+    if not dbos_log.handlers:
+        dbos_log.addHandler(logging.NullHandler())
 
 
 def unshared_ledger(reach: Any) -> str | None:

@@ -216,3 +216,16 @@ async def test_an_execution_that_lost_the_run_is_refused_at_its_next_checkpoint_
     # leave nothing behind for a later recovery, or for the tests that list this session's runs
     await DBOS.delete_workflow_async("run_lost_owner")
     await reach.aclose()
+
+
+async def test_dbos_logs_through_the_hosts_logging_not_its_own_stderr_handler(make, server) -> None:
+    import logging
+
+    reach = make()
+    result = await reach.run("give credit", durable=True)
+    assert result.outcome == "answered"
+    dbos_log = logging.getLogger("dbos")
+    assert dbos_log.propagate, "DBOS's records must reach the host's handlers"
+    streams = [h for h in dbos_log.handlers if isinstance(h, logging.StreamHandler)]
+    assert streams == [], streams
+    await reach.aclose()
