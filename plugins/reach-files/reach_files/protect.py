@@ -83,7 +83,10 @@ _SECRET_NAMES = frozenset({
     "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "id_ecdsa_sk", "id_ed25519_sk",
 })
 _SECRET_SHORT = re.compile(r"(netrc|pgpass|git-cr)~\d+")
+# ``.pem`` holds certificates as often as keys: a read is judged by content (`private_key_in`),
+# a write by name; ``.key`` is a key by name (DER keys carry no BEGIN line to find)
 _SECRET_SUFFIXES = (".pem", ".key")
+_SECRET_SUFFIXES_READ = (".key",)
 _AWS = re.compile(r"\.aws|aws~\d+")
 _AWS_CREDENTIALS = re.compile(r"credentials|creden~\d+")
 
@@ -97,7 +100,8 @@ def secret_store(names: Iterable[str], *, reading: bool, env: bool = True) -> bo
     for i, f in enumerate(folded):
         if env and env_file(f) and not (reading and f in _ENV_TEMPLATES and i == len(folded) - 1):
             return True
-        if f in _SECRET_NAMES or f.endswith(_SECRET_SUFFIXES) or _SECRET_SHORT.fullmatch(f):
+        if f in _SECRET_NAMES or f.endswith(_SECRET_SUFFIXES_READ if reading else _SECRET_SUFFIXES) \
+                or _SECRET_SHORT.fullmatch(f):
             return True
         if i and _AWS.fullmatch(folded[i - 1]) and _AWS_CREDENTIALS.fullmatch(f):
             return True

@@ -58,8 +58,7 @@ _SECRETS = [
     # private keys
     "id_rsa", "ID_RSA", ".ssh/id_rsa", ".ssh/id_ed25519", "id_ecdsa", "id_dsa", "id_ed25519_sk",
     "\u0456d_rsa", "id_rs\u0430", "\uff49\uff44_rsa", "id_rsa.", "id_rsa\u200b",
-    "server.pem", "tls/server.PEM", "privkey.pem", "server.key", "tls/site.KEY", "site.key.", "a.k\u0435y",
-    "x.\uff50\uff45\uff4d",
+    "server.key", "tls/site.KEY", "site.key.", "a.k\u0435y",
 ]
 
 
@@ -146,7 +145,8 @@ _KEYS = [
 ]
 
 
-@pytest.mark.parametrize("name", ["deploy_key", "notes.txt", "backup", "cert-and-key.crt"])
+@pytest.mark.parametrize("name", ["deploy_key", "notes.txt", "backup", "cert-and-key.crt", "server.pem",
+                                  "tls/privkey.PEM", "x.\uff50\uff45\uff4d"])
 @pytest.mark.parametrize("body", range(len(_KEYS)))
 async def test_a_private_key_is_not_read_or_searched_whatever_its_name(tmp_path: Path, name: str,
                                                                         body: int) -> None:
@@ -169,14 +169,17 @@ _PUBLIC = [
 ]
 
 
+@pytest.mark.parametrize("name", ["site.crt", "ca-bundle.pem", "tls/fullchain.PEM"])
 @pytest.mark.parametrize("body", _PUBLIC)
-async def test_certificates_and_public_keys_are_read(tmp_path: Path, body: str) -> None:
+async def test_certificates_and_public_keys_are_read(tmp_path: Path, body: str, name: str) -> None:
+    """A ``.pem`` is read when it holds no private key: certificate chains are what
+    people debug TLS with (a key inside is refused by content, above)."""
     reach, root = _reach(tmp_path)
-    _put(root, "site.crt", body)
-    r = await reach.invoke("read_file", {"path": "site.crt"})
+    _put(root, name, body)
+    r = await reach.invoke("read_file", {"path": name})
     assert r.ok and r.content["content"] == body
     r = await reach.invoke("search_files", {"text": body[:12]})
-    assert r.ok and [m["path"] for m in r.content["matches"]] == ["site.crt"]
+    assert r.ok and [m["path"] for m in r.content["matches"]] == [name]
 
 
 _HONEST = [
