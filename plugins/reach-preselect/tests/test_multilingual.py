@@ -9,7 +9,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from conftest import DeclaredTool, build, names
 
 
@@ -119,34 +118,3 @@ def _ctx(reach):
     from reach_core.context import CallContext
 
     return CallContext(reach, None, agent="default", run_id=None, call_id="", trace_id="", query=None)
-
-
-def test_on_a_chinese_question_the_multilingual_encoder_arbitrates(tmp_path):
-    # dense_gate_shared = 5: the gate lets MiniLM read every question, as where BM25 and
-    # wordllama disagree. On a CJK question MiniLM reads dictionary glosses, the
-    # multilingual encoder the question itself: it takes the arbiter's weight (BM25 +
-    # wordllama), MiniLM keeps its own; an English question keeps MiniLM as arbiter.
-    reach = build(tmp_path, {"dense_gate_shared": 5})
-    reach.tools(query="北京天气", limit=1)
-    engine = _engine(reach)
-    assert engine.wait_multilingual(120)
-    for question, expected in (("把100美元换成欧元", "convert_currency"), ("北京明天会下雨吗", "get_forecast")):
-        rows = engine.explain(question, limit=1)
-        assert not engine.dense_skipped and engine.multilingual_used
-        signals = rows[0]["signals"]
-        assert rows[0]["name"] == expected
-        assert signals["multilingual"]["weight"] == signals["bm25"]["weight"] + signals["embedding"]["weight"] == 2.0
-        assert signals["dense"]["weight"] == 1.0
-        assert rows[0]["score"] == pytest.approx(sum(s["normalised"] * s["weight"] for s in signals.values()), abs=1e-3)
-    rows = engine.explain("will it rain in Lyon tomorrow", limit=1)
-    assert not engine.multilingual_used
-    assert rows[0]["signals"]["dense"]["weight"] == 2.0 and rows[0]["signals"]["multilingual"]["weight"] == 1.5
-
-
-def test_without_the_multilingual_encoder_minilm_arbitrates_chinese_questions(tmp_path):
-    reach = build(tmp_path, {"dense_gate_shared": 5, "multilingual": "none"})
-    reach.tools(query="warm up", limit=1)
-    engine = _engine(reach)
-    rows = engine.explain("北京明天会下雨吗", limit=1)
-    assert not engine.dense_skipped and not engine.multilingual_used
-    assert rows[0]["signals"]["dense"]["weight"] == 2.0
