@@ -324,6 +324,8 @@ def _flat_of(ts: float, call: Any, tool: Any, result: Any, trace_id: Any, run_id
     (``FLAT_CALL``), with ``ok`` already ``False`` when an error is set and ``name`` the
     result's (else the call's): what the record reads of them, read in the order the
     record always read them (a broken object fails the record the same way)."""
+    meta: Any
+    elapsed: Any
     if type(result) is ToolResult:
         meta, error = result.meta, result.error
         ok = error is None and result.ok
