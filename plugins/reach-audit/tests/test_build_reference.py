@@ -342,6 +342,14 @@ def test_build_rows_equals_build_row_one_by_one(typical: float, redactor: str) -
         for i in flat:
             pending += i if type(i) is tuple and len(i) == FLAT_CALL else (i,)
         new = build_rows(pending, new_r, 64 if batch_no % 3 == 0 else 512)
+        # the writer builds a batch a slice at a time (at record boundaries): the same rows
+        starts = [0]
+        while starts[-1] < len(pending):
+            starts.append(starts[-1] + (FLAT_CALL if type(pending[starts[-1]]) is float else 1))
+        cut = starts[rng.randrange(len(starts))]
+        parts = build_rows(pending, make(), 64 if batch_no % 3 == 0 else 512, 0, cut) + build_rows(
+            pending, make(), 64 if batch_no % 3 == 0 else 512, cut)
+        assert [r.record for r in parts] == [r.record for r in new]
         old = [build_row(i if isinstance(i, Captured) else captured_call(i), old_r, 64 if batch_no % 3 == 0 else 512)
                for i in batch]
         assert len(new) == len(old)
