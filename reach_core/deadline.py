@@ -9,8 +9,13 @@ its task is cancelled and the ``with`` block turns that cancellation into
 ``TimeoutError``; a cancellation from anywhere else goes through untouched
 (the same ``cancelling()``/``uncancel()`` bookkeeping as ``asyncio.timeout``).
 
-Finished calls leave their entry in the heap; it is dropped when it reaches the
-top, or all such entries at once when they make up half of the heap.
+A call that ends takes its entry out of the heap when it is the earliest (calls one
+after another, or a fan-out ending in the order it started, leave nothing behind:
+an entry kept alive is a tuple, a watch and its task the garbage collector walks);
+one behind an earlier deadline drops its task and stays until it reaches the top,
+or all such entries go at once when they make up half of the heap. The timer is
+left set: when it goes off it finds the next deadline (armed calls are the ones that
+wait, and each would otherwise move the timer twice).
 
     with until(loop, loop.time() + 5.0):
         await something()
@@ -33,6 +38,8 @@ class _Watch:
 
     __slots__ = ("when", "task", "cancelling", "fired", "done", "dog")
 
+    task: asyncio.Task[Any] | None  # None once the block ended unfired: a dead entry keeps no task alive
+
     def __init__(self, when: float, task: asyncio.Task[Any], dog: _Watchdog) -> None:
         self.when = when
         self.task = task
@@ -47,11 +54,23 @@ class _Watch:
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         self.done = True
-        if not self.fired:
-            self.dog.dead += 1  # still in the heap, now dead weight
+        if not self.fired:  # still in the heap (only _fire takes an entry out before its exit)
+            self.task = None
+            dog = self.dog
+            heap = dog.heap
+            if heap[0][2] is not self:
+                dog.dead += 1  # behind an earlier deadline: dead weight until it reaches the top
+                return
+            heapq.heappop(heap)
+            while heap and heap[0][2].done:  # the dead entries this one kept from the top
+                heapq.heappop(heap)
+                dog.dead -= 1
+            return
         # fired: take our cancellation request back whatever the block ended with (as
         # asyncio.timeout does), and report it as a timeout if it is what ended the block
-        elif self.task.uncancel() <= self.cancelling and exc_type is asyncio.CancelledError:
+        task = self.task
+        assert task is not None  # (only an unfired exit drops it)
+        if task.uncancel() <= self.cancelling and exc_type is asyncio.CancelledError:
             raise TimeoutError from exc
 
 
@@ -98,6 +117,7 @@ class _Watchdog:
             elif when <= now:
                 heapq.heappop(heap)
                 w.fired = True
+                assert w.task is not None  # (not done: its block has not ended)
                 w.task.cancel()
             else:
                 self.handle = self.loop.call_at(when, self._fire)

@@ -1,9 +1,9 @@
 """Turning an invocation (or an agent-loop step) into one audit record.
 
-The hook only captures references and a few fields of the call's context (a
-tuple, expanded into :class:`Captured` by :func:`captured_call`); the expensive
-part, redaction, summarising and serialisation, happens here, in the background
-writer, so the invoke path pays for a tuple and an append.
+The call hook only lays out the fields of the call, its result and its context in
+the writer's pending list (``FLAT_CALL`` values, read where they lie by
+:func:`build_rows`); the expensive part, redaction, summarising and serialisation,
+happens here, in the background writer, so the invoke path pays for one list extend.
 """
 
 from __future__ import annotations
@@ -64,8 +64,8 @@ def context_fields(ctx: Any) -> tuple[Any, ...]:
 
 
 #: the number of values of the call hook's capture of the core's own ``ToolCall`` and
-#: ``ToolResult``, laid out in the writer's pending list (``AuditWriter._take`` makes them a
-#: tuple again): their fields in place of the objects, ``(ts, call_id, name, arguments, tool,
+#: ``ToolResult``, laid out in the writer's pending list (:func:`build_rows` reads them
+#: there): their fields in place of the objects, ``(ts, call_id, name, arguments, tool,
 #: ok, content, error, meta, trace_id, run_id, parent_run_id, agent, idempotency_key, confirm,
 #: elapsed_ms, otel_ctx)``, where ``call_id`` is the result's (else the call's), ``name`` likewise and
 #: ``trace_id`` the context's (else the result's): what the record reads of each
@@ -313,31 +313,46 @@ def build_call(c: Captured, redactor: Redactor, cap: int) -> dict[str, Any]:
     Written for the writer's throughput: plain attribute reads on the core's
     ToolResult and Tool, and only fields that are set end up in the record.
     """
-    return _call_record(
-        iso(c.ts), c.ts, c.call, c.tool, c.result, c.trace_id, c.run_id, c.parent_run_id, c.agent,
-        c.idempotency_key, c.confirm, redactor, cap, None,
-    )
+    f = _flat_of(c.ts, c.call, c.tool, c.result, c.trace_id, c.run_id, c.parent_run_id, c.agent,
+                 c.idempotency_key, c.confirm, c.otel_ctx)
+    return _call_record(iso(c.ts), f, redactor, cap, None)
 
 
-def _call_record(
-    ts_text: str, ts: float, call: Any, tool: Any, result: Any, trace_id: Any, run_id: Any, parent_run_id: Any,
-    agent: Any, idempotency_key: Any, confirm: Any, redactor: Redactor, cap: int, pre: list[Any] | None,
-) -> dict[str, Any]:
-    """:func:`build_call` from the captured fields (``ts_text`` is ``iso(ts)``); ``pre``
-    holds what :func:`build_rows` read and redacted for the whole batch."""
-    elapsed: float | None
-    if type(result) is ToolResult:  # the core's own (what the pipeline hands the hook): plain reads
-        meta = result.meta or _NO_META
-        error = result.error
+def _flat_of(ts: float, call: Any, tool: Any, result: Any, trace_id: Any, run_id: Any, parent_run_id: Any,
+             agent: Any, key: Any, confirm: Any, otel_ctx: Any) -> list[Any]:
+    """A capture of any call and result objects as the call hook lays out the core's own
+    (``FLAT_CALL``), with ``ok`` already ``False`` when an error is set and ``name`` the
+    result's (else the call's): what the record reads of them, read in the order the
+    record always read them (a broken object fails the record the same way)."""
+    meta: Any
+    elapsed: Any
+    if type(result) is ToolResult:
+        meta, error = result.meta, result.error
         ok = error is None and result.ok
         elapsed = result.elapsed_ms
         trace_id = trace_id or result.trace_id
     else:
-        meta = getattr(result, "meta", None) or _NO_META
+        meta = getattr(result, "meta", None)
         error = getattr(result, "error", None)
         ok = error is None and getattr(result, "ok", True)
         elapsed = getattr(result, "elapsed_ms", None)
         trace_id = trace_id or getattr(result, "trace_id", None)
+    call_id = _call_id_of(call, result)
+    name = _name_of(call, None, result)
+    args = _arguments_of(call)
+    content = getattr(result, "content", None) if ok else None
+    return [ts, call_id, name, args, tool, ok, content, error, meta, trace_id, run_id, parent_run_id, agent, key,
+            confirm, elapsed, otel_ctx]
+
+
+def _call_record(ts_text: str, f: list[Any] | tuple[Any, ...], redactor: Redactor, cap: int,
+                 pre: list[Any] | None) -> dict[str, Any]:
+    """The record of a call from its capture's ``FLAT_CALL`` values ``f`` (``ts_text`` is
+    ``iso(ts)``); ``pre`` holds what :func:`build_rows` read and redacted for the whole batch."""
+    ts, call_id, name, args, tool, ok, content, error, meta, trace_id, run_id, parent_run_id, agent, \
+        idempotency_key, confirm, elapsed, _ = f
+    meta = meta or _NO_META
+    ok = error is None and ok
     record: dict[str, Any] = {"v": RECORD_VERSION, "kind": "call", "ts": ts_text}
     if elapsed:  # 0.0 means "not measured yet" (see the docs on durability = "sync")
         record["started"] = iso(ts - elapsed / 1000.0)
@@ -349,18 +364,17 @@ def _call_record(
     if parent_run_id is not None:
         record["parent_run_id"] = parent_run_id
     if pre is None:
-        call_id = _call_id_of(call, result)
         if call_id is not None:
             record["call_id"] = redactor.text(call_id) if type(call_id) is str else call_id
     elif pre[_CALL_ID] is not None:
         record["call_id"] = pre[_CALL_ID]
     record["agent"] = agent or "default"
-    if type(tool) is _TOOL[0] and type(result) is ToolResult and type(call) is ToolCall:  # _name_of, plain reads
-        record["tool"] = tool.name or result.name or call.name
+    if type(tool) is _TOOL[0]:  # the core's own: plain reads
+        record["tool"] = tool.name or name
         record["plugin"] = tool.plugin
         record["risk"] = tool.risk
     else:
-        name = _name_of(call, tool, result)
+        name = getattr(tool, "name", None) or name
         # an unknown tool's name is whatever the model sent, a pasted secret included
         record["tool"] = redactor.text(name) if tool is None and type(name) is str else name
         if tool is not None:
@@ -374,7 +388,8 @@ def _call_record(
         record["fallback"] = True
     if idempotency_key is not None:
         record["idempotency_key"] = redactor.text(idempotency_key)
-    args = _arguments_of(call) if pre is None else pre[_ARGS]
+    if pre is not None:
+        args = pre[_ARGS]
     learned: list[str] | None = None  # secrets the arguments hold: masked wherever else they show up
     if args is not None:
         if pre is None:
@@ -390,7 +405,8 @@ def _call_record(
                 learned = []
                 record["args"] = _summary(args, redactor, cap, learned, dumped)
     if ok:
-        content = getattr(result, "content", None) if pre is None else pre[_CONTENT]
+        if pre is not None:
+            content = pre[_CONTENT]
         if content is not None:
             if pre is None:
                 record["result"] = summarise(content, redactor, cap)
@@ -566,46 +582,60 @@ def build_row(c: Captured, redactor: Redactor, cap: int) -> Row:
 _ARGS, _CONTENT, _CALL_ID, _ARGS_DUMPED, _CONTENT_DUMPED, _CONTENT_CLEAN = range(6)
 
 
-def build_rows(batch: list[Any], redactor: Redactor, cap: int) -> list[Row]:
-    """``build_row`` of each capture (a :class:`Captured`, or the call hook's tuple, see
-    :func:`captured_call`), the same rows, with the redaction the call records share
-    done for the whole batch: one :meth:`~reach_core.redact.Redactor.scan_many` of the
-    arguments and results, one :meth:`~reach_core.redact.Redactor.texts` of the call
-    ids and text results. Steps and confirmations, and a call whose fields cannot be
-    read, take :func:`build_row`."""
+def build_rows(pending: list[Any], redactor: Redactor, cap: int, start: int = 0, stop: int | None = None) -> list[Row]:
+    """``build_row`` of each record in ``pending[start:stop]``, laid out as in the writer's
+    pending list (a :class:`Captured`, a call hook's tuple, see :func:`captured_call`, or
+    the ``FLAT_CALL`` values of one in a row, the first a ``float``), the same rows, with
+    the redaction the call records share done for the whole batch: one
+    :meth:`~reach_core.redact.Redactor.scan_many` of the arguments and results, one
+    :meth:`~reach_core.redact.Redactor.texts` of the call ids and text results. The flat
+    values are read where they lie: no object is made again to read them back. Steps and
+    confirmations, and a call whose fields cannot be read, take :func:`build_row`."""
     if _TOOL[0] is None:
         from reach_core.tool import Tool
 
         _TOOL[0] = Tool
-    rows: list[Row | None] = [None] * len(batch)
-    calls: list[tuple[int, tuple[Any, ...], list[Any]]] = []
+    end = len(pending) if stop is None else stop
+    rows: list[Row | None] = []
+    items: list[Any] = []  # each record's item, or a flat one's position in pending: for the fallbacks
+    calls: list[tuple[int, list[Any], list[Any]]] = []
     to_scan: list[Any] = []
     scan_of: list[tuple[list[Any], int]] = []
     to_text: list[Any] = []  # strings (the type test above is not one mypy follows)
     text_of: list[tuple[list[Any], int]] = []
-    for n, item in enumerate(batch):
-        if type(item) is tuple:
-            fields = unflattened(item)
-            if fields[9] is not None:  # (approved, reason), as captured_call makes it
-                fields = (*fields[:9], (bool(fields[9][0]), fields[9][1]))
-        elif item.kind == "call":
-            fields = (item.ts, item.call, item.tool, item.result, item.trace_id, item.run_id, item.parent_run_id,
-                      item.agent, item.idempotency_key, item.confirm)
+    i = start
+    while i < end:
+        item = pending[i]
+        n = len(rows)
+        rows.append(None)
+        if type(item) is float:  # the call hook's values of the core's ToolCall and ToolResult
+            f = pending[i : i + FLAT_CALL]
+            items.append(i)
+            i += FLAT_CALL
+            if f[14] is not None:  # (approved, reason), as captured_call makes it
+                f[14] = (bool(f[14][0]), f[14][1])
         else:
-            rows[n] = build_row(item, redactor, cap)
-            continue
-        call, result = fields[1], fields[3]
-        call_id: str | None
+            items.append(item)
+            i += 1
+            try:
+                if type(item) is tuple:
+                    ts, call, tool, result, trace_id, run_id, parent_run_id, agent, key, confirm, otel = item
+                    if confirm is not None:
+                        confirm = (bool(confirm[0]), confirm[1])
+                elif item.kind == "call":
+                    ts, call, tool, result, trace_id, run_id, parent_run_id, agent, key, confirm, otel = (
+                        item.ts, item.call, item.tool, item.result, item.trace_id, item.run_id, item.parent_run_id,
+                        item.agent, item.idempotency_key, item.confirm, item.otel_ctx)
+                else:
+                    rows[n] = build_row(item, redactor, cap)
+                    continue
+                f = _flat_of(ts, call, tool, result, trace_id, run_id, parent_run_id, agent, key, confirm, otel)
+            except Exception:  # build_row records what went wrong, as it always did
+                rows[n] = build_row(_as_captured(item), redactor, cap)
+                continue
+        args, call_id = f[3], f[1]
+        content = f[6] if f[7] is None and f[5] else None
         try:
-            if type(call) is ToolCall and type(result) is ToolResult:  # the core's own: plain reads
-                args = call.arguments
-                content = result.content if result.error is None and result.ok else None
-                call_id = result.call_id or call.id
-            else:
-                args = _arguments_of(call)
-                content = getattr(result, "content", None) if (
-                    getattr(result, "error", None) is None and getattr(result, "ok", True)) else None
-                call_id = _call_id_of(call, result)
             kind = type(args)
             if not (kind is dict or kind is list or kind in _PLAIN):
                 args = _prepared(args)
@@ -615,7 +645,7 @@ def build_rows(batch: list[Any], redactor: Redactor, cap: int) -> list[Row]:
                 content = _prepared(content)
                 ckind = type(content)
         except Exception:  # build_row records what went wrong, as it always did
-            rows[n] = build_row(_as_captured(item), redactor, cap)
+            rows[n] = build_row(_captured_at(pending, items[n]), redactor, cap)
             continue
         pre = [args, content, call_id, _NOT_YET, _NOT_YET, _NOT_YET]
         if kind is not str and kind not in _PLAIN:  # (text arguments: _summary also collects their secrets)
@@ -630,27 +660,45 @@ def build_rows(batch: list[Any], redactor: Redactor, cap: int) -> list[Row]:
         if type(call_id) is str:
             to_text.append(call_id)
             text_of.append((pre, _CALL_ID))
-        calls.append((n, fields, pre))
+        calls.append((n, f, pre))
     try:
         for (pre, slot), dumped in zip(scan_of, redactor.scan_many(to_scan), strict=True):
             pre[slot] = dumped
         for (pre, slot), clean in zip(text_of, redactor.texts(to_text), strict=True):
             pre[slot] = clean
     except Exception:  # one value the shared pass cannot take: each record on its own
-        return [row if row is not None else build_row(_as_captured(item), redactor, cap)
-                for row, item in zip(rows, batch, strict=True)]
-    for n, fields, pre in calls:
-        ts, call, tool, result, trace_id, run_id, parent_run_id, agent, key, confirm = fields[:10]
-        ts_text, exact = stamp(ts)
+        return [row if row is not None else build_row(_captured_at(pending, item), redactor, cap)
+                for row, item in zip(rows, items, strict=True)]
+    for n, f, pre in calls:
+        ts_text, exact = stamp(f[0])
         try:
-            record = _call_record(ts_text, ts, call, tool, result, trace_id, run_id, parent_run_id, agent, key,
-                                  confirm, redactor, cap, pre)
+            record = _call_record(ts_text, f, redactor, cap, pre)
         except Exception as exc:
-            rows[n] = _row(_error_record("call", ts_text, agent, exc, redactor), exact)
+            rows[n] = _row(_error_record("call", ts_text, f[12], exc, redactor), exact)
             continue
         rows[n] = Row(record, "", exact, "call", record["agent"], record["tool"], record["status"],
                       record.get("elapsed_ms"), record.get("run_id"), record.get("call_id"))
     return rows  # type: ignore[return-value]
+
+
+def _captured_at(pending: list[Any], item: Any) -> Captured:
+    """The :class:`Captured` of a record of ``pending``: ``item``, or a flat one's position."""
+    return captured_call(tuple(pending[item : item + FLAT_CALL])) if type(item) is int else _as_captured(item)
+
+
+def captures(pending: list[Any]) -> list[Captured]:
+    """Each record of ``pending`` (laid out as :func:`build_rows` reads it) as a :class:`Captured`."""
+    out: list[Captured] = []
+    i, end = 0, len(pending)
+    while i < end:
+        item = pending[i]
+        if type(item) is float:
+            out.append(captured_call(tuple(pending[i : i + FLAT_CALL])))
+            i += FLAT_CALL
+        else:
+            out.append(_as_captured(item))
+            i += 1
+    return out
 
 
 def _as_captured(item: Any) -> Captured:

@@ -20,7 +20,7 @@ from typing import Any
 
 from reach_core.logs import plugin_logger
 
-from .record import FLAT_CALL, Captured, Row, build_rows, captured_call
+from .record import FLAT_CALL, Captured, Row, build_rows, captures
 from .redact import Redactor
 from .storage import COMPONENT, MIGRATIONS, Store, append_rows, chain
 
@@ -72,7 +72,7 @@ class AuditWriter:
         #: its capture in a row, the first a ``float`` (``ts``). Values laid out in one
         #: long-lived list, not a tuple each: a tuple holding a dict (the arguments) is
         #: tracked by the garbage collector until it dies, and pending captures made the
-        #: calls trigger collections that walked every one of them (see :meth:`_take`).
+        #: calls trigger collections that walked every one of them (``build_rows`` reads them in place).
         self._pending: list[Any] = []
         self._enqueued = 0  # records ever enqueued
         self._written = 0  # records ever committed (a prefix of the enqueued ones)
@@ -174,10 +174,10 @@ class AuditWriter:
     async def _write_pending(self) -> None:
         while self._pending:
             if self._inflight is None:
-                batch, slots = self._take(self.batch_size)
+                batch, cuts = self._take(self.batch_size)
                 expected = self._head
-                items, rows, params = await self._build(batch, expected, self._head_seq)
-                self._inflight = (items, rows, params, expected, slots)
+                rows, params = await self._build(batch, cuts, expected, self._head_seq)
+                self._inflight = (batch, rows, params, expected, len(batch))
             items, rows, params, expected, slots = self._inflight
             if not self._schema_ready:
                 await self.store.migrate(COMPONENT, MIGRATIONS)
@@ -188,25 +188,25 @@ class AuditWriter:
             self._committed(rows, slots)
             if self.on_written is not None and (self.wants_written is None or self.wants_written()):
                 try:
-                    await asyncio.to_thread(self.on_written, _captures(items), rows)
+                    await asyncio.to_thread(self.on_written, captures(items), rows)
                 except Exception as exc:  # logging must never lose a record
                     self.log.warning("reach-audit: emitting audit events failed: %r", exc)
 
-    def _take(self, limit: int) -> tuple[list[Any], int]:
-        """The oldest ``limit`` records pending (at most) as items, a call hook's flat values
-        as one tuple again, and the number of list slots they take."""
+    def _take(self, limit: int) -> tuple[list[Any], list[int]]:
+        """The oldest ``limit`` records pending (at most), laid out as in the pending list
+        (``build_rows`` reads a call hook's flat values where they lie), and where each
+        ``BUILD_SLICE`` of them begins: ``[0, ..., len(batch)]``."""
         pending = self._pending
-        items: list[Any] = []
-        i, end = 0, len(pending)
-        while i < end and len(items) < limit:
-            item = pending[i]
-            if type(item) is float:  # a flat capture's ts
-                items.append(tuple(pending[i : i + FLAT_CALL]))
-                i += FLAT_CALL
-            else:
-                items.append(item)
-                i += 1
-        return items, i
+        cuts = [0]
+        i, end, n = 0, len(pending), 0
+        while i < end and n < limit:
+            i += FLAT_CALL if type(pending[i]) is float else 1  # a flat capture's ts
+            n += 1
+            if n % BUILD_SLICE == 0:
+                cuts.append(i)
+        if cuts[-1] != i:
+            cuts.append(i)
+        return pending[:i], cuts
 
     def _committed(self, rows: list[Row], slots: int) -> None:
         """Only now drop the records from pending: a failed commit keeps them."""
@@ -225,8 +225,8 @@ class AuditWriter:
         written = 0
         while self._pending:
             if self._inflight is None:
-                items, slots = self._take(self.batch_size)
-                self._inflight = (items, build_rows(items, self.redactor, self.summary_chars), None, None, slots)
+                items, _ = self._take(self.batch_size)
+                self._inflight = (items, build_rows(items, self.redactor, self.summary_chars), None, None, len(items))
             items, rows, params, expected, slots = self._inflight
             self.store.migrate_sync(COMPONENT, MIGRATIONS)
             _, self._head = self.store.transaction_sync(
@@ -236,32 +236,31 @@ class AuditWriter:
             written += len(rows)
             if self.on_written is not None:
                 with contextlib.suppress(Exception):
-                    self.on_written(_captures(items), rows)
+                    self.on_written(captures(items), rows)
         return written
 
     async def _build(
-        self, batch: list[Any], prev: str | None, prev_seq: int = 0
-    ) -> tuple[list[Any], list[Row], list[tuple[Any, ...]] | None]:
-        """Build (and, when the head of the chain is known, hash) rows on the loop in
-        slices, yielding between them.
+        self, batch: list[Any], cuts: list[int], prev: str | None, prev_seq: int = 0
+    ) -> tuple[list[Row], list[tuple[Any, ...]] | None]:
+        """Build (and, when the head of the chain is known, hash) the rows of ``batch``
+        on the loop, a slice of it (``cuts``) at a time, yielding between them.
 
         A worker thread looks cheaper but is not: it competes for the GIL, and the
         event loop then waits up to the switch interval (5 ms) for it. For the same
         reason the store thread gets only SQLite work (which releases the GIL).
-        The call hook's tuples stay tuples: only ``on_written`` needs :class:`Captured`.
+        Only ``on_written`` needs :class:`Captured` (``record.captures``).
         """
-        items = batch
         rows: list[Row] = []
         params: list[tuple[Any, ...]] | None = [] if prev is not None else None
-        for start in range(0, len(items), BUILD_SLICE):
-            if start:
+        for k in range(len(cuts) - 1):
+            if k:
                 await asyncio.sleep(0)
-            part = build_rows(items[start : start + BUILD_SLICE], self.redactor, self.summary_chars)
+            part = build_rows(batch, self.redactor, self.summary_chars, cuts[k], cuts[k + 1])
             rows.extend(part)
             if params is not None and prev is not None:
                 params.extend(chain(part, prev, prev_seq))
                 prev, prev_seq = part[-1].hash, prev_seq + len(part)
-        return items, rows, params
+        return rows, params
 
     def _resolve_waiters(self) -> None:
         still = []
@@ -301,10 +300,6 @@ class AuditWriter:
             else:
                 task.cancel()
         self._task = None
-
-
-def _captures(items: list[Any]) -> list[Captured]:
-    return [i if isinstance(i, Captured) else captured_call(i) for i in items]
 
 
 _running_loop = asyncio._get_running_loop  # the running loop or None, without raising

@@ -338,7 +338,18 @@ def test_build_rows_equals_build_row_one_by_one(typical: float, redactor: str) -
                 and rng.random() < 0.6 else i for i in batch]
         if rng.random() < 0.3:  # flattened captures expanded, as flush_sync's on_written gets them
             flat = [captured_call(i) if type(i) is tuple and len(i) == FLAT_CALL else i for i in flat]
-        new = build_rows(flat, new_r, 64 if batch_no % 3 == 0 else 512)
+        pending: list[Any] = []  # laid out as in the writer's pending list: a flat capture's values in a row
+        for i in flat:
+            pending += i if type(i) is tuple and len(i) == FLAT_CALL else (i,)
+        new = build_rows(pending, new_r, 64 if batch_no % 3 == 0 else 512)
+        # the writer builds a batch a slice at a time (at record boundaries): the same rows
+        starts = [0]
+        while starts[-1] < len(pending):
+            starts.append(starts[-1] + (FLAT_CALL if type(pending[starts[-1]]) is float else 1))
+        cut = starts[rng.randrange(len(starts))]
+        parts = build_rows(pending, make(), 64 if batch_no % 3 == 0 else 512, 0, cut) + build_rows(
+            pending, make(), 64 if batch_no % 3 == 0 else 512, cut)
+        assert [r.record for r in parts] == [r.record for r in new]
         old = [build_row(i if isinstance(i, Captured) else captured_call(i), old_r, 64 if batch_no % 3 == 0 else 512)
                for i in batch]
         assert len(new) == len(old)

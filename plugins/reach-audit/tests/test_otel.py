@@ -86,7 +86,7 @@ async def test_no_otel_work_until_a_tracer_provider_is_configured(make_reach, sp
     parent_tracer = trace.get_tracer("test")
     with parent_tracer.start_as_current_span("agent turn"):
         await reach.invoke({"id": "c1", "name": "add", "arguments": {"a": 1, "b": 2}})
-        assert get_audit(reach).writer._take(10**6)[0][-1][-1] is None  # no context captured
+        assert get_audit(reach).writer._take(10**6)[0][-1] is None  # no context captured (the last value)
         await reach_audit.flush(reach)
     assert not recorder.configured
     monkeypatch.undo()  # the application configures its provider (the module's one)

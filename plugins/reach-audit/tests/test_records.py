@@ -15,6 +15,19 @@ def records(db_rows):
     return lambda: [json.loads(r[1]) for r in db_rows()]
 
 
+def captures_of(pending: list) -> list[tuple]:
+    """The writer's pending values cut into one tuple per capture: a call hook's capture is
+    ``FLAT_CALL`` values in a row, the first its time (a float); anything else one item."""
+    from reach_audit.record import FLAT_CALL
+
+    out, i = [], 0
+    while i < len(pending):
+        size = FLAT_CALL if type(pending[i]) is float else 1
+        out.append(tuple(pending[i : i + size]))
+        i += size
+    return out
+
+
 async def test_success_record_has_the_fields(make_reach, records, db_rows):
     reach = make_reach()
     result = await reach.invoke({"id": "c1", "name": "add", "arguments": '{"a": 2, "b": 3}'}, agent="planner")
@@ -269,7 +282,7 @@ async def test_a_capture_keeps_the_calls_fields_not_the_call(make_reach, records
         ({"name": "add", "arguments": {"a": 1, "b": 1}}, "ok"),  # the core makes its id up
     ]
     results = [await reach.invoke(call) for call, _ in calls]
-    pending = get_audit(reach).writer._take(100)[0]
+    pending = captures_of(get_audit(reach).writer._take(100)[0])
     assert len(pending) == len(calls)
     for capture in pending:  # neither object: their fields (each kept object costs collections)
         assert not any(isinstance(x, ToolCall | ToolResult) for x in capture)
@@ -300,7 +313,7 @@ async def test_a_usual_capture_makes_nothing_the_garbage_collector_tracks(make_r
     assert writer.pending == 100
     # all that reach-audit keeps of the calls: the values in the list, none tracked but the tool
     # (and the caller's OpenTelemetry context, the last value, kept when a tracer provider is set)
-    captures = writer._take(1000)[0]
+    captures = captures_of(writer._take(1000)[0])
     assert len(writer._pending) == 100 * len(captures[0]) and len(captures) == 100
     assert not [v for capture in captures for v in capture[:-1] if gc.is_tracked(v) and v is not reach.tool("add")]
     await reach_audit.flush(reach)
