@@ -13,7 +13,8 @@ change is kept only if it helps the held-out half too. Every table prints both h
 the questions rewritten in other styles (bench/bfcl/queries_restyled.json) and the
 Chinese questions (bench/bfcl/queries_zh.json, and 50 more never tuned on,
 bench/bfcl/queries_zh_heldout.json, and 50 more from the tuning half written in round 9 as
-Chinese tuning data, bench/bfcl/queries_zh_tuning_more.json) with their English originals, next to
+Chinese tuning data, bench/bfcl/queries_zh_tuning_more.json, and 50 more from the held-out half
+written in round 10, bench/bfcl/queries_zh_heldout2.json) with their English originals, next to
 the plain reciprocal-rank fusion of BM25 and wordllama (nothing tuned) from the same run.
 
     python bench/bench_preselect.py              # BM25 + wordllama + MiniLM (default)
@@ -46,6 +47,8 @@ DATA = HERE / "bfcl" / "data"
 ZH = HERE / "bfcl" / "queries_zh.json"
 #: 50 more Chinese questions from the held-out half, written in round 8 and never tuned on
 ZH_HELDOUT = HERE / "bfcl" / "queries_zh_heldout.json"
+#: 50 more Chinese questions from the held-out half, written in round 10 before any of its levers
+ZH_HELDOUT2 = HERE / "bfcl" / "queries_zh_heldout2.json"
 #: 50 more Chinese questions from the tuning half, written in round 9 (tuning data for Chinese levers)
 ZH_TUNING_MORE = HERE / "bfcl" / "queries_zh_tuning_more.json"
 RESTYLED = HERE / "bfcl" / "queries_restyled.json"
@@ -523,6 +526,10 @@ def main() -> None:
         zh_more = json.loads(ZH_HELDOUT.read_text())["queries"]
         sets["English of zh held-out-50"] = [by_id[z["id"]] for z in zh_more]
         sets["Chinese held-out-50"] = [{**by_id[z["id"]], "question": z["question"]} for z in zh_more]
+        # and 50 more again, written in round 10 after held-out-50 had been read by two rounds
+        zh_more2 = json.loads(ZH_HELDOUT2.read_text())["queries"]
+        sets["English of zh held-out2"] = [by_id[z["id"]] for z in zh_more2]
+        sets["Chinese held-out2"] = [{**by_id[z["id"]], "question": z["question"]} for z in zh_more2]
 
         ranked: dict[str, list[str]] = {}
         raw_top: dict[str, list[str]] = {}
@@ -533,7 +540,7 @@ def main() -> None:
         more_questions = {q["question"] for q in sets["restyled-90 tuning half"] + sets["restyled-90 held-out half"]}
         for q in (queries + sets["rewritten style"] + sets["restyled-90 tuning half"]
                   + sets["restyled-90 held-out half"] + sets["Chinese"] + sets["Chinese T+ (tuning)"]
-                  + sets["Chinese held-out-50"]):
+                  + sets["Chinese held-out-50"] + sets["Chinese held-out2"]):
             if q["question"] in ranked:
                 continue
             t0, c0 = time.perf_counter(), time.thread_time()
