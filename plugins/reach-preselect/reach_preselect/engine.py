@@ -141,11 +141,9 @@ class EngineOptions:
     #: clauses' multilingual vectors; false: the whole question's vectors (its first
     #: 32 tokens for the multilingual encoder) on every row. See `_cjk_clause_vectors`.
     cjk_clause_vectors: bool = True
-    #: tokens of each clause the multilingual encoder reads (its "passage: " prefix
-    #: included; ~1.2 ms of CPU per token here): a clause names one action, and 16
-    #: kept the recall of 32 (with the "query: " prefix then, one token longer: 15 now
-    #: reads the same words).
-    multilingual_clause_tokens: int = 15
+    #: tokens of each clause the multilingual encoder reads (prefix included; ~1.2 ms
+    #: of CPU per token here): a clause names one action, and 16 kept the recall of 32.
+    multilingual_clause_tokens: int = 16
 
 
 class SelectionEngine:
@@ -586,8 +584,8 @@ class SelectionEngine:
         One vector of the question's first 32 tokens, on every clause row, pulled the
         later clauses toward the first clause's tool (and a long question's later
         parts were never read). Each clause is read on its own instead, cut at
-        `multilingual_clause_tokens` (15 with the prefix: a clause names one action; the
-        cost is per token), and the whole question's row is their mean, so the question is not
+        `multilingual_clause_tokens` (16: a clause names one action; the cost is per
+        token), and the whole question's row is their mean, so the question is not
         read twice. Measured on the Chinese tuning sets (docs/plugins/reach-preselect.md).
         """
         assert self.multilingual is not None
