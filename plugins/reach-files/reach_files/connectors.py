@@ -25,7 +25,7 @@ from reach_core import BusinessError, Connector, InvalidArguments, NotFound
 
 from .globs import GlobError, compile_glob
 from .jail import Jail, Located, NotRegular, PathMissing, PathRefused, is_special
-from .protect import env_file, git_dir_on_disk, private_key_in, secret_store, vcs_name
+from .protect import env_file, git_dir_on_disk, private_key_in, private_key_near, secret_store, vcs_name
 from .settings import FilesSettings
 from .sniff import SNIFF_BYTES, describe_size, guess_type, looks_binary
 from .walk import Budget, walk
@@ -212,7 +212,9 @@ class ReadFile(_FilesConnector):
                     "note": "binary file: contents not shown",
                 }
             data = os.pread(fd, limit + 4, offset)
-            if not self.settings.allow_secret_files and private_key_in(data):  # a key deep in a big file
+            # a key deep in a big file: the page and the bytes around it, where the key's armour lies
+            if not self.settings.allow_secret_files and (
+                    private_key_in(data) or (head_only and private_key_near(fd, offset, limit + 4))):
                 raise InvalidArguments("path", message=_secret_message(loc, "read_file"))
         return _text_slice(loc.shown, data, offset, limit, st.st_size)
 
