@@ -93,7 +93,26 @@ def git_overrides(hooks_dir: Path) -> list[tuple[str, str]]:
         ("core.attributesFile", os.devnull),
         ("help.autocorrect", "0"),  # a typo must not run the nearest alias
         ("help.format", "man"),
+        ("format.outputDirectory", "."),  # format-patch writes where it runs, not where config says
     ]
+
+
+#: Config for one subcommand, race-free like GIT_INJECT. `push`, `send-pack` and `archive --remote`
+#: to a repository on this machine run git *in that repository* (receive-pack, upload-archive),
+#: where git clears the command-line config (GIT_CONFIG_COUNT) and its own config, hooks and
+#: filters apply: `receive.denyCurrentBranch=updateInstead` + a smudge filter, `core.fsmonitor`,
+#: `tar.<format>.command`. Local transports are switched off for them (network remotes still work).
+GIT_SUB_CONFIG: dict[str, tuple[tuple[str, str], ...]] = {
+    name: (("protocol.file.allow", "never"),) for name in ("push", "send-pack", "archive")
+}
+#: What git says when a local transport was refused, and what the model is told then.
+LOCAL_TRANSPORT_REFUSED = "transport 'file' not allowed"
+LOCAL_TRANSPORT_NOTE = (
+    "reach-shell does not let `git {sub}` reach a repository on this machine (a path or file:// URL): "
+    "git would run inside that repository with its own config, hooks and filters, which reach-shell "
+    "cannot switch off there. Fetch or pull from the other repository instead (run in that repository), "
+    "or push to a network remote."
+)
 
 
 #: Arguments added right after a git subcommand (race-free: no config can undo them).
