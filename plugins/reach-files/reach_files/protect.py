@@ -156,8 +156,9 @@ def secret_store(names: Iterable[str], *, reading: bool, env: bool = True) -> bo
 # the armour of a private key, whatever the file is called: PEM (PKCS#1, PKCS#8, SEC1, encrypted),
 # OpenSSH, PGP, SSH2 (RFC 4716), PuTTY; the END line too (a file or page that starts inside a key)
 _PRIVATE_KEY = re.compile(
-    rb"-----(?:BEGIN|END) (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|---- (?:BEGIN|END) SSH2 (?:ENCRYPTED )?PRIVATE KEY "
-    rb"----|PuTTY-User-Key-File-\d+:"
+    rb"-----(?:BEGIN|END) (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+    rb"|---- (?:BEGIN|END) SSH2 (?:ENCRYPTED )?PRIVATE KEY ----"
+    rb"|PuTTY-User-Key-File-\d+:"
 )
 # a PEM block base64-encoded whole, as Kubernetes secrets and Helm values carry keys (``tls.key: LS0tLS1CRUdJTi...``):
 # the block starts the encoded text, so ``-----BEGIN`` always encodes the same way (after a byte-order mark too)

@@ -115,8 +115,10 @@ async def test_archive_compressors_from_config_never_run(root: Path, repo: Path,
     assert "tar." in str(result) and not exists(marker)
 
 
-@pytest.mark.parametrize("args", [["archive", "--format=tar", "HEAD"], ["archive", "--format=zip", "-o", "x.zip", "HEAD"],
-                                  ["archive", "-o", "x.tar.gz", "HEAD"]])
+@pytest.mark.parametrize("args", [
+    ["archive", "--format=tar", "HEAD"], ["archive", "--format=zip", "-o", "x.zip", "HEAD"],
+    ["archive", "-o", "x.tar.gz", "HEAD"],
+])
 async def test_archives_of_built_in_formats_still_work(root: Path, repo: Path, args: list[str]) -> None:
     result = await _run(git_tool(root), args)
     assert not isinstance(result, Denied) and result["exit_code"] == 0, result
