@@ -13,8 +13,9 @@ through *files*. So every run gets:
 * for git, configuration from the command line scope (`GIT_CONFIG_COUNT`, the
   environment form of `-c`, which wins over every file and reaches the git
   processes git itself starts) that switches off each single-valued
-  program-running key, no system config (`GIT_CONFIG_NOSYSTEM`), the empty
-  global file (`GIT_CONFIG_GLOBAL`), no repository discovery above the root;
+  program-running key, no system config (`GIT_CONFIG_NOSYSTEM`; `GIT_CONFIG_SYSTEM`
+  an empty file of the call, so `git config --system` cannot write /etc/gitconfig), the
+  empty global file (`GIT_CONFIG_GLOBAL`), no repository discovery above the root;
 * before git runs, the configuration git is about to use is listed by git itself
   and each program-running key found in it is switched off too, or refuses the
   call when it cannot be (gitconfig.py);
@@ -139,6 +140,10 @@ class RunDirs:
     tmp: Path
     git_global: Path
     hooks: Path
+    #: where `git config --system` reads and *writes*: GIT_CONFIG_NOSYSTEM only stops reading, and
+    #: reach often runs as root, so `git config --system core.fsmonitor ...` rewrote /etc/gitconfig,
+    #: the config of every git on the host
+    git_system: Path
 
     @classmethod
     def create(cls, base: Path) -> RunDirs:
@@ -146,11 +151,12 @@ class RunDirs:
         home, tmp, hooks = top / "home", top / "tmp", top / "hooks"
         for folder in (home, tmp, hooks):
             folder.mkdir(mode=0o700)
-        git_global = top / "gitconfig"
+        git_global, git_system = top / "gitconfig", top / "gitconfig-system"
         git_global.touch(mode=0o400)
+        git_system.touch(mode=0o400)
         home.chmod(0o500)  # nothing may leave dotfiles for a later program
         hooks.chmod(0o500)
-        return cls(top=top, home=home, tmp=tmp, git_global=git_global, hooks=hooks)
+        return cls(top=top, home=home, tmp=tmp, git_global=git_global, hooks=hooks, git_system=git_system)
 
     def pristine(self) -> bool:
         """Exactly as created: empty folders of the right mode, an empty regular config file."""
@@ -162,8 +168,11 @@ class RunDirs:
                 with os.scandir(folder) as entries:
                     if next(entries, None) is not None:
                         return False
-            info = os.lstat(self.git_global)
-            return stat.S_ISREG(info.st_mode) and info.st_size == 0 and info.st_nlink == 1
+            for config in (self.git_global, self.git_system):
+                info = os.lstat(config)
+                if not (stat.S_ISREG(info.st_mode) and info.st_size == 0 and info.st_nlink == 1):
+                    return False
+            return True
         except OSError:
             return False
 
@@ -226,6 +235,7 @@ class Isolation:
     def env(self, dirs: RunDirs, base: Mapping[str, str], ceiling: Path) -> dict[str, str]:
         env = {**base, **STATIC_ENV, "HOME": str(dirs.home), "TMPDIR": str(dirs.tmp)}
         env["GIT_CONFIG_GLOBAL"] = str(dirs.git_global)
+        env["GIT_CONFIG_SYSTEM"] = str(dirs.git_system)
         if ceiling != ceiling.parent:
             env["GIT_CEILING_DIRECTORIES"] = str(ceiling.parent)
         return with_git_config(env, git_overrides(dirs.hooks))

@@ -19,6 +19,7 @@ A real git; the agent is assumed to write repository config (as in issue 19's sc
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -213,3 +214,65 @@ async def test_format_patch_output_option_still_works(root: Path, repo: Path) ->
     result = await _run(git_tool(root), ["format-patch", "-1", "-o", "patches"])
     assert not isinstance(result, Denied) and result["exit_code"] == 0, result
     assert (repo / "patches" / "0001-second.patch").exists()
+
+
+# ----------------------------------------------------------------------------- the host's system config
+
+SYSTEM = Path("/etc/gitconfig")
+
+
+def _system_bytes() -> bytes | None:
+    return SYSTEM.read_bytes() if SYSTEM.exists() else None
+
+
+@pytest.fixture
+def host_config() -> Iterator[bytes | None]:
+    """/etc/gitconfig as it was; put back byte for byte whatever a failing run did to it."""
+    before = _system_bytes()
+    try:
+        yield before
+    finally:
+        now = _system_bytes()
+        if now != before:
+            if before is None:
+                SYSTEM.unlink()
+            else:
+                SYSTEM.write_bytes(before)
+
+
+_SYSTEM_WRITES = [
+    ["config", "--system", "reach-redteam.probe", "1"],
+    ["config", "--system", "--add", "reach-redteam.probe", "1"],
+    ["config", "--system", "--replace-all", "reach-redteam.probe", "1"],
+    ["config", "--system", "core.fsmonitor", "touch /tmp/reach-redteam-never"],
+    ["config", "--system", "include.path", "/tmp/reach-redteam.cfg"],
+    ["config", "--system", "safe.directory", "*"],
+    ["config", "--system", "--type=bool", "reach-redteam.flag", "yes"],
+    ["config", "--system", "--no-type", "credential.helper", "store"],
+]
+
+
+@pytest.mark.parametrize("args", _SYSTEM_WRITES)
+async def test_git_config_system_never_writes_the_hosts_config(root: Path, repo: Path, host_config: bytes | None,
+                                                               args: list[str]) -> None:
+    tool = git_tool(root)
+    await _run(tool, args)
+    assert _system_bytes() == host_config
+    later = await _run(tool, ["config", "--system", "--get", "reach-redteam.probe"])
+    assert not isinstance(later, Denied) and later["stdout"] == ""  # nothing the call wrote outlives it
+
+
+@pytest.mark.parametrize("args", [["config", "--system", "--list"], ["config", "--system", "-l", "--show-origin"],
+                                  ["config", "--system", "--get-regexp", "."]])
+async def test_git_config_system_reads_nothing_of_the_host(root: Path, repo: Path, host_config: bytes | None,
+                                                           args: list[str]) -> None:
+    result = await _run(git_tool(root), args)
+    assert not isinstance(result, Denied) and result["stdout"] == "", result
+
+
+async def test_repository_config_is_still_read_and_written(root: Path, repo: Path) -> None:
+    tool = git_tool(root)
+    result = await _run(tool, ["config", "user.name", "Ada Lovelace"])
+    assert not isinstance(result, Denied) and result["exit_code"] == 0, result
+    result = await _run(tool, ["config", "--get", "user.name"])
+    assert not isinstance(result, Denied) and result["stdout"] == "Ada Lovelace\n"
