@@ -245,7 +245,7 @@ _SYSTEM_WRITES = [
     ["config", "--system", "--add", "reach-redteam.probe", "1"],
     ["config", "--system", "--replace-all", "reach-redteam.probe", "1"],
     ["config", "--system", "core.fsmonitor", "touch /tmp/reach-redteam-never"],
-    ["config", "--system", "include.path", "/tmp/reach-redteam.cfg"],
+    ["config", "--system", "include.path", "reach-redteam.cfg"],
     ["config", "--system", "safe.directory", "*"],
     ["config", "--system", "--type=bool", "reach-redteam.flag", "yes"],
     ["config", "--system", "--no-type", "credential.helper", "store"],
