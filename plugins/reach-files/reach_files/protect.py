@@ -114,18 +114,22 @@ _SECRET_NAMES = frozenset({
     # credential stores of common tools, each read from the home folder by its own name
     ".npmrc", ".pypirc", ".my.cnf", ".mylogin.cnf", ".vault-token", ".s3cfg", ".boto", ".htpasswd", ".dockercfg",
 })
-# credential stores known by their folder and name (`~/.docker/config.json`, `~/.config/git/credentials`)
-_SECRET_IN: dict[str, frozenset[str]] = {
-    ".docker": frozenset({"config.json"}),
-    ".kube": frozenset({"config"}),
-    "git": frozenset({"credentials"}),
-    "gh": frozenset({"hosts.yml"}),
-    ".cargo": frozenset({"credentials", "credentials.toml"}),
-    ".gem": frozenset({"credentials"}),
-    ".terraform.d": frozenset({"credentials.tfrc.json"}),
-    "gcloud": frozenset({"application_default_credentials.json", "credentials.db", "access_tokens.db"}),
-    ".azure": frozenset({"accesstokens.json", "msal_token_cache.json"}),
-}
+# credential stores known by their folder and name (`~/.docker/config.json`, `~/.config/git/credentials`,
+# kubeconfigs `~/.kube/config-prod`); a name matched whole, after folding
+_SECRET_IN: dict[str, re.Pattern[str]] = {folder: re.compile(names) for folder, names in {
+    ".docker": r"config\.json",
+    ".kube": r"config(?:[._-].*)?|.*\.kubeconfig",
+    "git": r"credentials",
+    "gh": r"hosts\.ya?ml",
+    ".config": r"hub",
+    "rclone": r"rclone\.conf",
+    ".subversion": r"auth",  # a folder: everything below it
+    ".cargo": r"credentials(?:\.toml)?",
+    ".gem": r"credentials",
+    ".terraform.d": r"credentials\.tfrc\.json",
+    "gcloud": r"application_default_credentials\.json|credentials\.db|access_tokens\.db|legacy_credentials",
+    ".azure": r"accesstokens\.json|msal_token_cache\.(?:json|bin)",
+}.items()}
 _SECRET_SHORT = re.compile(r"(netrc|pgpass|git-cr)~\d+")
 # ``.pem`` holds certificates as often as keys: a read is judged by content (`private_key_in`),
 # a write by name; ``.key`` is a key by name (DER keys carry no BEGIN line to find)
@@ -148,7 +152,7 @@ def secret_store(names: Iterable[str], *, reading: bool, env: bool = True) -> bo
                 or _SECRET_SHORT.fullmatch(f):
             return True
         if i and ((_AWS.fullmatch(folded[i - 1]) and _AWS_CREDENTIALS.fullmatch(f))
-                  or f in _SECRET_IN.get(folded[i - 1], ())):
+                  or ((inside := _SECRET_IN.get(folded[i - 1])) is not None and inside.fullmatch(f))):
             return True
     return False
 

@@ -114,6 +114,9 @@ _STORES = [
     ".config/gcloud/application_default_credentials.json", ".config/gcloud/credentials.db",
     ".config/gcloud/access_tokens.db", ".azure/accessTokens.json", ".azure/msal_token_cache.json",
     ".NPMRC", ".npmrc.bak", ".Docker/Config.JSON", ".kube/config~", "home/.pypirc", ".\uff4epmrc",
+    ".kube/config-prod", ".kube/staging.kubeconfig", ".config/hub", ".config/rclone/rclone.conf",
+    ".subversion/auth/svn.simple/5671adf2865e267db74f09ba6f872c28", ".config/gh/hosts.yaml",
+    ".config/gcloud/legacy_credentials/ada@example.org/adc.json",
 ]
 
 
@@ -261,7 +264,8 @@ _HONEST = [
     ".npmrc.example", ".npmrc-notes.md", "npmrc", ".docker/daemon.json",
     "config.json", "kube/config", ".kube/cache/discovery.json", ".cargo/config.toml", "docs/credentials.md",
     ".config/git/ignore", ".config/gh/config.yml", ".aws/config", "netrc.bak.md", "backup/netrc.txt",
-    ".pgpass-howto.md", "my.cnf", "bakery.txt", ".gemrc",
+    ".pgpass-howto.md", "my.cnf", "bakery.txt", ".gemrc", ".kube/cache/http/abc", ".kube/kubectx",
+    ".config/hub-notes.md", ".subversion/config", "rclone/README.md", ".config/gcloud/configurations/config_default",
 ]
 
 
