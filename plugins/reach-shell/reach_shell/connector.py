@@ -15,6 +15,7 @@ from reach_core import ConfigError, Connector, Denied, InvalidArguments
 from .argv import ArgvRefused, check_and_parse
 from .exposure import overlap_problems, warn
 from .gitcheck import disarmed_env, require_isolating_git
+from .gittodo import refuse_exec_todo
 from .grammar import Grammar, Parsed
 from .isolation import (
     GIT_INJECT,
@@ -165,6 +166,8 @@ class RunCommand(Connector):
             binary, args[:at], subcommand, cwd=cwd, env=env, time_limit=limit,
             root=self.root, base=base,
         )
+        if "--abort" not in args[at + 1 :] and "--quit" not in args[at + 1 :]:
+            await refuse_exec_todo(binary, args[:at], subcommand, cwd=cwd, env=env, time_limit=limit)
         extra = list(GIT_INJECT.get(subcommand, ()))
         env = with_git_config(env, list(GIT_SUB_CONFIG.get(subcommand, ())))
         return [*args[: at + 1], *extra, *args[at + 1 :]], env

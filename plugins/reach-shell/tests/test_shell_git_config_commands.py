@@ -287,3 +287,46 @@ async def test_repository_config_is_still_read_and_written(root: Path, repo: Pat
     assert not isinstance(result, Denied) and result["exit_code"] == 0, result
     result = await _run(tool, ["config", "--get", "user.name"])
     assert not isinstance(result, Denied) and result["stdout"] == "Ada Lovelace\n"
+
+
+# ----------------------------------------------------------------------------- a rebase's todo list
+
+
+def _stopped_rebase(repo: Path) -> Path:
+    """An interactive rebase stopped at a `break` before its last pick (as a person leaves one);
+    the todo list's path."""
+    setup_git("commit", "-qam", "second", cwd=repo)
+    (repo / "notes.md").write_text("three\n")
+    setup_git("commit", "-qam", "third", cwd=repo)
+    setup_git("-c", "sequence.editor=sed -i '2i break'", "rebase", "-q", "-i", "HEAD~2", cwd=repo)
+    todo = repo / ".git" / "rebase-merge" / "git-rebase-todo"
+    assert todo.exists()
+    return todo
+
+
+_EXEC_LINES = ["exec touch {m}", "x touch {m}", "  exec touch {m}", "exec\ttouch {m}", "\tx touch {m}",
+               "EXEC touch {m}", "pick HEAD\nexec touch {m}"]
+
+
+@pytest.mark.parametrize("line", _EXEC_LINES)
+async def test_exec_lines_written_into_a_rebase_todo_never_run(root: Path, repo: Path, marker: Path,
+                                                               line: str) -> None:
+    todo = _stopped_rebase(repo)
+    todo.write_text(line.format(m=marker) + "\n" + todo.read_text())
+    tool = git_tool(root)
+    ran = []
+    for args in (["rebase", "--continue"], ["rebase", "--skip"], ["-C", ".", "rebase", "--continue"]):
+        result = await _run(tool, args)
+        if not isinstance(result, Denied) or exists(marker):
+            ran.append((args, result))
+    assert ran == []
+    result = await _run(tool, ["rebase", "--abort"])  # the way out still works
+    assert not isinstance(result, Denied) and result["exit_code"] == 0, result
+    assert not exists(marker)
+
+
+async def test_a_rebase_without_exec_lines_goes_on(root: Path, repo: Path) -> None:
+    _stopped_rebase(repo)
+    result = await _run(git_tool(root), ["rebase", "--continue"])
+    assert not isinstance(result, Denied) and result["exit_code"] == 0, result
+    assert setup_git("log", "--format=%s", cwd=repo).split() == ["third", "second", "first"]
