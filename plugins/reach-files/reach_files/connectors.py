@@ -25,7 +25,7 @@ from reach_core import BusinessError, Connector, InvalidArguments, NotFound
 
 from .globs import GlobError, compile_glob
 from .jail import Jail, Located, NotRegular, PathMissing, PathRefused, is_special
-from .protect import env_file, git_dir_on_disk, private_key_in, secret_store, vcs_name
+from .protect import env_file, git_dir_on_disk, private_key_in, private_key_near, secret_store, vcs_name
 from .settings import FilesSettings
 from .sniff import SNIFF_BYTES, describe_size, guess_type, looks_binary
 from .walk import Budget, walk
@@ -71,6 +71,11 @@ class _FilesConnector(Connector):
             if exc.errno == errno.ENXIO:  # a FIFO without a reader, a socket: opened for writing
                 raise BusinessError(
                     "the path names a pipe or socket, not a regular file; refused. Use a regular file."
+                ) from None
+            if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+                raise BusinessError(
+                    f"the write did not fit ({exc.strerror}: the disk or the user's quota is full, or the file "
+                    "would pass the system's file-size limit); nothing was changed. Tell the user, or write less."
                 ) from None
             if exc.errno == errno.ENAMETOOLONG:  # the jail checks lengths; a filesystem may allow less
                 raise InvalidArguments(
@@ -212,7 +217,9 @@ class ReadFile(_FilesConnector):
                     "note": "binary file: contents not shown",
                 }
             data = os.pread(fd, limit + 4, offset)
-            if not self.settings.allow_secret_files and private_key_in(data):  # a key deep in a big file
+            # a key deep in a big file: the page and the bytes around it, where the key's armour lies
+            if not self.settings.allow_secret_files and (
+                    private_key_in(data) or (head_only and private_key_near(fd, offset, limit + 4))):
                 raise InvalidArguments("path", message=_secret_message(loc, "read_file"))
         return _text_slice(loc.shown, data, offset, limit, st.st_size)
 
@@ -508,7 +515,9 @@ class WriteFile(_FilesConnector):
         if mode == "overwrite":
             self._replace(loc, data)
         else:
-            flags = os.O_WRONLY | os.O_CREAT | (os.O_EXCL if mode == "create" else os.O_APPEND)
+            # `append` to a missing file creates it, exclusively, so a failed write knows the file is its own
+            creates = mode == "create" or not _exists(loc)
+            flags = os.O_WRONLY | os.O_CREAT | (os.O_EXCL if creates else 0) | (os.O_APPEND if mode == "append" else 0)
             try:
                 with self.jail.open_file(loc, flags | os.O_NONBLOCK, create_parents=True) as fd:
                     st = os.fstat(fd)
@@ -517,10 +526,20 @@ class WriteFile(_FilesConnector):
                     _refuse_write_protected(st, loc.shown)
                     if st.st_size + len(data) > self.settings.max_file_bytes:
                         raise InvalidArguments("content", message=self._too_big(loc, st.st_size + len(data)))
-                    _write_all(fd, data)
+                    try:
+                        _write_all(fd, data)
+                    except BaseException:
+                        # all or nothing: a write cut short (disk full, a size limit) leaves the file as it was
+                        os.ftruncate(fd, st.st_size)
+                        if creates:
+                            self._remove_created(loc, st)
+                        raise
             except FileExistsError:
                 if _is_folder(loc):
                     raise BusinessError(f"`{loc.shown}` is a folder; choose a file name inside it") from None
+                if mode == "append":
+                    raise BusinessError(f"`{loc.shown}` was created by someone else during this call; "
+                                        "send the call again to append to it") from None
                 raise BusinessError(
                     f"`{loc.shown}` already exists; send the call again with mode `overwrite` to replace it "
                     "or `append` to add to it"
@@ -553,6 +572,16 @@ class WriteFile(_FilesConnector):
                 "Write the file elsewhere."))
         if not s.allow_secret_files and any(secret_store(n, reading=False, env=False) for n in (loc.via, loc.parts)):
             raise InvalidArguments("path", message=_secret_message(loc, "write_file"))
+
+    def _remove_created(self, loc: Located, made: os.stat_result) -> None:
+        """Unlink the file a failed `create` made (only if the name still holds that file)."""
+        with self.jail.parent_dir(loc, create=False) as parent:
+            try:
+                now = os.stat(loc.parts[-1], dir_fd=parent, follow_symlinks=False)
+                if (now.st_dev, now.st_ino) == (made.st_dev, made.st_ino):
+                    os.unlink(loc.parts[-1], dir_fd=parent)
+            except OSError:
+                pass  # already gone or replaced: not ours to remove
 
     @staticmethod
     def _in_git_dir(loc: Located) -> bool:
@@ -645,6 +674,10 @@ def _refuse_low_disk(loc: Located, size: int, min_free: int) -> None:
             f"{describe_size(min_free)} ([plugins.reach-files] min_free_bytes), so it was not made. "
             "Tell the user the disk is nearly full."
         )
+
+
+def _exists(loc: Located) -> bool:
+    return os.path.lexists(os.path.join(loc.root, *loc.parts))
 
 
 def _is_folder(loc: Located) -> bool:

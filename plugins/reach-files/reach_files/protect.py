@@ -23,6 +23,7 @@ other scripts that look the same (Cyrillic ``і`` in ``.gіt``).
 
 from __future__ import annotations
 
+import base64
 import os
 import re
 import unicodedata
@@ -30,8 +31,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["device_name", "env_file", "fold", "git_dir_on_disk", "private_key_in", "reach_paths", "secret_store",
-           "through_magic", "vcs_name"]
+__all__ = ["device_name", "env_file", "fold", "git_dir_on_disk", "private_key_in", "private_key_near", "reach_paths",
+           "secret_store", "through_magic", "uncopied", "vcs_name"]
 
 _VCS = frozenset({".git", ".hg", ".svn", ".bzr"})
 _SHORT = re.compile(r"(git|hg|svn|bzr|env|envrc)~\d+")
@@ -72,16 +73,63 @@ def vcs_name(name: str) -> bool:
     return f in _VCS or (_SHORT.fullmatch(f) is not None and not f.startswith("env"))
 
 
+# the marks a copy of a file gets from editors (``name~``, ``#name#``, ``.#name``), package managers
+# (``.dpkg-old``, ``.rpmsave``) and people (``.bak``, ``.orig``, ``.1``, `` (copy)``): a copy of a secret
+# store holds the same secrets
+_COPY_MARK = re.compile(
+    r"(?:~|[.~_ -](?:bak|backup|old|orig|original|save|saved|sav|copy|prev|previous|tmp|temp|swp|swo|\d+"
+    r"|dpkg-[a-z]+|rpm[a-z]+|ucf-[a-z]+)|\s*\((?:copy|\d+)\)| copy)$"
+)
+
+
+def uncopied(folded: str) -> str:
+    """A folded name without the marks of a copy (``.netrc.bak`` -> ``.netrc``, ``#.env#`` -> ``.env``)."""
+    f = folded
+    if f.startswith(".#") and len(f) > 2:
+        f = f[2:]
+    elif len(f) > 2 and f[0] == "#" and f[-1] == "#":
+        f = f[1:-1]
+    while True:
+        mark = _COPY_MARK.search(f)
+        if mark is None or mark.start() == 0:
+            return f
+        f = f[: mark.start()].rstrip(". ")
+
+
+# `.env`/`.envrc` alone or followed by a separator: `.env.local`, `.env_local`, `.env-prod`, `.envrc.local`
+# (not `.environment`)
+_ENV = re.compile(r"\.env(?:rc)?(?:[._~#-].*)?", re.DOTALL)
+
+
 def env_file(name: str) -> bool:
-    f = fold(name)
-    return f in (".env", ".envrc") or f.startswith(".env.") or f in ("env~1", "envrc~1")
+    f = uncopied(fold(name))
+    return _ENV.fullmatch(f) is not None or f in ("env~1", "envrc~1")
 
 
-_ENV_TEMPLATES = frozenset({".env.example", ".env.sample", ".env.template", ".env.dist"})
+# shared templates, meant to be read: `.env.example`, `.env-sample`, `.env_template`, `.env.dist`
+_ENV_TEMPLATE = re.compile(r"\.env[._-](?:example|sample|template|dist)")
 _SECRET_NAMES = frozenset({
     ".netrc", "_netrc", ".pgpass", ".git-credentials",
     "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "id_ecdsa_sk", "id_ed25519_sk",
+    # credential stores of common tools, each read from the home folder by its own name
+    ".npmrc", ".pypirc", ".my.cnf", ".mylogin.cnf", ".vault-token", ".s3cfg", ".boto", ".htpasswd", ".dockercfg",
 })
+# credential stores known by their folder and name (`~/.docker/config.json`, `~/.config/git/credentials`,
+# kubeconfigs `~/.kube/config-prod`); a name matched whole, after folding
+_SECRET_IN: dict[str, re.Pattern[str]] = {folder: re.compile(names) for folder, names in {
+    ".docker": r"config\.json",
+    ".kube": r"config(?:[._-].*)?|.*\.kubeconfig",
+    "git": r"credentials",
+    "gh": r"hosts\.ya?ml",
+    ".config": r"hub",
+    "rclone": r"rclone\.conf",
+    ".subversion": r"auth",  # a folder: everything below it
+    ".cargo": r"credentials(?:\.toml)?",
+    ".gem": r"credentials",
+    ".terraform.d": r"credentials\.tfrc\.json",
+    "gcloud": r"application_default_credentials\.json|credentials\.db|access_tokens\.db|legacy_credentials",
+    ".azure": r"accesstokens\.json|msal_token_cache\.(?:json|bin)",
+}.items()}
 _SECRET_SHORT = re.compile(r"(netrc|pgpass|git-cr)~\d+")
 # ``.pem`` holds certificates as often as keys: a read is judged by content (`private_key_in`),
 # a write by name; ``.key`` is a key by name (DER keys carry no BEGIN line to find)
@@ -96,28 +144,60 @@ def secret_store(names: Iterable[str], *, reading: bool, env: bool = True) -> bo
     or lie inside one? A template (``.env.example``) is one only for writing (``reading=False``):
     the .env write guard has always covered every ``.env.*``. ``env=False`` leaves the .env
     files out (``allow_env_writes`` opens them for writing)."""
-    folded = [fold(n) for n in names]
+    folded = [uncopied(fold(n)) for n in names]
     for i, f in enumerate(folded):
-        if env and env_file(f) and not (reading and f in _ENV_TEMPLATES and i == len(folded) - 1):
+        if env and env_file(f) and not (reading and _ENV_TEMPLATE.fullmatch(f) and i == len(folded) - 1):
             return True
         if f in _SECRET_NAMES or f.endswith(_SECRET_SUFFIXES_READ if reading else _SECRET_SUFFIXES) \
                 or _SECRET_SHORT.fullmatch(f):
             return True
-        if i and _AWS.fullmatch(folded[i - 1]) and _AWS_CREDENTIALS.fullmatch(f):
+        if i and ((_AWS.fullmatch(folded[i - 1]) and _AWS_CREDENTIALS.fullmatch(f))
+                  or ((inside := _SECRET_IN.get(folded[i - 1])) is not None and inside.fullmatch(f))):
             return True
     return False
 
 
 # the armour of a private key, whatever the file is called: PEM (PKCS#1, PKCS#8, SEC1, encrypted),
-# OpenSSH, PGP, PuTTY
-_PRIVATE_KEY = re.compile(rb"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|PuTTY-User-Key-File-\d+:")
+# OpenSSH, PGP, SSH2 (RFC 4716), PuTTY; the END line too (a file or page that starts inside a key)
+_PRIVATE_KEY = re.compile(
+    rb"-----(?:BEGIN|END) (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+    rb"|---- (?:BEGIN|END) SSH2 (?:ENCRYPTED )?PRIVATE KEY ----"
+    rb"|PuTTY-User-Key-File-\d+:"
+)
+# a PEM block base64-encoded whole, as Kubernetes secrets and Helm values carry keys (``tls.key: LS0tLS1CRUdJTi...``):
+# the block starts the encoded text, so ``-----BEGIN`` always encodes the same way (after a byte-order mark too)
+_B64_PEM = re.compile(rb"(?:77u/)?LS0tLS1CRUdJTi[A-Za-z0-9+/_\-\r\n]*")
+_B64_ALT = bytes.maketrans(b"-_", b"+/")
+
+#: bytes on each side of a page of a big file that are looked at for a key (longer than any key)
+KEY_REACH = 64 * 1024
 
 
 def private_key_in(data: bytes) -> bool:
-    """Does ``data`` hold a private key (its ``-----BEGIN ... PRIVATE KEY-----`` line)? A key
-    saved as ``deploy_key`` or ``notes.txt`` is as secret as ``id_rsa``; a certificate or a
-    public key (``BEGIN CERTIFICATE``, ``BEGIN PUBLIC KEY``) is not."""
-    return _PRIVATE_KEY.search(data) is not None
+    """Does ``data`` hold a private key (its ``-----BEGIN ... PRIVATE KEY-----`` line, its END line,
+    or such a block base64-encoded)? A key saved as ``deploy_key`` or ``notes.txt`` is as secret as
+    ``id_rsa``; a certificate or a public key (``BEGIN CERTIFICATE``, ``BEGIN PUBLIC KEY``) is not."""
+    if _PRIVATE_KEY.search(data) is not None:
+        return True
+    for run in _B64_PEM.finditer(data):
+        text = run.group().replace(b"\r", b"").replace(b"\n", b"").translate(_B64_ALT)
+        try:
+            decoded = base64.b64decode(text[: len(text) // 4 * 4])
+        except ValueError:
+            continue
+        if _PRIVATE_KEY.search(decoded) is not None:
+            return True
+    return False
+
+
+def private_key_near(fd: int, offset: int, length: int) -> bool:
+    """Is a private key in or near the ``length`` bytes at ``offset`` of the open file ``fd``?
+
+    For files too big to scan whole: a page that starts after a key's BEGIN line, or cuts it
+    in two, holds key material without the line; so the page is looked at with ``KEY_REACH``
+    bytes on each side, where the BEGIN or END line of any key the page touches lies."""
+    start = max(0, offset - KEY_REACH)
+    return private_key_in(os.pread(fd, offset - start + length + KEY_REACH, start))
 
 
 def device_name(name: str, platform: str = os.name) -> bool:

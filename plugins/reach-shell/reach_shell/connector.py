@@ -15,8 +15,17 @@ from reach_core import ConfigError, Connector, Denied, InvalidArguments
 from .argv import ArgvRefused, check_and_parse
 from .exposure import overlap_problems, warn
 from .gitcheck import disarmed_env, require_isolating_git
+from .gittodo import refuse_exec_todo
 from .grammar import Grammar, Parsed
-from .isolation import GIT_INJECT, Isolation, hide_own_environment
+from .isolation import (
+    GIT_INJECT,
+    GIT_SUB_CONFIG,
+    LOCAL_TRANSPORT_NOTE,
+    LOCAL_TRANSPORT_REFUSED,
+    Isolation,
+    hide_own_environment,
+    with_git_config,
+)
 from .paths import check_paths, working_dirs
 from .process import Completed, run_argv, sweep_escaped
 from .programs import GIT, grammar_for
@@ -122,7 +131,10 @@ class RunCommand(Connector):
                 )
             finally:  # before the dirs can go to another call: what left the group dies too
                 sweep_escaped(dirs.home, since=started)
-        return _content(command, done, limit)
+        content = _content(command, done, limit)
+        if grammar is GIT and parsed.subcommand in GIT_SUB_CONFIG and LOCAL_TRANSPORT_REFUSED in content["stderr"]:
+            content["note"] = LOCAL_TRANSPORT_NOTE.format(sub=parsed.subcommand)
+        return content
 
     async def _git_checked(
         self, binary: str, args: list[str], parsed: Parsed, cwd: Path, env: dict[str, str],
@@ -154,7 +166,10 @@ class RunCommand(Connector):
             binary, args[:at], subcommand, cwd=cwd, env=env, time_limit=limit,
             root=self.root, base=base,
         )
+        if "--abort" not in args[at + 1 :] and "--quit" not in args[at + 1 :]:
+            await refuse_exec_todo(binary, args[:at], subcommand, cwd=cwd, env=env, time_limit=limit)
         extra = list(GIT_INJECT.get(subcommand, ()))
+        env = with_git_config(env, list(GIT_SUB_CONFIG.get(subcommand, ())))
         return [*args[: at + 1], *extra, *args[at + 1 :]], env
 
     def lint_problems(self) -> list[tuple[str, str]]:

@@ -20,7 +20,8 @@ add -p do not), and it gets `--no-ext-diff` (isolation.GIT_INJECT); `stash`,
 whose `show` is a diff too, is refused while they are set. An alias with the subcommand's name,
 and the keys nothing can disarm (`merge.<x>.driver`, `core.gitProxy`,
 `core.alternateRefsCommand`, `remote.<r>.vcs`, `interactive.diffFilter`,
-`gpg.ssh.defaultKeyCommand`) refuse the call.
+`gpg.ssh.defaultKeyCommand`, `trailer.<t>.cmd`/`.command`; `tar.<format>.command` for
+`git archive`) refuse the call.
 
 A driver defined *after* this listing and before the run (a concurrent write)
 escapes the per-name overrides; the fixed-name overrides and the injected
@@ -42,7 +43,13 @@ _FIXED = frozenset(
 )
 #: Program-running keys nothing can switch off: the call is refused while they are set.
 _REFUSE = ("merge.*.driver", "core.gitproxy", "core.alternaterefscommand", "remote.*.vcs",
-           "interactive.difffilter", "gpg.ssh.defaultkeycommand", "gpg.*.program")
+           "interactive.difffilter", "gpg.ssh.defaultkeycommand", "gpg.*.program",
+           # a shell command run for each `--trailer <token>` (interpret-trailers, commit, am, rebase)
+           "trailer.*.cmd", "trailer.*.command")
+#: Keys read by one subcommand only: the call is refused while they are set (another keeps working).
+_REFUSE_FOR = {
+    "archive": ("tar.*.command",),  # the compressor of a format, `--format` or `-o name.<format>` picks it
+}
 _EXTERNAL_DIFF = ("diff.external", "diff.*.command")
 #: Subcommands that may run an external diff without `--ext-diff` and cannot take `--no-ext-diff`.
 _EXT_DIFF_UNINJECTED = frozenset({"stash"})
@@ -116,6 +123,6 @@ def plan_for(entries: list[ConfigEntry], subcommand: str) -> Plan:
                 plan.refused.append(entry)
         elif section == "alias" and subsection is None and name == subcommand.lower():
             plan.refused.append(entry)
-        elif any(fnmatchcase(key, p) for p in _REFUSE):
+        elif any(fnmatchcase(key, p) for p in (*_REFUSE, *_REFUSE_FOR.get(subcommand, ()))):
             plan.refused.append(entry)
     return plan

@@ -13,8 +13,9 @@ through *files*. So every run gets:
 * for git, configuration from the command line scope (`GIT_CONFIG_COUNT`, the
   environment form of `-c`, which wins over every file and reaches the git
   processes git itself starts) that switches off each single-valued
-  program-running key, no system config (`GIT_CONFIG_NOSYSTEM`), the empty
-  global file (`GIT_CONFIG_GLOBAL`), no repository discovery above the root;
+  program-running key, no system config (`GIT_CONFIG_NOSYSTEM`; `GIT_CONFIG_SYSTEM`
+  an empty file of the call, so `git config --system` cannot write /etc/gitconfig), the
+  empty global file (`GIT_CONFIG_GLOBAL`), no repository discovery above the root;
 * before git runs, the configuration git is about to use is listed by git itself
   and each program-running key found in it is switched off too, or refuses the
   call when it cannot be (gitconfig.py);
@@ -93,7 +94,26 @@ def git_overrides(hooks_dir: Path) -> list[tuple[str, str]]:
         ("core.attributesFile", os.devnull),
         ("help.autocorrect", "0"),  # a typo must not run the nearest alias
         ("help.format", "man"),
+        ("format.outputDirectory", "."),  # format-patch writes where it runs, not where config says
     ]
+
+
+#: Config for one subcommand, race-free like GIT_INJECT. `push`, `send-pack` and `archive --remote`
+#: to a repository on this machine run git *in that repository* (receive-pack, upload-archive),
+#: where git clears the command-line config (GIT_CONFIG_COUNT) and its own config, hooks and
+#: filters apply: `receive.denyCurrentBranch=updateInstead` + a smudge filter, `core.fsmonitor`,
+#: `tar.<format>.command`. Local transports are switched off for them (network remotes still work).
+GIT_SUB_CONFIG: dict[str, tuple[tuple[str, str], ...]] = {
+    name: (("protocol.file.allow", "never"),) for name in ("push", "send-pack", "archive")
+}
+#: What git says when a local transport was refused, and what the model is told then.
+LOCAL_TRANSPORT_REFUSED = "transport 'file' not allowed"
+LOCAL_TRANSPORT_NOTE = (
+    "reach-shell does not let `git {sub}` reach a repository on this machine (a path or file:// URL): "
+    "git would run inside that repository with its own config, hooks and filters, which reach-shell "
+    "cannot switch off there. Fetch or pull from the other repository instead (run in that repository), "
+    "or push to a network remote."
+)
 
 
 #: Arguments added right after a git subcommand (race-free: no config can undo them).
@@ -120,6 +140,10 @@ class RunDirs:
     tmp: Path
     git_global: Path
     hooks: Path
+    #: where `git config --system` reads and *writes*: GIT_CONFIG_NOSYSTEM only stops reading, and
+    #: reach often runs as root, so `git config --system core.fsmonitor ...` rewrote /etc/gitconfig,
+    #: the config of every git on the host
+    git_system: Path
 
     @classmethod
     def create(cls, base: Path) -> RunDirs:
@@ -127,11 +151,12 @@ class RunDirs:
         home, tmp, hooks = top / "home", top / "tmp", top / "hooks"
         for folder in (home, tmp, hooks):
             folder.mkdir(mode=0o700)
-        git_global = top / "gitconfig"
+        git_global, git_system = top / "gitconfig", top / "gitconfig-system"
         git_global.touch(mode=0o400)
+        git_system.touch(mode=0o400)
         home.chmod(0o500)  # nothing may leave dotfiles for a later program
         hooks.chmod(0o500)
-        return cls(top=top, home=home, tmp=tmp, git_global=git_global, hooks=hooks)
+        return cls(top=top, home=home, tmp=tmp, git_global=git_global, hooks=hooks, git_system=git_system)
 
     def pristine(self) -> bool:
         """Exactly as created: empty folders of the right mode, an empty regular config file."""
@@ -143,8 +168,11 @@ class RunDirs:
                 with os.scandir(folder) as entries:
                     if next(entries, None) is not None:
                         return False
-            info = os.lstat(self.git_global)
-            return stat.S_ISREG(info.st_mode) and info.st_size == 0 and info.st_nlink == 1
+            for config in (self.git_global, self.git_system):
+                info = os.lstat(config)
+                if not (stat.S_ISREG(info.st_mode) and info.st_size == 0 and info.st_nlink == 1):
+                    return False
+            return True
         except OSError:
             return False
 
@@ -207,6 +235,7 @@ class Isolation:
     def env(self, dirs: RunDirs, base: Mapping[str, str], ceiling: Path) -> dict[str, str]:
         env = {**base, **STATIC_ENV, "HOME": str(dirs.home), "TMPDIR": str(dirs.tmp)}
         env["GIT_CONFIG_GLOBAL"] = str(dirs.git_global)
+        env["GIT_CONFIG_SYSTEM"] = str(dirs.git_system)
         if ceiling != ceiling.parent:
             env["GIT_CEILING_DIRECTORIES"] = str(ceiling.parent)
         return with_git_config(env, git_overrides(dirs.hooks))

@@ -481,11 +481,12 @@ async def test_the_environment_of_git_switches_programs_off(repo: Path) -> None:
     out = await tool.execute({"command": "git", "args": ["status"]})
     assert out["exit_code"] == 0
     env = tool.isolation.env(
-        type("D", (), {"home": Path("/h"), "tmp": Path("/t"), "git_global": Path("/g"), "hooks": Path("/k")})(),
+        type("D", (), {"home": Path("/h"), "tmp": Path("/t"), "git_global": Path("/g"), "hooks": Path("/k"),
+                       "git_system": Path("/s")})(),
         tool.env,
         tool.root,
     )
-    assert env["GIT_CONFIG_NOSYSTEM"] == "1" and env["GIT_CONFIG_GLOBAL"] == "/g"
+    assert env["GIT_CONFIG_NOSYSTEM"] == "1" and env["GIT_CONFIG_GLOBAL"] == "/g" and env["GIT_CONFIG_SYSTEM"] == "/s"
     assert env["GIT_PAGER"] == "cat" and env["GIT_EDITOR"] == "true"
     keys = {env[f"GIT_CONFIG_KEY_{i}"]: env[f"GIT_CONFIG_VALUE_{i}"] for i in range(int(env["GIT_CONFIG_COUNT"]))}
     assert keys["core.fsmonitor"] == "false" and keys["core.hooksPath"] == "/k"
