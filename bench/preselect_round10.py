@@ -299,10 +299,11 @@ def main() -> None:
     base_options = engine.options
     partial = {"read": False}
 
-    def wider_gate(share: int, vote: float | None, cap: int = 16) -> Callable[[], Callable[[], None]]:
+    def wider_gate(share: int, vote: float | None, cap: int = 16, cut_to: int = 0) -> Callable[[], Callable[[], None]]:
         """English questions only: where today's gate skips MiniLM but BM25's and
         wordllama's top 5 share at most `share` tools, MiniLM reads too, weighing
-        `vote` there (None: the arbiter's 2, as where it reads today)."""
+        `vote` there (None: the arbiter's 2, as where it reads today); `cut_to`: there
+        (only) MiniLM cut to its first layers reads, with its own tool vectors."""
         wide = dataclasses.replace(base_options, dense_gate_shared=share)
 
         def raw(queries: list[str], mask: Any = None) -> dict[str, np.ndarray]:
@@ -312,8 +313,13 @@ def main() -> None:
                 engine.options = wide
                 try:
                     if engine._signals_disagree(out["bm25"][0], out["embedding"][0], mask):
-                        vector = engine._dense_vector(queries[0], queries[0])
-                        scores = np.einsum("d,dn->n", vector, engine._dense_t)
+                        if cut_to:
+                            encoder, matrix_t = cut[cut_to]
+                            text, words = engine._dense_text(queries[0], queries[0])
+                            scores = np.einsum("d,dn->n", encoder.embed_query(text, words), matrix_t)
+                        else:
+                            vector = engine._dense_vector(queries[0], queries[0])
+                            scores = np.einsum("d,dn->n", vector, engine._dense_t)
                         out["dense"] = np.broadcast_to(scores, out["dense"].shape)
                         engine.dense_skipped = False
                         partial["read"] = True
@@ -326,6 +332,8 @@ def main() -> None:
             return {**w, "dense": vote} if partial["read"] and vote is not None else w
 
         def apply() -> Callable[[], None]:
+            if cut_to and cut_to not in cut:
+                cut[cut_to] = cut_model(cut_to)
             engine.raw_scores, engine._weights = raw, weights
             full_dense.query_tokens = cap
 
@@ -377,6 +385,8 @@ def main() -> None:
     levers.append(("3 English share <= 1, vote 1 where one shared", wider_gate(1, 1.0)))
     levers.append(("3 ... vote 1.5 where one shared", wider_gate(1, 1.5)))
     levers.append(("3 ... vote 1, 12 pieces", wider_gate(1, 1.0, 12)))
+    for count in (3, 4):
+        levers.append((f"3 ... vote 1 by the first {count} layers", wider_gate(1, 1.0, cut_to=count)))
 
     print(f"{'':<44} " + "  ".join(f"{name[:18]:<18}" for name in sets))
     base = measure("default")
