@@ -198,9 +198,10 @@ def main() -> None:
 
     def layers(count: int, **gate: Any) -> Callable[[], Callable[[], None]]:
         def apply() -> Callable[[], None]:
-            if count not in cut:
+            if count < 6 and count not in cut:
                 cut[count] = cut_model(count)
-            engine.dense, engine._dense_t = cut[count]
+            if count < 6:
+                engine.dense, engine._dense_t = cut[count]
             engine.options = dataclasses.replace(base_options, **gate)
 
             def undo() -> None:
@@ -367,6 +368,9 @@ def main() -> None:
                            ranked_by(lambda s=space, t=theta: expansion(s, t, 1, 1, True))))
         for theta in thetas:
             levers.append((f"1b diversity {space} >= {theta}", ranked_by(lambda s=space, t=theta: diversity(s, t))))
+    alone = {"bm25": 0.0, "embedding": 0.0, "dense": 1.0, "multilingual": 0.0, "tags": 0.0}
+    for count in (6, 4, 3, 2):  # the signal by itself: MiniLM's ranking alone, every question
+        levers.append((f"2 MiniLM alone, {count} layers", layers(count, dense_gate=0, weights=alone)))
     for count in (4, 3, 2):
         levers.append((f"2 first {count} layers, gate as today", layers(count)))
     for count in (4, 3):
