@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import time
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -44,8 +43,10 @@ READS = [
 ]
 WRITES = [
     f"UPDATE accounts SET owner = ({ENDLESS} SELECT max(length(hex(randomblob(8000000)))) FROM c) WHERE id = 1",
-    f"INSERT INTO accounts (owner) {ENDLESS} SELECT hex(randomblob(4000000)) FROM c WHERE length(hex(randomblob(4000000))) < 0",
-    f"DELETE FROM accounts WHERE id IN ({ENDLESS} SELECT x FROM c WHERE length(replace(hex(randomblob(4000000)), 'A', 'B')) < 0)",
+    f"INSERT INTO accounts (owner) {ENDLESS} SELECT hex(randomblob(4000000)) FROM c "
+    "WHERE length(hex(randomblob(4000000))) < 0",
+    f"DELETE FROM accounts WHERE id IN ({ENDLESS} SELECT x FROM c "
+    "WHERE length(replace(hex(randomblob(4000000)), 'A', 'B')) < 0)",
 ]
 
 
