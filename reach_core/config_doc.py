@@ -41,6 +41,13 @@ message on stderr). Each error names the table and the key and, when one is
 close, the valid name that was probably meant. Every problem of a file is
 reported at once.
 
+Tool names are known only once every tool is registered (tools may also be
+registered later), so a name no tool has is logged as a `reach.config_unknown_tool`
+warning when reach starts, with the closest tool name: plain names anywhere, and
+in `deny` and `approval` (where a miss leaves the tool unrestricted) also a glob
+that matches no tool (globs are case-sensitive: `Delete_*`) and a `tag:NAME` no
+tool carries (`tag:filesytem`).
+
 Check a file without starting anything: `reach config check [--json] [FILE]`.
 Print the effective configuration, defaults filled in and secrets masked:
 `reach config show [--json] [FILE]`.

@@ -11,6 +11,7 @@ later reader compares one spelling, and returns what it could not accept as
 
 from __future__ import annotations
 
+import fnmatch
 from typing import TYPE_CHECKING, Any
 
 from .config_problems import Problem, suggest
@@ -182,19 +183,37 @@ def check_strategies(cfg: Config, providers: dict[str, dict[str, Any]], names: P
 _PREFIXES = ("tag:", "plugin:", "risk:")
 
 
-def unknown_tool_names(cfg: Config, tools: set[str]) -> list[Problem]:
+def unknown_tool_names(cfg: Config, tools: set[str], tags: set[str] | None = None) -> list[Problem]:
     """Tool names config gives that no registered tool has: ``[connectors.NAME]`` tables and
-    plain names in ``[agents.NAME] allow/deny/approval/pinned``, with the closest tool name.
+    plain names in ``[agents.NAME] allow/deny/approval/pinned``, with the closest tool name;
+    in ``deny`` and ``approval`` also globs that match no tool name and, given ``tags``,
+    ``tag:NAME`` patterns no tool carries (in ``allow`` such a miss only narrows).
 
     Only knowable once every tool is registered (``Reach.start``; tools may also be
     registered later, so these are logged as warnings, not raised). A misspelt name in
-    ``deny``, ``approval`` or ``[connectors.NAME]`` would leave the real tool unrestricted."""
+    ``deny``, ``approval`` or ``[connectors.NAME]`` would leave the real tool unrestricted,
+    and so would ``deny = ["Delete_*"]`` (globs match case-sensitively) or ``deny = ["tag:filesytem"]``."""
     problems: list[Problem] = []
     if not tools:
         return problems
 
     def check(table: str, key: str | None, name: str) -> None:
-        if name in tools or _GLOB & set(name) or name.startswith(_PREFIXES):
+        if name in tools:
+            return
+        restricts = key in ("deny", "approval")  # a miss there leaves the tool unrestricted
+        if name.startswith("tag:"):
+            if restricts and tags is not None and name[4:] not in tags:
+                hint = suggest(name[4:], tags)
+                problems.append(Problem(table, key, f"`{name}`: no registered tool carries the tag `{name[4:]}`",
+                                        f"tag:{hint}" if hint else None))
+            return
+        if name.startswith(_PREFIXES):
+            return
+        if _GLOB & set(name):
+            if restricts and not any(fnmatch.fnmatchcase(tool, name) for tool in tools):
+                hint = next((t for t in sorted(tools) if fnmatch.fnmatch(t.lower(), name.lower())), None)
+                problems.append(Problem(table, key, f"`{name}` matches no registered tool (globs are case-sensitive)",
+                                        hint))
             return
         hint = suggest(name, tools)
         problems.append(Problem(table, key, f"`{name}` is not a registered tool", hint))

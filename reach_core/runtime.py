@@ -329,7 +329,9 @@ class Runtime:
         """Log tool names in config that no tool has (a misspelt ``deny`` restricts nothing)."""
         from .config_names import unknown_tool_names
 
-        for problem in unknown_tool_names(self.config, set(self.candidates) | set(self.tools)):
+        registered = [*self.tools.values(), *(t for ts in self.candidates.values() for t in ts)]
+        tags = {tag for tool in registered for tag in tool.tags}
+        for problem in unknown_tool_names(self.config, set(self.candidates) | set(self.tools), tags):
             self.log.warning("reach.config_unknown_tool", problem=str(problem))
 
     async def aclose(self) -> None:

@@ -107,12 +107,27 @@ class PluginLimits(BaseModel):
     _rate = field_validator("rate_limit")(classmethod(lambda cls, v: _check_rate(v)))
 
 
+def _check_storage(value: str) -> str:
+    """A storage URI the ``limits`` package can open: an unknown scheme (``memroy://``,
+    ``redis:/host``) was accepted at start and then failed every call as an internal error."""
+    from limits.storage import SCHEMES
+
+    scheme, sep, _ = value.partition("://")
+    if not sep or scheme.removeprefix("async+") not in SCHEMES:
+        known = sorted(k for k in SCHEMES if not k.startswith("async+"))
+        shown = f"the scheme {scheme!r}" if sep else "no scheme"
+        raise ValueError(f"storage has {shown}, which is not a limits storage; write memory:// or "
+                         f"redis://host:port/db (schemes: {', '.join(known)})")
+    return value
+
+
 class LimitsConfig(BaseModel):
     """``[limits]``: where rate-limit counters live and per-plugin caps (strict, as above)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
     storage: str = Field(default="memory://", description="limits storage URI: memory:// or redis://host:port/db")
+    _storage = field_validator("storage")(classmethod(lambda cls, v: _check_storage(v)))
     strategy: Literal["fixed-window", "moving-window", "sliding-window-counter"] = Field(default=
         "fixed-window",
         description="fixed-window: O(1) per call; moving-window: no bursts at window edges, but keeps "

@@ -124,6 +124,10 @@ daily_budget = 200
 [agents.{agents['limited']}]
 rate_limit = "20/hour"
 
+[agents.{agents['worker']}]
+
+[agents.{agents['ops']}]
+
 [plugins.reach-serve]
 tokens = {{ {tok} }}
 operators = ["{agents['ops']}"]

@@ -80,6 +80,10 @@ def build_connectors(
                 specs, _skipped = build_operations(
                     loaded.document, taken=taken, prefix=service.prefix, only=service.operations
                 )
+                if "methods" in service.model_fields_set:
+                    # a written allow-list bounds the document's operations too: methods = ["GET"]
+                    # means read-only, whatever DELETE/PUT operations the document declares
+                    specs = [s for s in specs if s.method in service.methods]
             except OpenAPIError as exc:
                 raise ConfigError(f"[plugins.reach-http.services.{name}] openapi: {exc}") from None
             except Exception as exc:  # noqa: BLE001 - fetch failures are set-up errors too

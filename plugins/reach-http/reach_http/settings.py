@@ -111,7 +111,8 @@ class ServiceSettings(BaseModel):
     timeout: float = Field(5.0, gt=0, le=300)
     """Seconds per request (connect + read); the tool's whole deadline is the core's."""
     methods: list[str] = Field(default_factory=lambda: ["GET", "HEAD", "POST", "PUT", "PATCH"])
-    """Methods the generic ``http_request`` tool may use here; add DELETE to allow it."""
+    """Methods the generic ``http_request`` tool may use here; add DELETE to allow it. When written
+    for an OpenAPI service, operations with other methods are not imported either."""
     generic: bool | None = None
     """Offer this service to ``http_get``/``http_request``; default: only when it has no ``openapi``."""
     operations: list[str] | None = None

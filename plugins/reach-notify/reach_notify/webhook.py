@@ -50,7 +50,8 @@ class WebhookTarget:
 
 
 _MENTION_OPENER = re.compile(r"<(?=[!@]|at>)", re.IGNORECASE)
-_BROADCAST = re.compile(r"@(?=(everyone|here|channel)\b)", re.IGNORECASE)
+# No word boundary after the word: Discord pings for ``@everyone1`` or ``@here_`` as well.
+_BROADCAST = re.compile(r"@(?=(everyone|here|channel))", re.IGNORECASE)
 _ZWSP = "\u200b"
 
 

@@ -39,6 +39,7 @@ from starlette.routing import Route
 
 from reach_core.logs import plugin_logger
 
+from .agents import check_agents
 from .console import console_routes as _console_routes
 from .settings import ServeHttpSettings
 
@@ -416,6 +417,7 @@ async def _sweep(reach: Any, interval: float, margin: float) -> None:
 def build_app(reach: Any, settings: ServeHttpSettings | None = None, *, manage: bool = True) -> Starlette:
     """The app; with ``manage`` its lifespan starts ``reach`` and closes it (flushing audit)."""
     settings = settings or reach.plugin_settings("reach-serve") or ServeHttpSettings()
+    check_agents(reach, settings)
     api = Api(reach, settings)
 
     def wrap(handler: Any) -> Any:

@@ -66,8 +66,12 @@ def serve(tmp_path: Any, extra: dict[str, Any] | None = None, plugins: tuple[Any
     from reach_serve.app import build_app
 
     settings = {"tokens": TOKENS, "operators": ["ops"], **(extra or {})}
-    config = {"reach": {"data_dir": str(tmp_path / "data")}, "plugins": {"reach-serve": settings},
-              "agents": {"worker": {"deny": ["nothing_here"]}}}
+    # every agent the settings name needs a table of its own (reach-serve refuses a name
+    # without one: a typo would get `default`'s rights); an empty one gives the built-in defaults
+    named = [*settings.get("tokens", {}).values(), *settings.get("operators", []), settings.get("anonymous_agent")]
+    agents: dict[str, Any] = {name: {} for name in named if name}
+    agents["worker"] = {"deny": ["nothing_here"]}
+    config = {"reach": {"data_dir": str(tmp_path / "data")}, "plugins": {"reach-serve": settings}, "agents": agents}
     reach = make_reach(("reach-serve", serve_plugin), *plugins, config=config)
     counter = Counter()
     reach.register(counter)

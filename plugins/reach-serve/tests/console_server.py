@@ -62,7 +62,7 @@ def free_port() -> int:
 def config(tmp_path: Any) -> dict[str, Any]:
     return {"reach": {"data_dir": str(tmp_path / "data")},
             "plugins": {"reach-serve": {"tokens": TOKENS, "operators": ["ops", "ops2"]}},
-            "agents": {"worker": {"auto_tier": "read"}, "ops": {"auto_tier": "read"},
+            "agents": {"worker": {"auto_tier": "read"}, "ops": {"auto_tier": "read"}, "ops2": {"auto_tier": "read"},
                        "guest": {"deny": ["add_credit"]}}}
 
 

@@ -24,6 +24,7 @@ def test_serve_http_command_serves_and_stops_cleanly(tmp_path: Any) -> None:
     config.write_text(f"""
 [reach]
 data_dir = "{tmp_path / 'data'}"
+[agents.cli]
 [plugins.reach-serve]
 tokens = {{ "tok-cli-0000001" = "cli" }}
 """)

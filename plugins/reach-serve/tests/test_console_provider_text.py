@@ -150,7 +150,7 @@ def test_hidden_characters_in_a_description_are_spelled_out(page: str, i: int) -
 @pytest.mark.parametrize("i", range(len(FAKE)))
 def test_wording_dressed_as_the_console_is_framed(page: str, i: int) -> None:
     cells = _cells(page, f"fake_{i}")
-    assert len(cells) == 4  # default, guest, ops, worker
+    assert len(cells) == 5  # default, guest, ops, ops2, worker
     for cell in cells:
         assert _framed(cell) == FAKE[i]
 

@@ -519,9 +519,10 @@ def _deadline(conn: Connection, timeout: float, abort: Abort | None) -> Iterator
     if cancel is None:
         yield None
         return
-    watchdog = Watchdog(cancel, timeout, hard_stop)
-    if hard_stop is not None:  # SQLite: the progress handler keeps the deadline; abort only
-        watchdog.start()
+    # Started on SQLite too: its progress handler looks at the clock only every 2,000
+    # instructions, and one instruction may take 50 ms (hex(randomblob(8e6)) per row), so a
+    # 0.3 s statement ran until the core's 15 s deadline; interrupt() stops at the next one.
+    watchdog = Watchdog(cancel, timeout, hard_stop).start()
     if abort is not None:
         abort.attach(watchdog)
     try:

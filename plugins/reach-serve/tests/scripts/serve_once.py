@@ -21,7 +21,8 @@ def main() -> None:
     data_dir, max_body = sys.argv[1], int(sys.argv[2])
     settings = {"tokens": {"tok-worker-000001": "worker"}, "max_body_bytes": max_body}
     reach = make_reach(("reach-serve", serve_plugin),
-                       config={"reach": {"data_dir": data_dir}, "plugins": {"reach-serve": settings}})
+                       config={"reach": {"data_dir": data_dir}, "plugins": {"reach-serve": settings},
+                               "agents": {"worker": {}}})
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     server = uvicorn.Server(uvicorn.Config(build_app(reach), log_level="warning", lifespan="on"))
