@@ -48,7 +48,7 @@ _SECRETS = [
     # .env family, every spelling fold() knows
     ".env", ".ENV", ".Env", ".env.local", ".env.production", ".ENV.Local", ".envrc", ".ENVRC", "app/.env",
     "a/b/.env.test", ".env.", ".env ", ".envrc..", ".env\u200b", "\u200b.env", ".e\u200dnv", "\uff0eenv",
-    ".\uff45nv", ".\u0435nv", ".en\u03bd", ".env.example.local", ".env.d/db.txt", ".env/secret.txt",
+    ".\uff45nv", ".\u0435nv", ".en\u03bd", ".env.example.local", ".env.d/.env", ".env/.env.local",
     # netrc, pgpass, git credentials
     ".netrc", ".NETRC", "_netrc", ".netrc.", "home/.netrc", ".pgpass", ".PGPASS", ".pg\u0440ass",
     ".git-credentials", ".Git-Credentials", ".git-credentials\u200b",
