@@ -18,7 +18,7 @@ from typing import Any
 
 from .htmltext import html_to_text, looks_like_html
 from .paths import join_index, join_key
-from .text_shape import TextShaper, cut_string
+from .text_shape import TextShaper
 
 __all__ = ["LADDER", "Cut", "JsonShaper", "Limits", "error_paths", "html_strings_as_text", "is_error_key", "project"]
 
