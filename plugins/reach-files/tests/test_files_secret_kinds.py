@@ -17,22 +17,11 @@ from __future__ import annotations
 import base64
 import zipfile
 from pathlib import Path
-from typing import Any
 
 import pytest
-import reach_files.plugin
-
-from reach_core import Reach
+from conftest import rooted_reach
 
 SECRET = "AKIA-TOP-SECRET-4242"
-
-
-def _reach(tmp_path: Path, **settings: Any) -> tuple[Reach, Path]:
-    root = tmp_path / "root"
-    root.mkdir(parents=True, exist_ok=True)
-    config: dict[str, Any] = {"reach": {"data_dir": str(tmp_path / "data")},
-                              "plugins": {"reach-files": {"roots": [str(root)], **settings}}}
-    return Reach(config, plugins=[("reach-files", reach_files.plugin)], strict=True), root
 
 
 def _put(root: Path, rel: str, data: str | bytes) -> Path:
@@ -62,7 +51,7 @@ _KEYNOTE_NAMES = ["talk.key", "Talk.KEY", "slides/Q3 review.key", "talk.key.", "
 
 @pytest.mark.parametrize("name", _KEYNOTE_NAMES)
 async def test_a_keynote_document_is_described_not_refused(tmp_path: Path, name: str) -> None:
-    reach, root = _reach(tmp_path)
+    reach, root = rooted_reach(tmp_path)
     _keynote(root / name)
     r = await reach.invoke("read_file", {"path": name})
     assert r.ok, (name, r.error)
@@ -95,7 +84,7 @@ _TEXT_KEYS = [
 @pytest.mark.parametrize("name", ["server.key", "tls/site.KEY", "site.key.", "a.k\u0435y", "config/master.key",
                                   "wg0.\uff4bey"])
 async def test_a_key_file_holding_text_is_not_read_or_searched(tmp_path: Path, name: str) -> None:
-    reach, root = _reach(tmp_path)
+    reach, root = rooted_reach(tmp_path)
     for body, text in enumerate(_TEXT_KEYS):
         _put(root, f"case{body}/{name}", text + f"# {SECRET}\n")
     read = []
@@ -111,7 +100,7 @@ async def test_a_key_file_holding_text_is_not_read_or_searched(tmp_path: Path, n
 
 
 async def test_a_key_file_is_refused_through_a_link_with_an_honest_name(tmp_path: Path) -> None:
-    reach, root = _reach(tmp_path)
+    reach, root = rooted_reach(tmp_path)
     _put(root, "tls/server.key", f"{SECRET}\n")
     (root / "notes.txt").symlink_to(root / "tls/server.key")
     (root / "talk.key").symlink_to(root / "tls/server.key")
@@ -124,7 +113,7 @@ async def test_a_binary_key_is_described_never_shown(tmp_path: Path) -> None:
     """A DER key or raw key bytes in ``*.key``: binary files are described (size, type) and
     never searched, so none of their bytes reach the model."""
     der = bytes.fromhex("302e020100300506032b657004220420") + bytes(range(32))
-    reach, root = _reach(tmp_path)
+    reach, root = rooted_reach(tmp_path)
     _put(root, "ed25519.key", der)
     _put(root, "raw.key", bytes(range(255, 223, -1)))
     for name, data in (("ed25519.key", der), ("raw.key", bytes(range(255, 223, -1)))):
@@ -135,7 +124,7 @@ async def test_a_binary_key_is_described_never_shown(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("name", ["talk.key", "site.KEY", "a.k\u0435y", "deck.key/Index.zip"])
 async def test_key_files_are_still_not_written(tmp_path: Path, name: str) -> None:
-    reach, root = _reach(tmp_path)
+    reach, root = rooted_reach(tmp_path)
     for mode in ("create", "overwrite", "append"):
         r = await reach.invoke("write_file", {"path": name, "content": "x", "mode": mode})
         assert not r.ok and r.error.code == "invalid_arguments" and "allow_secret_files" in r.error.message
@@ -151,7 +140,7 @@ _INSIDE = ["lib/python3.12/site.py", "pyvenv.cfg", "bin/activate", "Index.zip", 
 
 async def test_files_inside_folders_named_like_env_or_key_files_are_read_and_searched(tmp_path: Path) -> None:
     """A virtualenv named ``.env`` and a Keynote bundle named ``talk.key`` hold ordinary files."""
-    reach, root = _reach(tmp_path)
+    reach, root = rooted_reach(tmp_path)
     paths = [f"case{i}/{folder}/{inside}" for i, folder in enumerate(_FOLDERS) for inside in _INSIDE]
     for rel in paths:
         _put(root, rel, f"print('needle')  # {rel}\n")
@@ -179,7 +168,7 @@ _ENV_FILES_INSIDE = [".env/.env", ".env/.env.local", ".env/.ENVRC", "deck.key/.e
 
 @pytest.mark.parametrize("rel", _ENV_FILES_INSIDE)
 async def test_secret_files_inside_those_folders_stay_refused(tmp_path: Path, rel: str) -> None:
-    reach, root = _reach(tmp_path)
+    reach, root = rooted_reach(tmp_path)
     _put(root, rel, f"TOKEN={SECRET}\n")
     r = await reach.invoke("read_file", {"path": rel})
     assert not r.ok and r.error.code == "invalid_arguments" and "allow_secret_files" in r.error.message, rel
@@ -188,7 +177,7 @@ async def test_secret_files_inside_those_folders_stay_refused(tmp_path: Path, re
 
 
 async def test_a_file_inside_a_folder_named_env_is_read_through_a_symlinked_folder(tmp_path: Path) -> None:
-    reach, root = _reach(tmp_path)
+    reach, root = rooted_reach(tmp_path)
     _put(root, ".env/lib/site.py", "import os\n")
     (root / "venv").symlink_to(root / ".env")
     r = await reach.invoke("read_file", {"path": "venv/lib/site.py"})
@@ -200,7 +189,7 @@ async def test_a_file_inside_a_folder_named_env_is_read_through_a_symlinked_fold
 
 @pytest.mark.parametrize("rel", [".env/lib/python3.12/site-packages/evil.pth", ".ENV/bin/activate", "\uff0eenv/x.py"])
 async def test_writing_into_a_folder_named_env_stays_refused(tmp_path: Path, rel: str) -> None:
-    reach, root = _reach(tmp_path)
+    reach, root = rooted_reach(tmp_path)
     r = await reach.invoke("write_file", {"path": rel, "content": "import os; os.system('id')\n"})
     assert not r.ok and r.error.code == "invalid_arguments" and "allow_env_writes" in r.error.message
     assert not (root / rel).exists()
