@@ -25,6 +25,14 @@ MAX_PASSAGE = 600
 MIN_RELATIVE_SCORE = 0.4
 MAX_ERROR_LINES = 100_000  # error lines counted at most (a log of nothing else is counted this far)
 _NOT_NEWLINE = re.compile(r"[^\n]")
+
+
+def _starts_word(letter: str) -> str:
+    """After ``letter``: it starts a word (no word character before it), or follows an escaped
+    newline or tab (``\\n``, whose ``n`` is a word character)."""
+    return rf"(?:(?<!\w{letter})|(?<=\\[nrt]{letter}))"
+
+
 # What error lines look like in the logs and outputs tools return: Python tracebacks and
 # exception lines (`ValueError:`, `Error:`, `IllegalStateException:`, `Exception in thread`),
 # log levels in capitals (not ERROR_CODES: a word character after), git's `fatal:`, Go's
@@ -35,18 +43,17 @@ _NOT_NEWLINE = re.compile(r"[^\n]")
 # by the set of first characters: about 13 ns a character, 0.25 s for a 17 MB log
 # (a leading `\b` took ten times as long). A log inside JSON text (another tool's answer
 # kept as a string) has its newlines and tabs escaped: `\nERROR:` starts a line too.
-_START = r"(?:(?<!\w{0})|(?<=\\[nrt]{0}))"  # not inside a word; after an escaped newline or tab is a start
 _ERROR_LINE = re.compile(
     r"Traceback \(most recent call last\)"
-    rf"|E{_START.format('E')}RR(?:OR(?!\w)|!)"
-    rf"|F{_START.format('F')}A(?:TAL|IL(?:ED|URE))(?!\w)"
-    rf"|C{_START.format('C')}RITICAL(?!\w)"
-    rf"|P{_START.format('P')}ANIC(?!\w)"
+    rf"|E{_starts_word('E')}RR(?:OR(?!\w)|!)"
+    rf"|F{_starts_word('F')}A(?:TAL|IL(?:ED|URE))(?!\w)"
+    rf"|C{_starts_word('C')}RITICAL(?!\w)"
+    rf"|P{_starts_word('P')}ANIC(?!\w)"
     r"|E(?:rror|xception)(?::|(?= in thread))"
-    rf"|e{_START.format('e')}rror(?:\[\w+\])?:"
-    rf"|f{_START.format('f')}atal(?: error)?:"
-    rf"|p{_START.format('p')}anic:"
-    rf"|l{_START.format('l')}evel=\\?\"?(?:error|fatal|panic|critical)(?!\w)"
+    rf"|e{_starts_word('e')}rror(?:\[\w+\])?:"
+    rf"|f{_starts_word('f')}atal(?: error)?:"
+    rf"|p{_starts_word('p')}anic:"
+    rf"|l{_starts_word('l')}evel=\\?\"?(?:error|fatal|panic|critical)(?!\w)"
     r"|Segmentation fault"
 )
 # where a line ends: a newline, or one escaped in JSON text (the two characters `\n`)
