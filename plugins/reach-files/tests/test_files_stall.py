@@ -60,11 +60,12 @@ class Heartbeat:
         self.wall: list[float] = []
         self.cpu: list[float] = []
         self._stop = asyncio.Event()
+        self._beating = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
     async def __aenter__(self) -> Heartbeat:
         self._task = asyncio.create_task(self._beat())
-        await asyncio.sleep(0.02)
+        await self._beating.wait()  # one beat before the call (a sleep raced the task's start on a loaded host)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -80,6 +81,7 @@ class Heartbeat:
             self.wall.append(now - last)
             self.cpu.append(cpu - last_cpu)
             last, last_cpu = now, cpu
+            self._beating.set()
 
     @property
     def stall(self) -> float:
@@ -92,7 +94,7 @@ class Heartbeat:
         return max(self.wall)
 
     def check(self) -> None:
-        assert len(self.cpu) >= 2, "the heartbeat never beat"
+        assert len(self.cpu) >= 2, "the heartbeat did not beat after the call started"
         assert self.stall < MAX_STALL, f"the event loop stalled: {self.stall:.2f} CPU s between two beats"
 
 
@@ -230,7 +232,7 @@ _CHILD = textwrap.dedent("""
         for leaf in ("zy", "a" * 200):
             r = await reach.invoke("write_file", {"path": deep + "/" + leaf, "content": "x"})
             assert r.ok, r.error
-        gaps, stop = [], asyncio.Event()
+        gaps, stop, beating = [], asyncio.Event(), asyncio.Event()
 
         async def beat():  # CPU seconds of the process between beats, as Heartbeat
             last = time.process_time()
@@ -239,9 +241,10 @@ _CHILD = textwrap.dedent("""
                 now = time.process_time()
                 gaps.append(now - last)
                 last = now
+                beating.set()
 
         task = asyncio.create_task(beat())
-        await asyncio.sleep(0.02)
+        await beating.wait()
         results = []
         for pattern in ("**/" * 12 + "zz", "*a" * 13 + "*b"):
             r = await reach.invoke("search_files", {"pattern": pattern})
