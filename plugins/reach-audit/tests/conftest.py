@@ -3,7 +3,9 @@ and a handful of connectors that succeed, fail, retry and fall back."""
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
+import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -177,3 +179,14 @@ def read_db(path: Path, sql: str = "SELECT seq, record, hash FROM audit_log ORDE
 def db_rows(data_dir: Path) -> Callable[..., list[tuple]]:
     """``db_rows(sql=...)``: rows of the test Reach's database, read from outside."""
     return lambda *sql: read_db(data_dir / "reach.db", *sql)
+
+
+async def wait_until(condition: Callable[[], bool], what: str, *, seconds: float = 30.0) -> None:
+    """Wait for ``condition``, polled every 10 ms. The deadline only bounds a hang and is never
+    what a test measures: on a loaded CI host the background writer and its log lines may
+    take much longer than on a quiet one, and must still pass."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: not within {seconds:g} s")
+        await asyncio.sleep(0.01)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import reach_audit
+from conftest import wait_until
 from reach_audit.redact import MASK, Redactor
 
 SECRETS = (
@@ -67,12 +68,8 @@ async def test_a_secret_never_reaches_disk(make_reach, data_dir, tmp_path):
     # a secret in a nested header of an unknown tool
     await reach.invoke("fetch", {"headers": {"Cookie": SECRETS[3]}})
     await reach_audit.flush(reach)
-    for _ in range(50):  # log lines follow the commit
-        if log_file.exists() and log_file.read_text().count("\n") >= 3:
-            break
-        import asyncio
-
-        await asyncio.sleep(0.02)
+    await wait_until(lambda: log_file.exists() and log_file.read_text().count("\n") >= 3,
+                     "the log lines, which follow the commit")
 
     files = [p for p in data_dir.iterdir() if p.name.startswith("reach.db")] + [log_file]
     assert any(p.name == "reach.db-wal" for p in files), "the WAL file must be checked too"

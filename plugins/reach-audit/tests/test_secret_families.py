@@ -9,7 +9,6 @@ captured log events.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 from collections.abc import Callable, Iterator
@@ -19,6 +18,7 @@ from typing import Any
 import pytest
 import reach_audit
 import structlog
+from conftest import wait_until
 
 from reach_core import BusinessError, Connector, NotFound, RetryableError, hookimpl
 from reach_core.redact import MASK, Redactor, key_is_secret
@@ -304,10 +304,7 @@ async def _run_everything(reach: Any, log_file: Path, calls: list[tuple[Any, ...
     for call in calls:
         await reach.invoke(*call[:2], **(call[2] if len(call) > 2 else {}))
     await reach_audit.flush(reach)
-    for _ in range(100):  # JSON lines follow the commit
-        if _lines(log_file) >= len(calls):
-            break
-        await asyncio.sleep(0.02)
+    await wait_until(lambda: _lines(log_file) >= len(calls), "the JSON lines, which follow the commit")
 
 
 def _lines(path: Path) -> int:

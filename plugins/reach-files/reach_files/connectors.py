@@ -25,7 +25,7 @@ from reach_core import BusinessError, Connector, InvalidArguments, NotFound
 
 from .globs import GlobError, compile_glob
 from .jail import Jail, Located, NotRegular, PathMissing, PathRefused, is_special
-from .protect import env_file, git_dir_on_disk, private_key_in, private_key_near, secret_store, vcs_name
+from .protect import env_file, git_dir_on_disk, key_file, private_key_in, private_key_near, secret_store, vcs_name
 from .settings import FilesSettings
 from .sniff import SNIFF_BYTES, describe_size, guess_type, looks_binary
 from .walk import Budget, walk
@@ -202,12 +202,15 @@ class ReadFile(_FilesConnector):
                     "or leave it out to start at the beginning.",
                 )
             head = os.pread(fd, SNIFF_BYTES, 0)
+            binary = looks_binary(head)
             if not self.settings.allow_secret_files:
+                if not binary and _key_named(loc):  # text in a *.key is a key; a Keynote document is binary
+                    raise InvalidArguments("path", message=_secret_message(loc, "read_file"))
                 # the whole file when it is no larger than a searched one (keys are small), else its head
                 head_only = st.st_size <= len(head) or st.st_size > self.settings.max_search_file_bytes
                 if private_key_in(head if head_only else os.pread(fd, st.st_size, 0)):
                     raise InvalidArguments("path", message=_secret_message(loc, "read_file"))
-            if looks_binary(head):
+            if binary:
                 return {
                     "path": loc.shown,
                     "binary": True,
@@ -361,7 +364,8 @@ class SearchFiles(_FilesConnector):
         skipped: list[str] = []
         secrets_skipped = 0
         guard = needle is not None and not self.settings.allow_secret_files
-        base_secret = guard and (secret_store(loc.via, reading=True) or secret_store(loc.parts, reading=True))
+        base_secret = guard and (secret_store(loc.via, reading=True, file=False)
+                                 or secret_store(loc.parts, reading=True, file=False))
 
         def enter(states: frozenset[int], name: str) -> frozenset[int] | None:
             nxt = glob.step(states, name)
@@ -377,7 +381,7 @@ class SearchFiles(_FilesConnector):
                     continue  # reach's own state: never searched
                 matches = glob.file_predicate(folder.state)
                 path_parts = (*loc.parts, *folder.rel.split("/")[:-1])
-                in_secret = guard and (base_secret or secret_store(path_parts, reading=True))
+                in_secret = guard and (base_secret or secret_store(path_parts, reading=True, file=False))
                 for index, name in enumerate(folder.files):
                     # one huge folder: its names are matched here, after the listing's own clock checks
                     if index & 63 == 63 and not budget.check_clock():
@@ -405,7 +409,8 @@ class SearchFiles(_FilesConnector):
                             secrets_skipped += 1  # never opened: its lines are the secrets
                             continue
                         shown = _shown_name(prefix + folder.rel + name)
-                        found = self._grep(folder.fd, name, shown, needle, ignore_case, cap - len(hits))
+                        found = self._grep(folder.fd, name, shown, needle, ignore_case, cap - len(hits),
+                                           key=guard and key_file(name))
                         if found is None:
                             secrets_skipped += 1
                             continue
@@ -431,9 +436,10 @@ class SearchFiles(_FilesConnector):
         return out
 
     def _grep(self, dfd: int, name: str, shown: str, needle: str, ignore_case: bool,
-              room: int) -> list[dict[str, Any]] | None:
+              room: int, *, key: bool = False) -> list[dict[str, Any]] | None:
         """Matching lines of one regular text file (symlinks, devices, binaries and huge files skipped);
-        ``None`` for a file holding a private key (a secret store by its content)."""
+        ``None`` for a secret store by its content: a file holding a private key, or text in a
+        ``*.key`` (``key``)."""
         try:
             if is_special(os.stat(name, dir_fd=dfd, follow_symlinks=False).st_mode):
                 return []  # never opened: opening a device can act
@@ -451,7 +457,7 @@ class SearchFiles(_FilesConnector):
             os.close(fd)
         if looks_binary(data[:SNIFF_BYTES]):
             return []
-        if not self.settings.allow_secret_files and private_key_in(data):
+        if key or (not self.settings.allow_secret_files and private_key_in(data)):
             return None
         text = data.decode("utf-8", errors="replace")
         if needle not in (text.casefold() if ignore_case else text):
@@ -642,10 +648,15 @@ def _refuse_secret(loc: Located, settings: FilesSettings, tool: str) -> None:
         raise InvalidArguments("path", message=_secret_message(loc, tool))
 
 
+def _key_named(loc: Located) -> bool:
+    """Is the file a ``*.key`` by the name it was asked by or the name its links lead to?"""
+    return bool(loc.parts) and key_file(loc.parts[-1]) or bool(loc.via) and key_file(loc.via[-1])
+
+
 def _secret_message(loc: Located, tool: str) -> str:
     return (f"`{loc.shown}` is a secret store (.env, .envrc, .env.*, .netrc, .pgpass, .git-credentials, "
-            ".aws/credentials or a private key such as id_rsa, *.pem, *.key or any file holding a "
-            "-----BEGIN ... PRIVATE KEY----- block, in any spelling or through a link) "
+            ".aws/credentials or a private key such as id_rsa, a *.key holding text, a *.pem to write, or any "
+            "file holding a -----BEGIN ... PRIVATE KEY----- block, in any spelling or through a link) "
             f"or lies inside one; {tool} refuses it so that its secrets do not reach the model, unless the "
             "operator sets [plugins.reach-files] allow_secret_files = true. Templates such as .env.example "
             "can be read.")

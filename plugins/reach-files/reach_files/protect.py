@@ -4,13 +4,17 @@
   and any folder that *is* a git directory by its contents, whatever its name): a write there
   runs code on the user's machine the next time they use git (``hooks/``, ``config``'s
   ``core.fsmonitor``), or redirects git to another folder (a ``.git`` *file*).
-* **.env files** (``.env``, ``.envrc``, ``.env.*``, and folders so named, often a virtualenv):
-  secrets, and shell code that direnv runs on ``cd``.
+* **.env files** (``.env``, ``.envrc``, ``.env.*``): secrets, and shell code that direnv runs
+  on ``cd``. Nothing is *written* inside a folder so named either (often a virtualenv: code
+  planted there runs on its next use), but a folder's files are *read* by their own names: a
+  virtualenv named ``.env`` holds ``site.py``, not secrets.
 * **Secret stores** (the .env files, ``.netrc``, ``.pgpass``, ``.git-credentials``,
   ``.aws/credentials``, private keys): reading one hands the model every secret in it, so
   they are neither read, searched nor written unless the operator opens them. Shared
   templates (``.env.example``, ``.env.sample``, ``.env.template``, ``.env.dist``) are
-  meant to be read.
+  meant to be read. A ``*.key`` file is judged by its content when read (`key_file`): text
+  in it is a key (PEM, Rails' ``master.key``, WireGuard, OpenVPN), a binary one (a Keynote
+  document) is only ever described, never shown.
 * **reach's own state** (the data dir, the state store, the pin file, the audit log, the
   config file): reading them leaks other calls' data, writing them rewrites the rules.
 
@@ -31,8 +35,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["device_name", "env_file", "fold", "git_dir_on_disk", "private_key_in", "private_key_near", "reach_paths",
-           "secret_store", "through_magic", "uncopied", "vcs_name"]
+__all__ = ["device_name", "env_file", "fold", "git_dir_on_disk", "key_file", "private_key_in", "private_key_near",
+           "reach_paths", "secret_store", "through_magic", "uncopied", "vcs_name"]
 
 _VCS = frozenset({".git", ".hg", ".svn", ".bzr"})
 _SHORT = re.compile(r"(git|hg|svn|bzr|env|envrc)~\d+")
@@ -131,25 +135,28 @@ _SECRET_IN: dict[str, re.Pattern[str]] = {folder: re.compile(names) for folder, 
     ".azure": r"accesstokens\.json|msal_token_cache\.(?:json|bin)",
 }.items()}
 _SECRET_SHORT = re.compile(r"(netrc|pgpass|git-cr)~\d+")
-# ``.pem`` holds certificates as often as keys: a read is judged by content (`private_key_in`),
-# a write by name; ``.key`` is a key by name (DER keys carry no BEGIN line to find)
+# ``.pem`` holds certificates as often as keys and ``.key`` keys as often as Keynote documents:
+# a read is judged by content (`private_key_in`, `key_file`), a write by name
 _SECRET_SUFFIXES = (".pem", ".key")
-_SECRET_SUFFIXES_READ = (".key",)
 _AWS = re.compile(r"\.aws|aws~\d+")
 _AWS_CREDENTIALS = re.compile(r"credentials|creden~\d+")
 
 
-def secret_store(names: Iterable[str], *, reading: bool, env: bool = True) -> bool:
+def secret_store(names: Iterable[str], *, reading: bool, env: bool = True, file: bool = True) -> bool:
     """Do the path components ``names`` (below a root) name a secret store (see the module doc)
-    or lie inside one? A template (``.env.example``) is one only for writing (``reading=False``):
-    the .env write guard has always covered every ``.env.*``. ``env=False`` leaves the .env
-    files out (``allow_env_writes`` opens them for writing)."""
+    or lie inside one? ``file``: the last name is the file itself (``False``: every name is a
+    folder, as when a search walks them). For reading, a folder named ``.env`` (a virtualenv:
+    ``python -m venv .env``) holds ordinary files, judged by their own names; other .env-named
+    folders (``.env.d``, ``.env.local/``) hold env files under any name and stay refused. A
+    template (``.env.example``) is one only for writing (``reading=False``): the .env write
+    guard has always covered every ``.env.*``. ``env=False`` leaves the .env files out
+    (``allow_env_writes`` opens them for writing)."""
     folded = [uncopied(fold(n)) for n in names]
+    last = len(folded) - 1 if file else -1
     for i, f in enumerate(folded):
-        if env and env_file(f) and not (reading and _ENV_TEMPLATE.fullmatch(f) and i == len(folded) - 1):
+        if env and env_file(f) and (not reading or (f != ".env" if i != last else not _ENV_TEMPLATE.fullmatch(f))):
             return True
-        if f in _SECRET_NAMES or f.endswith(_SECRET_SUFFIXES_READ if reading else _SECRET_SUFFIXES) \
-                or _SECRET_SHORT.fullmatch(f):
+        if f in _SECRET_NAMES or (not reading and f.endswith(_SECRET_SUFFIXES)) or _SECRET_SHORT.fullmatch(f):
             return True
         if i and ((_AWS.fullmatch(folded[i - 1]) and _AWS_CREDENTIALS.fullmatch(f))
                   or ((inside := _SECRET_IN.get(folded[i - 1])) is not None and inside.fullmatch(f))):
@@ -171,6 +178,14 @@ _B64_ALT = bytes.maketrans(b"-_", b"+/")
 
 #: bytes on each side of a page of a big file that are looked at for a key (longer than any key)
 KEY_REACH = 64 * 1024
+
+
+def key_file(name: str) -> bool:
+    """A ``*.key`` name (in any spelling `fold` knows). Read, such a file is judged by what it
+    holds: text is refused whatever it says (keys without a ``BEGIN ... PRIVATE KEY`` line:
+    Rails' ``master.key``, ``wg genkey``, OpenVPN's static key, age), binary (a Keynote
+    document, a DER key) is described by size and type and never shown."""
+    return fold(name).endswith(".key")
 
 
 def private_key_in(data: bytes) -> bool:

@@ -21,6 +21,13 @@ def make_reach(tmp_path: Path, settings: dict[str, Any] | None = None) -> Reach:
     return Reach(config, plugins=[("reach-files", reach_files.plugin)], strict=True)
 
 
+def rooted_reach(tmp_path: Path, **settings: Any) -> tuple[Reach, Path]:
+    """A Reach whose one root is ``tmp_path/root`` (made here), and that root."""
+    root = tmp_path / "root"
+    root.mkdir(parents=True, exist_ok=True)
+    return make_reach(tmp_path, {"roots": [str(root)], **settings}), root
+
+
 @dataclass
 class Box:
     reach: Reach

@@ -16,23 +16,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
 import pytest
-import reach_files.plugin
+from conftest import rooted_reach
 from reach_files.protect import device_name
 
-from reach_core import Reach
-
 SECRET = "AKIA-TOP-SECRET-4242"
-
-
-def _reach(tmp_path: Path, **settings: Any) -> tuple[Reach, Path]:
-    root = tmp_path / "root"
-    root.mkdir(parents=True, exist_ok=True)
-    config: dict[str, Any] = {"reach": {"data_dir": str(tmp_path / "data")},
-                              "plugins": {"reach-files": {"roots": [str(root)], **settings}}}
-    return Reach(config, plugins=[("reach-files", reach_files.plugin)], strict=True), root
 
 
 def _put(root: Path, rel: str, text: str = f"TOKEN={SECRET}\n") -> Path:
@@ -48,7 +37,8 @@ _SECRETS = [
     # .env family, every spelling fold() knows
     ".env", ".ENV", ".Env", ".env.local", ".env.production", ".ENV.Local", ".envrc", ".ENVRC", "app/.env",
     "a/b/.env.test", ".env.", ".env ", ".envrc..", ".env\u200b", "\u200b.env", ".e\u200dnv", "\uff0eenv",
-    ".\uff45nv", ".\u0435nv", ".en\u03bd", ".env.example.local", ".env.d/db.txt", ".env/secret.txt",
+    ".\uff45nv", ".\u0435nv", ".en\u03bd", ".env.example.local", ".env.d/.env", ".env/.env.local",
+    ".env.d/db.txt", ".env.local/notes.txt", ".envrc/x.txt",
     # netrc, pgpass, git credentials
     ".netrc", ".NETRC", "_netrc", ".netrc.", "home/.netrc", ".pgpass", ".PGPASS", ".pg\u0440ass",
     ".git-credentials", ".Git-Credentials", ".git-credentials\u200b",
@@ -64,7 +54,7 @@ _SECRETS = [
 
 async def test_secret_stores_are_not_read_or_searched(tmp_path: Path) -> None:
     """Every spelling at once, each in a folder of its own (one Reach: the family stays fast)."""
-    reach, root = _reach(tmp_path)
+    reach, root = rooted_reach(tmp_path)
     for i, rel in enumerate(_SECRETS):
         _put(root, f"case{i}/{rel}")
     read = []
@@ -83,7 +73,7 @@ async def test_secret_stores_are_not_read_or_searched(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("rel", [".env", ".aws/credentials", "id_rsa", "server.key", ".netrc", ".env.local"])
 async def test_secret_stores_are_not_read_through_a_symlink(tmp_path: Path, rel: str) -> None:
-    reach, root = _reach(tmp_path)
+    reach, root = rooted_reach(tmp_path)
     _put(root, rel)
     (root / "innocent.txt").symlink_to(root / rel)
     (root / "rel-link.md").symlink_to(rel)
@@ -99,7 +89,7 @@ async def test_secret_stores_are_not_read_through_a_symlink(tmp_path: Path, rel:
 
 
 async def test_secret_store_hard_linked_under_an_honest_name_is_not_read(tmp_path: Path) -> None:
-    reach, root = _reach(tmp_path)
+    reach, root = rooted_reach(tmp_path)
     env = _put(root, ".env")
     os.link(env, root / "notes.txt")
     r = await reach.invoke("read_file", {"path": "notes.txt"})
@@ -109,7 +99,7 @@ async def test_secret_store_hard_linked_under_an_honest_name_is_not_read(tmp_pat
 
 
 async def test_text_search_says_it_skipped_secret_stores(tmp_path: Path) -> None:
-    reach, root = _reach(tmp_path)
+    reach, root = rooted_reach(tmp_path)
     _put(root, ".env")
     _put(root, ".ssh/id_rsa")
     _put(root, "app/settings.py", f"TOKEN = env('TOKEN')  # {SECRET[:4]}\n")
@@ -122,7 +112,7 @@ async def test_text_search_says_it_skipped_secret_stores(tmp_path: Path) -> None
 @pytest.mark.parametrize("rel", [".netrc", "id_rsa", ".ssh/id_ed25519", ".aws/credentials", ".git-credentials",
                                  ".pgpass", "server.pem", "site.key", "\u0456d_rsa"])
 async def test_secret_stores_are_not_written(tmp_path: Path, rel: str) -> None:
-    reach, root = _reach(tmp_path)
+    reach, root = rooted_reach(tmp_path)
     for mode in ("create", "overwrite", "append"):
         r = await reach.invoke("write_file", {"path": rel, "content": "machine x login a password b", "mode": mode})
         assert not r.ok and r.error.code == "invalid_arguments", (rel, mode)
@@ -150,7 +140,7 @@ _KEYS = [
 @pytest.mark.parametrize("body", range(len(_KEYS)))
 async def test_a_private_key_is_not_read_or_searched_whatever_its_name(tmp_path: Path, name: str,
                                                                         body: int) -> None:
-    reach, root = _reach(tmp_path)
+    reach, root = rooted_reach(tmp_path)
     _put(root, name, _KEYS[body] + f"# {SECRET}\n")
     r = await reach.invoke("read_file", {"path": name})
     assert not r.ok and r.error.code == "invalid_arguments" and "allow_secret_files" in r.error.message
@@ -174,7 +164,7 @@ _PUBLIC = [
 async def test_certificates_and_public_keys_are_read(tmp_path: Path, body: str, name: str) -> None:
     """A ``.pem`` is read when it holds no private key: certificate chains are what
     people debug TLS with (a key inside is refused by content, above)."""
-    reach, root = _reach(tmp_path)
+    reach, root = rooted_reach(tmp_path)
     _put(root, name, body)
     r = await reach.invoke("read_file", {"path": name})
     assert r.ok and r.content["content"] == body
@@ -193,7 +183,7 @@ _HONEST = [
 
 @pytest.mark.parametrize("rel", _HONEST)
 async def test_honest_files_near_secret_names_are_read_and_searched(tmp_path: Path, rel: str) -> None:
-    reach, root = _reach(tmp_path)
+    reach, root = rooted_reach(tmp_path)
     _put(root, rel, "EXAMPLE_TOKEN=changeme\n")
     r = await reach.invoke("read_file", {"path": rel})
     assert r.ok, (rel, r.error)
@@ -203,7 +193,7 @@ async def test_honest_files_near_secret_names_are_read_and_searched(tmp_path: Pa
 
 
 async def test_allow_secret_files_opens_reads_searches_and_writes(tmp_path: Path) -> None:
-    reach, root = _reach(tmp_path, allow_secret_files=True)
+    reach, root = rooted_reach(tmp_path, allow_secret_files=True)
     paths = [".env", ".envrc", ".aws/credentials", "id_rsa", ".netrc", "server.key"]
     _put(root, "deploy_key", _KEYS[0])
     assert (await reach.invoke("read_file", {"path": "deploy_key"})).ok
@@ -220,7 +210,7 @@ async def test_allow_secret_files_opens_reads_searches_and_writes(tmp_path: Path
 
 async def test_allow_env_writes_keeps_its_released_meaning(tmp_path: Path) -> None:
     """The released setting lets write_file change .env files, and nothing more."""
-    reach, root = _reach(tmp_path, allow_env_writes=True)
+    reach, root = rooted_reach(tmp_path, allow_env_writes=True)
     assert (await reach.invoke("write_file", {"path": ".env", "content": "A=1\n"})).ok
     r = await reach.invoke("read_file", {"path": ".env"})
     assert not r.ok and "allow_secret_files" in r.error.message
@@ -230,7 +220,7 @@ async def test_allow_env_writes_keeps_its_released_meaning(tmp_path: Path) -> No
 
 async def test_listing_shows_secret_store_names_but_no_content(tmp_path: Path) -> None:
     """A name is not a secret: the model may tell the user the file exists and is refused."""
-    reach, root = _reach(tmp_path)
+    reach, root = rooted_reach(tmp_path)
     _put(root, ".env")
     r = await reach.invoke("list_dir", {})
     assert r.ok and [e["name"] for e in r.content["entries"]] == [".env"]
@@ -246,7 +236,7 @@ _DEVICES = ["aux.py", "con.txt", "nul", "NUL", "COM1.log", "com9.txt", "prn", "P
 
 @pytest.mark.parametrize("rel", _DEVICES, ids=range(len(_DEVICES)))
 async def test_windows_device_names_are_ordinary_files_on_posix(tmp_path: Path, rel: str) -> None:
-    reach, root = _reach(tmp_path)
+    reach, root = rooted_reach(tmp_path)
     r = await reach.invoke("write_file", {"path": rel, "content": "print('hello')\n"})
     assert r.ok, (rel, r.error)
     assert (root / rel).read_text() == "print('hello')\n"

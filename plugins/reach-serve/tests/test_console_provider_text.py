@@ -17,11 +17,11 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Iterator
-from html.parser import HTMLParser
 from typing import Any
 
 import pytest
 from console_server import serve
+from html_classes import text_classes
 
 from reach_core import Connector
 
@@ -80,38 +80,11 @@ def _cells(page: str, tool: str) -> list[str]:
     return [row.split("</td>")[-2] for row in rows]
 
 
-class _Frames(HTMLParser):
-    """For each text node: its text and the classes of every element around it; and every tag seen."""
-
-    VOID = {"br", "hr", "img", "input", "link", "meta", "source", "wbr"}
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.stack: list[tuple[str, list[str]]] = []
-        self.texts: list[tuple[str, list[str]]] = []
-        self.tags: list[str] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.tags.append(tag)
-        if tag not in self.VOID:
-            self.stack.append((tag, (dict(attrs).get("class") or "").split()))
-
-    def handle_endtag(self, tag: str) -> None:
-        while self.stack:
-            if self.stack.pop()[0] == tag:
-                break
-
-    def handle_data(self, data: str) -> None:
-        if data.strip():
-            self.texts.append((data, [c for _, classes in self.stack for c in classes]))
-
-
 def _framed(cell: str, notice: list[str] | None = None) -> str:
     """The provider's text in one description cell, checked to sit inside the provider frame
     (labelled, model-styled) and to hold no markup of its own. The console's own notice of
     what it cut (outside the model text, inside the frame) is appended to ``notice``."""
-    frames = _Frames()
-    frames.feed(cell + "</td>")
+    frames = text_classes(cell + "</td>")
     assert frames.tags.count("script") == frames.tags.count("img") == frames.tags.count("a") == 0, cell
     label = [classes for text, classes in frames.texts if text.strip() == LABEL]
     assert len(label) == 1 and "model-label" in label[0] and "provider" in label[0], cell

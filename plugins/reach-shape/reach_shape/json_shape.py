@@ -18,7 +18,7 @@ from typing import Any
 
 from .htmltext import html_to_text, looks_like_html
 from .paths import join_index, join_key
-from .text_shape import TextShaper, cut_string
+from .text_shape import TextShaper
 
 __all__ = ["LADDER", "Cut", "JsonShaper", "Limits", "error_paths", "html_strings_as_text", "is_error_key", "project"]
 
@@ -177,18 +177,19 @@ class JsonShaper:
     def _string(self, value: str, path: str, lim: Limits, cuts: list[Cut]) -> str:
         if len(value) <= lim.chars:
             return value
-        if "\n" in value:  # text (a file, a log, a page): whole lines, line offsets, matching passages
-            shaper = self._texts.get(id(value))
-            if shaper is None:
-                shaper = self._texts[id(value)] = TextShaper(value, self.query)
+        lines = "\n" in value
+        shaper = self._texts.get(id(value))
+        if shaper is None:  # (one line: no passages to find, only error lines)
+            shaper = self._texts[id(value)] = TextShaper(value, self.query if lines else None)
+        if lines:  # text (a file, a log, a page): whole lines, line offsets, matching passages
             text, _ = shaper.render(lim.chars)
             cuts.append(Cut(path, "chars", len(text), len(value)))
-            found = shaper.cut_errors()
-            if found is not None:  # a log in a field (stdout, output, body): its cut errors are named too
-                self.text_errors[path] = (shaper, *found)
-            return text
-        text = cut_string(value, lim.chars)
-        cuts.append(Cut(path, "chars", lim.chars, len(value)))
+        else:  # one line (a message, JSON text with its newlines escaped): head and tail
+            text = shaper.cut(lim.chars)
+            cuts.append(Cut(path, "chars", lim.chars, len(value)))
+        found = shaper.cut_errors()
+        if found is not None:  # a log in a field (stdout, output, body): its cut errors are named too
+            self.text_errors[path] = (shaper, *found)
         return text
 
 

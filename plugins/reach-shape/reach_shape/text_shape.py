@@ -25,6 +25,14 @@ MAX_PASSAGE = 600
 MIN_RELATIVE_SCORE = 0.4
 MAX_ERROR_LINES = 100_000  # error lines counted at most (a log of nothing else is counted this far)
 _NOT_NEWLINE = re.compile(r"[^\n]")
+
+
+def _starts_word(letter: str) -> str:
+    """After ``letter``: it starts a word (no word character before it), or follows an escaped
+    newline or tab (``\\n``, whose ``n`` is a word character)."""
+    return rf"(?:(?<!\w{letter})|(?<=\\[nrt]{letter}))"
+
+
 # What error lines look like in the logs and outputs tools return: Python tracebacks and
 # exception lines (`ValueError:`, `Error:`, `IllegalStateException:`, `Exception in thread`),
 # log levels in capitals (not ERROR_CODES: a word character after), git's `fatal:`, Go's
@@ -33,31 +41,38 @@ _NOT_NEWLINE = re.compile(r"[^\n]")
 # `error_count=0`, `handle_error()`) do not match. Every branch starts with a literal
 # character (word boundaries are checked by a lookbehind after it), so `re` skips ahead
 # by the set of first characters: about 13 ns a character, 0.25 s for a 17 MB log
-# (a leading `\b` took ten times as long).
+# (a leading `\b` took ten times as long). A log inside JSON text (another tool's answer
+# kept as a string) has its newlines and tabs escaped: `\nERROR:` starts a line too.
 _ERROR_LINE = re.compile(
     r"Traceback \(most recent call last\)"
-    r"|E(?<!\wE)RR(?:OR(?!\w)|!)"
-    r"|F(?<!\wF)A(?:TAL|IL(?:ED|URE))(?!\w)"
-    r"|C(?<!\wC)RITICAL(?!\w)"
-    r"|P(?<!\wP)ANIC(?!\w)"
+    rf"|E{_starts_word('E')}RR(?:OR(?!\w)|!)"
+    rf"|F{_starts_word('F')}A(?:TAL|IL(?:ED|URE))(?!\w)"
+    rf"|C{_starts_word('C')}RITICAL(?!\w)"
+    rf"|P{_starts_word('P')}ANIC(?!\w)"
     r"|E(?:rror|xception)(?::|(?= in thread))"
-    r"|e(?<!\we)rror(?:\[\w+\])?:"
-    r"|f(?<!\wf)atal(?: error)?:"
-    r"|p(?<!\wp)anic:"
-    r"|l(?<!\wl)evel=\"?(?:error|fatal|panic|critical)(?!\w)"
+    rf"|e{_starts_word('e')}rror(?:\[\w+\])?:"
+    rf"|f{_starts_word('f')}atal(?: error)?:"
+    rf"|p{_starts_word('p')}anic:"
+    rf"|l{_starts_word('l')}evel=\\?\"?(?:error|fatal|panic|critical)(?!\w)"
     r"|Segmentation fault"
 )
+# where a line ends: a newline, or one escaped in JSON text (the two characters `\n`)
+_LINE_END = re.compile(r"\n|\\n")
+
+
+def _middle(text: str, max_chars: int) -> tuple[int, int]:
+    """Where :func:`cut_string` cuts ``text`` (longer than ``max_chars``): ``[head, start)``."""
+    keep = max(max_chars, 16)
+    head = snap(text, (keep * 2) // 3)
+    return head, snap(text, len(text) - (keep - (keep * 2) // 3), forward=True)  # never split a character
 
 
 def cut_string(text: str, max_chars: int) -> str:
     """Head and tail of ``text`` with a marker saying how much was cut from the middle."""
     if len(text) <= max_chars:
         return text
-    keep = max(max_chars, 16)
-    head = snap(text, (keep * 2) // 3)
-    start = snap(text, len(text) - (keep - (keep * 2) // 3), forward=True)  # never split a character
-    cut = start - head
-    return f"{text[:head]}…[{cut:,} chars cut]…{text[start:]}"
+    head, start = _middle(text, max_chars)
+    return f"{text[:head]}…[{start - head:,} chars cut]…{text[start:]}"
 
 
 class TextShaper:
@@ -121,6 +136,16 @@ class TextShaper:
         spans += [self._head(int(rest * 0.6)), self._tail(int(rest * 0.4))]
         return self._join(spans), len(spans) - 2
 
+    def cut(self, max_chars: int) -> str:
+        """:func:`cut_string` of the text, remembered as shown for :meth:`cut_errors`: a string
+        without lines (a long message, JSON text on one line) is cut in its middle."""
+        if len(self.text) <= max_chars:
+            self.shown = [[0, len(self.text)]]
+            return self.text
+        head, start = _middle(self.text, max_chars)
+        self.shown = [[0, head], [start, len(self.text)]]
+        return cut_string(self.text, max_chars)
+
     def cut_errors(self, *, nothing_shown: bool = False) -> tuple[int, int] | None:
         """Error lines the last :meth:`render` left out (all of them with ``nothing_shown``):
         how many (at most ``MAX_ERROR_LINES`` are looked at) and where the first one's marker
@@ -133,10 +158,10 @@ class TextShaper:
                 if m is None:
                     break
                 self._errors.append(m.start())
-                nl = text.find("\n", m.end())
-                if nl == -1:
+                nl = _LINE_END.search(text, m.end())
+                if nl is None:
                     break
-                pos = nl + 1  # one count per line
+                pos = nl.end()  # one count per line (escaped lines too)
         if nothing_shown:
             cut = self._errors
         else:
@@ -149,13 +174,21 @@ class TextShaper:
         return i >= 0 and pos < self.shown[i][1]
 
     def line_at(self, pos: int, max_chars: int) -> str:
-        """The line holding ``pos``, at most ``max_chars`` characters of it (cut between characters)."""
-        start = self.text.rfind("\n", 0, pos) + 1
-        end = self.text.find("\n", pos)
-        end = len(self.text) if end == -1 else end
+        """The line holding ``pos`` (lines escaped in JSON text count), at most ``max_chars``
+        characters of it (cut between characters). A line that starts far before ``pos`` (one
+        long line) is quoted from the word holding ``pos``, so the quote shows the error."""
+        text = self.text
+        start = max(text.rfind("\n", 0, pos) + 1, text.rfind("\\n", 0, pos) + 2 if "\\n" in text else 0)
+        found = _LINE_END.search(text, pos)
+        end = len(text) if found is None else found.start()
+        lead = ""
+        if pos - start > max_chars // 2:  # from the word holding the marker (`java.lang.IllegalStateException:`)
+            space = text.rfind(" ", pos - max_chars // 3, pos)
+            start = space + 1 if space != -1 else snap(text, pos - max_chars // 3)
+            lead = "…"
         if end - start > max_chars:
-            return self.text[start:snap(self.text, start + max_chars)].rstrip("\r") + "…"
-        return self.text[start:end].rstrip("\r")
+            return lead + text[start:snap(text, start + max_chars)].rstrip("\r") + "…"
+        return lead + text[start:end].rstrip("\r")
 
     def _join(self, spans: list[tuple[int, int]]) -> str:
         merged: list[list[int]] = []

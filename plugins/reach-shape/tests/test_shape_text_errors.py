@@ -182,3 +182,110 @@ async def test_a_json_result_whose_text_fields_hold_no_error_lines_says_nothing(
     echo.payload = {"exit_code": 0, "stdout": _log(HONEST, lines=1500)}
     r = await reach.invoke("fetch", {})
     assert r.ok and "_shaped" in r.content and "error_lines_in_cut_part" not in r.content["_shaped"]
+
+
+# -- one long line: escaped newlines (JSON text in a string) and single-line results ------------
+
+
+def _escaped(middle: list[str], lines: int = 1500) -> str:
+    """A log as another tool's JSON on one line: its newlines are the two characters ``\\n``."""
+    text = json.dumps({"job": 42, "log": _log(middle, lines=lines)})
+    assert "\n" not in text
+    return text
+
+
+def _one_line(middle: str, words: int = 3000) -> str:
+    """A single line with no newline at all (a minified message, a long status string)."""
+    half = " ".join(f"step{i}=ok;" for i in range(words // 2))
+    return f"{half} {middle} {half}"
+
+
+def _unescaped(quote: str) -> str:
+    """The quoted line as the model reads it back (JSON string, then the line's own escapes)."""
+    return json.loads(quote).replace('\\"', '"')
+
+
+def _marker_part(line: str) -> str:
+    """Up to the first quote or backslash: a part that reads the same escaped or not."""
+    return re.split(r'["\\]', line)[0].strip()
+
+
+@pytest.mark.parametrize("line", ERROR_LINES)
+async def test_an_error_line_escaped_inside_a_one_line_text_result_is_reported(make, line):
+    reach, echo = make(SMALL)
+    echo.payload = _escaped([line])
+    r = await reach.invoke("fetch", {})
+    assert r.ok and isinstance(r.content, str) and tokens(r.content) <= 300
+    assert _marker_part(line) not in r.content.split("\n", 1)[1]  # really cut away
+    found = _notice(r.content)
+    assert found is not None, r.content[:400]
+    count, first = found
+    assert count == 1 and _marker_part(line) in _unescaped(first), (line, first)
+
+
+@pytest.mark.parametrize("field", ["stdout", "output", "body"])
+@pytest.mark.parametrize("line", ERROR_LINES)
+async def test_an_error_line_escaped_inside_a_long_json_string_is_reported(make, field, line):
+    reach, echo = make(SMALL)
+    echo.payload = {"exit_code": 0, field: _escaped([line])}
+    r = await reach.invoke("fetch", {})
+    assert r.ok and tokens(r.content) <= 300
+    assert _marker_part(line) not in str({k: v for k, v in r.content.items() if k != "_shaped"})
+    entries = r.content["_shaped"].get("error_lines_in_cut_part")
+    assert entries, r.content["_shaped"]
+    (entry,) = entries
+    assert entry["path"] == field and entry["error_lines"] == 1 and entry["first_offset"] == 0
+    assert _marker_part(line)[:30] in entry["first"].replace('\\"', '"'), (line, entry)
+
+
+@pytest.mark.parametrize("n", [2, 7, 300])
+async def test_escaped_error_lines_are_counted_one_per_line(make, n):
+    reach, echo = make(SMALL)
+    echo.payload = {"exit_code": 1, "output": _escaped([f"ERROR: shard {i} unreachable" for i in range(n)])}
+    r = await reach.invoke("fetch", {})
+    (entry,) = r.content["_shaped"]["error_lines_in_cut_part"]
+    assert entry["error_lines"] == n and "ERROR: shard 0 unreachable" in entry["first"]
+    reach, echo = make(SMALL)
+    echo.payload = _escaped([f"ERROR: shard {i} unreachable" for i in range(n)])
+    r = await reach.invoke("fetch", {})
+    count, first = _notice(r.content) or (0, "")
+    assert count == n and "ERROR: shard 0 unreachable" in first
+
+
+@pytest.mark.parametrize("marker", ["ERROR: disk full on /var", "Traceback (most recent call last):",
+                                    "panic: runtime error", "level=error msg=timeout", "FAILED test_api",
+                                    "Segmentation fault", "java.lang.IllegalStateException: pool closed"])
+async def test_an_error_in_the_middle_of_a_single_line_is_reported_and_quoted(make, marker):
+    """No newline at all: the quote starts near the error, not at the start of the line."""
+    for payload in (_one_line(marker), {"status": "done", "message": _one_line(marker)}):
+        reach, echo = make(SMALL)
+        echo.payload = payload
+        r = await reach.invoke("fetch", {})
+        assert r.ok and tokens(r.content) <= 300
+        if isinstance(payload, str):
+            assert marker not in r.content.split("\n", 1)[1]
+            count, first = _notice(r.content) or (0, "")
+        else:
+            (entry,) = r.content["_shaped"]["error_lines_in_cut_part"]
+            count, first = entry["error_lines"], json.dumps(entry["first"])
+            assert entry["path"] == "message" and entry["first_offset"] == 0
+        assert count == 1 and marker[:20] in first, (payload if isinstance(payload, str) else "json", first)
+
+
+async def test_honest_one_line_texts_say_nothing(make):
+    """Escaped logs of honest lines, a single line of honest words, and Windows paths whose
+    ``\\n`` is a folder (``C:\\new``), not a newline: no error lines."""
+    for payload in (_escaped(HONEST * 3), _one_line(" ".join(HONEST)),
+                    {"output": _escaped(HONEST * 3), "message": _one_line("C:\\\\new\\\\Errors.txt no errors")}):
+        reach, echo = make(SMALL)
+        echo.payload = payload
+        r = await reach.invoke("fetch", {})
+        assert r.ok and "error line" not in str(r.content) and "error_lines_in_cut_part" not in str(r.content)
+
+
+async def test_an_escaped_error_line_that_is_shown_is_not_counted(make):
+    reach, echo = make(SMALL)
+    echo.payload = json.dumps({"log": "ERROR: at the very top\n" + _log([], lines=1500)})
+    r = await reach.invoke("fetch", {})
+    assert "ERROR: at the very top" in r.content
+    assert _notice(r.content) is None
