@@ -229,9 +229,10 @@ def json_reader(schema: dict[str, Any], max_bytes: int) -> Callable[[Any], dict[
     float (orjson reads an integer beyond 64 bits as a float); as many ``:`` in the text
     as keys in the object (no key given twice, no colon in a string); every value of a
     declared type and in range (so nested no deeper than one level, which every
-    ``max_argument_depth`` allows; "in range" is orjson's own bound, see ``_READ_TESTS``). The defaults are filled as ``prepare`` fills them;
-    a schema whose default is not an immutable value its own field accepts gets no
-    reader (``prepare`` would copy it, or refuse the call).
+    ``max_argument_depth`` allows; the range is orjson's own, see ``_READ_TESTS``). The
+    defaults are filled as ``prepare`` fills them; a schema whose default is not an
+    immutable value its own field accepts gets no reader (``prepare`` would copy it, or
+    refuse the call).
     """
     lines = _scalar_lines(schema, "None", _READ_TESTS)
     if lines is None:
