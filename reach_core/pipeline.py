@@ -48,7 +48,7 @@ __all__ = ["invoke"]
 _CALL_LOG = logging.getLogger("reach")
 # The logger's own cache of "enabled at this level?" (the stdlib fills it in isEnabledFor and
 # clears it, in place, whenever a level or logging.disable changes). Only its False skips
-# the call to isEnabledFor (a Python function: 2 % of a cheap call); anything else asks it.
+# the call to isEnabledFor (a Python function, on every call); anything else asks it.
 _CALL_LOG_CACHE: dict[int, bool] = getattr(_CALL_LOG, "_cache", {})
 
 # Trace ids: 32 random bits per process start, then a counter, written as one hex
