@@ -46,6 +46,10 @@ __all__ = ["invoke"]
 # The per-call event goes to the stdlib logger "reach" (see logs.py): silent, and not even
 # built, unless the host listens at INFO.
 _CALL_LOG = logging.getLogger("reach")
+# The logger's own cache of "enabled at this level?" (the stdlib fills it in isEnabledFor and
+# clears it, in place, whenever a level or logging.disable changes). Only its False skips
+# the call to isEnabledFor (a Python function, on every call); anything else asks it.
+_CALL_LOG_CACHE: dict[int, bool] = getattr(_CALL_LOG, "_cache", {})
 
 # Trace ids: 32 random bits per process start, then a counter, written as one hex
 # number (a UUID per call would cost more than the rest of a cheap call's bookkeeping);
@@ -53,6 +57,7 @@ _CALL_LOG = logging.getLogger("reach")
 # ``"{:x}".format`` parses its format on every call, which cost 2 % of a cheap call.
 _trace_ids = map(hex, itertools.count((int.from_bytes(os.urandom(4), "big") << 40) + 1))
 _PLAIN = (str, int, float, bool, type(None))
+_new = object.__new__
 # a fallback stands in for an unavailable service, never for an answer the service gave on purpose
 _FALLBACK_CODES = frozenset({"timeout", "upstream_unavailable", "rate_limited"})
 
@@ -215,8 +220,21 @@ async def invoke(
         tool: Tool | None = route.tool
     elif (tool := rt.tools.get(call.name)) is not None:
         route = _route(rt, agent, tool)
-    ctx = CallContext(rt, tool, agent or "default", run_id, call.id, next(_trace_ids)[2:],
-                      None, query, parent_run_id, t0)
+    # CallContext(rt, tool, agent or "default", run_id, call.id, <trace id>, None, query,
+    # parent_run_id, t0), its __init__ written out: calling a class whose __init__ is Python
+    # code costs as much again as the stores (test_fast_construction.py holds them equal)
+    ctx = _new(CallContext)
+    ctx.rt = rt
+    ctx.tool = tool
+    ctx.agent = agent or "default"
+    ctx.run_id = run_id
+    ctx.call_id = call.id
+    ctx.trace_id = next(_trace_ids)[2:]
+    ctx.started = t0
+    if query is not None:
+        ctx.query = query
+    if parent_run_id is not None:
+        ctx.parent_run_id = parent_run_id
     result: ToolResult | None = None
     try:
         if failure is not None:
@@ -310,7 +328,18 @@ async def invoke(
                                                              "attempts": ctx.attempt}
             if type(content) not in _PLAIN:
                 content = _jsonable_result(tool, content)
-            result = ToolResult(call.id, call.name, True, content, None, 0.0, ctx.trace_id, meta)
+            # ToolResult(call.id, call.name, True, content, None, 0.0, ctx.trace_id, meta), written
+            # out like the context above
+            result = _new(ToolResult)
+            result.call_id = call.id
+            result.name = call.name
+            result.ok = True
+            result.content = content
+            result.error = None
+            result.elapsed_ms = 0.0
+            result.trace_id = ctx.trace_id
+            result.meta = meta
+            result._json = None
             if guards is not None and ctx._guard_pending is not None:  # see Guards.after
                 settle = guards.after(tool, args, ctx, result)
                 if settle is not None:
@@ -364,7 +393,8 @@ async def invoke(
         result.elapsed_ms = (time.perf_counter() - t0) * 1000.0  # with the post-invoke hooks' time
     if rt.redactor.known.values:  # secrets reach was configured with never reach the model (known_secrets)
         result = rt.redactor.known.mask_result(result)
-    if rt.log_calls and _CALL_LOG.isEnabledFor(20):  # asked per call: the host may configure logging any time
+    # asked per call: the host may configure logging any time
+    if rt.log_calls and _CALL_LOG_CACHE.get(20) is not False and _CALL_LOG.isEnabledFor(20):
         rt.log.info(
             "reach.tool_call", trace_id=ctx.trace_id, run_id=run_id, call_id=call.id, agent=ctx.agent,
             tool=call.name, status="ok" if result.ok else result.error.code if result.error else "error",

@@ -127,6 +127,10 @@ _SCALAR_TESTS = {
     "boolean": "type(v) is bool",
     "null": "v is None",
 }
+# The same tests for values orjson made (json_reader): its integers are always within 64 bits
+# (a longer one becomes a float, or is refused) and its floats always finite (it refuses
+# "1e999"), so the range and finiteness tests above would never fail there.
+_READ_TESTS = {**_SCALAR_TESTS, "integer": "type(v) is int", "number": "(type(v) is int or type(v) is float)"}
 # keywords that do not constrain a value (a default is filled in before the check)
 _NOTES = frozenset({"description", "title", "default", "examples", "$comment", "deprecated", "readOnly", "writeOnly"})
 _MISSING = object()
@@ -157,7 +161,7 @@ def _scalar_types(sub: Any) -> list[str] | None:
     return types
 
 
-def _scalar_lines(schema: dict[str, Any], fail: str) -> list[str] | None:
+def _scalar_lines(schema: dict[str, Any], fail: str, tests: dict[str, str] = _SCALAR_TESTS) -> list[str] | None:
     """The body of a check of ``args`` against a flat object of typed scalar properties,
     one line per property (names as literals), each ending the function with ``fail``
     when the value is not of a declared type; the last line ends it with the answer to
@@ -176,7 +180,7 @@ def _scalar_lines(schema: dict[str, Any], fail: str) -> list[str] | None:
         types = _scalar_types(sub)
         if types is None:
             return None
-        test = " or ".join(_SCALAR_TESTS[t] for t in types)
+        test = " or ".join(tests[t] for t in types)
         lines.append(f"    v = args.get({name!r}, _MISSING)")
         if name in required:
             lines.append(f"    if v is _MISSING or not ({test}): return {fail}")
@@ -225,11 +229,12 @@ def json_reader(schema: dict[str, Any], max_bytes: int) -> Callable[[Any], dict[
     float (orjson reads an integer beyond 64 bits as a float); as many ``:`` in the text
     as keys in the object (no key given twice, no colon in a string); every value of a
     declared type and in range (so nested no deeper than one level, which every
-    ``max_argument_depth`` allows). The defaults are filled as ``prepare`` fills them;
-    a schema whose default is not an immutable value its own field accepts gets no
-    reader (``prepare`` would copy it, or refuse the call).
+    ``max_argument_depth`` allows; the range is orjson's own, see ``_READ_TESTS``). The
+    defaults are filled as ``prepare`` fills them; a schema whose default is not an
+    immutable value its own field accepts gets no reader (``prepare`` would copy it, or
+    refuse the call).
     """
-    lines = _scalar_lines(schema, "None")
+    lines = _scalar_lines(schema, "None", _READ_TESTS)
     if lines is None:
         return None
     props = schema.get("properties") or {}

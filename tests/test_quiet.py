@@ -119,3 +119,47 @@ def test_the_cli_keeps_stdout_for_its_output_and_logs_on_stderr(tmp_path):
     events = [json.loads(line) for line in as_json.stderr.splitlines() if line.startswith("{")]
     assert any(e["event"] == "reach.tool_call" and e["tool"] == "add_numbers" for e in events)
     assert as_json.stdout.strip() == "42"
+
+
+async def test_the_event_follows_the_hosts_level_changes_after_quiet_calls(caplog):
+    """The pipeline skips the logger's ``isEnabledFor`` when the logger's own cache says "not
+    at INFO"; every way a host turns the event on or off later must still be heard."""
+
+    @connector(risk="read")
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    reach = Reach(plugins=[])
+    reach.register(add)
+    log = logging.getLogger("reach")
+
+    def events() -> int:
+        return len([r for r in caplog.records if r.name == "reach" and r.reach_event["event"] == "reach.tool_call"])
+
+    caplog.set_level(logging.WARNING, logger="reach")
+    caplog.handler.setLevel(logging.NOTSET)  # the logger's level decides, not the capture's
+    for _ in range(3):  # quiet calls: the cache now says "not at INFO"
+        await reach.invoke("add", {"a": 1, "b": 2})
+    assert events() == 0
+    log.setLevel(logging.INFO)  # the host raises the level: heard at once
+    await reach.invoke("add", {"a": 1, "b": 2})
+    assert events() == 1
+    logging.disable(logging.INFO)  # process-wide off, then on again
+    try:
+        await reach.invoke("add", {"a": 1, "b": 2})
+        assert events() == 1
+    finally:
+        logging.disable(logging.NOTSET)
+    await reach.invoke("add", {"a": 1, "b": 2})
+    assert events() == 2
+    log.disabled = True  # what logging.config does to loggers it was not told about
+    try:
+        await reach.invoke("add", {"a": 1, "b": 2})
+        assert events() == 2
+    finally:
+        log.disabled = False
+    logging.getLogger().setLevel(logging.INFO)  # the root's level, with "reach" left unset
+    log.setLevel(logging.NOTSET)
+    await reach.invoke("add", {"a": 1, "b": 2})
+    assert events() == 3
