@@ -115,13 +115,13 @@ class AuditPlugin:
         if enqueued >= writer._kick_at:  # woken first (nothing runs in between), so that the
             writer._kicked()  # call's time is read last
         spans = self._spans
+        otel = spans.current() if spans is not None and spans.configured else None
         self._pending += (
             _now(), result.call_id or call.id, result.name or call.name, call.arguments, tool,
             result.ok, result.content, result.error, result.meta, ctx.trace_id or result.trace_id,
             ctx.run_id, ctx.parent_run_id, ctx.agent, ctx.idempotency_key,
             (ctx.approved, ctx.confirm_reason) if ctx.needs_confirmation else None,
-            (_clock() - ctx.started) * 1000.0 if ctx.started else result.elapsed_ms,
-            spans.current() if spans is not None and spans.configured else None)
+            (_clock() - ctx.started) * 1000.0 if ctx.started else result.elapsed_ms, otel)
         return _flushed(self.audit) if self._sync else None
 
     def _capture(self, writer: Any, call: Any, tool: Any, result: Any, ctx: Any) -> Any:
