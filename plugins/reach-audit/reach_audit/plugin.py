@@ -58,10 +58,10 @@ class AuditPlugin:
         """Make ``audit`` the current one (``None``: off), with what the call hook reads of it
         kept on this object: one attribute read each instead of a chain."""
         self.audit = audit
-        self._writer = audit.writer if audit is not None else None
-        self._pending = audit.writer._pending if audit is not None else None  # (the writer keeps this list)
-        self._spans = audit.spans if audit is not None else None
-        self._sync = audit.sync if audit is not None else False
+        self._writer: Any = audit.writer if audit is not None else None
+        self._pending: Any = audit.writer._pending if audit is not None else None  # (the writer keeps this list)
+        self._spans: Any = audit.spans if audit is not None else None
+        self._sync: bool = audit.sync if audit is not None else False
 
     def _open(self, reach: Any) -> None:
         if self.audit is None and self.settings.enabled:
