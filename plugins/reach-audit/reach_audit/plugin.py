@@ -41,7 +41,7 @@ class AuditPlugin:
     ~300 instructions instead of ~30.
     """
 
-    __slots__ = ("settings", "audit", "_writer", "_pending", "_spans", "_sync", "_types")
+    __slots__ = ("settings", "audit", "_writer", "_pending", "_spans", "_sync", "_context", "_result", "_call")
 
     def __init__(self, reach: Any, settings: Any) -> None:
         from reach_core.calls import ToolCall  # (imported when a Reach is built: see the module's imports)
@@ -50,7 +50,7 @@ class AuditPlugin:
 
         self.settings = _settings_or_default(settings)
         #: the core's own types, whose captures the call hook lays out flat (record.FLAT_CALL)
-        self._types = (CallContext, ToolResult, ToolCall)
+        self._context, self._result, self._call = CallContext, ToolResult, ToolCall
         self._use(None)
         self._open(reach)
 
@@ -108,8 +108,7 @@ class AuditPlugin:
         writer = self._writer
         if writer is None:
             return None
-        types = self._types
-        if type(ctx) is not types[0] or type(result) is not types[1] or type(call) is not types[2]:
+        if type(ctx) is not self._context or type(result) is not self._result or type(call) is not self._call:
             return self._capture(writer, call, tool, result, ctx)
         enqueued = writer._enqueued = writer._enqueued + 1
         if enqueued >= writer._kick_at:  # woken first (nothing runs in between), so that the
@@ -137,7 +136,7 @@ class AuditPlugin:
         if writer._enqueued >= writer._kick_at:
             writer._kicked()
         pending = writer._pending
-        if type(result) is self._types[1] and type(call) is self._types[2]:  # see record.FLAT_CALL
+        if type(result) is self._result and type(call) is self._call:  # see record.FLAT_CALL
             pending += (_now(), result.call_id or call.id, result.name or call.name, call.arguments, tool,
                         result.ok, result.content, result.error, result.meta, trace_id or result.trace_id,
                         run_id, parent_run_id, agent, key, confirm,
