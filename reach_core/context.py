@@ -65,13 +65,11 @@ class CallContext:
         self.run_id = run_id
         self.call_id = call_id
         self.trace_id = trace_id
-        if idempotency_key is not None:
-            self.idempotency_key = idempotency_key
-        if query is not None:
-            self.query = query
-        if parent_run_id is not None:
-            self.parent_run_id = parent_run_id
+        self.idempotency_key = idempotency_key
+        self.query = query
+        self.parent_run_id = parent_run_id
         self.started = started
+        self.needs_confirmation = False
 
     @property
     def state(self) -> dict[str, Any]:

@@ -230,11 +230,11 @@ async def invoke(
     ctx.run_id = run_id
     ctx.call_id = call.id
     ctx.trace_id = next(_trace_ids)[2:]
+    ctx.idempotency_key = None
+    ctx.query = query
+    ctx.parent_run_id = parent_run_id
     ctx.started = t0
-    if query is not None:
-        ctx.query = query
-    if parent_run_id is not None:
-        ctx.parent_run_id = parent_run_id
+    ctx.needs_confirmation = False  # set, not left to the class: an instance read is the fast one
     result: ToolResult | None = None
     try:
         if failure is not None:

@@ -76,6 +76,9 @@ class AuditWriter:
         self._pending: list[Any] = []
         self._enqueued = 0  # records ever enqueued
         self._written = 0  # records ever committed (a prefix of the enqueued ones)
+        #: the value of ``_enqueued`` whose record wakes the writer (see ``_kick_point``):
+        #: the call hook compares one number instead of working the rule out per call
+        self._kick_at = 1
         self._waiters: list[tuple[int, asyncio.Future[None]]] = []
         self._task: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -98,9 +101,20 @@ class AuditWriter:
         pending, so while the loop has not let it run yet a wake-up per item is wasted."""
         self._pending.append(item)
         self._enqueued += 1
+        if self._enqueued >= self._kick_at:
+            self._kicked()
+
+    def _kick_point(self) -> int:
+        """The next value of ``_enqueued`` that wakes the writer: the first record not yet
+        committed (nothing pending before it), or each full batch of them
+        (``batch_size``, twice that, ...). Recomputed after a wake-up and after a commit."""
         n = self._enqueued - self._written  # records not yet committed
-        if n == 1 or n % self.batch_size == 0:
-            self._kick(full=n >= self.batch_size)
+        return self._written + (1 if n <= 0 else (n // self.batch_size + 1) * self.batch_size)
+
+    def _kicked(self) -> None:
+        """The record just enqueued is at ``_kick_at``: wake the writer (at once for a full batch)."""
+        self._kick(full=self._enqueued - self._written >= self.batch_size)
+        self._kick_at = self._kick_point()
 
     def _kick(self, *, full: bool) -> None:
         if self._task is None or self._task.done() or self._loop is not _running_loop():
@@ -215,6 +229,7 @@ class AuditWriter:
             self._head_seq = rows[-1].seq
         del self._pending[:slots]
         self._written += len(rows)
+        self._kick_at = self._kick_point()
         self._resolve_waiters()
 
     def flush_sync(self) -> int:
