@@ -370,8 +370,11 @@ def _problem(error: Any, root: type[BaseModel], secrets: Collection[str] = ()) -
 
 def _shown(value: Any, secrets: Collection[str] = ()) -> str:
     """A rejected value as an error shows it: short, and never one of ``secrets`` (what was read
-    from the environment for this table), masked before it is cut."""
-    text = mask_secrets(repr(value), secrets)
+    from the environment for this table) nor a password written inline in a URL
+    (``redis://:PASS@host``), masked before it is cut."""
+    from .redact import mask_userinfo  # (only when a config is refused)
+
+    text = mask_userinfo(mask_secrets(repr(value), secrets))
     return text if len(text) <= 60 else text[:57] + "..."
 
 

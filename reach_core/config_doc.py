@@ -39,7 +39,8 @@ provider and an unknown plugin name are errors when reach starts (`Reach(...)`
 raises `ConfigError`; the `reach` command exits with status 1 and prints the
 message on stderr). Each error names the table and the key and, when one is
 close, the valid name that was probably meant. Every problem of a file is
-reported at once.
+reported at once. An error quotes the value it refuses, with a password written
+inline in a URL masked (`redus://:[REDACTED]@cache:6379/0`).
 
 Tool names are known only once every tool is registered (tools may also be
 registered later), so a name no tool has is logged as a `reach.config_unknown_tool`

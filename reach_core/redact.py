@@ -227,6 +227,21 @@ def _value_span(text: str, pos: int, run: list[int]) -> tuple[int, int]:
 # attributes stop at a "<" too (never inside a tag): "<a " repeated was a quadratic scan
 _XML = re.compile(r"(?i)<(?P<k>[^\W\d][\w.:-]{0,60})(?:\s[^<>]*)?>(?P<v>[^<]*)</(?P=k)\s*>")
 
+# A URL's userinfo: the password (``scheme://user:PASS@``), or a long bare user name that is
+# a token (``https://ghp_xxx@``). Shared with config errors, which show the value they refuse.
+_USERINFO = re.compile(
+    r"(?i)\b(?P<head>[a-z][a-z0-9+.-]{0,30}://[^\s/@:\"'<>]*:)[^\s/\"'<>]*@"
+    r"|\b(?P<scheme>[a-z][a-z0-9+.-]{0,30}://)[^\s/@:\"'<>]{16,}@"
+)
+
+
+def mask_userinfo(text: str) -> str:
+    """``text`` with every URL's userinfo password (or token-like user name) masked:
+    ``postgresql://reach:[REDACTED]@db/x``. For messages that quote a value a person wrote
+    (a config error's "got ..."), where a password written inline in a URL must not show."""
+    return _USERINFO.sub(lambda m: f"{m['head'] or m['scheme']}{MASK}@", text)
+
+
 # Unconditional patterns: the named group ``s`` (or the whole match) is masked.
 _PATTERNS: tuple[str, ...] = (
     # any scheme's userinfo password: postgresql://user:PASS@host, redis://:PASS@host

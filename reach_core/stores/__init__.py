@@ -38,5 +38,8 @@ def open_store(uri: str | None, data_dir: str | Path) -> StoreAPI:
 
         return PgStore(uri)
     if "://" in uri:
-        raise ConfigError(f"[reach] store = {uri!r}: use a path, sqlite:///path or postgresql://user:pw@host/db")
+        from ..redact import mask_userinfo
+
+        raise ConfigError(f"[reach] store = {mask_userinfo(repr(uri))}: use a path, sqlite:///path or "
+                          "postgresql://user:pw@host/db")
     return Store(Path(uri))
