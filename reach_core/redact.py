@@ -227,27 +227,25 @@ def _value_span(text: str, pos: int, run: list[int]) -> tuple[int, int]:
 # attributes stop at a "<" too (never inside a tag): "<a " repeated was a quadratic scan
 _XML = re.compile(r"(?i)<(?P<k>[^\W\d][\w.:-]{0,60})(?:\s[^<>]*)?>(?P<v>[^<]*)</(?P=k)\s*>")
 
-# A URL's userinfo: the password (``scheme://user:PASS@``), or a long bare user name that is
-# a token (``https://ghp_xxx@``). Shared with config errors, which show the value they refuse.
-_USERINFO = re.compile(
-    r"(?i)\b(?P<head>[a-z][a-z0-9+.-]{0,30}://[^\s/@:\"'<>]*:)[^\s/\"'<>]*@"
-    r"|\b(?P<scheme>[a-z][a-z0-9+.-]{0,30}://)[^\s/@:\"'<>]{16,}@"
-)
+# A URL's userinfo: any scheme's password (postgresql://user:PASS@host, redis://:PASS@host), or a
+# long bare user name, which is a token (https://ghp_xxx@github.com). Two of the redactor's
+# patterns below, and on their own for messages that quote a value a person wrote.
+_URL_PASSWORD = r"(?i)\b[a-z][a-z0-9+.-]{0,30}://[^\s/@:\"'<>]*:(?P<s>[^\s/\"'<>]*)@"
+_URL_TOKEN_USER = r"(?i)\b[a-z][a-z0-9+.-]{0,30}://(?P<s>[^\s/@:\"'<>]{16,})@"
+_USERINFO = (re.compile(_URL_PASSWORD), re.compile(_URL_TOKEN_USER))
 
 
 def mask_userinfo(text: str) -> str:
     """``text`` with every URL's userinfo password (or token-like user name) masked:
     ``postgresql://reach:[REDACTED]@db/x``. For messages that quote a value a person wrote
     (a config error's "got ..."), where a password written inline in a URL must not show."""
-    return _USERINFO.sub(lambda m: f"{m['head'] or m['scheme']}{MASK}@", text)
+    return mask_spans(text, [m.span("s") for pattern in _USERINFO for m in pattern.finditer(text)])
 
 
 # Unconditional patterns: the named group ``s`` (or the whole match) is masked.
 _PATTERNS: tuple[str, ...] = (
-    # any scheme's userinfo password: postgresql://user:PASS@host, redis://:PASS@host
-    r"(?i)\b[a-z][a-z0-9+.-]{0,30}://[^\s/@:\"'<>]*:(?P<s>[^\s/\"'<>]*)@",
-    # a long bare userinfo (a token as user name): https://ghp_xxx@github.com
-    r"(?i)\b[a-z][a-z0-9+.-]{0,30}://(?P<s>[^\s/@:\"'<>]{16,})@",
+    _URL_PASSWORD,  # postgresql://user:PASS@host, redis://:PASS@host
+    _URL_TOKEN_USER,  # https://ghp_xxx@github.com
     # user:password@host without a scheme
     r"(?i)(?<![\w/:.@-])[\w.+-]{1,64}:(?P<s>[^\s/@:\"'<>]{1,128})@[\w-]+(?:\.[\w-]+)*",
     # header lines: the whole rest of the line

@@ -161,9 +161,8 @@ def check_agents(reach: Any, settings: ServeSettings, agent: str | None = None, 
     (``tokens = {"…" = "suport"}`` for ``[agents.support]``) would hand that client
     ``default``'s tools instead of failing. ``default`` itself may be named.
     """
-    from reach_core import ConfigError
+    from reach_core.tokens import require_agents
 
-    known = set(getattr(getattr(reach, "config", None), "agents", None) or {})
     named: list[tuple[str, str]] = []
     if from_request:
         named += [(f"tokens/clients (a token's agent {a!r})", a) for a in settings.token_agents().values()]
@@ -171,15 +170,7 @@ def check_agents(reach: Any, settings: ServeSettings, agent: str | None = None, 
             named.append(("anonymous_agent", settings.anonymous_agent))
     elif agent is not None:
         named.append(("stdio_agent / --agent", agent))
-    for where, name in named:
-        if name != "default" and name not in known:
-            close = sorted(k for k in known if k.casefold() == name.casefold() or k.strip() == name.strip())
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise ConfigError(
-                f"[plugins.reach-mcp.server] {where} names the agent {name!r}{hint}, but there is no "
-                f"[agents.{name}] table, so its clients would get the `default` agent's rights; define "
-                f"[agents.{name}] (its allow-list decides what it may do) or name \"default\" explicitly"
-            )
+    require_agents(reach, named, "plugins.reach-mcp.server")
 
 
 def build_server(reach: Any, settings: ServeSettings, *, agent: str | None = None,

@@ -23,6 +23,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from reach_core.tokens import MIN_TOKEN_CHARS, check_token
+
 __all__ = ["ClientEntry", "McpSettings", "ServeSettings", "ServerConfig", "Tier"]
 
 Tier = Literal["read", "write", "dangerous"]
@@ -70,25 +72,6 @@ class ServerConfig(BaseModel):
         return headers
 
 
-#: The shortest bearer token accepted (as for ``clients`` entries).
-MIN_TOKEN_CHARS = 8
-
-
-def _check_token(token: str) -> str:
-    """A token must be at least ``MIN_TOKEN_CHARS`` long and hold no surrounding spaces.
-
-    The gate strips what the client sends, so an empty token in ``tokens`` (``"" = "ops"``)
-    let ``Authorization: Bearer`` followed by two spaces in as ``ops``, and a short one is
-    guessed; a token with spaces around it could never match at all.
-    """
-    if token != token.strip():
-        raise ValueError("a token has spaces around it, which the gate strips: it could never match")
-    if len(token) < MIN_TOKEN_CHARS:
-        raise ValueError(f"a token must be at least {MIN_TOKEN_CHARS} characters (an empty or short one is "
-                         "guessed); use a long random secret from the environment")
-    return token
-
-
 class ClientEntry(BaseModel):
     """A bearer token (usually ``{ env = "VAR" }``) and the reach agent it acts as."""
 
@@ -97,7 +80,7 @@ class ClientEntry(BaseModel):
     token: str = Field(min_length=MIN_TOKEN_CHARS)
     agent: str
 
-    _token = field_validator("token")(classmethod(lambda cls, v: _check_token(v)))
+    _token = field_validator("token")(classmethod(lambda cls, v: check_token(v)))
 
 
 class ServeSettings(BaseModel):
@@ -119,7 +102,7 @@ class ServeSettings(BaseModel):
     @classmethod
     def _token_lengths(cls, tokens: dict[str, str]) -> dict[str, str]:
         for token in tokens:
-            _check_token(token)
+            check_token(token)
         return tokens
 
     def token_agents(self) -> dict[str, str]:

@@ -14,29 +14,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from reach_core.tokens import MIN_TOKEN_CHARS, check_token
+
 __all__ = ["MIN_TOKEN_CHARS", "ClientEntry", "ServeHttpSettings"]
-
-#: The shortest bearer token accepted, in ``tokens`` and ``clients`` alike.
-MIN_TOKEN_CHARS = 8
-
-
-def _check_token(token: str) -> str:
-    """A token must be at least ``MIN_TOKEN_CHARS`` long with nothing ``str.strip`` removes around it.
-
-    The API and the console strip what a client sends, and the server decodes header
-    bytes as latin-1, so ``Bearer \\xa0`` (a no-break space, which ``strip`` removes)
-    reached the comparison as an empty token: ``tokens = { "" = "ops" }`` (a secret
-    pasted wrong) let anyone in as ``ops``. A short token is guessed; a padded one
-    could never match what the stripped header holds.
-    """
-    if token != token.strip():
-        raise ValueError("a token has spaces or line breaks around it, which reach strips from the "
-                         "Authorization header: it could never match; remove them")
-    if len(token) < MIN_TOKEN_CHARS:
-        raise ValueError(f"a token must be at least {MIN_TOKEN_CHARS} characters (an empty or short token "
-                         "is guessed); use a long random secret, e.g. { env = \"OPS_TOKEN\" }")
-    return token
-
 
 class ClientEntry(BaseModel):
     """A bearer token (usually ``{ env = "VAR" }``) and the reach agent it acts as."""
@@ -49,7 +29,7 @@ class ClientEntry(BaseModel):
     @field_validator("token")
     @classmethod
     def _token(cls, token: str) -> str:
-        return _check_token(token)
+        return check_token(token)
 
 
 class ServeHttpSettings(BaseModel):
@@ -89,7 +69,7 @@ class ServeHttpSettings(BaseModel):
     @classmethod
     def _tokens(cls, tokens: dict[str, str]) -> dict[str, str]:
         for token in tokens:
-            _check_token(token)
+            check_token(token)
         return tokens
 
     @model_validator(mode="after")
