@@ -154,8 +154,14 @@ def secret_store(names: Iterable[str], *, reading: bool, env: bool = True, file:
     folded = [uncopied(fold(n)) for n in names]
     last = len(folded) - 1 if file else -1
     for i, f in enumerate(folded):
-        if env and env_file(f) and (not reading or (f != ".env" if i != last else not _ENV_TEMPLATE.fullmatch(f))):
-            return True
+        if env and env_file(f):
+            if not reading:
+                return True  # the .env write guard covers every .env name: templates and folders too
+            if i == last:
+                if not _ENV_TEMPLATE.fullmatch(f):
+                    return True  # an env file (a template such as .env.example is meant to be read)
+            elif f != ".env":
+                return True  # a folder of env files (.env.d/); a folder named .env is a virtualenv
         if f in _SECRET_NAMES or (not reading and f.endswith(_SECRET_SUFFIXES)) or _SECRET_SHORT.fullmatch(f):
             return True
         if i and ((_AWS.fullmatch(folded[i - 1]) and _AWS_CREDENTIALS.fullmatch(f))
