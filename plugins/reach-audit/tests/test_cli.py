@@ -6,9 +6,11 @@ import csv
 import io
 import json
 import os
+import queue
 import sqlite3
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -129,12 +131,22 @@ def test_tail_follow_prints_new_records(config_file, data_dir):
          "audit", "tail", "--follow", "--json", "--interval", "0.05"],
         stdout=subprocess.PIPE, text=True, env=env,
     )
+    lines: queue.Queue[str] = queue.Queue()
+    assert proc.stdout is not None
+    threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True).start()
+
+    def next_record() -> dict:
+        # a follower that died or went quiet fails the test in 30 s instead of hanging the suite
+        try:
+            return json.loads(lines.get(timeout=30))
+        except queue.Empty:
+            raise AssertionError(f"`audit tail --follow` printed nothing in 30 s (exit code {proc.poll()})") from None
+
     try:
-        assert proc.stdout is not None
-        assert json.loads(proc.stdout.readline())["call_id"] == "first"
+        assert next_record()["call_id"] == "first"
         _write_calls(data_dir, "second", "third")
-        assert json.loads(proc.stdout.readline())["call_id"] == "second"
-        assert json.loads(proc.stdout.readline())["call_id"] == "third"
+        assert next_record()["call_id"] == "second"
+        assert next_record()["call_id"] == "third"
     finally:
         proc.kill()
         proc.wait()
