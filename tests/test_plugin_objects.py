@@ -131,3 +131,22 @@ def test_a_factory_returning_none_keeps_the_module():
     reach = make_reach(("reach-plain", module))
     assert plugin_instance(reach, "reach-plain") is None
     assert reach.hook_order("reach_post_invoke") == ["reach-plain"]
+
+
+class Unlisted(Tagger):
+    """Refuses to be listed: the core must find its hooks on the class, not by dir() of the
+    object (which on CPython 3.11+ gives an unslotted object a __dict__ and slows every
+    ``self.x`` its hooks read)."""
+
+    def __dir__(self) -> list[str]:
+        raise AssertionError("dir() of the plugin object")
+
+
+async def test_the_objects_hooks_are_read_off_its_class():
+    module = SimpleNamespace(
+        reach_plugin_settings=hookimpl(lambda: Settings),
+        reach_plugin_instance=hookimpl(lambda reach, settings: Unlisted(reach, settings)),
+    )
+    reach = make_reach(("reach-tagger", module), config={"plugins": {"reach-tagger": {"label": "cls"}}})
+    assert (await reach.invoke("tag", {})).content == "cls"
+    assert plugin_instance(reach, "reach-tagger").seen == ["tag"]
