@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
+
+#: the names of `protect.AUTORUN_PLACES` (and ``*``: all of them)
+AutorunPlace = Literal[".husky", ".vscode", ".devcontainer", ".github/workflows", ".gitlab-ci.yml", ".circleci",
+                       ".pre-commit-config.yaml", ".gitconfig", "shell-startup", "*"]
 
 
 class FilesSettings(BaseModel):
@@ -35,6 +41,10 @@ class FilesSettings(BaseModel):
     allow_vcs_writes: bool = Field(default=False, description="let write_file change version-control metadata "
                                    "(.git, .hg, .svn, .bzr, git repositories by their contents)")
     allow_env_writes: bool = Field(default=False, description="let write_file change .env, .envrc and .env.* files")
+    allow_autorun_writes: list[AutorunPlace] = Field(
+        default_factory=list, description="places write_file may change although other programs run them by "
+        "themselves later: \".husky\", \".vscode\", \".devcontainer\", \".github/workflows\", \".gitlab-ci.yml\", "
+        "\".circleci\", \".pre-commit-config.yaml\", \".gitconfig\", \"shell-startup\", or \"*\" for all of them")
     allow_secret_files: bool = Field(
         default=False, description="let read_file read, search_files search and write_file change secret stores "
         "(.env files, .netrc, .pgpass, .git-credentials, .aws/credentials, private keys)")
