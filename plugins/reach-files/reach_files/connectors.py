@@ -579,7 +579,8 @@ class WriteFile(_FilesConnector):
                     try:
                         if not stat.S_ISREG(st.st_mode):
                             raise BusinessError(f"`{loc.shown}` is not a regular file; refused")
-                        _refuse_write_protected(st, loc.shown)
+                        if not creates:  # a file this call made is ours, whatever bits the umask gave it
+                            _refuse_write_protected(st, loc.shown)
                         if st.st_size + len(data) > self.settings.max_file_bytes:
                             raise InvalidArguments("content", message=self._too_big(loc, st.st_size + len(data)))
                         _write_all(fd, data)
