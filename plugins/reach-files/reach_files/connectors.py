@@ -24,7 +24,7 @@ from typing import Any
 from reach_core import BusinessError, Connector, InvalidArguments, NotFound
 from reach_core.redact import MASK
 
-from .gitcreds import git_config_name, git_config_text, mask, secret_spans
+from .gitcreds import git_config_name, git_config_text, hooks_paths, mask, secret_spans
 from .globs import GlobError, compile_glob
 from .jail import Jail, Located, Made, NotRegular, PathMissing, PathRefused, is_special
 from .protect import (
@@ -629,8 +629,10 @@ class WriteFile(_FilesConnector):
         if not s.allow_secret_files and any(secret_store(n, reading=False, env=False) for n in (loc.via, loc.parts)):
             raise InvalidArguments("path", message=_secret_message(loc, "write_file"))
         if "*" not in s.allow_autorun_writes:
-            for names in (loc.via, loc.parts):
-                place = autorun_place(names)
+            places = [autorun_place(loc.via), autorun_place(loc.parts)]
+            if "git-hooks" not in s.allow_autorun_writes and self._in_hooks_path(loc):
+                places.append("git-hooks")
+            for place in places:
                 if place is not None and place not in s.allow_autorun_writes:
                     raise InvalidArguments("path", message=(
                         f"`{loc.shown}` is {AUTORUN_PLACES[place]}: another program runs it by itself later, so "
@@ -655,6 +657,27 @@ class WriteFile(_FilesConnector):
             path = os.path.join(path, part) if part else path
             if git_dir_on_disk(path):
                 return True
+        return False
+
+    def _in_hooks_path(self, loc: Located) -> bool:
+        """Does the file lie in the folder a repository above it runs hooks from (``core.hooksPath``
+        in its ``.git/config``)? Each config is opened inside the root without following links."""
+        target = os.path.join(loc.root, *loc.parts)
+        for depth in range(len(loc.parts)):
+            top = loc.parts[:depth]
+            config = Located(loc.root, (*top, ".git", "config"), "")
+            try:
+                with self.jail.open_file(config, os.O_RDONLY | os.O_NONBLOCK) as fd:
+                    st = os.fstat(fd)
+                    if not stat.S_ISREG(st.st_mode):
+                        continue
+                    data = os.pread(fd, min(st.st_size, self.settings.max_search_file_bytes), 0)
+            except (OSError, PathMissing, PathRefused, NotRegular):
+                continue  # no repository here (or not one this tool can open)
+            for hooks in hooks_paths(data):
+                folder = os.path.realpath(os.path.join(loc.root, *top, os.path.expanduser(hooks)))
+                if target == folder or target.startswith(folder.rstrip("/") + "/"):
+                    return True
         return False
 
     def _too_big(self, loc: Located, size: int) -> str:

@@ -27,7 +27,7 @@ from reach_core.redact import MASK, key_is_secret
 
 from .protect import fold, uncopied, vcs_name
 
-__all__ = ["MASK_BYTES", "git_config_name", "git_config_text", "mask", "secret_spans"]
+__all__ = ["MASK_BYTES", "git_config_name", "git_config_text", "hooks_paths", "mask", "secret_spans"]
 
 MASK_BYTES = MASK.encode()
 
@@ -136,3 +136,19 @@ def mask(data: bytes, spans: Sequence[tuple[int, int]], base: int = 0) -> tuple[
         count += 1
     out.append(data[pos:])
     return b"".join(out), count
+
+
+_HOOKS_PATH = re.compile(rb"(?im)^[ \t]*hookspath[ \t]*=[ \t]*(?P<v>\"[^\"\n]*\"|[^;#\n]*)")
+
+
+def hooks_paths(data: bytes) -> list[str]:
+    """The folders a repository's config tells git to run hooks from (``core.hooksPath``; husky
+    sets ``.husky/_``, others ``.githooks``), as written: relative ones are relative to the
+    working tree's top folder, ``~/`` is the home folder."""
+    joined = _logical(data)[0]
+    found = []
+    for m in _HOOKS_PATH.finditer(joined):
+        value = m.group("v").strip().strip(b'"').strip()
+        if value:
+            found.append(value.decode("utf-8", "surrogateescape"))
+    return found

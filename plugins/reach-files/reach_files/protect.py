@@ -194,6 +194,8 @@ AUTORUN_PLACES: dict[str, str] = {
     ".pre-commit-config.yaml": "pre-commit's hook list, run by git on commit",
     ".gitconfig": "git's user configuration (core.fsmonitor, core.pager, aliases and hooks run code)",
     "shell-startup": "a shell startup file (.bashrc, .profile, .zshrc, fish's config ...), run by every new shell",
+    "git-hooks": "in the folder the repository's core.hooksPath names, whose hooks git runs on commit, checkout "
+                 "and push",
 }
 _AUTORUN_FOLDERS = {".husky": ".husky", ".vscode": ".vscode", ".devcontainer": ".devcontainer",
                     ".circleci": ".circleci"}

