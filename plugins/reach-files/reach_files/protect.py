@@ -15,6 +15,12 @@
   meant to be read. A ``*.key`` file is judged by its content when read (`key_file`): text
   in it is a key (PEM, Rails' ``master.key``, WireGuard, OpenVPN), a binary one (a Keynote
   document) is only ever described, never shown.
+* **Files other programs run by themselves later** (`AUTORUN_PLACES`: husky's hooks,
+  ``.vscode/``, ``.devcontainer/``, CI pipelines, ``.pre-commit-config.yaml``, ``.gitconfig``,
+  shell startup files; the ``core.hooksPath`` folder is found on disk by the connector): a
+  write there runs code on the user's machine, or in CI with the repository's secrets, without
+  the user choosing to run it. Not written unless ``allow_autorun_writes`` names the place;
+  read freely.
 * **reach's own state** (the data dir, the state store, the pin file, the audit log, the
   config file): reading them leaks other calls' data, writing them rewrites the rules.
 
