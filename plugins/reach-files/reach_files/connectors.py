@@ -665,6 +665,8 @@ class WriteFile(_FilesConnector):
         target = os.path.join(loc.root, *loc.parts)
         for depth in range(len(loc.parts)):
             top = loc.parts[:depth]
+            if not os.path.lexists(os.path.join(loc.root, *top, ".git")):
+                continue  # most folders: one lstat, no walk
             config = Located(loc.root, (*top, ".git", "config"), "")
             try:
                 with self.jail.open_file(config, os.O_RDONLY | os.O_NONBLOCK) as fd:
