@@ -37,11 +37,15 @@ _SECTIONS = re.compile(
     rb"(?:[ \t]+\"|[ \t]*\]|\.)"
 )
 _CONTINUED = re.compile(rb"\\\r?\n")
-# scheme://USERINFO@host: everything up to the last `@` before the host's `/`, `?` or `#` (as git reads it)
-_URL = re.compile(rb"(?i)\b(?P<scheme>[a-z][a-z0-9+.-]{0,30})://(?P<ui>[^/?#\n]*)@")
+# scheme://USERINFO@host: everything up to the last `@` before the host's `/` (a `?` or `#` in a
+# password, which git would not read as one, is masked too: the text is a secret all the same)
+_URL = re.compile(rb"(?i)\b(?P<scheme>[a-z][a-z0-9+.-]{0,30})://(?P<ui>[^/\n]*)@")
+# a token in a URL's query (`?access_token=...`, GitLab's `private_token`)
+_QUERY = re.compile(rb"(?i)[?&](?:access_token|private_token|oauth_token|token|auth|key|password)=(?P<v>[^&\s\"';#]+)")
 # user:secret@host without a scheme (scp-like spelling of a URL)
 _BARE = re.compile(rb"(?i)(?<![\w/:.@-])(?P<ui>[\w.+%~-]{1,200}:[^\s/@]{1,400})@[\w-]+(?:\.[\w-]+)*")
-_ENTRY = re.compile(rb"(?m)^[ \t]*(?P<k>[A-Za-z][A-Za-z0-9-]*)[ \t]*=[ \t]*(?P<v>[^\n]*)")
+# `key = value` at the start of a line (after LF or a lone CR); `http.extraheader = ...` as people write it too
+_ENTRY = re.compile(rb"(?m)(?:^|(?<=\r))[ \t]*(?P<k>[A-Za-z][A-Za-z0-9.-]*)[ \t]*=[ \t]*(?P<v>[^\r\n]*)")
 # an inline helper that prints the password: helper = "!f() { echo password=TOKEN; }; f"
 _HELPER_SECRET = re.compile(rb"(?i)\b(?:password|token|secret|pass)\s*=\s*(?P<v>[^\s;\"'`|&)]+)")
 # git keys whose name sounds secret but whose value is a path, a boolean or a key's id
@@ -93,12 +97,13 @@ def secret_spans(data: bytes, base: int = 0) -> list[tuple[int, int]]:
         ui = m.group("ui")
         if ui and (b":" in ui or m.group("scheme").lower() not in _SSH):
             found.append(m.span("ui"))  # ssh://git@host keeps its user name; https://TOKEN@host does not
+    found.extend(m.span("v") for m in _QUERY.finditer(joined))
     for m in _BARE.finditer(joined):
         if b"://" not in joined[max(0, m.start() - 3):m.start()]:
             found.append(m.span("ui"))
     for m in _ENTRY.finditer(joined):
-        key = m.group("k").decode("ascii").lower()
-        value = m.group("v").rstrip(b" \t\r")
+        key = m.group("k").decode("ascii").lower().rsplit(".", 1)[-1]
+        value = m.group("v").rstrip(b" \t")
         if not value:
             continue
         if key == "extraheader" or (key not in _NOT_SECRET and key_is_secret(key)):

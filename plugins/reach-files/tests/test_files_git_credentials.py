@@ -72,6 +72,11 @@ _CREDENTIALS: dict[str, str] = {
     "http proxy": f'[http]\n\tproxy = http://proxyuser:{TOKEN}@proxy.corp:3128\n',
     "credential section url": f'[credential "https://u:{TOKEN}@github.com"]\n\tusername = u\n',
     "submodule url": f'[submodule "lib"]\n\turl = https://u:{TOKEN}@github.com/o/lib.git\n',
+    "# and ? in a quoted password": f'[remote "origin"]\n\turl = "https://u:{TOKEN[:9]}#?{TOKEN[9:]}@github.com/r"\n',
+    "password in a comment": f'[remote "origin"]\n\turl = https://u:{TOKEN[:9]}#{TOKEN[9:]}@github.com/r\n',
+    "cr-only lines": f'[http]\r\textraheader = AUTHORIZATION: basic {TOKEN}\r[core]\r',
+    "dotted key": f'[http]\n\thttp.extraHeader = AUTHORIZATION: basic {TOKEN}\n',
+    "token in query": f'[remote "origin"]\n\turl = https://gitlab.example/o/r.git?private_token={TOKEN}\n',
 }
 
 _PLACES = [".git/config", ".git/modules/lib/config", ".git/modules/a/modules/b/config", ".git/config.worktree",
