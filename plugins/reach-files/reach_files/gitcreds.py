@@ -52,19 +52,19 @@ _HELPER_SECRET = re.compile(rb"(?i)\b(?:password|token|secret|pass)\s*=\s*(?P<v>
 _NOT_SECRET = frozenset({"signingkey", "cookiefile", "sslkey", "sslcert", "sslcainfo", "sslcapath",
                          "sslkeypasswordprotected", "sslcertpasswordprotected", "sshcommand", "askpass"})
 _SSH = frozenset({b"ssh", b"git+ssh", b"ssh+git"})
+_GITCONFIG = re.compile(r"\.gitconfig[._-].*|.+\.gitconfig", re.DOTALL)
 
 
 def git_config_name(names: Sequence[str]) -> bool:
     """Do the path components ``names`` (below a root) name one of git's config files?"""
     if not names:
         return False
-    folded = [fold(n) for n in names]
-    last = uncopied(folded[-1])
-    if last in ("config", "config.worktree") and any(vcs_name(n) for n in names[:-1]):
-        return True  # .git/config, .git/modules/sub/config, .git/worktrees/w/config.worktree
-    if last == ".gitmodules" or last == ".gitconfig" or re.fullmatch(r"\.gitconfig[._-].*|.+\.gitconfig", last):
-        return True
-    return last == "config" and folded[-3:-1] == [".config", "git"]
+    last = uncopied(fold(names[-1]))  # the last name first: a search asks this of every file it opens
+    if last in ("config", "config.worktree"):
+        if any(vcs_name(n) for n in names[:-1]):
+            return True  # .git/config, .git/modules/sub/config, .git/worktrees/w/config.worktree
+        return last == "config" and [fold(n) for n in names[-3:-1]] == [".config", "git"]
+    return last in (".gitmodules", ".gitconfig") or _GITCONFIG.fullmatch(last) is not None
 
 
 def git_config_text(data: bytes) -> bool:
