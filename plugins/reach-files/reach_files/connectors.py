@@ -22,10 +22,23 @@ from contextlib import closing
 from typing import Any
 
 from reach_core import BusinessError, Connector, InvalidArguments, NotFound
+from reach_core.redact import MASK
 
+from .gitcreds import git_config_name, git_config_text, hooks_paths, mask, secret_spans
 from .globs import GlobError, compile_glob
-from .jail import Jail, Located, NotRegular, PathMissing, PathRefused, is_special
-from .protect import env_file, git_dir_on_disk, key_file, private_key_in, private_key_near, secret_store, vcs_name
+from .jail import Jail, Located, Made, NotRegular, PathMissing, PathRefused, is_special
+from .protect import (
+    AUTORUN_PLACES,
+    KEY_REACH,
+    autorun_place,
+    env_file,
+    git_dir_on_disk,
+    key_file,
+    private_key_in,
+    private_key_near,
+    secret_store,
+    vcs_name,
+)
 from .settings import FilesSettings
 from .sniff import SNIFF_BYTES, describe_size, guess_type, looks_binary
 from .walk import Budget, walk
@@ -203,12 +216,15 @@ class ReadFile(_FilesConnector):
                 )
             head = os.pread(fd, SNIFF_BYTES, 0)
             binary = looks_binary(head)
-            if not self.settings.allow_secret_files:
+            guard = not self.settings.allow_secret_files
+            # the whole file when it is no larger than a searched one (keys are small), else its head
+            head_only = st.st_size <= len(head) or st.st_size > self.settings.max_search_file_bytes
+            whole = None
+            if guard:
                 if not binary and _key_named(loc):  # text in a *.key is a key; a Keynote document is binary
                     raise InvalidArguments("path", message=_secret_message(loc, "read_file"))
-                # the whole file when it is no larger than a searched one (keys are small), else its head
-                head_only = st.st_size <= len(head) or st.st_size > self.settings.max_search_file_bytes
-                if private_key_in(head if head_only else os.pread(fd, st.st_size, 0)):
+                whole = head if st.st_size <= len(head) else None if head_only else os.pread(fd, st.st_size, 0)
+                if private_key_in(head if whole is None else whole):
                     raise InvalidArguments("path", message=_secret_message(loc, "read_file"))
             if binary:
                 return {
@@ -221,14 +237,23 @@ class ReadFile(_FilesConnector):
                 }
             data = os.pread(fd, limit + 4, offset)
             # a key deep in a big file: the page and the bytes around it, where the key's armour lies
-            if not self.settings.allow_secret_files and (
-                    private_key_in(data) or (head_only and private_key_near(fd, offset, limit + 4))):
+            if guard and (private_key_in(data) or (head_only and private_key_near(fd, offset, limit + 4))):
                 raise InvalidArguments("path", message=_secret_message(loc, "read_file"))
-        return _text_slice(loc.shown, data, offset, limit, st.st_size)
+            spans: list[tuple[int, int]] = []
+            if guard and (git_config_name(loc.via) or git_config_name(loc.parts)
+                          or git_config_text(head if whole is None else whole)):
+                if whole is not None:
+                    spans = secret_spans(whole)
+                else:  # a big file: the page and the lines around it (a token cut by the page edge too)
+                    start = max(0, offset - KEY_REACH)
+                    spans = secret_spans(os.pread(fd, offset - start + limit + 4 + KEY_REACH, start), start)
+        return _text_slice(loc.shown, data, offset, limit, st.st_size, spans)
 
 
-def _text_slice(shown: str, data: bytes, offset: int, limit: int, size: int) -> dict[str, Any]:
-    """Decode ``limit`` bytes at ``offset`` without splitting a UTF-8 character."""
+def _text_slice(shown: str, data: bytes, offset: int, limit: int, size: int,
+                spans: list[tuple[int, int]] | None = None) -> dict[str, Any]:
+    """Decode ``limit`` bytes at ``offset`` without splitting a UTF-8 character; credentials at
+    ``spans`` (file offsets, `gitcreds`) are shown as ``[REDACTED]``."""
     start = 0
     while start < min(3, len(data)) and offset + start > 0 and 0x80 <= data[start] <= 0xBF:
         start += 1  # an offset inside a character: skip its continuation bytes
@@ -236,6 +261,9 @@ def _text_slice(shown: str, data: bytes, offset: int, limit: int, size: int) -> 
     while end > start and end < len(data) and 0x80 <= data[end] <= 0xBF:
         end -= 1  # do not cut the character that straddles the limit
     chunk = data[start:end]
+    masked = 0
+    if spans:
+        chunk, masked = mask(chunk, spans, offset + start)
     text = chunk.decode("utf-8", errors="replace")
     next_offset = offset + end
     out: dict[str, Any] = {"path": shown, "size": size, "content": text}
@@ -248,6 +276,12 @@ def _text_slice(shown: str, data: bytes, offset: int, limit: int, size: int) -> 
             f"[truncated: showing bytes {offset + start}–{next_offset} of {size} ({describe_size(size)}); "
             f"call read_file again with offset={next_offset} for more]"
         )
+    if masked:
+        out["redacted"] = masked
+        out["note"] = (out.get("note", "") + " " + (
+            f"[{masked} credential(s) in git configuration (a URL's user:password, extraheader, a password) "
+            f"shown as {MASK}; the file itself keeps them. Writing this text back would replace them. "
+            "[plugins.reach-files] allow_secret_files shows them]")).strip()
     return out
 
 
@@ -410,7 +444,8 @@ class SearchFiles(_FilesConnector):
                             continue
                         shown = _shown_name(prefix + folder.rel + name)
                         found = self._grep(folder.fd, name, shown, needle, ignore_case, cap - len(hits),
-                                           key=guard and key_file(name))
+                                           key=guard and key_file(name),
+                                           git=guard and git_config_name((*path_parts, name)))
                         if found is None:
                             secrets_skipped += 1
                             continue
@@ -436,10 +471,11 @@ class SearchFiles(_FilesConnector):
         return out
 
     def _grep(self, dfd: int, name: str, shown: str, needle: str, ignore_case: bool,
-              room: int, *, key: bool = False) -> list[dict[str, Any]] | None:
+              room: int, *, key: bool = False, git: bool = False) -> list[dict[str, Any]] | None:
         """Matching lines of one regular text file (symlinks, devices, binaries and huge files skipped);
         ``None`` for a secret store by its content: a file holding a private key, or text in a
-        ``*.key`` (``key``)."""
+        ``*.key`` (``key``). Git configuration (``git``: by its name; or by its sections) is searched
+        with its credentials masked, so a search cannot find a token piece by piece either."""
         try:
             if is_special(os.stat(name, dir_fd=dfd, follow_symlinks=False).st_mode):
                 return []  # never opened: opening a device can act
@@ -459,6 +495,8 @@ class SearchFiles(_FilesConnector):
             return []
         if key or (not self.settings.allow_secret_files and private_key_in(data)):
             return None
+        if not self.settings.allow_secret_files and (git or git_config_text(data)):
+            data = mask(data, secret_spans(data))[0]
         text = data.decode("utf-8", errors="replace")
         if needle not in (text.casefold() if ignore_case else text):
             return []  # most files: one linear search in C, no lines split
@@ -518,25 +556,38 @@ class WriteFile(_FilesConnector):
         if len(data) > self.settings.max_file_bytes:
             raise InvalidArguments("content", message=self._too_big(loc, len(data)))
         _refuse_low_disk(loc, len(data), self.settings.min_free_bytes)
+        made: list[Made] = []  # the folders this write makes: a failed write takes them away again
+        try:
+            self._write(loc, mode, data, made)
+        except BaseException:
+            if made:
+                self.jail.remove_made(loc, made)
+            raise
+        return {"path": loc.shown, "mode": mode, "bytes_written": len(data)}
+
+    def _write(self, loc: Located, mode: str, data: bytes, made: list[Made]) -> None:
+        """The write itself, after every check on the path and the size; all or nothing."""
         if mode == "overwrite":
-            self._replace(loc, data)
+            self._replace(loc, data, made)
         else:
             # `append` to a missing file creates it, exclusively, so a failed write knows the file is its own
             creates = mode == "create" or not _exists(loc)
             flags = os.O_WRONLY | os.O_CREAT | (os.O_EXCL if creates else 0) | (os.O_APPEND if mode == "append" else 0)
             try:
-                with self.jail.open_file(loc, flags | os.O_NONBLOCK, create_parents=True) as fd:
+                with self.jail.open_file(loc, flags | os.O_NONBLOCK, create_parents=True, made=made) as fd:
                     st = os.fstat(fd)
-                    if not stat.S_ISREG(st.st_mode):
-                        raise BusinessError(f"`{loc.shown}` is not a regular file; refused")
-                    _refuse_write_protected(st, loc.shown)
-                    if st.st_size + len(data) > self.settings.max_file_bytes:
-                        raise InvalidArguments("content", message=self._too_big(loc, st.st_size + len(data)))
                     try:
+                        if not stat.S_ISREG(st.st_mode):
+                            raise BusinessError(f"`{loc.shown}` is not a regular file; refused")
+                        if not creates:  # a file this call made is ours, whatever bits the umask gave it
+                            _refuse_write_protected(st, loc.shown)
+                        if st.st_size + len(data) > self.settings.max_file_bytes:
+                            raise InvalidArguments("content", message=self._too_big(loc, st.st_size + len(data)))
                         _write_all(fd, data)
                     except BaseException:
                         # all or nothing: a write cut short (disk full, a size limit) leaves the file as it was
-                        os.ftruncate(fd, st.st_size)
+                        if stat.S_ISREG(st.st_mode):
+                            os.ftruncate(fd, st.st_size)
                         if creates:
                             self._remove_created(loc, st)
                         raise
@@ -552,7 +603,6 @@ class WriteFile(_FilesConnector):
                 ) from None
             except IsADirectoryError:
                 raise BusinessError(f"`{loc.shown}` is a folder; choose a file name inside it") from None
-        return {"path": loc.shown, "mode": mode, "bytes_written": len(data)}
 
     def _refuse_guarded(self, loc: Located) -> None:
         """Places no write goes by default (``protect``): version-control metadata, .env files,
@@ -572,12 +622,23 @@ class WriteFile(_FilesConnector):
                 "Write the file elsewhere."))
         if not s.allow_secret_files and not s.allow_env_writes and any(env_file(n) for n in names):
             raise InvalidArguments("path", message=(
-                f"`{loc.shown}` is a .env file (.env, .envrc, .env.*, or inside a folder so named): it holds "
+                f"`{loc.shown}` is a .env file (.env, .envrc, .env.*, NAME.env, or inside a folder so named): it holds "
                 "secrets or code run on entering the folder, so write_file refuses it unless the operator sets "
                 "[plugins.reach-files] allow_env_writes = true (or allow_secret_files = true). "
                 "Write the file elsewhere."))
         if not s.allow_secret_files and any(secret_store(n, reading=False, env=False) for n in (loc.via, loc.parts)):
             raise InvalidArguments("path", message=_secret_message(loc, "write_file"))
+        if "*" not in s.allow_autorun_writes:
+            places = [autorun_place(loc.via), autorun_place(loc.parts)]
+            if "git-hooks" not in s.allow_autorun_writes and self._in_hooks_path(loc):
+                places.append("git-hooks")
+            for place in places:
+                if place is not None and place not in s.allow_autorun_writes:
+                    raise InvalidArguments("path", message=(
+                        f"`{loc.shown}` is {AUTORUN_PLACES[place]}: another program runs it by itself later, so "
+                        f"write_file does not change it unless the operator adds \"{place}\" to "
+                        "[plugins.reach-files] allow_autorun_writes. Reading it is allowed; show the user the "
+                        "change to make instead."))
 
     def _remove_created(self, loc: Located, made: os.stat_result) -> None:
         """Unlink the file a failed `create` made (only if the name still holds that file)."""
@@ -598,15 +659,38 @@ class WriteFile(_FilesConnector):
                 return True
         return False
 
+    def _in_hooks_path(self, loc: Located) -> bool:
+        """Does the file lie in the folder a repository above it runs hooks from (``core.hooksPath``
+        in its ``.git/config``)? Each config is opened inside the root without following links."""
+        target = os.path.join(loc.root, *loc.parts)
+        for depth in range(len(loc.parts)):
+            top = loc.parts[:depth]
+            if not os.path.lexists(os.path.join(loc.root, *top, ".git")):
+                continue  # most folders: one lstat, no walk
+            config = Located(loc.root, (*top, ".git", "config"), "")
+            try:
+                with self.jail.open_file(config, os.O_RDONLY | os.O_NONBLOCK) as fd:
+                    st = os.fstat(fd)
+                    if not stat.S_ISREG(st.st_mode):
+                        continue
+                    data = os.pread(fd, min(st.st_size, self.settings.max_search_file_bytes), 0)
+            except (OSError, PathMissing, PathRefused, NotRegular):
+                continue  # no repository here (or not one this tool can open)
+            for hooks in hooks_paths(data):
+                folder = os.path.realpath(os.path.join(loc.root, *top, os.path.expanduser(hooks)))
+                if target == folder or target.startswith(folder.rstrip("/") + "/"):
+                    return True
+        return False
+
     def _too_big(self, loc: Located, size: int) -> str:
         return (f"`{loc.shown}` would be {size} bytes; files written here may be at most "
                 f"{self.settings.max_file_bytes} bytes ([plugins.reach-files] max_file_bytes). "
                 "Write a smaller file or split it into several.")
 
-    def _replace(self, loc: Located, data: bytes) -> None:
+    def _replace(self, loc: Located, data: bytes, made: list[Made]) -> None:
         """Write a temporary file beside the target, then rename it over the target (atomic)."""
         name = loc.parts[-1]
-        with self.jail.parent_dir(loc, create=True) as parent:
+        with self.jail.parent_dir(loc, create=True, made=made) as parent:
             try:
                 old = os.stat(name, dir_fd=parent, follow_symlinks=False)
             except FileNotFoundError:
@@ -654,7 +738,7 @@ def _key_named(loc: Located) -> bool:
 
 
 def _secret_message(loc: Located, tool: str) -> str:
-    return (f"`{loc.shown}` is a secret store (.env, .envrc, .env.*, .netrc, .pgpass, .git-credentials, "
+    return (f"`{loc.shown}` is a secret store (.env, .envrc, .env.*, NAME.env, .netrc, .pgpass, .git-credentials, "
             ".aws/credentials or a private key such as id_rsa, a *.key holding text, a *.pem to write, or any "
             "file holding a -----BEGIN ... PRIVATE KEY----- block, in any spelling or through a link) "
             f"or lies inside one; {tool} refuses it so that its secrets do not reach the model, unless the "

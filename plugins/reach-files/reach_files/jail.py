@@ -65,6 +65,15 @@ class Located:
         return self.parts[-1] if self.parts else "."
 
 
+@dataclass(frozen=True)
+class Made:
+    """A folder a write made: its components below the root, and which folder it was."""
+
+    parts: tuple[str, ...]
+    dev: int
+    ino: int
+
+
 class Jail:
     """The configured roots; the first one is where relative paths start."""
 
@@ -197,8 +206,11 @@ class Jail:
             raise PathRefused(f"the configured folder {root} does not exist; ask the operator to create it") from None
 
     @contextmanager
-    def open_dir(self, loc: Located, *, create: bool = False, parts: tuple[str, ...] | None = None) -> Iterator[int]:
-        """An fd of the directory ``parts`` (default: the located path), walked with O_NOFOLLOW."""
+    def open_dir(self, loc: Located, *, create: bool = False, parts: tuple[str, ...] | None = None,
+                 made: list[Made] | None = None) -> Iterator[int]:
+        """An fd of the directory ``parts`` (default: the located path), walked with O_NOFOLLOW.
+        With ``create``, missing folders are made, each added to ``made`` (outermost first) so
+        that a write that fails afterwards can take them away again (`remove_made`)."""
         parts = loc.parts if parts is None else parts
         fd = self._root_fd(loc.root)
         try:
@@ -210,9 +222,13 @@ class Jail:
                         raise PathMissing(self.show(loc.root, parts[: i + 1])) from None
                     try:
                         os.mkdir(part, 0o755, dir_fd=fd)
+                        mine = True
                     except FileExistsError:
-                        pass
+                        mine = False
                     nfd = os.open(part, _DIR_FLAGS, dir_fd=fd)
+                    if mine and made is not None:
+                        st = os.fstat(nfd)
+                        made.append(Made(parts[: i + 1], st.st_dev, st.st_ino))
                 except OSError as exc:
                     raise _swapped_or_not_dir(self.show(loc.root, parts[: i + 1]), exc) from None
                 os.close(fd)
@@ -222,11 +238,12 @@ class Jail:
             os.close(fd)
 
     @contextmanager
-    def open_file(self, loc: Located, flags: int, mode: int = 0o644, *, create_parents: bool = False) -> Iterator[int]:
+    def open_file(self, loc: Located, flags: int, mode: int = 0o644, *, create_parents: bool = False,
+                  made: list[Made] | None = None) -> Iterator[int]:
         """An fd of the located file, opened relative to its parent's fd with O_NOFOLLOW."""
         if not loc.parts:
             raise PathRefused("`path` names the root folder itself; give a file path such as notes/todo.md")
-        with self.open_dir(loc, parts=loc.parts[:-1], create=create_parents) as parent:
+        with self.open_dir(loc, parts=loc.parts[:-1], create=create_parents, made=made) as parent:
             refuse_special(parent, loc.parts[-1], loc.shown)
             try:
                 fd = os.open(loc.parts[-1], flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=parent)
@@ -245,12 +262,25 @@ class Jail:
                 os.close(fd)
 
     @contextmanager
-    def parent_dir(self, loc: Located, *, create: bool) -> Iterator[int]:
+    def parent_dir(self, loc: Located, *, create: bool, made: list[Made] | None = None) -> Iterator[int]:
         """The fd of the located path's parent directory (for atomic replace)."""
         if not loc.parts:
             raise PathRefused("`path` names the root folder itself; give a file path such as notes/todo.md")
-        with self.open_dir(loc, parts=loc.parts[:-1], create=create) as fd:
+        with self.open_dir(loc, parts=loc.parts[:-1], create=create, made=made) as fd:
             yield fd
+
+    def remove_made(self, loc: Located, made: list[Made]) -> None:
+        """Remove the folders a failed write made (`open_dir`'s ``made``), innermost first, each
+        only while it is still that folder and empty: what someone else put there stays."""
+        for folder in reversed(made):
+            try:
+                with self.open_dir(loc, parts=folder.parts[:-1]) as parent:
+                    st = os.stat(folder.parts[-1], dir_fd=parent, follow_symlinks=False)
+                    if (st.st_dev, st.st_ino) != (folder.dev, folder.ino):
+                        return
+                    os.rmdir(folder.parts[-1], dir_fd=parent)
+            except (OSError, PathMissing, PathRefused):
+                return  # not empty, gone or replaced: the folders above it stay too
 
 
 def is_special(mode: int) -> bool:

@@ -4,7 +4,7 @@
   and any folder that *is* a git directory by its contents, whatever its name): a write there
   runs code on the user's machine the next time they use git (``hooks/``, ``config``'s
   ``core.fsmonitor``), or redirects git to another folder (a ``.git`` *file*).
-* **.env files** (``.env``, ``.envrc``, ``.env.*``): secrets, and shell code that direnv runs
+* **.env files** (``.env``, ``.envrc``, ``.env.*``, ``NAME.env``): secrets, and shell code that direnv runs
   on ``cd``. Nothing is *written* inside a folder so named either (often a virtualenv: code
   planted there runs on its next use), but a folder's files are *read* by their own names: a
   virtualenv named ``.env`` holds ``site.py``, not secrets.
@@ -15,6 +15,12 @@
   meant to be read. A ``*.key`` file is judged by its content when read (`key_file`): text
   in it is a key (PEM, Rails' ``master.key``, WireGuard, OpenVPN), a binary one (a Keynote
   document) is only ever described, never shown.
+* **Files other programs run by themselves later** (`AUTORUN_PLACES`: husky's hooks,
+  ``.vscode/``, ``.devcontainer/``, CI pipelines, ``.pre-commit-config.yaml``, ``.gitconfig``,
+  shell startup files; the ``core.hooksPath`` folder is found on disk by the connector): a
+  write there runs code on the user's machine, or in CI with the repository's secrets, without
+  the user choosing to run it. Not written unless ``allow_autorun_writes`` names the place;
+  read freely.
 * **reach's own state** (the data dir, the state store, the pin file, the audit log, the
   config file): reading them leaks other calls' data, writing them rewrites the rules.
 
@@ -31,11 +37,12 @@ import base64
 import os
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["device_name", "env_file", "fold", "git_dir_on_disk", "key_file", "private_key_in", "private_key_near",
+__all__ = ["AUTORUN_PLACES", "autorun_place",
+           "device_name", "env_file", "fold", "git_dir_on_disk", "key_file", "private_key_in", "private_key_near",
            "reach_paths", "secret_store", "through_magic", "uncopied", "vcs_name"]
 
 _VCS = frozenset({".git", ".hg", ".svn", ".bzr"})
@@ -101,17 +108,22 @@ def uncopied(folded: str) -> str:
 
 
 # `.env`/`.envrc` alone or followed by a separator: `.env.local`, `.env_local`, `.env-prod`, `.envrc.local`
-# (not `.environment`)
-_ENV = re.compile(r"\.env(?:rc)?(?:[._~#-].*)?", re.DOTALL)
+# (not `.environment`); or a name that ends in `.env`: `prod.env`, `.staging.env`, Docker Compose's
+# `env_file: app.env` (not `dev.envrc`, `x.environment`)
+_ENV = re.compile(r"\.env(?:rc)?(?:[._~#-].*)?|.+\.env", re.DOTALL)
 
 
 def env_file(name: str) -> bool:
+    """A .env name (``.env``, ``.envrc``, ``.env.*``, ``NAME.env``), in any spelling `fold` knows
+    and under the marks of a copy (``prod.env.bak``)."""
     f = uncopied(fold(name))
     return _ENV.fullmatch(f) is not None or f in ("env~1", "envrc~1")
 
 
-# shared templates, meant to be read: `.env.example`, `.env-sample`, `.env_template`, `.env.dist`
-_ENV_TEMPLATE = re.compile(r"\.env[._-](?:example|sample|template|dist)")
+# shared templates, meant to be read: `.env.example`, `.env-sample`, `.env_template`, `.env.dist`,
+# and in the suffix form `example.env`, `app.sample.env`, `docker-template.env`
+_ENV_TEMPLATE = re.compile(
+    r"\.env[._-](?:example|sample|template|dist)|(?:.*[._-])?(?:example|sample|template|dist)\.env", re.DOTALL)
 _SECRET_NAMES = frozenset({
     ".netrc", "_netrc", ".pgpass", ".git-credentials",
     "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "id_ecdsa_sk", "id_ed25519_sk",
@@ -161,13 +173,74 @@ def secret_store(names: Iterable[str], *, reading: bool, env: bool = True, file:
                 if not _ENV_TEMPLATE.fullmatch(f):
                     return True  # an env file (a template such as .env.example is meant to be read)
             elif f != ".env":
-                return True  # a folder of env files (.env.d/); a folder named .env is a virtualenv
+                # a folder of env files: `.env.d/`, or `prod.env/` (an envdir: one file per variable,
+                # its value the file's content); only a folder named exactly .env is a virtualenv
+                return True
         if f in _SECRET_NAMES or (not reading and f.endswith(_SECRET_SUFFIXES)) or _SECRET_SHORT.fullmatch(f):
             return True
         if i and ((_AWS.fullmatch(folded[i - 1]) and _AWS_CREDENTIALS.fullmatch(f))
                   or ((inside := _SECRET_IN.get(folded[i - 1])) is not None and inside.fullmatch(f))):
             return True
     return False
+
+
+# Files other programs run by themselves later, on the user's machine or in CI with the
+# repository's secrets: on opening the folder, on a commit, on creating a container, on a
+# push, on starting a shell. Each place has the name the operator writes in
+# ``allow_autorun_writes`` to let write_file change it.
+AUTORUN_PLACES: dict[str, str] = {
+    ".husky": "husky's git hooks, run by git on commit, checkout and push",
+    ".vscode": "VS Code workspace settings and tasks (a task can run on opening the folder, a setting can "
+               "point at the interpreter or shell VS Code starts)",
+    ".devcontainer": "a dev container definition (initializeCommand runs on the host, postCreateCommand "
+                     "in the container)",
+    ".github/workflows": "a GitHub Actions workflow, run in CI with the repository's secrets",
+    ".gitlab-ci.yml": "a GitLab CI pipeline, run in CI with the repository's secrets",
+    ".circleci": "a CircleCI pipeline, run in CI with the repository's secrets",
+    ".pre-commit-config.yaml": "pre-commit's hook list, run by git on commit",
+    ".gitconfig": "git's user configuration (core.fsmonitor, core.pager, aliases and hooks run code)",
+    "shell-startup": "a shell startup file (.bashrc, .profile, .zshrc, fish's config ...), run by every new shell",
+    "git-hooks": "in the folder the repository's core.hooksPath names, whose hooks git runs on commit, checkout "
+                 "and push",
+}
+_AUTORUN_FOLDERS = {".husky": ".husky", ".vscode": ".vscode", ".devcontainer": ".devcontainer",
+                    ".circleci": ".circleci"}
+# NTFS 8.3 names of those folders (VSCODE~1 is .vscode where short names are made)
+_AUTORUN_SHORT = re.compile(r"(husky|vscode|devcon|circle)~\d+")
+_AUTORUN_FILES = {
+    ".devcontainer.json": ".devcontainer",
+    ".gitlab-ci.yml": ".gitlab-ci.yml", ".gitlab-ci.yaml": ".gitlab-ci.yml",
+    ".pre-commit-config.yaml": ".pre-commit-config.yaml", ".pre-commit-config.yml": ".pre-commit-config.yaml",
+    ".gitconfig": ".gitconfig",
+    **dict.fromkeys((".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zshenv",
+                     ".zprofile", ".zlogin", ".zlogout", ".kshrc", ".mkshrc", ".cshrc", ".tcshrc", ".login",
+                     ".xprofile", ".xinitrc", ".xsession"), "shell-startup"),
+}
+
+
+def autorun_place(names: Sequence[str]) -> str | None:
+    """The `AUTORUN_PLACES` key of the place the path components ``names`` (below a root) lie in,
+    or ``None``. Names are folded (`fold`: case, trailing dots and spaces, NFKC, ignorable code
+    points, look-alikes), since the tools that run these files open them through a file system
+    that may fold them too (``.VSCode`` is ``.vscode`` on macOS and Windows)."""
+    folded = [fold(n) for n in names]
+    for i, f in enumerate(folded):
+        if f in _AUTORUN_FOLDERS:
+            return _AUTORUN_FOLDERS[f]
+        short = _AUTORUN_SHORT.fullmatch(f)
+        if short is not None:
+            return {"husky": ".husky", "vscode": ".vscode", "devcon": ".devcontainer",
+                    "circle": ".circleci"}[short.group(1)]
+        if f in (".github", "github~1") and i + 1 < len(folded) and folded[i + 1] in ("workflows", "workfl~1"):
+            return ".github/workflows"
+        if i > 0 and folded[i - 1] == ".config" and f == "fish":
+            return "shell-startup"
+    last = folded[-1] if folded else ""
+    if last in _AUTORUN_FILES:
+        return _AUTORUN_FILES[last]
+    if folded[-3:] == [".config", "git", "config"]:
+        return ".gitconfig"
+    return None
 
 
 # the armour of a private key, whatever the file is called: PEM (PKCS#1, PKCS#8, SEC1, encrypted),

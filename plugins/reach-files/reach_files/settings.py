@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
+
+#: the names of `protect.AUTORUN_PLACES` (and ``*``: all of them)
+AutorunPlace = Literal[".husky", ".vscode", ".devcontainer", ".github/workflows", ".gitlab-ci.yml", ".circleci",
+                       ".pre-commit-config.yaml", ".gitconfig", "shell-startup", "git-hooks", "*"]
 
 
 class FilesSettings(BaseModel):
@@ -34,8 +40,15 @@ class FilesSettings(BaseModel):
     max_write_depth: int = Field(default=32, ge=1, description="folder levels below its root a written file may be")
     allow_vcs_writes: bool = Field(default=False, description="let write_file change version-control metadata "
                                    "(.git, .hg, .svn, .bzr, git repositories by their contents)")
-    allow_env_writes: bool = Field(default=False, description="let write_file change .env, .envrc and .env.* files")
+    allow_env_writes: bool = Field(default=False,
+                                   description="let write_file change .env, .envrc, .env.* and NAME.env files")
+    allow_autorun_writes: list[AutorunPlace] = Field(
+        default_factory=list, description="places write_file may change although other programs run them by "
+        "themselves later: \".husky\", \".vscode\", \".devcontainer\", \".github/workflows\", \".gitlab-ci.yml\", "
+        "\".circleci\", \".pre-commit-config.yaml\", \".gitconfig\", \"shell-startup\", \"git-hooks\" (a repository's "
+        "core.hooksPath folder), or \"*\" for all of them")
     allow_secret_files: bool = Field(
         default=False, description="let read_file read, search_files search and write_file change secret stores "
-        "(.env files, .netrc, .pgpass, .git-credentials, .aws/credentials, private keys)")
+        "(.env files, .netrc, .pgpass, .git-credentials, .aws/credentials, private keys), and show credentials in "
+        "git config files unmasked")
     max_line_chars: int = Field(default=300, ge=20, description="matched lines are cut to this length")

@@ -157,9 +157,9 @@ async def test_env_files_are_not_written(tmp_path: Path, path: str) -> None:
     assert _tree(root) == before
 
 
-_HONEST = [".github/workflows/ci.yml", ".gitignore", ".gitattributes", ".gitkeep", "notes/.gitkeep",
+_HONEST = [".github/ISSUE_TEMPLATE/bug.md", ".gitignore", ".gitattributes", ".gitkeep", "notes/.gitkeep",
            "git/notes.md", "gitlab.md", "my.gitbook", "hg.txt", "svn-howto.md", ".bzrignore",
-           "environment.md", ".environment", "env/settings.md", "dotenv.md", "x.env", "env.txt",
+           "environment.md", ".environment", "env/settings.md", "dotenv.md", "x.envy", "env.txt",
            "docs/.envoy.md", "git~1.txt", "北京/.config.md", "Ελλάδα.md", "Москва.txt"]
 
 

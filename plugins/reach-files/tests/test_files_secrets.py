@@ -176,7 +176,7 @@ _HONEST = [
     ".env.example", ".env.sample", ".env.template", ".ENV.EXAMPLE", "app/.env.example", ".env.dist",
     "id_rsa.pub", ".ssh/id_ed25519.pub", ".ssh/config", ".ssh/known_hosts", "cert.crt", "keys.md",
     "key.txt", "pem.txt", "monkey.txt", "netrc.md", "credentials.md", "docs/credentials.md", ".aws/config",
-    "environment.md", ".environment", "env/settings.md", "dotenv.md", "x.env", "keyboard.py", "id_rsa_notes.md",
+    "environment.md", ".environment", "env/settings.md", "dotenv.md", "x.envy", "keyboard.py", "id_rsa_notes.md",
     "aws/credentials", ".awsx/credentials", "credentials/aws.md",
 ]
 
