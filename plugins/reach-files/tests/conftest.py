@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import resource
+import signal
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -12,6 +15,28 @@ import reach_files.plugin
 from reach_core import Reach
 
 SECRET = "TOP-SECRET outside the root"
+#: the file-size limit `invoke_size_limited` sets: writes past it fail part-way, as on a full disk
+SIZE_LIMIT = 64 * 1024
+
+
+async def invoke_size_limited(reach: Reach, tool: str, args: dict[str, Any]) -> Any:
+    """``reach.invoke`` under the system's file-size limit (``RLIMIT_FSIZE``, SIGXFSZ ignored
+    as a server does), so a write fails part-way with ``EFBIG``, the path of ``ENOSPC``.
+
+    The limit is the whole process's, so it is set around the call alone: pytest writes its
+    report (progress, junit XML) to files longer than the limit, such as CI's log, and a
+    write of its own under the limit failed and ended the run.
+    """
+    sys.stdout.flush()
+    sys.stderr.flush()
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    previous = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (SIZE_LIMIT, hard))
+    try:
+        return await reach.invoke(tool, args)
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        signal.signal(signal.SIGXFSZ, previous)
 
 
 def make_reach(tmp_path: Path, settings: dict[str, Any] | None = None) -> Reach:

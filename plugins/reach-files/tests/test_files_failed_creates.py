@@ -13,29 +13,15 @@ with ``EFBIG``, the same path as ``ENOSPC``.
 from __future__ import annotations
 
 import os
-import resource
-import signal
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import rooted_reach
+from conftest import SIZE_LIMIT, invoke_size_limited, rooted_reach
 from reach_files.jail import Jail, Made
 
-LIMIT = 64 * 1024
-
-
-@pytest.fixture
-def size_limit() -> Iterator[None]:
-    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
-    previous = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (LIMIT, hard))
-    try:
-        yield
-    finally:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
-        signal.signal(signal.SIGXFSZ, previous)
+LIMIT = SIZE_LIMIT
 
 
 def _tree(root: Path) -> set[str]:
@@ -54,13 +40,13 @@ _NEW = ["new/x.txt", "a/b/x.txt", "a/b/c/d/x.txt", "notes/new/x.txt", "notes/new
 @pytest.mark.parametrize("size", [LIMIT + 1, LIMIT * 4])
 @pytest.mark.parametrize("mode", ["create", "append", "overwrite"])
 @pytest.mark.parametrize("path", _NEW)
-async def test_a_write_cut_short_leaves_no_folder(tmp_path: Path, size_limit: None, path: str, mode: str,
+async def test_a_write_cut_short_leaves_no_folder(tmp_path: Path, path: str, mode: str,
                                                   size: int) -> None:
     reach, root = rooted_reach(tmp_path, min_free_bytes=0)
     (root / "notes").mkdir()
     (root / "notes" / "keep.txt").write_text("kept\n")
     before = _tree(root)
-    r = await reach.invoke("write_file", {"path": path, "content": "x" * size, "mode": mode})
+    r = await invoke_size_limited(reach, "write_file", {"path": path, "content": "x" * size, "mode": mode})
     assert not r.ok and r.error.code == "execution_failed" and "nothing was changed" in r.error.message, r
     assert _tree(root) == before, sorted(_tree(root) - before)
     assert (root / "notes" / "keep.txt").read_text() == "kept\n"

@@ -8,31 +8,16 @@ the partial tail in the file, and every mode answered "internal error".
 
 from __future__ import annotations
 
-import resource
-import signal
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import reach_files.plugin
+from conftest import SIZE_LIMIT, invoke_size_limited
 
 from reach_core import Reach
 
-LIMIT = 64 * 1024
+LIMIT = SIZE_LIMIT
 OLD = "first line\n"
-
-
-@pytest.fixture
-def size_limit() -> Iterator[None]:
-    """The process may write files up to LIMIT bytes while the test runs (soft limit only)."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
-    previous = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (LIMIT, hard))
-    try:
-        yield
-    finally:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
-        signal.signal(signal.SIGXFSZ, previous)
 
 
 def _reach(tmp_path: Path) -> tuple[Reach, Path]:
@@ -53,11 +38,11 @@ def _tree(root: Path) -> dict[str, bytes]:
     ("create", "notes/new.txt"), ("create", "notes/log2.md"), ("append", "notes/log.txt"),
     ("overwrite", "notes/log.txt"), ("overwrite", "notes/fresh.txt"), ("append", "notes/fresh.txt"),
 ])
-async def test_a_write_cut_short_changes_nothing(tmp_path: Path, size_limit: None, mode: str, path: str,
+async def test_a_write_cut_short_changes_nothing(tmp_path: Path, mode: str, path: str,
                                                  size: int) -> None:
     reach, root = _reach(tmp_path)
     before = _tree(root)
-    r = await reach.invoke("write_file", {"path": path, "content": "x" * size, "mode": mode})
+    r = await invoke_size_limited(reach, "write_file", {"path": path, "content": "x" * size, "mode": mode})
     assert not r.ok
     assert r.error.code == "execution_failed" and "nothing was changed" in r.error.message, r.error
     assert _tree(root) == before
@@ -67,10 +52,10 @@ async def test_a_write_cut_short_changes_nothing(tmp_path: Path, size_limit: Non
 
 
 @pytest.mark.parametrize("mode", ["create", "append", "overwrite"])
-async def test_writes_under_the_limit_still_work(tmp_path: Path, size_limit: None, mode: str) -> None:
+async def test_writes_under_the_limit_still_work(tmp_path: Path, mode: str) -> None:
     reach, root = _reach(tmp_path)
     path = "notes/log.txt" if mode != "create" else "notes/new.txt"
-    r = await reach.invoke("write_file", {"path": path, "content": "y" * (LIMIT // 2), "mode": mode})
+    r = await invoke_size_limited(reach, "write_file", {"path": path, "content": "y" * (LIMIT // 2), "mode": mode})
     assert r.ok, r.error
     expected = (OLD if mode == "append" else "") + "y" * (LIMIT // 2)
     assert (root / path).read_text() == expected
