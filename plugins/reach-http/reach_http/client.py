@@ -346,6 +346,12 @@ class ServiceClient:
                 max_bytes=s.max_response_bytes,
                 private_origins=self.private_origins,
             )
+        except RedirectNotFollowed as exc:
+            raise BusinessError(
+                f"service {self.name!r} received {shown} and answered with a redirect that was not followed "
+                f"({exc}); the request has probably taken effect. Check the current state before sending it again",
+                code="outcome_unknown",
+            ) from None
         except HostUnresolved as exc:
             raise RetryableError(f"service {self.name!r} on {shown}: {exc}; nothing was sent") from None
         except HostRefused as exc:
@@ -437,6 +443,12 @@ class TooManyRedirects(Exception):
     """More redirects than allowed."""
 
 
+class RedirectNotFollowed(Exception):
+    """A write was sent and answered, and the redirect it was answered with could not be
+    followed (refused, unresolvable, unreachable, one too many). The write has most likely
+    taken effect: saying "nothing was sent" or "refused" would invite sending it again."""
+
+
 @dataclass
 class RawResponse:
     """The final response of an exchange, body already read (and capped)."""
@@ -487,6 +499,7 @@ async def exchange(
         port_number = port_number or (443 if scheme == "https" else 80)
         private_origins = [*private_origins, (scheme.lower(), host_name.lower(), port_number)]
     pins: dict[str, str] = {}
+    first_method = method
     send_body = has_body
     headers = dict(headers)
     credentials = credentials or Credentials()
@@ -495,48 +508,57 @@ async def exchange(
     # The transport is driven directly (not through AsyncClient.send) so no
     # redirect, cookie or proxy logic of httpx runs behind the guard's back.
     loop = asyncio.get_running_loop()
-    async with PinnedTransport(pins, verify=verify) as transport:
-        for hop in range(max_redirects + 1):
-            host = url.raw_host.decode("ascii")
-            port = url.port or (443 if url.scheme == "https" else 80)
-            here = origin(url)
-            deadline = loop.time() + request_timeout  # one per hop: resolving, connecting, answer
-            address = await guard.check_within(request_timeout, url.scheme, host, port,
-                                               allow_private=here in private_origins)
-            pins[host.lower()] = str(address)
-            if here == home:
-                hop_headers = _with_credentials(headers, credentials.headers)
-                hop_url = _with_query(url, credentials.query)
-            else:
-                hop_headers = {k: v for k, v in headers.items() if not is_credential_header(k)}
-                hop_url = url
-            request = httpx.Request(
-                method, hop_url, headers=hop_headers, json=json_body if send_body else None, extensions=extensions
-            )
-            response, body, cut = await _one_hop(transport, request, max_bytes, deadline, request_timeout)
-            location = response.headers.get("location")
-            if response.status_code in REDIRECTS and location and max_redirects > 0:
-                if hop == max_redirects:
-                    raise TooManyRedirects(f"more than {max_redirects} redirects")
-                try:
-                    _check_location(location, url.scheme)
-                    next_url = url.join(location)
-                    origin(next_url)
-                except (httpx.InvalidURL, ValueError) as exc:  # idna errors and BadURL are ValueErrors
-                    raise HostRefused(f"the redirect target {location[:200]!r} is not a valid URL ({exc})") from None
-                if send_body and response.status_code in (307, 308) and origin(next_url) != origin(url):
-                    return _raw(response, body, cut, method, url, unfollowed=(
-                        f"not followed: a {response.status_code} to another origin would send the request "
-                        "body there; the request was not repeated. Tell the user where the service points"
-                    ))
-                if response.status_code == 303 or (response.status_code in (301, 302) and method == "POST"):
-                    if method != "HEAD":
-                        method = "GET"
-                    send_body = False
-                    headers = {k: v for k, v in headers.items() if k.lower() != "content-type"}
-                url = next_url
-                continue
-            return _raw(response, body, cut, method, url)
+    sent = False  # a write, once sent, has taken effect whatever happens to its redirects
+    try:
+        async with PinnedTransport(pins, verify=verify) as transport:
+            for hop in range(max_redirects + 1):
+                host = url.raw_host.decode("ascii")
+                port = url.port or (443 if url.scheme == "https" else 80)
+                here = origin(url)
+                deadline = loop.time() + request_timeout  # one per hop: resolving, connecting, answer
+                address = await guard.check_within(request_timeout, url.scheme, host, port,
+                                                   allow_private=here in private_origins)
+                pins[host.lower()] = str(address)
+                if here == home:
+                    hop_headers = _with_credentials(headers, credentials.headers)
+                    hop_url = _with_query(url, credentials.query)
+                else:
+                    hop_headers = {k: v for k, v in headers.items() if not is_credential_header(k)}
+                    hop_url = url
+                request = httpx.Request(
+                    method, hop_url, headers=hop_headers, json=json_body if send_body else None, extensions=extensions
+                )
+                response, body, cut = await _one_hop(transport, request, max_bytes, deadline, request_timeout)
+                sent = True
+                location = response.headers.get("location")
+                if response.status_code in REDIRECTS and location and max_redirects > 0:
+                    if hop == max_redirects:
+                        raise TooManyRedirects(f"more than {max_redirects} redirects")
+                    try:
+                        _check_location(location, url.scheme)
+                        next_url = url.join(location)
+                        origin(next_url)
+                    except (httpx.InvalidURL, ValueError) as exc:  # idna errors and BadURL are ValueErrors
+                        raise HostRefused(
+                            f"the redirect target {location[:200]!r} is not a valid URL ({exc})"
+                        ) from None
+                    if send_body and response.status_code in (307, 308) and origin(next_url) != origin(url):
+                        return _raw(response, body, cut, method, url, unfollowed=(
+                            f"not followed: a {response.status_code} to another origin would send the request "
+                            "body there; the request was not repeated. Tell the user where the service points"
+                        ))
+                    if response.status_code == 303 or (response.status_code in (301, 302) and method == "POST"):
+                        if method != "HEAD":
+                            method = "GET"
+                        send_body = False
+                        headers = {k: v for k, v in headers.items() if k.lower() != "content-type"}
+                    url = next_url
+                    continue
+                return _raw(response, body, cut, method, url)
+    except (HostRefused, TooManyRedirects, httpx.ConnectError, httpx.ConnectTimeout) as exc:
+        if sent and first_method not in SAFE_METHODS:
+            raise RedirectNotFollowed(str(exc) or type(exc).__name__) from None
+        raise
     raise AssertionError("unreachable")  # pragma: no cover
 
 

@@ -357,3 +357,51 @@ async def test_userinfo_and_fragment_tricks_in_a_redirect_reach_nothing(target: 
         assert other.state.requests == []
     finally:
         other.stop()
+
+
+# --------------------------------------------------------------------------- 6. a write whose redirect is not followed
+
+UNFOLLOWED = {
+    "metadata": "http://169.254.169.254/latest/meta-data/",
+    "loopback-other-port": "http://127.0.0.1:1/x",
+    "never-resolves": "http://slow.test/x",
+    "unresolvable": "http://nowhere.test/x",
+    "file-scheme": "file:///etc/passwd",
+    "zone-id": "http://[fe80::1%25lo]/x",
+    "backslash": "http:\\\\127.0.0.1/x",
+    "too-many": "/loop",
+}
+
+
+@pytest.mark.parametrize("code", [301, 302, 303])
+@pytest.mark.parametrize("where", sorted(UNFOLLOWED))
+async def test_a_write_whose_redirect_is_not_followed_is_an_unknown_outcome(
+    where: str, code: int, server: Server, make
+) -> None:
+    """The POST was received and answered: "refused" or "nothing was sent" would invite sending it again."""
+    resolver = _Hanging({}, {"slow.test"})
+    reach = make({"services": {"svc": local(server, timeout=1)}}, resolver=resolver, config=_quick("http_request"))
+    result = await reach.invoke("http_request", {"service": "svc", "method": "POST", "path": "/redirect",
+                                                 "query": {"to": UNFOLLOWED[where], "code": code}, "json": {"a": 1}})
+    assert not result.ok and result.error.code == "outcome_unknown", result.error
+    assert "probably taken effect" in result.error.message
+    assert server.state.count("POST", "/redirect") == 1
+
+
+@pytest.mark.parametrize(("method", "code"), [("PUT", 303), ("PATCH", 303), ("POST", 307), ("POST", 308),
+                                              ("PUT", 308)])
+async def test_other_writes_and_codes_whose_redirect_loops_are_unknown_outcomes(
+    method: str, code: int, server: Server, make
+) -> None:
+    reach = make({"services": {"svc": local(server)}})
+    result = await reach.invoke("http_request", {"service": "svc", "method": method, "path": "/redirect",
+                                                 "query": {"to": "/loop", "code": code}, "json": {"a": 1}})
+    assert not result.ok and result.error.code == "outcome_unknown", result.error
+    assert server.state.count(method, "/redirect") == 1
+
+
+async def test_a_read_whose_redirect_is_refused_stays_a_refusal(server: Server, make) -> None:
+    reach = make({"services": {"svc": local(server)}})
+    result = await reach.invoke("http_get", {"service": "svc", "path": "/redirect",
+                                             "query": {"to": UNFOLLOWED["metadata"]}})
+    assert not result.ok and result.error.code == "execution_failed" and "refused" in result.error.message
