@@ -405,3 +405,118 @@ async def test_a_read_whose_redirect_is_refused_stays_a_refusal(server: Server, 
     result = await reach.invoke("http_get", {"service": "svc", "path": "/redirect",
                                              "query": {"to": UNFOLLOWED["metadata"]}})
     assert not result.ok and result.error.code == "execution_failed" and "refused" in result.error.message
+
+
+# --------------------------------------------------------------------------- 7. more families that held
+
+UNIX_SOCKETS = ["http+unix://%2Fvar%2Frun%2Fdocker.sock/v1.41", "unix:///var/run/docker.sock",
+                "http://unix:/var/run/docker.sock:/v1.41", "http://%2Fvar%2Frun%2Fdocker.sock/",
+                "http://localhost/var/run/docker.sock\\", "file:///var/run/docker.sock"]
+
+
+@pytest.mark.parametrize("url", UNIX_SOCKETS)
+async def test_unix_socket_urls_are_refused_as_base_url_and_as_redirect(url: str, server: Server, make) -> None:
+    from reach_core import ConfigError
+
+    with pytest.raises(ConfigError, match="base_url"):
+        make({"services": {"svc": {"base_url": url}}})
+    reach = make({"services": {"svc": local(server)}})
+    result = await reach.invoke("http_get", {"service": "svc", "path": "/redirect", "query": {"to": url}})
+    assert not result.ok and "refused" in result.error.message, result.error
+    assert _paths(server) == ["/redirect"]
+
+
+QUERY_BREAKS = ["x\r\nHost: evil", "x\nX-Evil: 1", "x\r\n\r\nGET /admin HTTP/1.1", "x\u2028y", "x\x00y", "x\x85y",
+                "x%0d%0aX-Evil:%201", "x#frag", "x&admin=1", "x y"]
+
+
+@pytest.mark.parametrize("value", QUERY_BREAKS)
+@pytest.mark.parametrize("where", ["key", "value"])
+async def test_line_breaks_in_query_keys_and_values_stay_inside_the_query(value: str, where: str, server: Server,
+                                                                          make) -> None:
+    reach = make({"services": {"svc": local(server)}})
+    query = {value: "1"} if where == "key" else {"q": value}
+    result = await reach.invoke("http_get", {"service": "svc", "path": "/echo", "query": query})
+    assert result.ok, result.error
+    [seen] = server.state.requests
+    assert seen["path"] == "/echo" and "X-Evil" not in seen["headers"]
+    assert all(" " < c <= "~" for c in seen["raw_query"])  # nothing raw: the query is one token
+    got = seen["query"]
+    assert (value in got) if where == "key" else (got["q"] == [value]), got
+
+
+def _raw_server(script: Any) -> tuple[socket.socket, int]:
+    """A socket server that answers each connection with ``script(conn)`` (bytes as they are)."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+
+            def one(conn: socket.socket = conn) -> None:
+                try:
+                    conn.recv(65536)
+                    script(conn)
+                except OSError:
+                    pass
+                finally:
+                    conn.close()
+
+            threading.Thread(target=one, daemon=True).start()
+
+    threading.Thread(target=serve, daemon=True).start()
+    return listener, listener.getsockname()[1]
+
+
+def _header_flood(conn: socket.socket) -> None:
+    conn.sendall(b"HTTP/1.1 200 OK\r\n")
+    for i in range(100_000):
+        conn.sendall(b"X-%d: %s\r\n" % (i, b"a" * 50))
+
+
+def _one_long_header(conn: socket.socket) -> None:
+    conn.sendall(b"HTTP/1.1 200 OK\r\nX-A: " + b"a" * 5_000_000 + b"\r\n\r\n")
+
+
+def _endless_continue(conn: socket.socket) -> None:
+    for _ in range(10_000_000):
+        conn.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
+
+
+def _endless_chunks(conn: socket.socket) -> None:
+    conn.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Type: text/plain\r\n\r\n")
+    for _ in range(100_000):
+        conn.sendall(b"4000\r\n" + b"a" * 0x4000 + b"\r\n")
+
+
+def _second_response_smuggled(conn: socket.socket) -> None:
+    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Type: text/plain\r\n\r\nok"
+                 b"HTTP/1.1 302 Found\r\nLocation: http://169.254.169.254/\r\nContent-Length: 0\r\n\r\n")
+
+
+FLOODS = {"header-flood": (_header_flood, "upstream_unavailable"),
+          "one-long-header": (_one_long_header, "upstream_unavailable"),
+          "endless-100-continue": (_endless_continue, "upstream_unavailable"),
+          "endless-chunks": (_endless_chunks, None), "smuggled-second-response": (_second_response_smuggled, None)}
+
+
+@pytest.mark.parametrize("name", sorted(FLOODS))
+async def test_hostile_answers_end_at_the_cap_or_the_timeout(name: str, make) -> None:
+    script, code = FLOODS[name]
+    listener, port = _raw_server(script)
+    try:
+        reach = make({"services": {"svc": {"base_url": f"http://127.0.0.1:{port}", "allow_private": True,
+                                           "timeout": 2}}}, config=_quick("http_get", 10))
+        result = await reach.invoke("http_get", {"service": "svc", "path": "/x"})
+    finally:
+        listener.close()
+    if code is None:  # read up to the cap (or the one honest answer), the rest dropped
+        assert result.ok, result.error
+        assert result.content.get("truncated") is True or result.content["body"] == "ok"
+    else:
+        assert not result.ok and result.error.code == code, result.error
