@@ -32,7 +32,7 @@ from reach_core import BusinessError, InvalidArguments, RetryableError
 
 from .decoding import DecodeFailed, bounded_body
 from .guard import AddressGuard, HostRefused, HostUnresolved
-from .headers import check_header_value, header_key, is_credential_header, model_header_refusal
+from .headers import check_header_value, header_key, header_value, is_credential_header, model_header_refusal
 from .masking import Masker
 from .settings import MissingSecret, ServiceSettings, reveal
 from .shaping import error_message, shape_response
@@ -209,8 +209,8 @@ class Prepared:
 
     method: str
     url: httpx.URL
+    """Base URL, path and the model's query (configured query credentials are added per hop)."""
     headers: dict[str, str]
-    query: list[tuple[str, str]]
     json_body: Any
     has_body: bool
     credentials: Credentials = field(default_factory=Credentials)
@@ -238,9 +238,19 @@ class ServiceClient:
             private_origins = [origin(self.base_url)]
         self.private_origins = frozenset(private_origins) if settings.allow_private else frozenset()
 
-    def _url(self, path: str) -> httpx.URL:
+    def _url(self, path: str, query: list[tuple[str, str]]) -> httpx.URL:
+        """The base URL, the checked ``path`` and the model's ``query``; too long for httpx
+        (a URL or its query past 65,536 characters, which no server takes) is the model's
+        argument to shorten, not a crash."""
         base = str(self.base_url).rstrip("/")
-        return httpx.URL(base + path)
+        try:
+            url = httpx.URL(base + path)
+            return url.copy_merge_params(httpx.QueryParams(tuple(query))) if query else url
+        except httpx.InvalidURL as exc:
+            raise InvalidArguments(
+                "path" if len(base + path) > 65_536 else "query",
+                f"a shorter value: the URL would be too long ({exc})", "/pets?status=available",
+            ) from None
 
     def _credentials(self) -> Credentials:
         s = self.settings
@@ -306,13 +316,12 @@ class ServiceClient:
         if cookies:
             plain["Cookie"] = "; ".join(f"{k}={v}" for k, v in cookies)
         if idempotency_key and method not in SAFE_METHODS and "idempotency-key" not in map(header_key, plain):
-            plain["Idempotency-Key"] = idempotency_key
+            plain["Idempotency-Key"] = header_value(idempotency_key)
         secret_names = credentials.query_names()
         prepared = Prepared(
             method=method,
-            url=self._url(_check_path(path)),
+            url=self._url(_check_path(path), [(k, v) for k, v in (query or []) if k.lower() not in secret_names]),
             headers=plain,
-            query=[(k, v) for k, v in (query or []) if k.lower() not in secret_names],
             json_body=json_body,
             has_body=has_body,
             credentials=credentials,
@@ -326,7 +335,7 @@ class ServiceClient:
             raw = await exchange(
                 self.guard,
                 method=p.method,
-                url=p.url.copy_merge_params(httpx.QueryParams(tuple(p.query))) if p.query else p.url,
+                url=p.url,
                 headers=p.headers,
                 credentials=p.credentials,
                 json_body=p.json_body,
@@ -337,6 +346,12 @@ class ServiceClient:
                 max_bytes=s.max_response_bytes,
                 private_origins=self.private_origins,
             )
+        except RedirectNotFollowed as exc:
+            raise BusinessError(
+                f"service {self.name!r} received {shown} and answered with a redirect that was not followed "
+                f"({exc}); the request has probably taken effect. Check the current state before sending it again",
+                code="outcome_unknown",
+            ) from None
         except HostUnresolved as exc:
             raise RetryableError(f"service {self.name!r} on {shown}: {exc}; nothing was sent") from None
         except HostRefused as exc:
@@ -428,6 +443,12 @@ class TooManyRedirects(Exception):
     """More redirects than allowed."""
 
 
+class RedirectNotFollowed(Exception):
+    """A write was sent and answered, and the redirect it was answered with could not be
+    followed (refused, unresolvable, unreachable, one too many). The write has most likely
+    taken effect: saying "nothing was sent" or "refused" would invite sending it again."""
+
+
 @dataclass
 class RawResponse:
     """The final response of an exchange, body already read (and capped)."""
@@ -478,6 +499,7 @@ async def exchange(
         port_number = port_number or (443 if scheme == "https" else 80)
         private_origins = [*private_origins, (scheme.lower(), host_name.lower(), port_number)]
     pins: dict[str, str] = {}
+    first_method = method
     send_body = has_body
     headers = dict(headers)
     credentials = credentials or Credentials()
@@ -485,46 +507,58 @@ async def exchange(
     extensions = {"timeout": httpx.Timeout(request_timeout).as_dict()}
     # The transport is driven directly (not through AsyncClient.send) so no
     # redirect, cookie or proxy logic of httpx runs behind the guard's back.
-    async with PinnedTransport(pins, verify=verify) as transport:
-        for hop in range(max_redirects + 1):
-            host = url.raw_host.decode("ascii")
-            port = url.port or (443 if url.scheme == "https" else 80)
-            here = origin(url)
-            address = await guard.check(url.scheme, host, port, allow_private=here in private_origins)
-            pins[host.lower()] = str(address)
-            if here == home:
-                hop_headers = _with_credentials(headers, credentials.headers)
-                hop_url = _with_query(url, credentials.query)
-            else:
-                hop_headers = {k: v for k, v in headers.items() if not is_credential_header(k)}
-                hop_url = url
-            request = httpx.Request(
-                method, hop_url, headers=hop_headers, json=json_body if send_body else None, extensions=extensions
-            )
-            response, body, cut = await _one_hop(transport, request, max_bytes, request_timeout)
-            location = response.headers.get("location")
-            if response.status_code in REDIRECTS and location and max_redirects > 0:
-                if hop == max_redirects:
-                    raise TooManyRedirects(f"more than {max_redirects} redirects")
-                try:
-                    _check_location(location, url.scheme)
-                    next_url = url.join(location)
-                    origin(next_url)
-                except (httpx.InvalidURL, ValueError) as exc:  # idna errors and BadURL are ValueErrors
-                    raise HostRefused(f"the redirect target {location[:200]!r} is not a valid URL ({exc})") from None
-                if send_body and response.status_code in (307, 308) and origin(next_url) != origin(url):
-                    return _raw(response, body, cut, method, url, unfollowed=(
-                        f"not followed: a {response.status_code} to another origin would send the request "
-                        "body there; the request was not repeated. Tell the user where the service points"
-                    ))
-                if response.status_code == 303 or (response.status_code in (301, 302) and method == "POST"):
-                    if method != "HEAD":
-                        method = "GET"
-                    send_body = False
-                    headers = {k: v for k, v in headers.items() if k.lower() != "content-type"}
-                url = next_url
-                continue
-            return _raw(response, body, cut, method, url)
+    loop = asyncio.get_running_loop()
+    sent = False  # a write, once sent, has taken effect whatever happens to its redirects
+    try:
+        async with PinnedTransport(pins, verify=verify) as transport:
+            for hop in range(max_redirects + 1):
+                host = url.raw_host.decode("ascii")
+                port = url.port or (443 if url.scheme == "https" else 80)
+                here = origin(url)
+                deadline = loop.time() + request_timeout  # one per hop: resolving, connecting, answer
+                address = await guard.check_within(request_timeout, url.scheme, host, port,
+                                                   allow_private=here in private_origins)
+                pins[host.lower()] = str(address)
+                if here == home:
+                    hop_headers = _with_credentials(headers, credentials.headers)
+                    hop_url = _with_query(url, credentials.query)
+                else:
+                    hop_headers = {k: v for k, v in headers.items() if not is_credential_header(k)}
+                    hop_url = url
+                request = httpx.Request(
+                    method, hop_url, headers=hop_headers, json=json_body if send_body else None, extensions=extensions
+                )
+                response, body, cut = await _one_hop(transport, request, max_bytes, deadline, request_timeout)
+                sent = True
+                location = response.headers.get("location")
+                if response.status_code in REDIRECTS and location and max_redirects > 0:
+                    if hop == max_redirects:
+                        raise TooManyRedirects(f"more than {max_redirects} redirects")
+                    try:
+                        _check_location(location, url.scheme)
+                        next_url = url.join(location)
+                        origin(next_url)
+                    except (httpx.InvalidURL, ValueError) as exc:  # idna errors and BadURL are ValueErrors
+                        raise HostRefused(
+                            f"the redirect target {location[:200]!r} is not a valid URL ({exc})"
+                        ) from None
+                    if send_body and response.status_code in (307, 308) and origin(next_url) != origin(url):
+                        return _raw(response, body, cut, method, url, unfollowed=(
+                            f"not followed: a {response.status_code} to another origin would send the request "
+                            "body there; the request was not repeated. Tell the user where the service points"
+                        ))
+                    if response.status_code == 303 or (response.status_code in (301, 302) and method == "POST"):
+                        if method != "HEAD":
+                            method = "GET"
+                        send_body = False
+                        headers = {k: v for k, v in headers.items() if k.lower() != "content-type"}
+                    url = next_url
+                    continue
+                return _raw(response, body, cut, method, url)
+    except (HostRefused, TooManyRedirects, httpx.ConnectError, httpx.ConnectTimeout) as exc:
+        if sent and first_method not in SAFE_METHODS:
+            raise RedirectNotFollowed(str(exc) or type(exc).__name__) from None
+        raise
     raise AssertionError("unreachable")  # pragma: no cover
 
 
@@ -544,9 +578,10 @@ def _raw(response: httpx.Response, body: bytes, cut: bool, method: str, url: htt
 
 
 async def _one_hop(
-    transport: PinnedTransport, request: httpx.Request, max_bytes: int, request_timeout: float
+    transport: PinnedTransport, request: httpx.Request, max_bytes: int, deadline: float, request_timeout: float
 ) -> tuple[httpx.Response, bytes, bool]:
-    """Send one hop and read its body, all of it within ``request_timeout`` seconds.
+    """Send one hop and read its body, all of it before ``deadline`` (event-loop time):
+    ``request_timeout`` seconds after the hop began, its name's resolution included.
 
     httpx's timeouts bound each *read*: a server that drips one byte just inside the
     read timeout (or sends headers slowly, line by line) would hold the call until the
@@ -554,7 +589,7 @@ async def _one_hop(
     one hop is bounded here; running out is a read timeout like any other.
     """
     try:
-        async with asyncio.timeout(request_timeout):
+        async with asyncio.timeout_at(deadline):
             response = await transport.handle_async_request(request)
             response.request = request
             try:
@@ -570,17 +605,18 @@ _ABSOLUTE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 
 
 def _check_location(location: str, scheme: str) -> None:
-    """A redirect target read strictly (see :mod:`.urls`): an absolute or scheme-relative one
-    names its host and port in a form every parser reads alike; a relative one has no
-    backslash or control character a browser-like parser would turn into another host."""
+    """A redirect target read strictly (see :mod:`.urls`): no backslash, space or control
+    character anywhere (``http:\\\\h/`` is the host ``h`` to a browser and a path on the
+    same host to httpx), and an absolute or scheme-relative one names its host and port in
+    a form every parser reads alike."""
+    if "\\" in location or any(unicodedata.category(c) in _UNPRINTABLE for c in location):
+        raise BadURL("a redirect target with a backslash, space or control character, which parsers "
+                     "read as different hosts")
     if location.startswith("//"):
         location = f"{scheme}:{location}"
-    if _ABSOLUTE.match(location):
-        if not location.lower().startswith(("http://", "https://")):
-            return  # another scheme: the guard names it
+    if _ABSOLUTE.match(location) and location.lower().startswith(("http://", "https://")):
         check_url_text(location, allow_query=True)
-    elif "\\" in location or any(unicodedata.category(c) in _UNPRINTABLE for c in location):
-        raise BadURL("a relative redirect target with a backslash, space or control character")
+    # another scheme (file:, gopher:) is refused by the guard, which names it
 
 
 def _with_credentials(headers: dict[str, str], secret: dict[str, str]) -> dict[str, str]:

@@ -454,6 +454,22 @@ class AddressGuard:
 
     resolver: Resolver = field(default_factory=SystemResolver)
 
+    async def check_within(
+        self, seconds: float, scheme: str, host: str, port: int, *, allow_private: bool
+    ) -> IPAddress:
+        """:meth:`check`, given ``seconds``; past them the hop is ``HostUnresolved``.
+
+        A DNS server that never answers (a redirect can name any host) would otherwise
+        hold the call until the tool's own, later deadline, and be reported there as an
+        unknown outcome although nothing was sent. Every caller that connects checks
+        through here.
+        """
+        try:
+            async with asyncio.timeout(seconds):
+                return await self.check(scheme, host, port, allow_private=allow_private)
+        except TimeoutError:
+            raise HostUnresolved(f"the host {host!r} did not resolve within {seconds:g} s") from None
+
     async def check(self, scheme: str, host: str, port: int, *, allow_private: bool) -> IPAddress:
         """The address to connect to for this hop, or ``HostRefused`` saying why not.
 

@@ -16,6 +16,7 @@ leave them behind.
 from __future__ import annotations
 
 import re
+from urllib.parse import quote
 
 from reach_core import InvalidArguments
 
@@ -23,6 +24,7 @@ __all__ = [
     "FORBIDDEN_HEADERS",
     "check_header_value",
     "header_key",
+    "header_value",
     "is_credential_header",
     "model_header_refusal",
 ]
@@ -91,6 +93,22 @@ def check_header_value(field: str, value: str) -> str:
             "abc-123",
         )
     return value
+
+
+_KEPT_IN_VALUES = "".join(chr(c) for c in range(0x20, 0x7F) if chr(c) != "%")
+
+
+def header_value(text: str) -> str:
+    """``text`` as one line of printable ASCII, for a header value reach writes itself.
+
+    An idempotency key comes from the caller or an agent framework (a tool-call id a
+    model API chose), not from the operator: it may hold ``é``, ``\r\n`` or NUL. Such
+    characters (and ``%`` itself, so two keys never meet in one value) are percent-encoded
+    as UTF-8: the value can neither end the header line nor crash the encoder, and is the
+    same for the same key (receivers de-duplicate on it). Printable ASCII keys without
+    ``%`` are sent unchanged.
+    """
+    return quote(text, safe=_KEPT_IN_VALUES)
 
 
 def is_credential_header(name: str) -> bool:

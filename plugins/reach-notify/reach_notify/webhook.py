@@ -113,11 +113,13 @@ async def post(
     """
     import httpx
     from reach_http.guard import HostRefused, HostUnresolved
+    from reach_http.headers import header_value
     from reach_http.transport import PinnedTransport
 
     headers = dict(target.headers)
     if idempotency_key and target.idempotency_header:
-        headers[target.idempotency_header] = idempotency_key
+        # one ASCII line whatever the key holds (a tool-call id may carry CR/LF or non-ASCII)
+        headers[target.idempotency_header] = header_value(idempotency_key)
     where = f"the `{target.channel}` webhook"
     if not target.allow_mentions:
         text = neutralise_mentions(text)
@@ -125,8 +127,8 @@ async def post(
         url = httpx.URL(target.url)
         host = url.raw_host.decode("ascii")
         try:
-            address = await (guard or new_guard()).check(
-                url.scheme, host, url.port or (443 if url.scheme == "https" else 80),
+            address = await (guard or new_guard()).check_within(
+                target.timeout, url.scheme, host, url.port or (443 if url.scheme == "https" else 80),
                 allow_private=(written_as_address(host) if target.allow_private is None
                                else target.allow_private),
             )
