@@ -62,6 +62,8 @@ DENIED_FUNCTIONS = frozenset(
         "pg_export_snapshot", "pg_import_snapshot",
         "setseed",  # the session's random() sequence, left on a pooled connection for the next caller
         "setval",  # ALTER SEQUENCE … RESTART as a function: a sequence set back hands out ids again
+        # assign a transaction id even in a READ ONLY transaction: an id used up and a WAL record per call
+        "txid_current", "pg_current_xact_id",
     }
 )
 _DENIED_PATTERN = re.compile(
