@@ -341,8 +341,8 @@ def pg_read_statement(sql: str) -> tuple[str | None, str]:
             return f"a {node_type[:-4].upper()} inside the query changes data", ""
         if node_type == "SelectStmt" and node.get("intoClause"):
             return "SELECT … INTO creates a table", ""
-        if why := _denied_call(node_type, node):
-            return why, ""
+        if denied := _denied_call(node_type, node):
+            return denied, ""
         if node_type == "LockingClause":
             return "SELECT … FOR UPDATE/SHARE locks rows", ""
     return None, pg_statement_text(sql, stmts[0])
