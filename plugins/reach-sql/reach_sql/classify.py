@@ -78,6 +78,8 @@ _DENIED_PATTERN = re.compile(
     r"|pg_\w*replication\w*|pg_logical_\w*"  # slots and origins; consuming a slot's changes is a write
     r"|pg_ls_\w*|pg_file_\w*"  # server directories and (adminpack) server files
     r"|pg_(start|stop)_backup|pg_backup_\w*|pg_wal_replay_\w*"  # backup and recovery control
+    # index maintenance: they rewrite index pages even in a READ ONLY transaction (owner role)
+    r"|brin_\w*summarize\w*|gin_clean_pending_list"
 )
 
 

@@ -121,3 +121,56 @@ async def test_honest_statements_with_a_trailing_semicolon_still_read(shared_bac
         result = await backend.reach.invoke("sql_query", {"sql": sql})
         assert result.ok, result.error
         assert result.content["rows"] == [[1], [2], [3]]
+
+
+MAINTENANCE = ["SELECT brin_summarize_new_values('{i}')", "SELECT brin_summarize_range('{i}', 0)",
+               "SELECT brin_desummarize_range('{i}', 0)",
+               "SELECT pg_catalog.BRIN_SUMMARIZE_NEW_VALUES('{i}'::regclass)",
+               "SELECT ('{i}'::regclass).brin_summarize_new_values", "SELECT gin_clean_pending_list('{i}')",
+               "SELECT 1 WHERE brin_summarize_new_values('{i}') >= 0"]
+
+
+@pytest.mark.parametrize("sql", MAINTENANCE)
+def test_index_maintenance_functions_are_refused(sql: str) -> None:
+    """They rewrite index pages inside a READ ONLY transaction when the role owns the index
+    (reads without read_url run as the owner role)."""
+    why = read_refusal(sql.format(i="idx"))
+    assert why is not None and "not allowed" in why
+    assert classify(sql.format(i="idx"), "postgresql").kind == "dangerous"
+
+
+@pytest.mark.parametrize("sql", MAINTENANCE[:5])
+async def test_reads_without_read_url_leave_indexes_alone(postgresql_backend, tmp_path: Path, sql: str) -> None:
+    from conftest import make_reach
+
+    b = postgresql_backend
+    index = f"{b.table}_brin"
+    b.owner_exec(f"CREATE INDEX {index} ON {b.table} USING brin (id)")
+    b.owner_exec(f"INSERT INTO {b.table} SELECT g, 'x', 0 FROM generate_series(10, 40000) AS g")
+    reach = make_reach(tmp_path / "owner-reads", {"url": os.environ["REACH_TEST_POSTGRES_URL"],
+                                                  "statement_timeout": 2})
+    try:
+        result = await reach.invoke("sql_query", {"sql": sql.format(i=index)})
+    finally:
+        for conn in reach.connectors():
+            if (db := getattr(conn, "db", None)) is not None:
+                db.dispose()
+    assert not result.ok, result.content
+    assert "not allowed" in result.error.message
+    (summarized,), = b.owner_exec(f"SELECT brin_summarize_new_values('{index}')")
+    assert summarized > 0  # the ranges reach was asked to summarize were still waiting
+
+
+def test_control_the_owner_summarizes_inside_read_only(postgresql_backend) -> None:
+    import psycopg
+
+    b = postgresql_backend
+    index = f"{b.table}_brin"
+    b.owner_exec(f"CREATE INDEX {index} ON {b.table} USING brin (id)")
+    b.owner_exec(f"INSERT INTO {b.table} SELECT g, 'x', 0 FROM generate_series(10, 40000) AS g")
+    dsn = os.environ["REACH_TEST_POSTGRES_URL"].replace("postgresql+psycopg://", "postgresql://")
+    with psycopg.connect(dsn) as con:
+        con.execute("SET TRANSACTION READ ONLY")
+        (n,) = con.execute(f"SELECT brin_summarize_new_values('{index}')").fetchone()
+        con.rollback()
+    assert n > 0
