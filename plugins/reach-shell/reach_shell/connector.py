@@ -26,7 +26,7 @@ from .isolation import (
     hide_own_environment,
     with_git_config,
 )
-from .paths import check_paths, working_dirs
+from .paths import check_escapes, check_paths, working_dirs
 from .process import Completed, run_argv, sweep_escaped
 from .programs import GIT, grammar_for
 from .settings import ShellSettings
@@ -108,6 +108,7 @@ class RunCommand(Connector):
         cwd = self._working_dir(params.get("cwd"))
         if self.settings.confines(command):
             try:
+                check_escapes(command, parsed)
                 check_paths(command, args, self.root, working_dirs(args, parsed, cwd, git=grammar is GIT))
             except ArgvRefused as refused:
                 raise InvalidArguments(refused.field, refused.expected, refused.example) from None

@@ -42,6 +42,9 @@ class Option:
     takes: Takes = "no"
     #: Why it is refused whatever the allow-list says (it runs another program), or "".
     runs: str = ""
+    #: Why it is refused while the command's paths are confined (`confine_paths`): it makes the
+    #: program place files at names it reads from its input, not from the arguments (tar -P), or "".
+    escapes: str = ""
 
     @property
     def shorts(self) -> tuple[str, ...]:
@@ -105,7 +108,7 @@ class Grammar:
         exact = self.exact_long(name)
         if exact is not None or not self.abbreviations or len(name) < 3:
             return exact
-        dangerous = [o for o in self.options if o.runs and any(n.startswith(name) for n in o.longs)]
+        dangerous = [o for o in self.options if (o.runs or o.escapes) and any(n.startswith(name) for n in o.longs)]
         if dangerous:
             return dangerous[0]
         matches = {o for o in self.options if any(n.startswith(name) for n in o.longs)}

@@ -41,7 +41,7 @@ from pathlib import Path
 from .argv import ArgvRefused
 from .grammar import Parsed
 
-__all__ = ["check_paths", "working_dirs"]
+__all__ = ["check_escapes", "check_paths", "working_dirs"]
 
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*")
 
@@ -271,6 +271,22 @@ def text_slot(command: str, args: Sequence[str]) -> int | None:
         if candidate is None:
             candidate = index
     return candidate
+
+
+def check_escapes(command: str, parsed: Parsed) -> None:
+    """Raise `ArgvRefused` for an option that places files by names the program reads from its
+    input rather than from the arguments (`Option.escapes`: tar `-P` extracts `/etc/x` and
+    `../../x` members where they say). No argument names those paths, so only the option can
+    be refused; without it tar strips a leading `/` and skips members that climb."""
+    for found in parsed.options:
+        if found.option is not None and found.option.escapes:
+            raise ArgvRefused(
+                f"args[{found.index}]",
+                f"an option that keeps `{command}` inside the root; `{found.spelling or found.display}` "
+                f"{found.option.escapes}, and reach-shell keeps `{command}`'s files inside the root "
+                "(confine_paths)",
+                "the same call without it",
+            )
 
 
 def check_paths(command: str, args: Sequence[str], root: Path, dirs: Sequence[Sequence[Path]]) -> None:

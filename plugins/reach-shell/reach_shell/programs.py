@@ -16,8 +16,11 @@ from pathlib import Path
 from .grammar import Grammar, Option, Takes
 
 
-def _options(spec: str, runs: dict[str, str] | None = None) -> tuple[Option, ...]:
-    """`"-f --file=; -v --verbose; --backup[=]"`: `=` a required value, `[=]` an optional one."""
+def _options(
+    spec: str, runs: dict[str, str] | None = None, escapes: dict[str, str] | None = None
+) -> tuple[Option, ...]:
+    """`"-f --file=; -v --verbose; --backup[=]"`: `=` a required value, `[=]` an optional one.
+    `runs` and `escapes`: the reasons of `Option.runs` / `Option.escapes`, keyed by any one name."""
     out = []
     for entry in spec.split(";"):
         names = entry.split()
@@ -32,7 +35,8 @@ def _options(spec: str, runs: dict[str, str] | None = None) -> tuple[Option, ...
                 takes, name = "required", name[:-1]
             clean.append(name)
         reason = next((r for n, r in (runs or {}).items() if n in clean), "")
-        out.append(Option(tuple(clean), takes, reason))
+        escape = next((r for n, r in (escapes or {}).items() if n in clean), "")
+        out.append(Option(tuple(clean), takes, reason, escape))
     return tuple(out)
 
 
@@ -85,6 +89,7 @@ TAR = Grammar(
         --show-transformed-names --show-stored-names; --totals[=]; --utc; -v --verbose;
         --warning=; -w --interactive --confirmation; --restrict; --usage; --version; -? --help""",
         _TAR_RUNS,
+        {"-P": "extracts members at the absolute or `..` names written in the archive, wherever they point"},
     ),
 )
 

@@ -62,6 +62,8 @@ DENIED_FUNCTIONS = frozenset(
         "pg_export_snapshot", "pg_import_snapshot",
         "setseed",  # the session's random() sequence, left on a pooled connection for the next caller
         "setval",  # ALTER SEQUENCE … RESTART as a function: a sequence set back hands out ids again
+        # assign a transaction id even in a READ ONLY transaction: an id used up and a WAL record per call
+        "txid_current", "pg_current_xact_id",
     }
 )
 _DENIED_PATTERN = re.compile(
@@ -76,6 +78,8 @@ _DENIED_PATTERN = re.compile(
     r"|pg_\w*replication\w*|pg_logical_\w*"  # slots and origins; consuming a slot's changes is a write
     r"|pg_ls_\w*|pg_file_\w*"  # server directories and (adminpack) server files
     r"|pg_(start|stop)_backup|pg_backup_\w*|pg_wal_replay_\w*"  # backup and recovery control
+    # index maintenance: they rewrite index pages even in a READ ONLY transaction (owner role)
+    r"|brin_\w*summarize\w*|gin_clean_pending_list"
 )
 
 
@@ -157,10 +161,42 @@ def _nodes(tree: Any) -> Iterator[tuple[str, dict[str, Any]]]:
             stack.extend(item)
 
 
-def _func_name(node: dict[str, Any]) -> str:
-    parts = node.get("funcname") or []
-    last = parts[-1] if parts else {}
-    return str(last.get("String", {}).get("sval", "")) if isinstance(last, dict) else ""
+def _sval(item: Any) -> str:
+    return str(item.get("String", {}).get("sval", "")) if isinstance(item, dict) else ""
+
+
+def _called_name(node_type: str, node: dict[str, Any]) -> str:
+    """The function this node may call (unqualified), or "".
+
+    A call needs no ``FuncCall`` node: PostgreSQL reads a field name after a value as a
+    call of the function of that name with the value as its one argument, when the
+    value has no such field. ``(42::bigint).pg_advisory_lock`` (an ``A_Indirection``)
+    and ``g.lo_unlink`` with ``FROM CAST(16400 AS oid) AS g`` (a ``ColumnRef``: a scalar
+    function in FROM is its own whole-row value) both ran. So the last name of a
+    qualified column reference and every field after an expression count as calls too;
+    a plain one-word column name never does.
+    """
+    if node_type == "FuncCall":
+        parts = node.get("funcname") or []
+        return _sval(parts[-1]) if parts else ""
+    if node_type == "ColumnRef":
+        fields = node.get("fields") or []
+        return _sval(fields[-1]) if len(fields) > 1 else ""
+    if node_type == "A_Indirection":
+        return next((name for item in node.get("indirection") or [] if denied_function(name := _sval(item))), "")
+    return ""
+
+
+_ATTRIBUTE_CALL_HINT = (" (a name after a value or a table alias, `(x).f` or `t.f`, calls the function f when "
+                        "there is no such column: write a plain column name without the alias if it is one)")
+
+
+def _denied_call(node_type: str, node: dict[str, Any]) -> str | None:
+    """The refusal for a node that calls a refused function, in any notation, or None."""
+    name = _called_name(node_type, node)
+    if not name or not denied_function(name):
+        return None
+    return f"{name}() is not allowed: {_DENIED_WHY}" + ("" if node_type == "FuncCall" else _ATTRIBUTE_CALL_HINT)
 
 
 _PG_NAMES = {
@@ -250,8 +286,8 @@ def _pg_merge_refusal(node: dict[str, Any]) -> str | None:
 def _pg_refusal(stmt: dict[str, Any]) -> str | None:
     """The first reason found anywhere in one statement's tree, or None."""
     for node_type, node in _nodes(stmt):
-        if node_type == "FuncCall" and denied_function(name := _func_name(node)):
-            return f"{name}() is not allowed: {_DENIED_WHY}"
+        if why := _denied_call(node_type, node):
+            return why
         if node_type == "SelectStmt" and node.get("intoClause"):
             return "SELECT … INTO creates a table (a schema change)"
         if node_type in ("UpdateStmt", "DeleteStmt") and not node.get("whereClause"):
@@ -307,8 +343,8 @@ def pg_read_statement(sql: str) -> tuple[str | None, str]:
             return f"a {node_type[:-4].upper()} inside the query changes data", ""
         if node_type == "SelectStmt" and node.get("intoClause"):
             return "SELECT … INTO creates a table", ""
-        if node_type == "FuncCall" and denied_function(name := _func_name(node)):
-            return f"{name}() is not allowed: {_DENIED_WHY}", ""
+        if denied := _denied_call(node_type, node):
+            return denied, ""
         if node_type == "LockingClause":
             return "SELECT … FOR UPDATE/SHARE locks rows", ""
     return None, pg_statement_text(sql, stmts[0])
