@@ -68,7 +68,12 @@ def _summary(names: list[str]) -> tuple[Counter, Counter]:
         if not report.exists():
             totals["suites without a report"] += 1
             continue
-        for case in ET.parse(report).getroot().iter("testcase"):
+        try:
+            root = ET.parse(report).getroot()
+        except ET.ParseError:  # the suite died while writing it (its own output says why)
+            totals["suites without a report"] += 1
+            continue
+        for case in root.iter("testcase"):
             kinds = {child.tag for child in case}
             if kinds & {"failure", "error"}:
                 totals["failed"] += 1
