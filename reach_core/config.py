@@ -283,6 +283,17 @@ class Config(_Section):
 
     _hooks = field_validator("hooks")(classmethod(lambda cls, v: _check_hooks(v)))
 
+    @model_validator(mode="after")
+    def _names(self) -> Config:
+        """Names that can match nothing they were written to match (``[agents."support "]``,
+        ``deny = ["shell_run\u200b"]``) are refused: see ``config_names.spelling_problems``."""
+        from .config_names import spelling_problems
+
+        problems = spelling_problems(self)
+        if problems:
+            raise _Problems(problems)
+        return self
+
     def agent(self, name: str | None) -> tuple[str, AgentConfig]:
         """The named agent's config, or ``default`` (from config or built in)."""
         if name and name in self.agents:

@@ -1,4 +1,11 @@
-"""Names in config that only the installation can confirm: plugins and strategy providers.
+"""Names in config: how each must be spelt, and those only the installation can confirm.
+
+:func:`spelling_problems` runs when any config is read (the ``Config`` model calls
+it): a name that differs from a real one only by what a person cannot see or does
+not notice (spaces around it, a zero-width space, a no-break space, a full-width or
+Cyrillic letter, a glob no tool name can match) is refused, because config compares
+names exactly and such a name matches nothing: ``deny = ["shell_run "]`` denied
+nothing, ``[agents."support "]`` was a table no caller reached.
 
 The models (``reach_core.config``) check every key; which plugin names and
 provider names exist is only known once plugins are discovered, so ``Reach``
@@ -12,15 +19,17 @@ later reader compares one spelling, and returns what it could not accept as
 from __future__ import annotations
 
 import fnmatch
+import json
+import re
 from typing import TYPE_CHECKING, Any
 
-from .config_problems import Problem, suggest
+from .config_problems import Problem, look_alike, oddities, shown, suggest
 
 if TYPE_CHECKING:
     from .config import Config
     from .plugins import PluginNames
 
-__all__ = ["CORE_NAMES", "check_plugin_names", "check_strategies", "unknown_tool_names"]
+__all__ = ["CORE_NAMES", "check_plugin_names", "check_strategies", "spelling_problems", "unknown_tool_names"]
 
 #: names that are not installed plugins but own tools: the core (``delegate``) and ``reach.register``
 CORE_NAMES = ("reach-core", "user")
@@ -134,16 +143,143 @@ def _never_matches(pattern: str) -> Problem | None:
     return None
 
 
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
+_PLUGIN_CHARS = _NAME_CHARS | {"."}
+_TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}\Z")  # tool.NAME_RE (not imported: tool.py pulls in the schema code)
+_RULE = "tool names are 1-64 ASCII letters, digits, `_` or `-`"
+
+
+def _quoted(name: str) -> str:
+    """``name`` as a TOML key in a problem's table: bare when it can be, else a quoted
+    string with every non-ASCII character escaped (``agents."support\\u200b"``)."""
+    return name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else json.dumps(name)
+
+
+def _odd(value: str, what: str, hint: str | None) -> Problem | None:
+    """A problem when ``value`` has :func:`oddities`; ``what`` says what it then fails to do."""
+    found = oddities(value)
+    if not found:
+        return None
+    return Problem("", None, f"{shown(value)} {' and '.join(found)}: {what}", hint or None)
+
+
+def _glob(pattern: str, allowed: frozenset[str], rule: str) -> Problem | None:
+    """Why the name or glob ``pattern`` can match no name made of ``allowed`` characters,
+    or None. ``*``, ``?`` and ``[...]`` (``[!...]`` negated) are glob syntax; any other
+    character must be one a name can hold, a ``[`` must be closed, and ``[^...]`` is a
+    class holding ``^``, not a negation (``deny = ["[^s]*"]`` denied only names
+    starting with ``s``)."""
+    literal, star, i, bad = 0, False, 0, []
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "*":
+            star = True
+        elif char == "[":
+            j = i + 1
+            if pattern[j:j + 1] == "^":
+                return Problem("", None, f"{shown(pattern)}: `[^...]` is a class holding `^`, not a negation; "
+                               "globs negate with `[!...]`", pattern.replace("[^", "[!"))
+            j += 1 if pattern[j:j + 1] == "!" else 0
+            j += 1 if pattern[j:j + 1] == "]" else 0
+            end = pattern.find("]", j)
+            if end < 0:
+                return Problem("", None, f"{shown(pattern)}: the `[` is never closed, so it stands for itself, "
+                               f"which no name holds ({rule})")
+            bad += [c for c in pattern[i + 1:end].lstrip("!") if c not in allowed]
+            i = end
+            literal += 1
+        else:
+            if char != "?" and char not in allowed:
+                bad.append(char)
+            literal += 1
+        i += 1
+    if bad:
+        fixed = re.sub(r"[^A-Za-z0-9_*?\[\]!.-]+", "_", look_alike(pattern, space="_")).strip("_") or None
+        chars = ", ".join(dict.fromkeys(shown(c) for c in bad))
+        return Problem("", None, f"{shown(pattern)} holds {chars}, which no name has ({rule}): it can match "
+                       "nothing", fixed if fixed != pattern else None)
+    if literal > 64 and not star:
+        return Problem("", None, f"{shown(pattern)} is longer than any name ({rule}): it can match nothing")
+    return None
+
+
+def _pattern_problem(pattern: str) -> Problem | None:
+    """Why one ``allow``/``deny``/``approval``/``pinned`` pattern can match nothing it was
+    written to match, or None (table and key are the caller's to set)."""
+    if (odd := _odd(pattern, "it can match no tool", look_alike(pattern, space="_"))) is not None:
+        return odd
+    if (never := _never_matches(pattern)) is not None:
+        return never
+    if pattern.startswith("tag:"):
+        tag = pattern[4:]
+        return _odd(tag, f"no tool carries such a tag, so {shown(pattern)} matches nothing",
+                    "tag:" + look_alike(tag) if look_alike(tag) else None)
+    if pattern.startswith("plugin:"):
+        name = pattern[7:]
+        if (odd := _odd(name, "no plugin has such a name", "plugin:" + look_alike(name, space="-"))) is not None:
+            return odd
+        if _GLOB & set(name):
+            return _glob(name, _PLUGIN_CHARS, "plugin names are ASCII letters, digits, `_`, `-` or `.`")
+        return None  # an exact name: check_plugin_names looks it up among the installed plugins
+    if pattern.startswith("risk:"):
+        return None
+    return _glob(pattern, _NAME_CHARS, _RULE)
+
+
+def spelling_problems(cfg: Config) -> list[Problem]:
+    """Names in ``cfg`` that can match nothing they were written to match, whatever is
+    installed: agent tables (``[agents."support "]``: callers say ``support``, who then
+    gets ``default``'s rights), ``delegates``, ``[connectors.NAME]`` tables and the tags
+    they add, and the patterns in ``allow``/``deny``/``approval``/``pinned`` (see
+    :func:`_pattern_problem`). Each problem quotes the value as ``repr`` shows it
+    (non-ASCII escaped when it looks like ASCII) and the name probably meant. Runs with
+    every config, before any plugin is found."""
+    problems: list[Problem] = []
+
+    def add(problem: Problem | None, table: str, key: str | None) -> None:
+        if problem is not None:
+            problem.table, problem.key = table, key
+            problems.append(problem)
+
+    for name, acfg in cfg.agents.items():
+        table = f"agents.{_quoted(name)}"
+        meant = look_alike(name)
+        add(_odd(name, "callers name agents exactly, so none reaches this table and the agent they "
+                 "name gets the `default` agent's rights", f"agents.{_quoted(meant)}" if meant else None), table, None)
+        for key in ("allow", "deny", "pinned"):
+            for pattern in getattr(acfg, key) or ():
+                add(_pattern_problem(pattern), table, key)
+        for pattern in acfg.approval:
+            tier = pattern.strip().casefold()
+            if tier in _TIERS and pattern != tier:
+                add(Problem("", None, f"{shown(pattern)} is not a tier: tiers are written `read`, `write`, "
+                            "`dangerous`", tier), table, "approval")
+            elif pattern not in _TIERS:
+                add(_pattern_problem(pattern), table, "approval")
+        for target in acfg.delegates:
+            add(_odd(target, "no agent has that name", look_alike(target) or None), table, "delegates")
+    for name, ccfg in cfg.connectors.items():
+        table = f"connectors.{_quoted(name)}"
+        fixed = look_alike(name, space="_")
+        problem = _odd(name, "no tool has that name, so these settings apply to none",
+                       f"connectors.{_quoted(fixed)}" if fixed else None)
+        if problem is None and not _TOOL_NAME.match(name):
+            problem = Problem("", None, f"{shown(name)} is no tool's name ({_RULE}; no globs here): "
+                              "these settings apply to none")
+        add(problem, table, None)
+        for tag in ccfg.tags:
+            add(_odd(tag, "`tag:` patterns name tags exactly, so none matches it", look_alike(tag) or None),
+                table, "tags")
+    return problems
+
+
 def _patterns(patterns: list[str], table: str, key: str, names: PluginNames, problems: list[Problem]) -> list[str]:
     """``plugin:NAME`` patterns with the entry-point name; a plain unknown NAME is a problem
-    (a misspelt ``deny = ["plugin:reach-shel"]`` would deny nothing), and so is a pattern
-    that can match no tool at all (:func:`_never_matches`)."""
+    (a misspelt ``deny = ["plugin:reach-shel"]`` would deny nothing). A pattern that can
+    match no tool at all was refused when the config was read (:func:`spelling_problems`)."""
     out = []
     for pattern in patterns:
-        if (never := _never_matches(pattern)) is not None:
-            never.table, never.key = table, key
-            problems.append(never)
-        elif pattern.startswith("plugin:") and not (_GLOB & set(pattern[7:])):
+        if pattern.startswith("plugin:") and not (_GLOB & set(pattern[7:])):
             name = pattern[7:]
             found = _resolve(names, name, core=True)
             if found is None:
