@@ -21,9 +21,10 @@ from __future__ import annotations
 import fnmatch
 import json
 import re
+import unicodedata
 from typing import TYPE_CHECKING, Any
 
-from .config_problems import Problem, look_alike, oddities, shown, suggest
+from .config_problems import Problem, look_alike, named, oddities, shown, suggest
 
 if TYPE_CHECKING:
     from .config import Config
@@ -45,14 +46,15 @@ def _resolve(names: PluginNames, name: str, *, core: bool = False) -> str | None
 def _unknown_plugin(table: str, key: str | None, name: str, names: PluginNames, *, core: bool = False,
                     message: str | None = None) -> Problem:
     valid = names.all() + (list(CORE_NAMES) if core else [])
-    hint = suggest(name, valid)
+    hint = suggest(look_alike(name), valid)
     listing = "" if hint else f" (installed: {', '.join(names.entry_names()) or 'none'})"
-    return Problem(table, key, (message or f"`{name}` is not an installed plugin") + listing, hint)
+    return Problem(table, key, (message or f"{named(name)} is not an installed plugin") + listing, hint)
 
 
 def _unknown_table(parent: str, name: str, names: PluginNames) -> Problem:
-    p = _unknown_plugin(f"{parent}.{name}", None, name, names, core=parent == "limits.plugins",
-                        message=f"a table for `{name}`, which is not an installed plugin")
+    table = f"{parent}.{_quoted(name) if oddities(name) else name}"
+    p = _unknown_plugin(table, None, name, names, core=parent == "limits.plugins",
+                        message=f"a table for {named(name)}, which is not an installed plugin")
     if p.suggestion is not None:
         p.suggestion = f"{parent}.{p.suggestion}"
     return p
@@ -155,11 +157,16 @@ def _quoted(name: str) -> str:
     return name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else json.dumps(name)
 
 
-def _odd(value: str, what: str, hint: str | None) -> Problem | None:
-    """A problem when ``value`` has :func:`oddities`; ``what`` says what it then fails to do."""
+def _odd(value: str, what: str, hint: str | None, *, part_of: str | None = None) -> Problem | None:
+    """A problem when ``value`` has :func:`oddities`; ``what`` says what it then fails to do.
+    ``part_of``: the whole pattern ``value`` is the name in (``tag:NAME``), quoted instead."""
     found = oddities(value)
     if not found:
         return None
+    if part_of is not None:
+        prefix = part_of[: len(part_of) - len(value)]
+        return Problem("", None, f"{shown(part_of)}: the name after `{prefix}` {' and '.join(found)}: {what}",
+                       hint or None)
     return Problem("", None, f"{shown(value)} {' and '.join(found)}: {what}", hint or None)
 
 
@@ -185,7 +192,8 @@ def _glob(pattern: str, allowed: frozenset[str], rule: str) -> Problem | None:
             if end < 0:
                 return Problem("", None, f"{shown(pattern)}: the `[` is never closed, so it stands for itself, "
                                f"which no name holds ({rule})")
-            bad += [c for c in pattern[i + 1:end].lstrip("!") if c not in allowed]
+            if pattern[i + 1:i + 2] != "!":  # a negated class may name anything it leaves out
+                bad += [c for c in pattern[i + 1:end] if c not in allowed]
             i = end
             literal += 1
         else:
@@ -194,29 +202,64 @@ def _glob(pattern: str, allowed: frozenset[str], rule: str) -> Problem | None:
             literal += 1
         i += 1
     if bad:
-        fixed = re.sub(r"[^A-Za-z0-9_*?\[\]!.-]+", "_", look_alike(pattern, space="_")).strip("_") or None
-        chars = ", ".join(dict.fromkeys(shown(c) for c in bad))
-        return Problem("", None, f"{shown(pattern)} holds {chars}, which no name has ({rule}): it can match "
-                       "nothing", fixed if fixed != pattern else None)
+        fixed = _ascii_name(pattern, allowed)
+        chars = ", ".join(dict.fromkeys(shown(c, escape=True) for c in bad))
+        return Problem("", None, f"{shown(pattern, escape=True)} holds {chars}, which no name has ({rule}): "
+                       "it can match nothing", fixed if fixed != pattern else None)
     if literal > 64 and not star:
         return Problem("", None, f"{shown(pattern)} is longer than any name ({rule}): it can match nothing")
     return None
 
 
+def _ascii_name(pattern: str, allowed: frozenset[str]) -> str | None:
+    """The name or glob ``pattern`` was probably meant to be, in the characters a name
+    holds: accents dropped (``café`` -> ``cafe``), dashes as ``-``, any other run of
+    characters as ``_``; None when nothing of a name is left (``🔥*``)."""
+    text = "".join("-" if unicodedata.category(c) == "Pd" else c
+                   for c in unicodedata.normalize("NFKD", look_alike(pattern, space="_"))
+                   if not unicodedata.combining(c))
+    keep = allowed | set("*?[]!")
+    fixed = re.sub(r"_*[^" + re.escape("".join(sorted(keep))) + r"]+_*", "_", text).strip("_")
+    return fixed if any(c.isalnum() for c in fixed) else None
+
+
+def _prefixed(pattern: str) -> tuple[str, str]:
+    """``("tag:", "files")`` for ``tag:files``; ``("", pattern)`` for a tool name or glob."""
+    for prefix, _space in _PREFIX_SPACE:
+        if pattern.startswith(prefix):
+            return prefix, pattern[len(prefix):]
+    return "", pattern
+
+
+#: how a name after each prefix joins its words in the name meant (tags hold spaces)
+_PREFIX_SPACE = (("tag:", " "), ("plugin:", "-"), ("risk:", ""))
+
+
+def _meant(pattern: str) -> str | None:
+    """The pattern probably meant: the name after its prefix as :func:`look_alike` reads it."""
+    prefix, name = _prefixed(look_alike(pattern))  # ` risk:write` is `risk:write`
+    space = dict(_PREFIX_SPACE).get(prefix, "_")
+    rest = look_alike(name, space=space)
+    if prefix == "risk:":
+        rest = rest.lower()
+    elif not prefix:
+        return _ascii_name(rest, _NAME_CHARS) if rest else None
+    return prefix + rest if rest else None
+
+
 def _pattern_problem(pattern: str) -> Problem | None:
     """Why one ``allow``/``deny``/``approval``/``pinned`` pattern can match nothing it was
     written to match, or None (table and key are the caller's to set)."""
-    if (odd := _odd(pattern, "it can match no tool", look_alike(pattern, space="_"))) is not None:
+    if (odd := _odd(pattern, "it can match no tool", _meant(pattern))) is not None:
         return odd
     if (never := _never_matches(pattern)) is not None:
         return never
     if pattern.startswith("tag:"):
         tag = pattern[4:]
-        return _odd(tag, f"no tool carries such a tag, so {shown(pattern)} matches nothing",
-                    "tag:" + look_alike(tag) if look_alike(tag) else None)
+        return _odd(tag, "no tool carries such a tag, so it matches nothing", _meant(pattern), part_of=pattern)
     if pattern.startswith("plugin:"):
         name = pattern[7:]
-        if (odd := _odd(name, "no plugin has such a name", "plugin:" + look_alike(name, space="-"))) is not None:
+        if (odd := _odd(name, "no plugin has such a name", _meant(pattern), part_of=pattern)) is not None:
             return odd
         if _GLOB & set(name):
             return _glob(name, _PLUGIN_CHARS, "plugin names are ASCII letters, digits, `_`, `-` or `.`")
@@ -270,6 +313,15 @@ def spelling_problems(cfg: Config) -> list[Problem]:
         for tag in ccfg.tags:
             add(_odd(tag, "`tag:` patterns name tags exactly, so none matches it", look_alike(tag) or None),
                 table, "tags")
+    if problems:  # a password pasted into a name is masked wherever the name shows
+        from .redact import mask_userinfo  # (only when a config is refused)
+
+        for p in problems:
+            p.table, masked = mask_userinfo(p.table), mask_userinfo(p.message)
+            if p.suggestion is not None and "[REDACTED]" in masked:  # rewritten, a URL may not be found again
+                hint = mask_userinfo(p.suggestion)
+                p.suggestion = hint if hint != p.suggestion else None
+            p.message = masked
     return problems
 
 
@@ -284,7 +336,7 @@ def _patterns(patterns: list[str], table: str, key: str, names: PluginNames, pro
             found = _resolve(names, name, core=True)
             if found is None:
                 problems.append(_unknown_plugin(table, key, name, names, core=True,
-                                                message=f"`{pattern}` names `{name}`, "
+                                                message=f"{named(pattern)} names {named(name)}, "
                                                         "which is not an installed plugin"))
             else:
                 pattern = "plugin:" + found
@@ -309,9 +361,9 @@ def check_strategies(cfg: Config, providers: dict[str, dict[str, Any]], names: P
         if len(mine) == 1:
             setattr(strategies, kind, mine[0])
             continue
-        hint = suggest(chosen, list(bucket))
+        hint = suggest(look_alike(chosen), list(bucket))
         listing = "" if hint else f" (installed: {', '.join(f'`{n}`' for n in sorted(bucket)) or 'none'})"
-        problems.append(Problem("strategies", kind, f"no installed plugin provides a {kind} named `{chosen}`"
+        problems.append(Problem("strategies", kind, f"no installed plugin provides a {kind} named {named(chosen)}"
                                 f"{listing}", hint))
     return problems
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from .errors import ConfigError
 
-__all__ = ["Problem", "look_alike", "oddities", "raise_problems", "shown", "suggest", "unknown"]
+__all__ = ["Problem", "look_alike", "named", "oddities", "raise_problems", "shown", "suggest", "unknown"]
 
 
 def _norm(name: str) -> str:
@@ -127,14 +127,21 @@ def look_alike(name: str, *, space: str = " ") -> str:
     return space.join(text.split())
 
 
-def shown(value: str, limit: int = 80) -> str:
+def shown(value: str, limit: int = 80, *, escape: bool = False) -> str:
     """``value`` as a config error quotes a name: ``repr`` (invisible and look-alike
-    characters show as escapes: ``'support\\u200b'``), a URL password masked, long
+    characters show as escapes: ``'support\\u200b'``; every non-ASCII one with ``escape``,
+    for names that must be ASCII), a URL password masked, long
     ones cut in the middle so both ends (where stray spaces are) stay visible."""
     from .redact import mask_userinfo  # (only when a config is refused)
 
-    text = mask_userinfo(ascii(value) if _needs_escapes(value) else repr(value))
+    text = mask_userinfo(ascii(value) if escape or _needs_escapes(value) else repr(value))
     return text if len(text) <= limit else text[: limit - 33] + "..." + text[-30:]
+
+
+def named(value: str) -> str:
+    """A name in a message: ```name``` when it reads as what it is, else :func:`shown`
+    (``'reach\\u200b-shell'``), so a name that only looks right shows why it is not."""
+    return f"`{value}`" if not oddities(value) else shown(value)
 
 
 def _needs_escapes(value: str) -> bool:
