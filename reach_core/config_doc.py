@@ -58,7 +58,9 @@ text and taken as written. Tool names are 1-64 ASCII letters, digits, `_` or
 `-`, so a tool name or glob holding any other character (`shell.run`,
 `send email`), an unclosed `[`, a `[^...]` class (globs negate with `[!...]`), and
 a `[connectors.NAME]` that is a glob or no tool name can match nothing and are
-refused too; so is an `approval` tier in the wrong case (`Dangerous`).
+refused too; so are an `approval` tier in the wrong case (`Dangerous`) and an
+`[agents.Default]` table (its rules would reach no caller: the built-in agent is
+`default`).
 
 Tool names are known only once every tool is registered (tools may also be
 registered later), so a name no tool has is logged as a `reach.config_unknown_tool`

@@ -289,6 +289,10 @@ def spelling_problems(cfg: Config) -> list[Problem]:
         meant = look_alike(name)
         add(_odd(name, "callers name agents exactly, so none reaches this table and the agent they "
                  "name gets the `default` agent's rights", f"agents.{_quoted(meant)}" if meant else None), table, None)
+        if name != "default" and name.casefold() == "default":
+            add(Problem("", None, f"{shown(name)} is not the `default` agent (names are compared exactly), so "
+                        "its rules would not apply to callers that name no agent or one without a table",
+                        "agents.default"), table, None)
         for key in ("allow", "deny", "pinned"):
             for pattern in getattr(acfg, key) or ():
                 add(_pattern_problem(pattern), table, key)

@@ -123,6 +123,13 @@ def test_an_agent_table_no_caller_can_name_is_refused(agent: str, _id: str, muta
     assert "`default` agent's rights" in text
 
 
+@pytest.mark.parametrize("name", ["Default", "DEFAULT", "dEfault", "DeFaUlT"])
+def test_a_default_table_in_another_case_is_refused(name: str) -> None:
+    """``[agents.Default] deny = ["*"]`` restricted an agent nobody names, not ``default``."""
+    text = _refused({"agents": {name: {"deny": ["*"]}}})
+    _check(text, f"[agents.{name}]", name, "[agents.default]")
+
+
 def test_a_refused_agent_table_from_a_toml_file(tmp_path: Path) -> None:
     """The real route: ``[agents."support "]`` in reach.toml (what the known gap was)."""
     path = tmp_path / "reach.toml"
