@@ -41,7 +41,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
-from .config_problems import Problem, raise_problems, unknown
+from .config_problems import Problem, look_alike, named, raise_problems, unknown
 from .configfile import find_default as _find_default  # noqa: F401 - kept importable from here
 from .configfile import mask_secrets, read_config, resolve_secrets
 from .configfile import read_file as _read_file  # noqa: F401 - kept importable from here
@@ -158,8 +158,8 @@ class PluginsSection(BaseModel):
                 continue
             for hook in hooks:
                 if hook not in HOOK_NAMES:
-                    p = unknown(f"plugins.{name}", "hooks_disabled", hook, HOOK_NAMES, what="hook")
-                    p.message = f"`{hook}` is an {p.message}"
+                    p = unknown(f"plugins.{name}", "hooks_disabled", look_alike(hook), HOOK_NAMES, what="hook")
+                    p.message = f"{named(hook)} is an {p.message}"
                     problems.append(p)
         if problems:
             raise _Problems(problems)
@@ -282,6 +282,17 @@ class Config(_Section):
         return self._source
 
     _hooks = field_validator("hooks")(classmethod(lambda cls, v: _check_hooks(v)))
+
+    @model_validator(mode="after")
+    def _names(self) -> Config:
+        """Names that can match nothing they were written to match (``[agents."support "]``,
+        ``deny = ["shell_run\u200b"]``) are refused: see ``config_names.spelling_problems``."""
+        from .config_names import spelling_problems
+
+        problems = spelling_problems(self)
+        if problems:
+            raise _Problems(problems)
+        return self
 
     def agent(self, name: str | None) -> tuple[str, AgentConfig]:
         """The named agent's config, or ``default`` (from config or built in)."""

@@ -42,6 +42,26 @@ close, the valid name that was probably meant. Every problem of a file is
 reported at once. An error quotes the value it refuses, with a password written
 inline in a URL masked (`redus://:[REDACTED]@cache:6379/0`).
 
+**Names are compared exactly**, so a name that differs from the one meant only by
+what a person does not see is refused when the config is read, with the value
+quoted as `repr` shows it (`'support\\u200b'`) and the name probably meant:
+spaces or line breaks around it, an empty name, a control character, an invisible
+character (zero-width space, BOM, direction mark), an unusual space (no-break
+space), a full-width or styled look-alike of an ASCII character, or a word that
+mixes Latin letters with Cyrillic or Greek look-alikes (`suppоrt`). This holds for
+`[agents.NAME]` tables (`[agents."support "]` is a table no caller reaches: the
+agent they name gets the `default` agent's rights), `delegates`, `[connectors.NAME]`
+tables and their `tags`, and every pattern in `allow`, `deny`, `approval` and
+`pinned` (for `tag:NAME` and `plugin:NAME`, the name after the prefix). Names of
+other scripts are names (`[agents.поддержка]`, `tag:跑步`); `keywords` are free
+text and taken as written. Tool names are 1-64 ASCII letters, digits, `_` or
+`-`, so a tool name or glob holding any other character (`shell.run`,
+`send email`), an unclosed `[`, a `[^...]` class (globs negate with `[!...]`), and
+a `[connectors.NAME]` that is a glob or no tool name can match nothing and are
+refused too; so are an `approval` tier in the wrong case (`Dangerous`) and an
+`[agents.Default]` table (its rules would reach no caller: the built-in agent is
+`default`).
+
 Tool names are known only once every tool is registered (tools may also be
 registered later), so a name no tool has is logged as a `reach.config_unknown_tool`
 warning when reach starts, with the closest tool name: plain names anywhere, and

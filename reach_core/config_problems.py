@@ -15,13 +15,14 @@ must stay fast.
 from __future__ import annotations
 
 import difflib
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from .errors import ConfigError
 
-__all__ = ["Problem", "raise_problems", "suggest", "unknown"]
+__all__ = ["Problem", "look_alike", "named", "oddities", "raise_problems", "shown", "suggest", "unknown"]
 
 
 def _norm(name: str) -> str:
@@ -56,6 +57,96 @@ def suggest(name: str, valid: Iterable[str]) -> str | None:
                 parts.setdefault(part, choice)
     close = difflib.get_close_matches(_norm(name), list(parts), n=1, cutoff=0.75)
     return parts[close[0]] if close else None
+
+
+# Cyrillic and Greek letters drawn like Latin ones: `suppоrt` (Cyrillic о) is a different name
+_LOOK_ALIKES = str.maketrans(
+    "аеорсухіјѕԁһԛԝӏвкмнтАВЕКМНОРСТХУІЈЅαοιρνκτυχεΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
+    "aeopcyxijsdhqwlbkmhtABEKMHOPCTXYIJSaoipvktuxeABEZHIKMNOPTYX",
+)
+_SCRIPTS = ("LATIN", "CYRILLIC", "GREEK")
+
+
+def _script(char: str) -> str | None:
+    if not char.isalpha():
+        return None
+    name = unicodedata.name(char, "")
+    return next((s for s in _SCRIPTS if name.startswith(s)), "OTHER")
+
+
+def _mixed_word(name: str) -> bool:
+    """A word (letters between non-letters) holding Latin letters and Cyrillic or Greek ones:
+    a look-alike letter typed or pasted into a name (``filesуstem``). Words wholly in one
+    script (``файлы``, ``mcp:файлы``) are names in that language, not look-alikes."""
+    word: set[str] = set()
+    for char in name + " ":
+        script = _script(char)
+        if script is None:
+            if "LATIN" in word and word & {"CYRILLIC", "GREEK"}:
+                return True
+            word = set()
+        else:
+            word.add(script)
+    return False
+
+
+def oddities(name: str) -> list[str]:
+    """What makes ``name`` almost, but not quite, the name a person typed: empty, spaces
+    around it, control characters (line breaks, tabs), invisible characters (zero-width
+    space, BOM, direction marks), unusual spaces (no-break space), look-alikes of ASCII
+    characters (full-width letters) and Latin words with a Cyrillic or Greek letter in
+    them. Config compares names exactly, so such a name matches nothing it was meant
+    to: ``[agents."support "]`` is a table no caller reaches. Empty list: none of these."""
+    if name == "":
+        return ["is empty"]
+    found = []
+    if name != name.strip():
+        found.append("has spaces or line breaks around it")
+    cats = [unicodedata.category(c) for c in name]
+    if any(unicodedata.category(c) == "Cc" for c in name.strip()):
+        found.append("holds a control character (a line break, tab or NUL)")
+    if "Cf" in cats:
+        found.append("holds an invisible character (zero-width space, BOM or direction mark)")
+    if any(c in ("Zs", "Zl", "Zp") and ch != " " for c, ch in zip(cats, name, strict=True)):
+        found.append("holds an unusual space (a no-break or other non-ASCII space)")
+    if any(not ch.isascii() and unicodedata.normalize("NFKC", ch).isascii() and ch.isprintable()
+           and unicodedata.category(ch) not in ("Zs",) for ch in name):
+        found.append("holds a look-alike of an ASCII character (full-width or styled)")
+    if _mixed_word(name):
+        found.append("mixes Latin letters with Cyrillic or Greek look-alikes")
+    return found
+
+
+def look_alike(name: str, *, space: str = " ") -> str:
+    """The name ``name`` most likely was meant to be: invisible and control characters
+    dropped, spaces around it removed, unusual spaces as ``space``, full-width and
+    Cyrillic/Greek look-alikes as the ASCII letters they are drawn like."""
+    kept = "".join(" " if unicodedata.category(c) in ("Zs", "Zl", "Zp") else c for c in name
+                   if unicodedata.category(c) not in ("Cc", "Cf") or c in "\t\n\r")
+    text = unicodedata.normalize("NFKC", kept).translate(_LOOK_ALIKES)
+    return space.join(text.split())
+
+
+def shown(value: str, limit: int = 80, *, escape: bool = False) -> str:
+    """``value`` as a config error quotes a name: ``repr`` (invisible and look-alike
+    characters show as escapes: ``'support\\u200b'``; every non-ASCII one with ``escape``,
+    for names that must be ASCII), a URL password masked, long
+    ones cut in the middle so both ends (where stray spaces are) stay visible."""
+    from .redact import mask_userinfo  # (only when a config is refused)
+
+    text = mask_userinfo(ascii(value) if escape or _needs_escapes(value) else repr(value))
+    return text if len(text) <= limit else text[: limit - 33] + "..." + text[-30:]
+
+
+def named(value: str) -> str:
+    """A name in a message: ```name``` when it reads as what it is, else :func:`shown`
+    (``'reach\\u200b-shell'``), so a name that only looks right shows why it is not."""
+    return f"`{value}`" if not oddities(value) else shown(value)
+
+
+def _needs_escapes(value: str) -> bool:
+    """Non-ASCII letters a person cannot tell from ASCII ones are shown as ``\\uXXXX``."""
+    return bool(oddities(value)) and not value.isascii()
 
 
 @dataclass

@@ -143,12 +143,13 @@ class PluginNames:
             if found is not None:
                 out.append(found)
                 continue
-            from .config_problems import Problem, suggest  # only for a problem: difflib is not free
+            from .config_problems import Problem, look_alike, named, suggest  # only for a problem: difflib is not free
 
             known = self.all()
-            hint = suggest(name, known) if isinstance(name, str) else None
+            hint = suggest(look_alike(name), known) if isinstance(name, str) else None
             listing = "" if hint else f" (installed: {', '.join(self.entry_names()) or 'none'})"
-            problems.append(Problem(table, key, f"`{name}` is not an installed plugin{listing}", hint))
+            shown = named(name) if isinstance(name, str) else repr(name)
+            problems.append(Problem(table, key, f"{shown} is not an installed plugin{listing}", hint))
         return out
 
 

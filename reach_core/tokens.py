@@ -40,14 +40,20 @@ def require_agents(reach: Any, named: Iterable[tuple[str, str]], table: str) -> 
     """Raise ``ConfigError`` for the first ``(where, agent)`` of ``named`` whose agent has no
     ``[agents.NAME]`` table in ``reach``'s config (``default`` may always be named), with the
     name probably meant. ``table`` names the settings table in the message."""
+    import json
+
+    from .config_problems import look_alike, oddities, shown
+
     known = set(getattr(getattr(reach, "config", None), "agents", None) or {})
     for where, name in named:
         if name == "default" or name in known:
             continue
-        close = sorted(k for k in known if k.casefold() == name.casefold() or k.strip() == name.strip())
+        meant = look_alike(name).casefold()
+        close = sorted(k for k in [*known, "default"] if k.casefold() in (name.casefold(), meant))
         hint = f" (did you mean {close[0]!r}?)" if close else ""
+        key = json.dumps(name) if oddities(name) else name  # [agents."support\u200b"]: the key as TOML writes it
         raise ConfigError(
-            f"[{table}] {where} names the agent {name!r}{hint}, but there is no [agents.{name}] table, so "
-            f"whoever uses it would get the `default` agent's rights; define [agents.{name}] (its allow-list "
+            f"[{table}] {where} names the agent {shown(name)}{hint}, but there is no [agents.{key}] table, so "
+            f"whoever uses it would get the `default` agent's rights; define [agents.{key}] (its allow-list "
             f"decides what it may do) or name \"default\" explicitly"
         )

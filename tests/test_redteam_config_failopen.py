@@ -70,10 +70,11 @@ async def _warnings(tmp_path: Any, caplog: Any, agent: dict[str, Any]) -> list[s
 
 MISSED_GLOBS = [("Delete_*", "delete_all"), ("DELETE_*", "delete_all"), ("delete-*", None), ("Send*", "send_email"),
                 ("*_All", "delete_all"), ("del?te-all", None), ("[D]elete_all", "delete_all"),
-                ("*Weather", "get_weather"), ("delete_all *", None), ("sendemail*", None)]
-MISSED_TAGS = [("tag:filesytem", "filesystem"), ("tag:FileSystem", "filesystem"), ("tag: filesystem", "filesystem"),
-               ("tag:filesystem ", "filesystem"), ("tag:mails", "mail"), ("tag:Mail", "mail"), ("tag:fs", None),
-               ("tag:external-api", "external_api"), ("tag:", None)]
+                ("*Weather", "get_weather"), ("sendemail*", None)]
+# ("delete_all *", "tag: filesystem", "tag:filesystem ", "tag:") can match nothing whatever is
+# registered: refused when the config is read (tests/test_config_name_typos.py), not logged here
+MISSED_TAGS = [("tag:filesytem", "filesystem"), ("tag:FileSystem", "filesystem"), ("tag:mails", "mail"),
+               ("tag:Mail", "mail"), ("tag:fs", None), ("tag:external-api", "external_api")]
 
 
 @pytest.mark.parametrize("key", ["deny", "approval"])

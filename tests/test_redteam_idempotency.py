@@ -35,7 +35,9 @@ def _writer():
 @pytest.fixture
 def made(tmp_path):
     tool, sent = _writer()
-    agents = {name: {"allow": ["send_email"]} for name in ("alice", "bob", "Alice", "alice ", "alice\n", "bob2")}
+    # "alice " and "alice\n" call without a table of their own (config refuses such table names:
+    # tests/test_config_name_typos.py), so they act with `default`'s rights, still not alice's keys
+    agents = {name: {"allow": ["send_email"]} for name in ("alice", "bob", "Alice", "bob2")}
     reach = Reach({"reach": {"data_dir": str(tmp_path / "d"), "log_calls": False}, "agents": agents}, plugins=[])
     reach.register(tool)
     yield reach, sent

@@ -61,6 +61,36 @@ class ServerConfig(BaseModel):
             raise ValueError("`url` must start with http:// or https://")
         return self
 
+    @field_validator("tools", "exclude")
+    @classmethod
+    def _names_as_typed(cls, value: list[str] | None) -> list[str] | None:
+        """A remote tool name or glob that differs from the one meant only by what a person
+        does not see (spaces around it, a zero-width or no-break space, a full-width or
+        Cyrillic letter) matches nothing: ``exclude = ["delete_repo "]`` excluded nothing."""
+        from reach_core.config_problems import look_alike, oddities, shown
+
+        for pattern in value or ():
+            found = oddities(pattern)
+            if found:
+                meant = look_alike(pattern, space="_")
+                hint = f"; did you mean {meant!r}?" if meant else ""
+                raise ValueError(f"{shown(pattern)} {' and '.join(found)}: it matches no tool the server "
+                                 f"names{hint}")
+        return value
+
+    @field_validator("prefix")
+    @classmethod
+    def _prefix_as_typed(cls, value: str | None) -> str | None:
+        from reach_core.config_problems import look_alike, oddities, shown
+
+        found = [f for f in oddities(value) if f != "is empty"] if value is not None else []
+        if found:
+            meant = look_alike(value or "", space="_")
+            raise ValueError(f"prefix {shown(value or '')} {' and '.join(found)}: its tools would not be named "
+                             f"`{meant}__NAME`, so `allow`/`deny` entries naming them would match nothing; "
+                             f"did you mean {meant!r}?")
+        return value
+
     @property
     def transport(self) -> str:
         return "stdio" if self.command else "http"

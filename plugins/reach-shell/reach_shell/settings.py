@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from pathlib import Path
 from typing import Literal
 
@@ -71,9 +72,37 @@ class CommandRule(BaseModel):
     @classmethod
     def _options_look_like_options(cls, value: list[str] | None) -> list[str] | None:
         for pattern in value or ():
+            _exact(pattern, "option pattern", "option a program is given")
             if not pattern.startswith("-"):
                 raise ValueError(f"option pattern {pattern!r} must start with '-'")
         return value
+
+    @field_validator("subcommands")
+    @classmethod
+    def _subcommands_as_typed(cls, value: list[str] | None) -> list[str] | None:
+        for name in value or ():
+            _exact(name, "subcommand", "first argument")
+        return value
+
+
+def _exact(value: str, what: str, matched: str) -> None:
+    """Refuse a name that differs from the one meant only by what a person does not see
+    (spaces around it, a zero-width space, a no-break space, a full-width or Cyrillic
+    letter, a dash that is not ``-``): arguments are compared exactly, so
+    ``forbid_options = ["--exec "]`` or ``["-\u2010exec"]`` forbade nothing."""
+    from reach_core.config_problems import look_alike, oddities, shown
+
+    found = oddities(value)
+    name = value.split("=", 1)[0]  # what a program reads as the option (or subcommand): ASCII
+    if any(unicodedata.category(c) == "Pd" and c != "-" for c in value):
+        found.append("holds a dash that is not `-`")
+    elif not name.isascii() and not found:
+        found.append("holds a letter that is not ASCII where the name is (a look-alike?)")
+    if found:
+        meant = "".join("-" if unicodedata.category(c) == "Pd" else c for c in look_alike(value))
+        hint = f"; did you mean {meant!r}?" if meant and meant != value else ""
+        raise ValueError(f"{what} {shown(value, escape=not name.isascii())} {' and '.join(found)}: "
+                         f"it matches no {matched}{hint}")
 
 
 class ShellSettings(BaseModel):
