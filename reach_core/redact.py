@@ -508,7 +508,7 @@ class Redactor:
                 return orjson.dumps(masked).decode()
         elif "{" in value or "[" in value:
             value = self._json_in_text(value)  # "request failed: {...} (retrying)"
-        if _ESCAPE_HINT.search(value) is not None:
+        if _escaped(value):
             value = self._escaped_secrets(value)  # keys and values hidden by escapes: %5F, \u0022, &#95;
         if not self._maybe(value) and not self._rules:
             if "%" in value and self._maybe(unquote(value)):
@@ -730,7 +730,7 @@ class Redactor:
             return False
         if not text.isascii() and skeleton(text) != text:
             return False
-        if _ESCAPE_HINT.search(text) is not None and self._hint.search(_unescape(text).lower()) is not None:
+        if _escaped(text) and self._hint.search(_unescape(text).lower()) is not None:
             return False  # "q":"api_key%3D...": a pair the escapes hide
         key = self._key
         for name in set(_JSON_KEY.findall(text)):
@@ -811,7 +811,8 @@ class Redactor:
         out = list(values)
         plain: list[int] = []
         for i, v in enumerate(values):
-            if type(v) is str and v.isascii() and "{" not in v and "[" not in v and _ESCAPE_HINT.search(v) is None:
+            if type(v) is str and v.isascii() and "{" not in v and "[" not in v and (  # not _escaped(v), inline
+                    "%" not in v and "\\" not in v and "&" not in v or _ESCAPE_HINT.search(v) is None):
                 plain.append(i)
             else:
                 out[i] = self.text(v)
@@ -838,6 +839,17 @@ class Redactor:
 
 # Escapes that can hide a key or a value from the text rules: %XX, \uXXXX, \", \xXX, &#NN;
 _ESCAPE_HINT = re.compile(r"%[0-9A-Fa-f]{2}|\\+(?:u[0-9A-Fa-f]{4}|x[0-9A-Fa-f]{2}|\")|&#(?:[0-9]+|[xX][0-9A-Fa-f]+);")
+
+
+def _escaped(text: str) -> bool:
+    """``_ESCAPE_HINT.search(text) is not None``, asked only of text holding a character a
+    match starts with (``%``, ``\\``, ``&``: one per alternative, see
+    tests/test_redact_escape_hint.py): most text has none, and three substring tests (C
+    loops over the text) cost a fraction of a regex search, most of all on the short
+    strings (call ids) the audit writer checks by the thousand (``texts`` has it inline)."""
+    return ("%" in text or "\\" in text or "&" in text) and _ESCAPE_HINT.search(text) is not None
+
+
 _JSON_ESCAPE = re.compile(r"\\+(?:u([0-9A-Fa-f]{4})|x([0-9A-Fa-f]{2})|([\"/']))")
 _JSON_START = re.compile(r"[{\[]\s*[\"{\[]")
 
