@@ -568,6 +568,9 @@ def _error_record(kind: str, ts_text: str, agent: Any, exc: Exception, redactor:
     }
 
 
+_new_row = object.__new__
+
+
 def _row(record: dict[str, Any], exact: float) -> Row:
     return Row(
         record=record,
@@ -691,8 +694,14 @@ def build_rows(pending: list[Any], redactor: Redactor, cap: int, start: int = 0,
         except Exception as exc:
             rows[n] = _row(_error_record("call", ts_text, f[12], exc, redactor), exact)
             continue
-        rows[n] = Row(record, "", exact, "call", record["agent"], record["tool"], record["status"],
-                      record.get("elapsed_ms"), record.get("run_id"), record.get("call_id"))
+        # Row(record, "", exact, "call", agent, tool, status, elapsed_ms, run_id, call_id), its fields
+        # stored here: the dataclass's __init__ (a Python call) cost ~1,000 more instructions per record
+        row = _new_row(Row)
+        row.record, row.canonical, row.ts, row.kind = record, "", exact, "call"
+        row.agent, row.tool, row.status = record["agent"], record["tool"], record["status"]
+        row.elapsed_ms, row.run_id, row.call_id = record.get("elapsed_ms"), record.get("run_id"), record.get("call_id")
+        row.hash = row.seq = None
+        rows[n] = row
     return rows  # type: ignore[return-value]
 
 

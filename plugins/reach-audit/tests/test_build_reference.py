@@ -309,8 +309,9 @@ def _flat(raw: tuple[Any, ...]) -> tuple[Any, ...]:
 def _rows_equal(new: Row, old: Row) -> None:
     assert new.record == old.record
     assert json.dumps(new.record, sort_keys=True, default=repr) == json.dumps(old.record, sort_keys=True, default=repr)
-    for f in ("ts", "kind", "agent", "tool", "status", "elapsed_ms", "run_id", "call_id"):
+    for f in ("ts", "kind", "agent", "tool", "status", "elapsed_ms", "run_id", "call_id", "canonical", "hash", "seq"):
         assert getattr(new, f) == getattr(old, f), f
+    assert type(new) is Row and new == old  # every field set (build_rows stores them without Row's __init__)
 
 
 @pytest.mark.parametrize("typical", [1.0, 0.9, 0.3, 0.0])
