@@ -14,6 +14,16 @@ loading, collects garbage once, then ``BENCH_N`` calls. Run it under callgrind t
 ``BENCH_TOOL=put`` calls the bench's write tool instead. ``BENCH_WRITE=1`` lets
 reach-audit's writer run (``reach_audit.flush`` every 1,000 calls and at the end), so
 its per-record work is counted too.
+
+The writer alone, per record: ``BENCH_WRITE=end`` writes the warm-up's records, makes
+the ``BENCH_N`` calls without letting the writer run, then writes all of their records
+with one ``reach_audit.flush`` and leaves; ``BENCH_WRITE=held`` is the same run without
+that last flush. The difference of the two totals over ``BENCH_N`` is what the writer
+pays per record (build, redact, hash-chain, insert, commit)::
+
+    for w in end held; do PYTHONHASHSEED=0 BENCH_N=2000 BENCH_PLUGINS=reach-audit BENCH_WRITE=$w \\
+        valgrind --tool=callgrind --callgrind-out-file=/dev/null .nox/bench/bin/python \\
+        bench/bench_callgrind.py 2>&1 | grep refs; done
 """
 
 from __future__ import annotations
@@ -31,7 +41,7 @@ from bench_core import ARGS, HookPlugin, make_reach_bench  # noqa: E402
 from bench_plugins import make  # noqa: E402
 
 N = int(os.environ.get("BENCH_N", "2000"))
-WRITE = os.environ.get("BENCH_WRITE") == "1"
+WRITE = os.environ.get("BENCH_WRITE", "")  # "1": flush every 1,000 calls; "end" / "held": see above
 
 
 async def main() -> None:
@@ -68,9 +78,11 @@ async def main() -> None:
     for i in range(N):
         res = await reach.invoke(dict(call))
         res.to_message()
-        if flush is not None and i % 1000 == 999:
+        if WRITE == "1" and i % 1000 == 999:
             await flush(reach)
-    if flush is None:
+    if WRITE == "end" and flush is not None:
+        await flush(reach)
+    if flush is None or WRITE in ("end", "held"):
         # leave at once: closing the Reach (or reach-audit's exit handler) would write the
         # records still pending, work this row does not count (BENCH_WRITE=1 counts it)
         sys.stdout.flush()

@@ -398,6 +398,10 @@ def _hint(extra_keys: Iterable[str] = ()) -> re.Pattern[str]:
 
 
 _MAX_DEPTH = 32
+#: ``ord("\\")``: ``_BACKSLASH in dumped`` is ``b"\\" in dumped``, but a bytes object asked
+#: for a bytes needle first tries it as an integer, and raises and clears a TypeError
+#: (about 2,000 instructions under callgrind, once per value the audit writer scans)
+_BACKSLASH = 92
 _MAX_EMBEDDED_JSON = 1_000_000  # longer strings are scanned as text only
 _SPACE = frozenset(" \t\r\n")
 # A JSON object key in a compact dump: a string followed by a colon. Strings inside
@@ -508,7 +512,7 @@ class Redactor:
                 return orjson.dumps(masked).decode()
         elif "{" in value or "[" in value:
             value = self._json_in_text(value)  # "request failed: {...} (retrying)"
-        if _ESCAPE_HINT.search(value) is not None:
+        if _escaped(value):
             value = self._escaped_secrets(value)  # keys and values hidden by escapes: %5F, \u0022, &#95;
         if not self._maybe(value) and not self._rules:
             if "%" in value and self._maybe(unquote(value)):
@@ -716,7 +720,7 @@ class Redactor:
             dumped = orjson.dumps(data)
         except TypeError:  # not plain JSON data: let value() walk it
             return None
-        if b"\\" in dumped:  # escapes (quotes, newlines) could hide a pattern from the scan
+        if _BACKSLASH in dumped:  # escapes (quotes, newlines) could hide a pattern from the scan
             return None
         return dumped if self._clean_dump(dumped.decode("utf-8")) else None
 
@@ -730,7 +734,7 @@ class Redactor:
             return False
         if not text.isascii() and skeleton(text) != text:
             return False
-        if _ESCAPE_HINT.search(text) is not None and self._hint.search(_unescape(text).lower()) is not None:
+        if _escaped(text) and self._hint.search(_unescape(text).lower()) is not None:
             return False  # "q":"api_key%3D...": a pair the escapes hide
         key = self._key
         for name in set(_JSON_KEY.findall(text)):
@@ -775,7 +779,7 @@ class Redactor:
                     dumped = dumps(v)
                 except TypeError:
                     continue  # scan() answers None too
-                if b"\\" not in dumped and dumped.isascii():
+                if _BACKSLASH not in dumped and dumped.isascii():
                     joined.append((i, dumped))
                     continue
             out[i] = self.scan(v)
@@ -811,7 +815,8 @@ class Redactor:
         out = list(values)
         plain: list[int] = []
         for i, v in enumerate(values):
-            if type(v) is str and v.isascii() and "{" not in v and "[" not in v and _ESCAPE_HINT.search(v) is None:
+            if type(v) is str and v.isascii() and "{" not in v and "[" not in v and (  # not _escaped(v), inline
+                    "%" not in v and "\\" not in v and "&" not in v or _ESCAPE_HINT.search(v) is None):
                 plain.append(i)
             else:
                 out[i] = self.text(v)
@@ -838,6 +843,17 @@ class Redactor:
 
 # Escapes that can hide a key or a value from the text rules: %XX, \uXXXX, \", \xXX, &#NN;
 _ESCAPE_HINT = re.compile(r"%[0-9A-Fa-f]{2}|\\+(?:u[0-9A-Fa-f]{4}|x[0-9A-Fa-f]{2}|\")|&#(?:[0-9]+|[xX][0-9A-Fa-f]+);")
+
+
+def _escaped(text: str) -> bool:
+    """``_ESCAPE_HINT.search(text) is not None``, asked only of text holding a character a
+    match starts with (``%``, ``\\``, ``&``: one per alternative, see
+    tests/test_redact_escape_hint.py): most text has none, and three substring tests (C
+    loops over the text) cost a fraction of a regex search, most of all on the short
+    strings (call ids) the audit writer checks by the thousand (``texts`` has it inline)."""
+    return ("%" in text or "\\" in text or "&" in text) and _ESCAPE_HINT.search(text) is not None
+
+
 _JSON_ESCAPE = re.compile(r"\\+(?:u([0-9A-Fa-f]{4})|x([0-9A-Fa-f]{2})|([\"/']))")
 _JSON_START = re.compile(r"[{\[]\s*[\"{\[]")
 

@@ -47,13 +47,11 @@ _sha256 = hashlib.sha256
 
 def link(prev_hash: str, record: dict[str, Any]) -> tuple[str, str]:
     """``(canonical_json(record), link_hash(prev_hash, that))`` in one go, hashing the
-    encoder's bytes as they come instead of encoding the text again."""
+    encoder's bytes as they come instead of encoding the text again, in one ``update``
+    (the previous hash, the newline and the record joined: SHA-256 of the same bytes)."""
     try:
         raw = orjson.dumps(record, option=_SORTED)
     except TypeError:
         canonical = canonical_json(record)
         return canonical, link_hash(prev_hash, canonical)
-    digest = _sha256(prev_hash.encode("ascii"))
-    digest.update(b"\n")
-    digest.update(raw)
-    return raw.decode("utf-8"), digest.hexdigest()
+    return raw.decode("utf-8"), _sha256(prev_hash.encode("ascii") + b"\n" + raw).hexdigest()

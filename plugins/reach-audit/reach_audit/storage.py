@@ -16,7 +16,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Protocol
 
-from .chain import GENESIS, link
+import orjson
+
+from .chain import _SORTED, GENESIS, _sha256, link
 from .record import Row
 
 TABLE = "audit_log"
@@ -214,26 +216,22 @@ def chain(rows: list[Row], prev: str, prev_seq: int) -> list[tuple[Any, ...]]:
     runs SQLite (which releases the GIL) and never makes the loop wait.
     """
     params = []
+    dumps, sha256 = orjson.dumps, _sha256
     for row in rows:
         prev_seq += 1
-        row.seq = row.record["seq"] = prev_seq
-        row.canonical, prev = link(prev, row.record)
+        record = row.record
+        row.seq = record["seq"] = prev_seq
+        try:  # chain.link, written out: the writer chains every record
+            raw = dumps(record, option=_SORTED)
+        except TypeError:
+            canonical, prev = link(prev, record)
+        else:
+            canonical = raw.decode("utf-8")
+            prev = sha256(prev.encode("ascii") + b"\n" + raw).hexdigest()
+        row.canonical = canonical
         row.hash = prev
-        params.append(
-            (
-                prev_seq,
-                row.ts,
-                row.kind,
-                row.agent,
-                row.tool,
-                row.status,
-                row.elapsed_ms,
-                row.run_id,
-                row.call_id,
-                row.canonical,
-                prev,
-            )
-        )
+        params.append((prev_seq, row.ts, row.kind, row.agent, row.tool, row.status, row.elapsed_ms, row.run_id,
+                       row.call_id, canonical, prev))
     return params
 
 

@@ -309,8 +309,9 @@ def _flat(raw: tuple[Any, ...]) -> tuple[Any, ...]:
 def _rows_equal(new: Row, old: Row) -> None:
     assert new.record == old.record
     assert json.dumps(new.record, sort_keys=True, default=repr) == json.dumps(old.record, sort_keys=True, default=repr)
-    for f in ("ts", "kind", "agent", "tool", "status", "elapsed_ms", "run_id", "call_id"):
+    for f in ("ts", "kind", "agent", "tool", "status", "elapsed_ms", "run_id", "call_id", "canonical", "hash", "seq"):
         assert getattr(new, f) == getattr(old, f), f
+    assert type(new) is Row and new == old  # every field set (build_rows stores them without Row's __init__)
 
 
 @pytest.mark.parametrize("typical", [1.0, 0.9, 0.3, 0.0])
@@ -427,3 +428,18 @@ def test_stamp_and_iso_over_generated_times_with_the_cache_switching_seconds() -
             [rng.random(), 0.9999995 + rng.random() * 1e-6, rng.random() * 1e-6])
         assert stamp(ts) == _old_stamp(ts)
         assert iso(ts) == _old_stamp(ts)[0]
+
+
+class _Seconds(float):
+    """A float subclass (a host's own clock type): stamped through the builtins, as before."""
+
+
+@pytest.mark.parametrize("ts", [0, 1, -1, -86_401, 1_790_000_000, 4_102_444_799, True,
+                                _Seconds(1_790_000_000.9999995), _Seconds(-0.25), -0.0, 0.0, 2.0 ** 31 + 0.5])
+def test_stamp_of_ints_and_float_subclasses_equals_the_previous_helper(ts: float) -> None:
+    from reach_audit.record import stamp
+
+    for _ in range(2):
+        text, exact = stamp(ts)
+        old_text, old_exact = _old_stamp(ts)
+        assert (text, repr(exact), type(exact)) == (old_text, repr(old_exact), type(old_exact))
