@@ -431,6 +431,13 @@ def query_session(dense: Any, threads: int, spinning: bool) -> None:
     """Round 12's lever (d): the question pass on a session of its own with `threads`
     intra-op threads (the tool vectors are encoded already); `spinning` False sets
     `session.intra_op.allow_spinning = 0`."""
+    dense.load()
+    dense._session = ort_session(dense, threads, spinning)
+
+
+def ort_session(dense: Any, threads: int, spinning: bool) -> Any:
+    """An onnxruntime session of the dense encoder's model file with `threads` intra-op
+    threads (`spinning` False: `session.intra_op.allow_spinning = 0`)."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()
@@ -440,8 +447,7 @@ def query_session(dense: Any, threads: int, spinning: bool) -> None:
     options.log_severity_level = 3
     if not spinning:
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    dense.load()
-    dense._session = ort.InferenceSession(str(dense.run_file), options, providers=["CPUExecutionProvider"])
+    return ort.InferenceSession(str(dense.run_file), options, providers=["CPUExecutionProvider"])
 
 
 def main() -> None:

@@ -50,7 +50,6 @@ def main() -> None:
     parser.add_argument("--only", nargs="*", default=[], help="configs to run (labels), besides a")
     args = parser.parse_args()
 
-    import onnxruntime as ort
     from reach_preselect import minilm
 
     pool, name_map, queries = B.load()
@@ -81,17 +80,8 @@ def main() -> None:
     base_session = dense._session
     base_tokens = dense.query_tokens
 
-    def session(threads: int, spinning: bool) -> Any:
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.log_severity_level = 3
-        if not spinning:
-            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        return ort.InferenceSession(str(dense.run_file), options, providers=["CPUExecutionProvider"])
-
-    sessions = {"2": session(2, True), "2-nospin": session(2, False), "1-nospin": session(1, False)}
+    sessions = {"2": B.ort_session(dense, 2, True), "2-nospin": B.ort_session(dense, 2, False),
+                "1-nospin": B.ort_session(dense, 1, False)}
 
     def config(unknown: float | None = None, tokens: int | None = None,
                threads: str | None = None) -> Callable[[], Callable[[], None]]:

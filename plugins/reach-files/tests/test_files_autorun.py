@@ -225,3 +225,14 @@ async def test_hooks_folders_git_does_not_use_are_written(tmp_path: Path) -> Non
     (root / ".git" / "config").write_text("[core]\n\thooksPath = .githooks\n", encoding="utf-8")
     r = await reach.invoke("write_file", {"path": ".githooks/pre-commit", "content": "ok\n"})
     assert r.ok, r.error
+
+
+def test_every_autorun_place_can_be_allowed_by_name() -> None:
+    """`allow_autorun_writes` is typed by a Literal written beside `AUTORUN_PLACES`: a place added
+    to one and not the other could never be allowed (or allows nothing)."""
+    from typing import get_args
+
+    from reach_files.protect import AUTORUN_PLACES
+    from reach_files.settings import AutorunPlace
+
+    assert set(get_args(AutorunPlace)) == {*AUTORUN_PLACES, "*"}
