@@ -40,6 +40,11 @@ INTEGRATION_PLUGINS = ["reach-serve", "reach-audit", "reach-confirm"]
 DEMO_PLUGINS = ["reach-openai", "reach-weather", "reach-notes", "reach-confirm", "reach-audit", "reach-preselect"]
 REPORTS = ROOT / ".nox" / "reports"
 PYTEST = ["pytest", "-q", "-p", "no:cacheprovider", "--rootdir", str(ROOT), "-c", str(ROOT / "pyproject.toml")]
+# Test processes per suite (pytest-xdist): one per core, at most 4; REACH_TEST_WORKERS=1 runs
+# each suite in one process. Files stay whole on one worker (module fixtures are built once).
+# A suite of fewer than SMALL_SUITE test files runs in one process: starting workers costs more.
+WORKERS = int(os.environ.get("REACH_TEST_WORKERS") or min(os.cpu_count() or 1, 4))
+SMALL_SUITE = 6
 
 
 def _uv(session: nox.Session) -> str:
@@ -50,13 +55,16 @@ def _uv(session: nox.Session) -> str:
     return str(uv)
 
 
-def _pytest(name: str) -> list[str]:
+def _pytest(name: str, dist: str = "loadfile", files: int = SMALL_SUITE) -> list[str]:
     """pytest with a JUnit report per suite (read back for the closing total) and a temp
     directory of its own under .nox (suites build deep trees; the shared one in /tmp is
-    cleaned by recursion and breaks on them)."""
+    cleaned by recursion and breaks on them). ``dist``: how xdist shares the tests out
+    (``loadfile`` keeps a file on one worker; ``loadscope`` keeps a class on one worker);
+    ``files``: how many test files the suite has."""
     tmp = ROOT / ".nox" / "tmp"
     tmp.mkdir(parents=True, exist_ok=True)  # pytest makes --basetemp itself, but not its parent
-    return [*PYTEST, f"--junitxml={REPORTS / (name + '.xml')}", f"--basetemp={tmp / name}"]
+    workers = ["-n", str(WORKERS), "--dist", dist] if WORKERS > 1 and files >= SMALL_SUITE else []
+    return [*PYTEST, *workers, f"--junitxml={REPORTS / (name + '.xml')}", f"--basetemp={tmp / name}"]
 
 
 def _summary(names: list[str]) -> tuple[Counter, Counter]:
@@ -149,6 +157,7 @@ def tests(session: nox.Session) -> None:
 
     if not wanted or "core" in wanted:
         session.install("-e", ".[test]", *[x for f in FIXTURES for x in ("-e", f)])
+        _uv(session)  # test_packaging builds wheels as `nox -s build` does, with uv
         others = [f"--ignore={d}" for d in (*INTEGRATION, DOCS, GUEST)]  # suites with venvs of their own
         step("core", lambda: session.run(*_pytest("core"), "tests", *others))
     if not wanted or "integration" in wanted:
@@ -159,7 +168,7 @@ def tests(session: nox.Session) -> None:
             session.run(uv, "pip", "install", "-q", "--python", py, "-e", str(ROOT) + "[test]",
                         *[x for n in INTEGRATION_PLUGINS for x in ("-e", str(ROOT / "plugins" / n))],
                         external=True)
-            session.run(py, "-m", *_pytest("integration"), *INTEGRATION, external=True)
+            session.run(py, "-m", *_pytest("integration", files=1), *INTEGRATION, external=True)
 
         step("integration", run_integration)
     if not wanted or "docs" in wanted:
@@ -167,7 +176,7 @@ def tests(session: nox.Session) -> None:
 
         def run_docs() -> None:
             py = _every_plugin_venv(session)
-            session.run(py, "-m", *_pytest("docs"), DOCS, external=True)
+            session.run(py, "-m", *_pytest("docs", dist="loadscope"), DOCS, external=True)
 
         step("docs", run_docs)
     if not wanted or "guest" in wanted:
@@ -175,7 +184,7 @@ def tests(session: nox.Session) -> None:
 
         def run_guest() -> None:
             py = _every_plugin_venv(session)
-            session.run(py, "-m", *_pytest("guest"), GUEST, external=True)
+            session.run(py, "-m", *_pytest("guest", files=1), GUEST, external=True)
 
         step("guest", run_guest)
     for plugin in PLUGINS:
@@ -185,7 +194,8 @@ def tests(session: nox.Session) -> None:
 
         def run_plugin(plugin: Path = plugin) -> None:
             py = _plugin_venv(session, plugin)
-            session.run(py, "-m", *_pytest(plugin.name), str(plugin / "tests"), external=True,
+            files = len(list((plugin / "tests").glob("test_*.py")))
+            session.run(py, "-m", *_pytest(plugin.name, files=files), str(plugin / "tests"), external=True,
                         env={"REACH_TEST_PACKAGING": "1"})
 
         step(plugin.name, run_plugin)
@@ -230,8 +240,9 @@ def screenshots(session: nox.Session) -> None:
     shots = ROOT / ".nox" / "console-shots"  # not .nox/screenshots: that is this session's venv
     shutil.rmtree(shots, ignore_errors=True)
     py = _plugin_venv(session, ROOT / "plugins" / "reach-serve")
-    session.run(py, "-m", *_pytest("screenshots"), str(ROOT / "plugins/reach-serve/tests/test_console_browser.py"),
-                external=True, env={"REACH_CONSOLE_SCREENSHOTS": str(shots)})
+    browser_tests = ROOT / "plugins/reach-serve/tests/test_console_browser.py"
+    session.run(py, "-m", *_pytest("screenshots", files=1), str(browser_tests), external=True,
+                env={"REACH_CONSOLE_SCREENSHOTS": str(shots)})
     img = ROOT / "docs" / "plugins" / "img"
     for doc_png in sorted(img.glob("reach-serve-console-*.png")):  # refresh the ones the docs show
         shutil.copyfile(shots / doc_png.name.removeprefix("reach-serve-console-"), doc_png)

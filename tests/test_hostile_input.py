@@ -338,7 +338,7 @@ async def test_values_that_are_not_json_are_refused(reach, value, where):
     assert_refused(res, "not a JSON value", type(value).__name__)
 
 
-@pytest.mark.parametrize("value", [b"bytes", {1}, object(), float("nan")], ids=repr)
+@pytest.mark.parametrize("value", [b"bytes", {1}, object(), float("nan")], ids=["bytes", "set", "object", "nan"])
 async def test_function_and_model_tools_refuse_non_json_too(reach, value):
     for tool, args in (("echo", {"text": value}), ("add", {"a": value, "b": 1}), ("place", {"qty": value})):
         ran.clear()

@@ -7,8 +7,11 @@ import json
 import shutil
 import subprocess
 import sys
+import tomllib
 from collections import Counter
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -19,17 +22,34 @@ def _run(*cmd, **kw):
     return out
 
 
-def test_wheels_install_and_plugin_found_by_entry_point(tmp_path):
-    dist = tmp_path / "dist"
+PROJECTS = [ROOT, *sorted(p.parent for p in (ROOT / "plugins").glob("*/pyproject.toml"))]
+SAMPLE = ROOT / "tests/fixtures/reach-sample"
+
+
+@pytest.fixture(scope="module")
+def dist(tmp_path_factory) -> Path:
+    """Every distribution's wheel, built once for the module as ``nox -s build`` makes
+    them (uv build; pip wheel where uv is absent), plus the sample plugin's."""
+    dist = tmp_path_factory.mktemp("dist")
     uv = shutil.which("uv")
-    for project in (ROOT, ROOT / "tests/fixtures/reach-sample"):
+    for project in (*PROJECTS, SAMPLE):
         if uv:
             _run(uv, "build", "-q", "--wheel", "-o", dist, project)
         else:
             _run(sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", dist, project)
-    wheels = sorted(dist.glob("*.whl"))
-    assert {w.name.split("-")[0] for w in wheels} == {"reach_core", "reach_sample"}
+    return dist
+
+
+def _wheels(dist: Path, *names: str) -> list[Path]:
+    """The wheels of the named distributions (each exactly once)."""
+    found = {w.name.split("-")[0].replace("_", "-"): w for w in dist.glob("*.whl")}
+    return [found[name] for name in names]
+
+
+def test_wheels_install_and_plugin_found_by_entry_point(dist, tmp_path):
+    wheels = _wheels(dist, "reach-core", "reach-sample")
     venv = tmp_path / "venv"
+    uv = shutil.which("uv")
     if uv:
         _run(uv, "venv", "-q", "--python", sys.executable, venv)
         _run(uv, "pip", "install", "-q", "--python", venv / "bin/python", *wheels)
@@ -42,20 +62,6 @@ def test_wheels_install_and_plugin_found_by_entry_point(tmp_path):
     assert out.stdout.strip() == "42"
 
 
-PROJECTS = [ROOT, *sorted(p.parent for p in (ROOT / "plugins").glob("*/pyproject.toml"))]
-
-
-def _build(projects, dist):
-    """Wheels as ``nox -s build`` makes them (uv build; pip wheel where uv is absent)."""
-    uv = shutil.which("uv")
-    for project in projects:
-        if uv:
-            _run(uv, "build", "-q", "--wheel", "-o", dist, project)
-        else:
-            _run(sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", dist, project)
-    return sorted(dist.glob("*.whl"))
-
-
 def _metadata(wheel: Path) -> str:
     import zipfile
 
@@ -64,13 +70,13 @@ def _metadata(wheel: Path) -> str:
         return zf.read(name).decode()
 
 
-def test_every_distribution_carries_release_metadata(tmp_path):
+def test_every_distribution_carries_release_metadata(dist):
     """What PyPI shows and what a licence check reads: a README, classifiers, URLs, the
     licence file, and a version written in one place (reach-core's comes from __init__)."""
     import reach_core
 
-    wheels = _build(PROJECTS, tmp_path)
-    assert len(wheels) == len(PROJECTS)
+    wheels = _wheels(dist, *(tomllib.loads((p / "pyproject.toml").read_text())["project"]["name"] for p in PROJECTS))
+    assert len(set(wheels)) == len(PROJECTS)
     for wheel in wheels:
         meta = _metadata(wheel)
         headers = [line.split(": ", 1) for line in meta.split("\n\n", 1)[0].splitlines() if ": " in line]
@@ -86,11 +92,9 @@ def test_every_distribution_carries_release_metadata(tmp_path):
             assert ("Version", reach_core.__version__) in [tuple(h) for h in headers]
 
 
-def test_pip_install_find_links_dist_installs_core_and_plugins(tmp_path):
+def test_pip_install_find_links_dist_installs_core_and_plugins(dist, tmp_path):
     """The install path the docs give until the packages are published:
     ``nox -s build`` then ``pip install --find-links dist reach-core reach-weather reach-audit``."""
-    dist = tmp_path / "dist"
-    _build([ROOT, ROOT / "plugins/reach-weather", ROOT / "plugins/reach-audit"], dist)
     venv = tmp_path / "venv"
     _run(sys.executable, "-m", "venv", venv)
     _run(venv / "bin/python", "-m", "pip", "install", "-q", "--find-links", dist,

@@ -122,8 +122,7 @@ def _run_shell(block: Block, page: Page) -> None:
                 os.killpg(proc.pid, signal.SIGKILL)
 
 
-@pytest.mark.parametrize("block", [b for b in ALL if "notest" not in b.flags], ids=lambda b: b.id)
-def test_doc_block_runs_as_written(block: Block, pages, monkeypatch):
+def _run_block(block: Block, pages, monkeypatch) -> None:
     page = pages(block.page)
     monkeypatch.chdir(page.cwd)
     # the page's earlier Python blocks first (when this one is run alone)
@@ -138,6 +137,29 @@ def test_doc_block_runs_as_written(block: Block, pages, monkeypatch):
         _run_python(block, page)
     else:
         _run_shell(block, page)
+
+
+def _page_tests(page: Path) -> type | None:
+    """The class of one page's tests. A page's blocks share its state (directory,
+    namespace), so under pytest-xdist the suite runs with `--dist loadscope`, which keeps
+    a class on one worker with its tests in order, and shares the pages out.
+    (`loadgroup` would say it more directly, but xdist 3.8 cannot group under pytest 9.)"""
+    found = [b for b in blocks(page) if "notest" not in b.flags]
+    if not found:
+        return None
+
+    @pytest.mark.parametrize("block", found, ids=lambda b: b.id)
+    def test_block_runs_as_written(self, block: Block, pages, monkeypatch) -> None:
+        _run_block(block, pages, monkeypatch)
+
+    name = "Test_" + re.sub(r"\W", "_", str(page.relative_to(ROOT)))
+    return type(name, (), {"test_block_runs_as_written": test_block_runs_as_written})
+
+
+for _page in PAGES:
+    _cls = _page_tests(_page)
+    if _cls is not None:
+        globals()[_cls.__name__] = _cls
 
 
 def test_every_page_with_code_is_collected_and_skips_are_few():

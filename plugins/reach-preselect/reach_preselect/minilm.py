@@ -29,6 +29,7 @@ import importlib.util
 import os
 import threading
 from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -167,6 +168,23 @@ def _open(model_file: Path, tokenizer_file: Path) -> tuple[Any, Any]:
     return tokenizer, session
 
 
+#: tool texts per session run when many are encoded (sorted by length, so little padding).
+BATCH = 32
+#: the most session runs at once when a large tool set is encoded (the index build).
+MAX_ENCODE_THREADS = 4
+
+
+def encode_threads() -> int:
+    """Session runs at once for a large batch of tool texts: one per core this process may
+    use, at most `MAX_ENCODE_THREADS`. The index build is the one long job the selector
+    does (~30 s of CPU for 2,000 tools); a question is encoded on the calling thread alone."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, MAX_ENCODE_THREADS))
+
+
 #: the name of the int8 copy made at load; "v2": the fused graph (`minilm_graph`).
 #: A copy of an earlier version in the same directory is removed when this one is made.
 COPY_PREFIX = "minilm-int8-v2-"
@@ -230,6 +248,8 @@ class MiniLMEncoder:
     Loaded on first use. One session per process per model file (read-only weights,
     shared like wordllama's). Single-threaded inference: one question is small, and a
     server answering several requests at once gains nothing from a thread pool per call.
+    Many tool texts at once (the index build) run as several single-threaded session runs
+    side by side, one per core (`encode_threads`).
     """
 
     def __init__(
@@ -382,11 +402,9 @@ class MiniLMEncoder:
     def _embed(self, id_lists: list[list[int]]) -> np.ndarray:
         # Batches of similar length: padding costs compute, sorted lengths waste little.
         order = sorted(range(len(id_lists)), key=lambda i: len(id_lists[i]))
-        out = np.zeros((len(id_lists), 0), dtype=np.float32)
-        rows: dict[int, np.ndarray] = {}
-        batch = 32
-        for start in range(0, len(order), batch):
-            chunk = order[start : start + batch]
+        chunks = [order[start : start + BATCH] for start in range(0, len(order), BATCH)]
+
+        def run(chunk: list[int]) -> np.ndarray:
             width = max(len(id_lists[i]) for i in chunk) or 1
             ids = np.zeros((len(chunk), width), dtype=np.int64)
             mask = np.zeros((len(chunk), width), dtype=np.int64)
@@ -394,7 +412,16 @@ class MiniLMEncoder:
                 seq = id_lists[i]
                 ids[r, : len(seq)] = seq
                 mask[r, : len(seq)] = 1
-            vectors = self._run(ids, mask)
+            return self._run(ids, mask)
+
+        threads = min(encode_threads(), len(chunks))
+        if threads > 1:  # a large tool set: one session run per core at once (each is single-threaded)
+            with ThreadPoolExecutor(threads, thread_name_prefix="reach-preselect-encode") as pool:
+                results = list(pool.map(run, chunks))
+        else:
+            results = [run(chunk) for chunk in chunks]
+        rows: dict[int, np.ndarray] = {}
+        for chunk, vectors in zip(chunks, results, strict=True):
             for r, i in enumerate(chunk):
                 rows[i] = vectors[r]
         out = np.stack([rows[i] for i in range(len(id_lists))])
