@@ -55,15 +55,15 @@ def _uv(session: nox.Session) -> str:
     return str(uv)
 
 
-def _pytest(name: str, dist: str = "loadfile", files: int = SMALL_SUITE) -> list[str]:
+def _pytest(name: str, dist: str = "loadfile", parallel: bool = True) -> list[str]:
     """pytest with a JUnit report per suite (read back for the closing total) and a temp
     directory of its own under .nox (suites build deep trees; the shared one in /tmp is
     cleaned by recursion and breaks on them). ``dist``: how xdist shares the tests out
     (``loadfile`` keeps a file on one worker; ``loadscope`` keeps a class on one worker);
-    ``files``: how many test files the suite has."""
+    ``parallel=False``: one process."""
     tmp = ROOT / ".nox" / "tmp"
     tmp.mkdir(parents=True, exist_ok=True)  # pytest makes --basetemp itself, but not its parent
-    workers = ["-n", str(WORKERS), "--dist", dist] if WORKERS > 1 and files >= SMALL_SUITE else []
+    workers = ["-n", str(WORKERS), "--dist", dist] if WORKERS > 1 and parallel else []
     return [*PYTEST, *workers, f"--junitxml={REPORTS / (name + '.xml')}", f"--basetemp={tmp / name}"]
 
 
@@ -101,6 +101,11 @@ def _meta(plugin: Path) -> dict:
 def _test_plugins(plugin: Path) -> list[str]:
     names = _meta(plugin).get("tool", {}).get("reach", {}).get("dev", {}).get("test-plugins", [])
     return [str(ROOT / "plugins" / n) for n in names]
+
+
+def _test_workers(plugin: Path) -> int | None:
+    """``[tool.reach.dev] test-workers``: a plugin whose tests must not run side by side says 1."""
+    return _meta(plugin).get("tool", {}).get("reach", {}).get("dev", {}).get("test-workers")
 
 
 def _has_extra(plugin: Path, extra: str) -> bool:
@@ -168,7 +173,7 @@ def tests(session: nox.Session) -> None:
             session.run(uv, "pip", "install", "-q", "--python", py, "-e", str(ROOT) + "[test]",
                         *[x for n in INTEGRATION_PLUGINS for x in ("-e", str(ROOT / "plugins" / n))],
                         external=True)
-            session.run(py, "-m", *_pytest("integration", files=1), *INTEGRATION, external=True)
+            session.run(py, "-m", *_pytest("integration", parallel=False), *INTEGRATION, external=True)
 
         step("integration", run_integration)
     if not wanted or "docs" in wanted:
@@ -184,7 +189,7 @@ def tests(session: nox.Session) -> None:
 
         def run_guest() -> None:
             py = _every_plugin_venv(session)
-            session.run(py, "-m", *_pytest("guest", files=1), GUEST, external=True)
+            session.run(py, "-m", *_pytest("guest", parallel=False), GUEST, external=True)
 
         step("guest", run_guest)
     for plugin in PLUGINS:
@@ -195,7 +200,8 @@ def tests(session: nox.Session) -> None:
         def run_plugin(plugin: Path = plugin) -> None:
             py = _plugin_venv(session, plugin)
             files = len(list((plugin / "tests").glob("test_*.py")))
-            session.run(py, "-m", *_pytest(plugin.name, files=files), str(plugin / "tests"), external=True,
+            parallel = files >= SMALL_SUITE and _test_workers(plugin) != 1
+            session.run(py, "-m", *_pytest(plugin.name, parallel=parallel), str(plugin / "tests"), external=True,
                         env={"REACH_TEST_PACKAGING": "1"})
 
         step(plugin.name, run_plugin)
@@ -241,7 +247,7 @@ def screenshots(session: nox.Session) -> None:
     shutil.rmtree(shots, ignore_errors=True)
     py = _plugin_venv(session, ROOT / "plugins" / "reach-serve")
     browser_tests = ROOT / "plugins/reach-serve/tests/test_console_browser.py"
-    session.run(py, "-m", *_pytest("screenshots", files=1), str(browser_tests), external=True,
+    session.run(py, "-m", *_pytest("screenshots", parallel=False), str(browser_tests), external=True,
                 env={"REACH_CONSOLE_SCREENSHOTS": str(shots)})
     img = ROOT / "docs" / "plugins" / "img"
     for doc_png in sorted(img.glob("reach-serve-console-*.png")):  # refresh the ones the docs show

@@ -37,6 +37,19 @@ def dbos_schema(pg_url: str) -> Iterator[str]:
         conn.execute(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests whose DBOS runs in child processes first, then the ones that start the
+    in-process instance (`session_schema`), which lives until the session ends.
+
+    DBOS migrates a new schema with CREATE INDEX CONCURRENTLY, and PostgreSQL makes each
+    such index wait until every transaction of the database that began before it has
+    ended: with a live instance (its background jobs hold short transactions one after
+    another) a child's start-up took 20-30 s instead of 2. For the same reason this suite
+    runs in one process (`[tool.reach.dev] test-workers = 1`): two workers' instances
+    held each other up and the suite was no faster."""
+    items.sort(key=lambda item: "session_schema" in getattr(item, "fixturenames", ()))
+
+
 _SESSION: dict[str, str] = {}
 
 
