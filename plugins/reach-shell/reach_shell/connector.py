@@ -26,6 +26,7 @@ from .isolation import (
     hide_own_environment,
     with_git_config,
 )
+from .links import sweep_outward_links
 from .paths import check_escapes, check_paths, working_dirs
 from .process import Completed, run_argv, sweep_escaped
 from .programs import GIT, grammar_for
@@ -35,6 +36,10 @@ from .settings import ShellSettings
 # partial output and "timed out" rather than a bare outcome_unknown.
 _CORE_DEADLINE_MARGIN = 5.0
 _DEADLINE_SAFETY = 0.25
+REMOVED_LINKS_NOTE = (
+    "The command made symbolic links that lead out of the working root; they were removed "
+    "(removed_links), so no later call can write through them."
+)
 
 
 class RunCommand(Connector):
@@ -122,6 +127,7 @@ class RunCommand(Connector):
                 args, env = await self._git_checked(binary, args, parsed, cwd, env, limit)
                 limit = max(ends - loop.time(), 0.1)  # the listing spent part of the budget
             started = time.time() - 1.0  # ctime granularity: a second of slack costs little
+            removed: list[str] = []
             try:
                 done = await run_argv(
                     [binary, *self.prefixes[command], *args],
@@ -132,9 +138,15 @@ class RunCommand(Connector):
                 )
             finally:  # before the dirs can go to another call: what left the group dies too
                 sweep_escaped(dirs.home, since=started)
+                if self.settings.confines(command):  # even when cancelled: a link made stays made
+                    removed = sweep_outward_links(self.root, since=started)
         content = _content(command, done, limit)
+        if removed:
+            content["removed_links"] = removed
+            content["note"] = (content.get("note", "") + " " + REMOVED_LINKS_NOTE).strip()
         if grammar is GIT and parsed.subcommand in GIT_SUB_CONFIG and LOCAL_TRANSPORT_REFUSED in content["stderr"]:
-            content["note"] = LOCAL_TRANSPORT_NOTE.format(sub=parsed.subcommand)
+            note = LOCAL_TRANSPORT_NOTE.format(sub=parsed.subcommand)
+            content["note"] = (content.get("note", "") + " " + note).strip()
         return content
 
     async def _git_checked(

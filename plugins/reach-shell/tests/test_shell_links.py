@@ -1,0 +1,231 @@
+"""Two-call escapes through a symbolic link a program made from its input.
+
+The first call restores a link that leads out (GNU tar extracts an archive's symlink
+as it is; `ln` with a target that reads as inside from the working directory but not
+from the link's folder; `cp -r`/`mv` carry links); the second writes through it
+(`tar -xf` of a member `esc/x`, `cp a.txt esc`, `sort -o esc`). Each attack proves
+nothing appeared or changed outside the root, and that the first call named the link
+it removed. Links that stay inside, and links that were there before (a deployment's),
+are kept.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import os
+import tarfile
+from pathlib import Path
+
+import pytest
+from reach_shell import RunCommand, ShellSettings
+from reach_shell.links import sweep_outward_links
+from shell_attack import snapshot
+
+from reach_core import InvalidArguments
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> Path:
+    out = tmp_path / "outside"
+    out.mkdir()
+    (out / "victim.txt").write_text("keep\n")
+    return out
+
+
+def tool(root: Path, confine: bool = True, **commands: dict) -> RunCommand:
+    return RunCommand(ShellSettings(root=root, commands=commands, confine_paths=confine))
+
+
+def _archive(path: Path, members: list[tuple[str, str | None, bytes]]) -> None:
+    """(name, link target or None, data) -> a GNU tar archive at `path`."""
+    with tarfile.open(path, "w", format=tarfile.GNU_FORMAT) as tar:
+        for name, target, data in members:
+            info = tarfile.TarInfo(name)
+            if target is not None:
+                info.type = tarfile.SYMTYPE
+                info.linkname = target
+                tar.addfile(info)
+            else:
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+
+
+def lexists(path: Path) -> bool:
+    """The name is there, even as a dangling link (sync: the async tests call it)."""
+    return os.path.lexists(path)
+
+
+def links_leading_out(root: Path) -> list[Path]:
+    return [p for p in root.rglob("*") if p.is_symlink() and not Path(os.path.realpath(p)).is_relative_to(root)]
+
+
+TAR = {"allow_options": ["-x", "-v", "-f", "-C"]}
+
+
+def _targets(root: Path, outside: Path) -> dict[str, str]:
+    """Spellings of a link target that leads to `outside` (or above the root) from `esc`'s folder."""
+    rel = os.path.relpath(outside, root)
+    return {
+        "absolute": str(outside),
+        "relative": rel,
+        "dot-slash": "./" + rel,
+        "double-slash": "//" + str(outside).lstrip("/"),
+        "trailing-slash": str(outside) + "/",
+        "dotdot-chain": "../" * 8 + str(outside).lstrip("/"),
+        "parent-of-root": "..",
+        "filesystem-root": "/",
+        "through-proc": f"/proc/self/root{outside}",
+    }
+
+
+LINK_NAMES = ["esc", "deep/er/esc", ".git/esc", ".hidden", "sp ace", "ünï", "-dash"]
+
+
+@pytest.mark.parametrize("spelling", list(_targets(Path("/r"), Path("/o"))))
+@pytest.mark.parametrize("name", LINK_NAMES)
+async def test_a_link_leading_out_extracted_by_one_call_is_gone_before_the_next(
+    root: Path, tmp_path: Path, outside: Path, spelling: str, name: str
+) -> None:
+    target = _targets(root, outside)[spelling]
+    if spelling in {"relative", "dot-slash", "parent-of-root"}:  # relative to the link's own folder
+        target = "../" * name.count("/") + target
+    _archive(root / "one.tar", [(name, target, b"")])
+    _archive(root / "two.tar", [(f"{name}/x.txt", None, b"pwned\n"), (f"{name}/victim.txt", None, b"pwned\n")])
+    before = snapshot(tmp_path, root)
+    run = tool(root, tar=TAR)
+    first = await run.execute({"command": "tar", "args": ["-xf", "one.tar"]})
+    assert first["exit_code"] == 0, first["stderr"]
+    assert first["removed_links"] == [f"{name} -> {target}"]
+    assert "removed" in first["note"]
+    assert not lexists(root / name)
+    await run.execute({"command": "tar", "args": ["-xf", "two.tar"]})
+    assert snapshot(tmp_path, root) == before
+    assert (outside / "victim.txt").read_text() == "keep\n"
+
+
+@pytest.mark.parametrize(
+    "members",
+    [
+        [("a", "b", b""), ("b", "{out}", b"")],  # a chain: the second link leads out
+        [("b", "{out}", b""), ("a", "b", b"")],
+        [("d/", None, b""), ("d/esc", "../..", b"")],  # climbs from its own folder
+        [("esc", "{out}/not-yet", b"")],  # dangling, out: a later mkdir would make it live
+        [("file-link", "{out}/victim.txt", b"")],  # a file outside: `cp x file-link` writes it
+    ],
+    ids=["chain", "chain-reversed", "climb-from-folder", "dangling", "file-link"],
+)
+async def test_link_shapes_that_lead_out_are_removed(
+    root: Path, tmp_path: Path, outside: Path, members: list[tuple[str, str | None, bytes]]
+) -> None:
+    members = [(n, t.replace("{out}", str(outside)) if t else t, d) for n, t, d in members]
+    if members[0][0] == "d/":  # a directory member: tarfile wants a DIRTYPE entry
+        with tarfile.open(root / "one.tar", "w", format=tarfile.GNU_FORMAT) as tar:
+            info = tarfile.TarInfo("d")
+            info.type = tarfile.DIRTYPE
+            tar.addfile(info)
+            link = tarfile.TarInfo("d/esc")
+            link.type, link.linkname = tarfile.SYMTYPE, "../.."
+            tar.addfile(link)
+    else:
+        _archive(root / "one.tar", members)
+    out = await tool(root, tar=TAR).execute({"command": "tar", "args": ["-xf", "one.tar"]})
+    assert out["exit_code"] == 0, out["stderr"]
+    assert out["removed_links"], out
+    for name in out["removed_links"]:
+        assert not lexists(root / name.split(" -> ")[0])
+    assert links_leading_out(root) == []  # what is left stays inside
+
+
+@pytest.mark.parametrize(
+    "second",
+    [
+        ["cp", ["a.txt", "file-link"]],
+        ["sort", ["-o", "file-link", "a.txt"]],
+        ["cp", ["a.txt", "esc/new.txt"]],
+    ],
+    ids=["cp-onto-link", "sort-o-onto-link", "cp-into-linked-folder"],
+)
+async def test_writes_by_other_programs_through_a_removed_link_stay_inside(
+    root: Path, tmp_path: Path, outside: Path, second: list
+) -> None:
+    _archive(root / "one.tar", [("file-link", str(outside / "victim.txt"), b""), ("esc", str(outside), b"")])
+    before = snapshot(tmp_path, root)
+    run = tool(root, tar=TAR, cp={}, sort={})
+    first = await run.execute({"command": "tar", "args": ["-xf", "one.tar"]})
+    assert sorted(first["removed_links"]) == [f"esc -> {outside}", f"file-link -> {outside / 'victim.txt'}"]
+    command, args = second
+    try:
+        await run.execute({"command": command, "args": args})
+    except InvalidArguments:
+        pass  # refused is fine too; what matters is outside
+    assert snapshot(tmp_path, root) == before
+    assert (outside / "victim.txt").read_text() == "keep\n"
+
+
+async def test_ln_whose_target_reads_inside_from_the_working_directory_but_not_from_its_folder(
+    root: Path, tmp_path: Path, outside: Path
+) -> None:
+    """`ln -s ../.. ../../up` run in deep/er: the path check reads `../..` from deep/er (the
+    root: inside), but the link lives in the root, where `../..` is above it."""
+    (root / "deep" / "er").mkdir(parents=True)
+    run = tool(root, ln={}, cp={})
+    out = await run.execute({"command": "ln", "args": ["-s", "../..", "../../up"], "cwd": "deep/er"})
+    assert out["exit_code"] == 0, out["stderr"]
+    assert out["removed_links"] == ["up -> ../.."]
+    assert not lexists(root / "up")
+    before = snapshot(tmp_path, root)
+    again = await run.execute({"command": "cp", "args": ["a.txt", "up/" + outside.name + "/x"]})
+    assert again["exit_code"] != 0  # no such folder in the root
+    assert snapshot(tmp_path, root) == before
+
+
+async def test_links_that_stay_inside_are_kept(root: Path) -> None:
+    (root / "d").mkdir()
+    _archive(root / "one.tar", [("alias", "a.txt", b""), ("d/up", "../sub", b""), ("self", ".", b""),
+                                ("abs-inside", str(root / "b.txt"), b"")])
+    out = await tool(root, tar=TAR).execute({"command": "tar", "args": ["-xf", "one.tar"]})
+    assert out["exit_code"] == 0, out["stderr"]
+    assert "removed_links" not in out and "note" not in out
+    assert (root / "alias").read_text() == "alpha\n"
+    assert (root / "d" / "up").is_dir() and (root / "self").is_symlink()
+    assert (root / "abs-inside").read_text() == "beta\n"
+
+
+async def test_links_there_before_the_call_are_a_deployments_and_kept(root: Path, outside: Path) -> None:
+    (root / "shared").symlink_to(outside)
+    (root / "deep").mkdir()
+    (root / "deep" / "old").symlink_to("../../" + outside.name)
+    await asyncio.sleep(1.1)  # the call's window starts a second early (ctime granularity)
+    _archive(root / "one.tar", [("new.txt", None, b"new\n")])
+    out = await tool(root, tar=TAR).execute({"command": "tar", "args": ["-xf", "one.tar"]})
+    assert out["exit_code"] == 0 and "removed_links" not in out
+    assert (root / "shared").is_symlink() and (root / "deep" / "old").is_symlink()
+
+
+def test_the_sweep_leaves_links_older_than_the_call(root: Path, outside: Path) -> None:
+    (root / "old").symlink_to(outside)
+    ctime = os.lstat(root / "old").st_ctime
+    assert sweep_outward_links(root, since=ctime + 5) == []
+    assert (root / "old").is_symlink()
+    assert sweep_outward_links(root, since=ctime - 5) == [f"old -> {outside}"]
+    assert not lexists(root / "old")
+
+
+async def test_an_unconfined_command_keeps_its_links(root: Path, outside: Path) -> None:
+    """`confine_paths = false` lets a command name any file: its links are its deployer's choice."""
+    _archive(root / "one.tar", [("esc", str(outside), b"")])
+    out = await tool(root, confine=False, tar=TAR).execute({"command": "tar", "args": ["-xf", "one.tar"]})
+    assert "removed_links" not in out
+    assert (root / "esc").is_symlink()
+
+
+async def test_a_failed_or_timed_out_call_is_swept_too(root: Path, tmp_path: Path, outside: Path) -> None:
+    """tar stops on a damaged member after restoring the link: the call fails, the link goes."""
+    _archive(root / "one.tar", [("esc", str(outside), b""), ("x.txt", None, b"data\n")])
+    data = (root / "one.tar").read_bytes()
+    (root / "one.tar").write_bytes(data[:1024 + 100])  # cut inside the second member
+    out = await tool(root, tar=TAR).execute({"command": "tar", "args": ["-xf", "one.tar"]})
+    assert out["exit_code"] != 0
+    assert out["removed_links"] == [f"esc -> {outside}"]
+    assert not lexists(root / "esc")
