@@ -222,6 +222,39 @@ def test_memo_returns_the_same_vectors(packaged):
     assert np.array_equal(q1, packaged.embed(["a question"]))
 
 
+def test_many_tool_texts_encode_side_by_side_to_the_same_vectors(packaged, monkeypatch):
+    """The index build runs several session runs at once (one per core); each text's
+    vector is the one a single thread gives, in the caller's order, whatever finishes first."""
+    texts = [f"tool {i}: " + " ".join(["fetch the weather forecast for a city"] * (1 + i % 7)) for i in range(150)]
+    ids = packaged._encode_ids(texts, packaged.doc_tokens)
+    used: set[str] = set()
+    run = packaged._run
+
+    def recording(*args):
+        import threading
+
+        used.add(threading.current_thread().name)
+        return run(*args)
+
+    monkeypatch.setattr(packaged, "_run", recording)
+    monkeypatch.setattr(minilm, "encode_threads", lambda: 1)
+    one = packaged._embed(ids)
+    assert len(used) == 1
+    used.clear()
+    monkeypatch.setattr(minilm, "encode_threads", lambda: 3)
+    three = packaged._embed(ids)
+    assert len(used) > 1 and all(name.startswith("reach-preselect-encode") for name in used)
+    assert np.array_equal(one, three)
+    assert np.array_equal(three[5], packaged._embed([ids[5]])[0])  # alone, no padding: same vector
+
+
+def test_encode_threads_is_bounded_by_the_cores_this_process_may_use(monkeypatch):
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    assert minilm.encode_threads() == 1
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(64)), raising=False)
+    assert minilm.encode_threads() == minilm.MAX_ENCODE_THREADS
+
+
 # ----------------------------------------------------------------- dynamic int8 copy
 def test_requantised_copy_is_made_once_and_used(tmp_path, packaged):
     minilm._loaded.clear()
