@@ -26,7 +26,7 @@ from .isolation import (
     hide_own_environment,
     with_git_config,
 )
-from .links import sweep_outward_links
+from .links import sweep_way_outs
 from .paths import check_escapes, check_paths, working_dirs
 from .process import Completed, run_argv, sweep_escaped
 from .programs import GIT, grammar_for
@@ -36,9 +36,9 @@ from .settings import ShellSettings
 # partial output and "timed out" rather than a bare outcome_unknown.
 _CORE_DEADLINE_MARGIN = 5.0
 _DEADLINE_SAFETY = 0.25
-REMOVED_LINKS_NOTE = (
-    "The command made symbolic links that lead out of the working root; they were removed "
-    "(removed_links), so no later call can write through them."
+REMOVED_NOTE = (
+    "The command made symbolic links that lead out of the working root, or device files; they "
+    "were removed (`removed`), so no later call can reach outside through them."
 )
 
 
@@ -139,11 +139,11 @@ class RunCommand(Connector):
             finally:  # before the dirs can go to another call: what left the group dies too
                 sweep_escaped(dirs.home, since=started)
                 if self.settings.confines(command):  # even when cancelled: a link made stays made
-                    removed = sweep_outward_links(self.root, since=started)
+                    removed = sweep_way_outs(self.root, since=started)
         content = _content(command, done, limit)
         if removed:
-            content["removed_links"] = removed
-            content["note"] = (content.get("note", "") + " " + REMOVED_LINKS_NOTE).strip()
+            content["removed"] = removed
+            content["note"] = (content.get("note", "") + " " + REMOVED_NOTE).strip()
         if grammar is GIT and parsed.subcommand in GIT_SUB_CONFIG and LOCAL_TRANSPORT_REFUSED in content["stderr"]:
             note = LOCAL_TRANSPORT_NOTE.format(sub=parsed.subcommand)
             content["note"] = (content.get("note", "") + " " + note).strip()

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from reach_shell import RunCommand, ShellSettings
-from reach_shell.links import sweep_outward_links
+from reach_shell.links import sweep_way_outs
 from shell_attack import snapshot
 
 from reach_core import InvalidArguments
@@ -96,7 +96,7 @@ async def test_a_link_leading_out_extracted_by_one_call_is_gone_before_the_next(
     run = tool(root, tar=TAR)
     first = await run.execute({"command": "tar", "args": ["-xf", "one.tar"]})
     assert first["exit_code"] == 0, first["stderr"]
-    assert first["removed_links"] == [f"{name} -> {target}"]
+    assert first["removed"] == [f"{name} -> {target}"]
     assert "removed" in first["note"]
     assert not lexists(root / name)
     await run.execute({"command": "tar", "args": ["-xf", "two.tar"]})
@@ -131,8 +131,8 @@ async def test_link_shapes_that_lead_out_are_removed(
         _archive(root / "one.tar", members)
     out = await tool(root, tar=TAR).execute({"command": "tar", "args": ["-xf", "one.tar"]})
     assert out["exit_code"] == 0, out["stderr"]
-    assert out["removed_links"], out
-    for name in out["removed_links"]:
+    assert out["removed"], out
+    for name in out["removed"]:
         assert not lexists(root / name.split(" -> ")[0])
     assert links_leading_out(root) == []  # what is left stays inside
 
@@ -153,7 +153,7 @@ async def test_writes_by_other_programs_through_a_removed_link_stay_inside(
     before = snapshot(tmp_path, root)
     run = tool(root, tar=TAR, cp={}, sort={})
     first = await run.execute({"command": "tar", "args": ["-xf", "one.tar"]})
-    assert sorted(first["removed_links"]) == [f"esc -> {outside}", f"file-link -> {outside / 'victim.txt'}"]
+    assert sorted(first["removed"]) == [f"esc -> {outside}", f"file-link -> {outside / 'victim.txt'}"]
     command, args = second
     try:
         await run.execute({"command": command, "args": args})
@@ -172,7 +172,7 @@ async def test_ln_whose_target_reads_inside_from_the_working_directory_but_not_f
     run = tool(root, ln={}, cp={})
     out = await run.execute({"command": "ln", "args": ["-s", "../..", "../../up"], "cwd": "deep/er"})
     assert out["exit_code"] == 0, out["stderr"]
-    assert out["removed_links"] == ["up -> ../.."]
+    assert out["removed"] == ["up -> ../.."]
     assert not lexists(root / "up")
     before = snapshot(tmp_path, root)
     again = await run.execute({"command": "cp", "args": ["a.txt", "up/" + outside.name + "/x"]})
@@ -186,7 +186,7 @@ async def test_links_that_stay_inside_are_kept(root: Path) -> None:
                                 ("abs-inside", str(root / "b.txt"), b"")])
     out = await tool(root, tar=TAR).execute({"command": "tar", "args": ["-xf", "one.tar"]})
     assert out["exit_code"] == 0, out["stderr"]
-    assert "removed_links" not in out and "note" not in out
+    assert "removed" not in out and "note" not in out
     assert (root / "alias").read_text() == "alpha\n"
     assert (root / "d" / "up").is_dir() and (root / "self").is_symlink()
     assert (root / "abs-inside").read_text() == "beta\n"
@@ -199,16 +199,16 @@ async def test_links_there_before_the_call_are_a_deployments_and_kept(root: Path
     await asyncio.sleep(1.1)  # the call's window starts a second early (ctime granularity)
     _archive(root / "one.tar", [("new.txt", None, b"new\n")])
     out = await tool(root, tar=TAR).execute({"command": "tar", "args": ["-xf", "one.tar"]})
-    assert out["exit_code"] == 0 and "removed_links" not in out
+    assert out["exit_code"] == 0 and "removed" not in out
     assert (root / "shared").is_symlink() and (root / "deep" / "old").is_symlink()
 
 
 def test_the_sweep_leaves_links_older_than_the_call(root: Path, outside: Path) -> None:
     (root / "old").symlink_to(outside)
     ctime = os.lstat(root / "old").st_ctime
-    assert sweep_outward_links(root, since=ctime + 5) == []
+    assert sweep_way_outs(root, since=ctime + 5) == []
     assert (root / "old").is_symlink()
-    assert sweep_outward_links(root, since=ctime - 5) == [f"old -> {outside}"]
+    assert sweep_way_outs(root, since=ctime - 5) == [f"old -> {outside}"]
     assert not lexists(root / "old")
 
 
@@ -216,7 +216,7 @@ async def test_an_unconfined_command_keeps_its_links(root: Path, outside: Path) 
     """`confine_paths = false` lets a command name any file: its links are its deployer's choice."""
     _archive(root / "one.tar", [("esc", str(outside), b"")])
     out = await tool(root, confine=False, tar=TAR).execute({"command": "tar", "args": ["-xf", "one.tar"]})
-    assert "removed_links" not in out
+    assert "removed" not in out
     assert (root / "esc").is_symlink()
 
 
@@ -227,5 +227,46 @@ async def test_a_failed_or_timed_out_call_is_swept_too(root: Path, tmp_path: Pat
     (root / "one.tar").write_bytes(data[:1024 + 100])  # cut inside the second member
     out = await tool(root, tar=TAR).execute({"command": "tar", "args": ["-xf", "one.tar"]})
     assert out["exit_code"] != 0
-    assert out["removed_links"] == [f"esc -> {outside}"]
+    assert out["removed"] == [f"esc -> {outside}"]
     assert not lexists(root / "esc")
+
+
+def _device_archive(path: Path, members: list[tuple[str, bytes, int, int]]) -> None:
+    with tarfile.open(path, "w", format=tarfile.GNU_FORMAT) as tar:
+        for name, kind, major, minor in members:
+            info = tarfile.TarInfo(name)
+            info.type, info.devmajor, info.devminor = kind, major, minor
+            tar.addfile(info)
+
+
+DEVICES = [
+    ("disk", tarfile.BLKTYPE, 8, 0),
+    ("deep/nvme", tarfile.BLKTYPE, 259, 0),
+    ("mem", tarfile.CHRTYPE, 1, 1),
+    ("kmsg", tarfile.CHRTYPE, 1, 11),
+    (".hidden-null", tarfile.CHRTYPE, 1, 3),
+    ("tty", tarfile.CHRTYPE, 5, 0),
+]
+
+
+@pytest.mark.parametrize("device", DEVICES, ids=[d[0] for d in DEVICES])
+async def test_device_files_an_archive_restores_are_removed(root: Path, device: tuple[str, bytes, int, int]) -> None:
+    """As root, tar makes the archive's devices (`cat disk` would read the raw disk); as
+    another user it cannot. Either way none is left in the root after the call."""
+    name, kind, major, minor = device
+    _device_archive(root / "dev.tar", [device])
+    out = await tool(root, tar=TAR).execute({"command": "tar", "args": ["-xf", "dev.tar"]})
+    if os.geteuid() == 0:
+        kind_name = "block" if kind == tarfile.BLKTYPE else "character"
+        assert out["removed"] == [f"{name} ({kind_name} device {major}:{minor})"], out
+    assert not lexists(root / name)
+
+
+async def test_fifos_and_plain_files_stay(root: Path) -> None:
+    with tarfile.open(root / "one.tar", "w", format=tarfile.GNU_FORMAT) as tar:
+        fifo = tarfile.TarInfo("pipe")
+        fifo.type = tarfile.FIFOTYPE
+        tar.addfile(fifo)
+    out = await tool(root, tar=TAR).execute({"command": "tar", "args": ["-xf", "one.tar"]})
+    assert out["exit_code"] == 0 and "removed" not in out, out
+    assert lexists(root / "pipe")
