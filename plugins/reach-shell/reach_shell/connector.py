@@ -50,6 +50,10 @@ class RunCommand(Connector):
     risk = "dangerous"
     idempotent = False
     max_retries = 0
+    #: a model's calls of one turn run one after another, in its order: a call that made a
+    #: link leading out has it removed before the next starts (`links.py`), and commands
+    #: that build on each other (`mkdir`, then a write into it) see each other's effects.
+    sequential = True
 
     def __init__(self, settings: ShellSettings, *, writable_roots: list[Path] | None = None,
                  redactor: Any = None) -> None:

@@ -270,3 +270,25 @@ async def test_fifos_and_plain_files_stay(root: Path) -> None:
     out = await tool(root, tar=TAR).execute({"command": "tar", "args": ["-xf", "one.tar"]})
     assert out["exit_code"] == 0 and "removed" not in out, out
     assert lexists(root / "pipe")
+
+
+async def test_one_turns_calls_cannot_race_the_sweep(root: Path, tmp_path: Path, outside: Path) -> None:
+    """The model sends both calls in one turn: run_command is sequential, so the second
+    starts after the first's sweep, whatever the per-turn limit."""
+    from reach_core import Reach
+
+    _archive(root / "one.tar", [("esc", str(outside), b"")])
+    _archive(root / "two.tar", [("esc/x.txt", None, b"pwned\n")])
+    before = snapshot(tmp_path, root)
+    reach = Reach({"reach": {"data_dir": str(tmp_path / "data")}, "agents": {"ops": {"auto_tier": "dangerous"}}})
+    reach.register(tool(root, tar=TAR))
+    try:
+        assert reach.runtime.tools["run_command"].sequential
+        results = await reach.invoke_many(
+            [{"name": "run_command", "arguments": {"command": "tar", "args": ["-xf", "one.tar"]}},
+             {"name": "run_command", "arguments": {"command": "tar", "args": ["-xf", "two.tar"]}}] * 3, agent="ops")
+    finally:
+        await reach.aclose()
+    assert all(r.ok for r in results), [r.error for r in results]
+    assert results[0].content["removed"] == [f"esc -> {outside}"]
+    assert snapshot(tmp_path, root) == before
