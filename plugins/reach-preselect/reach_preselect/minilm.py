@@ -414,7 +414,7 @@ class MiniLMEncoder:
                 mask[r, : len(seq)] = 1
             return self._run(ids, mask)
 
-        threads = min(encode_threads(), len(chunks))
+        threads = min(encode_threads(), len(chunks)) if len(chunks) > 1 else 1  # a question: no syscall
         if threads > 1:  # a large tool set: one session run per core at once (each is single-threaded)
             with ThreadPoolExecutor(threads, thread_name_prefix="reach-preselect-encode") as pool:
                 results = list(pool.map(run, chunks))

@@ -143,7 +143,8 @@ class RunCommand(Connector):
             finally:  # before the dirs can go to another call: what left the group dies too
                 sweep_escaped(dirs.home, since=started)
                 if self.settings.confines(command):  # even when cancelled: a link made stays made
-                    removed = sweep_way_outs(self.root, since=started)
+                    # a walk of the whole root: off the event loop (it finishes even if this waits no more)
+                    removed = await asyncio.to_thread(sweep_way_outs, self.root, started)
         content = _content(command, done, limit)
         if removed:
             content["removed"] = removed

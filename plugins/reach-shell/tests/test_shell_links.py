@@ -292,3 +292,19 @@ async def test_one_turns_calls_cannot_race_the_sweep(root: Path, tmp_path: Path,
     assert all(r.ok for r in results), [r.error for r in results]
     assert results[0].content["removed"] == [f"esc -> {outside}"]
     assert snapshot(tmp_path, root) == before
+
+
+def _make_link(path: Path, target: Path) -> None:
+    path.symlink_to(target)
+
+
+async def test_a_cancelled_call_is_swept_too(root: Path, outside: Path) -> None:
+    """The core's deadline or a closed loop cancels the call: the link the program made
+    while it ran (made here by the test, as a program would) is still removed."""
+    run = asyncio.ensure_future(tool(root, sleep={}).execute({"command": "sleep", "args": ["30"]}))
+    await asyncio.sleep(0.5)
+    _make_link(root / "esc", outside)
+    run.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await run
+    assert not lexists(root / "esc")
