@@ -37,8 +37,9 @@ from .settings import ShellSettings
 _CORE_DEADLINE_MARGIN = 5.0
 _DEADLINE_SAFETY = 0.25
 REMOVED_NOTE = (
-    "The command made symbolic links that lead out of the working root, or device files; they "
-    "were removed (`removed`), so no later call can reach outside through them."
+    "The command made symbolic links that lead out of the working root, device files or "
+    "set-user/group-ID files; the links and devices were removed and the bits taken off "
+    "(`removed`), so no later call or local user can reach past the root through them."
 )
 
 

@@ -308,3 +308,43 @@ async def test_a_cancelled_call_is_swept_too(root: Path, outside: Path) -> None:
     with pytest.raises(asyncio.CancelledError):
         await run
     assert not lexists(root / "esc")
+
+
+def _mode(path: Path) -> int:
+    return os.lstat(path).st_mode
+
+
+@pytest.mark.parametrize("mode", [0o4755, 0o2755, 0o6755, 0o4711, 0o6777], ids=oct)
+async def test_set_id_bits_an_archive_restores_are_taken_off(root: Path, mode: int) -> None:
+    """As root, tar restores a setuid-root program as it is: any local user could run it as root."""
+    with tarfile.open(root / "s.tar", "w", format=tarfile.GNU_FORMAT) as tar:
+        data = b"\x7fELF not really\n"
+        info = tarfile.TarInfo("bin/tool")
+        info.size, info.mode, info.uid, info.gid = len(data), mode, 0, 0
+        tar.addfile(info, io.BytesIO(data))
+    out = await tool(root, tar=TAR).execute({"command": "tar", "args": ["-xf", "s.tar"]})
+    assert out["exit_code"] == 0, out["stderr"]
+    assert _mode(root / "bin" / "tool") & 0o6000 == 0
+    if os.geteuid() == 0:  # tar restored the bits; the sweep took them off and said so
+        bits = [n for b, n in ((0o4000, "set-user-ID"), (0o2000, "set-group-ID")) if mode & b]
+        assert out["removed"] == [f"bin/tool ({' and '.join(bits)} bit)"]
+        assert _mode(root / "bin" / "tool") & 0o777 == mode & 0o777  # the rest as the archive said
+
+
+@pytest.mark.parametrize("spelling", ["4755", "u+s", "g+s", "ug+s", "+s", "a+s", "6711"])
+async def test_chmod_that_sets_an_id_bit_is_undone(root: Path, spelling: str) -> None:
+    out = await tool(root, chmod={}).execute({"command": "chmod", "args": [spelling, "a.txt"]})
+    assert out["exit_code"] == 0, out["stderr"]
+    assert _mode(root / "a.txt") & 0o6000 == 0
+    assert out["removed"] and out["removed"][0].startswith("a.txt (set-")
+
+
+async def test_older_set_id_files_and_setgid_folders_are_kept(root: Path) -> None:
+    (root / "old").write_text("x")
+    os.chmod(root / "old", 0o4755)
+    (root / "shared").mkdir()
+    os.chmod(root / "shared", 0o2775)  # a group's shared folder: harmless, common
+    await asyncio.sleep(1.1)
+    out = await tool(root, chmod={}).execute({"command": "chmod", "args": ["g+s", "shared"]})
+    assert "removed" not in out
+    assert _mode(root / "old") & 0o4000 and _mode(root / "shared") & 0o2000
