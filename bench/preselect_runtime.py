@@ -76,7 +76,7 @@ def english_inputs() -> list[str]:
 
     _pool, _names, queries = B.load()
     by_id = {q["id"]: q for q in queries}
-    fixed = [{**by_id[z["id"]], "question": z["question"]} for z in json.loads(B.RESTYLED.read_text())["queries"]]
+    fixed = B.side_set(by_id, json.loads(B.RESTYLED.read_text())["queries"])
     english = list({q["question"]: q for q in queries + fixed}.values())
     return [content_words(q["question"]) or q["question"] for q in english]
 
