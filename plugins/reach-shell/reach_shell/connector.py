@@ -149,10 +149,9 @@ class RunCommand(Connector):
         content = _content(command, done, limit)
         if removed:
             content["removed"] = removed
-            content["note"] = (content.get("note", "") + " " + REMOVED_NOTE).strip()
+            _add_note(content, REMOVED_NOTE)
         if grammar is GIT and parsed.subcommand in GIT_SUB_CONFIG and LOCAL_TRANSPORT_REFUSED in content["stderr"]:
-            note = LOCAL_TRANSPORT_NOTE.format(sub=parsed.subcommand)
-            content["note"] = (content.get("note", "") + " " + note).strip()
+            _add_note(content, LOCAL_TRANSPORT_NOTE.format(sub=parsed.subcommand))
         return content
 
     async def _git_checked(
@@ -237,6 +236,11 @@ def _named_outside(cwd: Path, base: Path, named: list[tuple[str, Path, str]], ro
             if not real.is_relative_to(root):
                 return option, real
     return None
+
+
+def _add_note(content: dict[str, Any], note: str) -> None:
+    """A result holds one `note`: a second one is appended to the first."""
+    content["note"] = f"{content['note']} {note}" if content.get("note") else note
 
 
 def _content(command: str, done: Completed, limit: float) -> dict[str, Any]:

@@ -32,11 +32,22 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 
 def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def _undo(found: list[str], name: str, undo: Callable[[], object]) -> None:
+    """Run `undo` and record `name`; a failure is recorded too, marked so."""
+    try:
+        undo()
+    except (OSError, NotImplementedError) as exc:  # NotImplementedError: a platform without lchmod
+        name += f" (not removed: {getattr(exc, 'strerror', None) or exc})"
+    found.append(name)
 
 
 def sweep_way_outs(root: Path, since: float) -> list[str]:
@@ -46,7 +57,7 @@ def sweep_way_outs(root: Path, since: float) -> list[str]:
     `path (character device 1:1)`, `path (set-user-ID bit)` (paths from the root).
 
     `root` must be resolved. Errors reading a folder skip that folder (it may be gone);
-    a link that cannot be removed is still reported, marked so.
+    what cannot be undone is still reported, marked so.
     """
     top = str(root)
     found: list[str] = []
@@ -60,44 +71,28 @@ def sweep_way_outs(root: Path, since: float) -> list[str]:
         with entries:
             for entry in entries:
                 try:
-                    if entry.is_symlink():
-                        if entry.stat(follow_symlinks=False).st_ctime < since:
-                            continue
-                        if _inside(os.path.realpath(entry.path), top):
-                            continue
-                        target = os.readlink(entry.path)
-                        name = f"{os.path.relpath(entry.path, top)} -> {target}"
-                        try:
-                            os.unlink(entry.path)
-                        except OSError as exc:
-                            name += f" (not removed: {exc.strerror})"
-                        found.append(name)
-                    elif entry.is_dir(follow_symlinks=False):
+                    if entry.is_dir(follow_symlinks=False):
                         folders.append(entry.path)
-                    elif entry.is_file(follow_symlinks=False):
-                        info = entry.stat(follow_symlinks=False)
-                        bits = info.st_mode & (stat.S_ISUID | stat.S_ISGID)
-                        if bits and info.st_ctime >= since:
+                        continue
+                    info = entry.stat(follow_symlinks=False)
+                    if info.st_ctime < since:
+                        continue
+                    mode, path = info.st_mode, entry.path
+                    name = os.path.relpath(path, top)
+                    if stat.S_ISLNK(mode):
+                        if not _inside(os.path.realpath(path), top):
+                            _undo(found, f"{name} -> {os.readlink(path)}", partial(os.unlink, path))
+                    elif stat.S_ISREG(mode):
+                        bits = mode & (stat.S_ISUID | stat.S_ISGID)
+                        if bits:
                             which = " and ".join(n for b, n in ((stat.S_ISUID, "set-user-ID"),
                                                                 (stat.S_ISGID, "set-group-ID")) if bits & b)
-                            name = f"{os.path.relpath(entry.path, top)} ({which} bit)"
-                            try:
-                                os.chmod(entry.path, stat.S_IMODE(info.st_mode) & ~bits, follow_symlinks=False)
-                            except (OSError, NotImplementedError) as exc:
-                                name += f" (not removed: {getattr(exc, 'strerror', None) or exc})"
-                            found.append(name)
-                    else:  # a device, a FIFO, a socket
-                        info = entry.stat(follow_symlinks=False)
-                        if info.st_ctime < since or not (stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode)):
-                            continue
-                        kind = "character" if stat.S_ISCHR(info.st_mode) else "block"
-                        name = (f"{os.path.relpath(entry.path, top)} ({kind} device "
-                                f"{os.major(info.st_rdev)}:{os.minor(info.st_rdev)})")
-                        try:
-                            os.unlink(entry.path)
-                        except OSError as exc:
-                            name += f" (not removed: {exc.strerror})"
-                        found.append(name)
+                            _undo(found, f"{name} ({which} bit)",
+                                  partial(os.chmod, path, stat.S_IMODE(mode) & ~bits, follow_symlinks=False))
+                    elif stat.S_ISCHR(mode) or stat.S_ISBLK(mode):  # FIFOs and sockets stay
+                        kind = "character" if stat.S_ISCHR(mode) else "block"
+                        device = f"{os.major(info.st_rdev)}:{os.minor(info.st_rdev)}"
+                        _undo(found, f"{name} ({kind} device {device})", partial(os.unlink, path))
                 except OSError:
                     continue
     return sorted(found)
