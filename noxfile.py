@@ -98,14 +98,14 @@ def _meta(plugin: Path) -> dict:
     return tomllib.loads((plugin / "pyproject.toml").read_text())
 
 
+def _dev(plugin: Path) -> dict:
+    """The plugin's ``[tool.reach.dev]`` table: ``test-plugins`` (installed for its tests)
+    and ``test-workers`` (1: its tests must not run side by side)."""
+    return _meta(plugin).get("tool", {}).get("reach", {}).get("dev", {})
+
+
 def _test_plugins(plugin: Path) -> list[str]:
-    names = _meta(plugin).get("tool", {}).get("reach", {}).get("dev", {}).get("test-plugins", [])
-    return [str(ROOT / "plugins" / n) for n in names]
-
-
-def _test_workers(plugin: Path) -> int | None:
-    """``[tool.reach.dev] test-workers``: a plugin whose tests must not run side by side says 1."""
-    return _meta(plugin).get("tool", {}).get("reach", {}).get("dev", {}).get("test-workers")
+    return [str(ROOT / "plugins" / n) for n in _dev(plugin).get("test-plugins", [])]
 
 
 def _has_extra(plugin: Path, extra: str) -> bool:
@@ -200,7 +200,7 @@ def tests(session: nox.Session) -> None:
         def run_plugin(plugin: Path = plugin) -> None:
             py = _plugin_venv(session, plugin)
             files = len(list((plugin / "tests").glob("test_*.py")))
-            parallel = files >= SMALL_SUITE and _test_workers(plugin) != 1
+            parallel = files >= SMALL_SUITE and _dev(plugin).get("test-workers") != 1
             session.run(py, "-m", *_pytest(plugin.name, parallel=parallel), str(plugin / "tests"), external=True,
                         env={"REACH_TEST_PACKAGING": "1"})
 

@@ -144,7 +144,7 @@ def _page_tests(page: Path) -> type | None:
     namespace), so under pytest-xdist the suite runs with `--dist loadscope`, which keeps
     a class on one worker with its tests in order, and shares the pages out.
     (`loadgroup` would say it more directly, but xdist 3.8 cannot group under pytest 9.)"""
-    found = [b for b in blocks(page) if "notest" not in b.flags]
+    found = [b for b in ALL if b.page == page and "notest" not in b.flags]
     if not found:
         return None
 
