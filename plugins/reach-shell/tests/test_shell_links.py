@@ -18,7 +18,6 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from reach_shell import RunCommand, ShellSettings
 from reach_shell.links import sweep_way_outs
 from shell_attack import snapshot
 
@@ -31,10 +30,6 @@ def outside(tmp_path: Path) -> Path:
     out.mkdir()
     (out / "victim.txt").write_text("keep\n")
     return out
-
-
-def tool(root: Path, confine: bool = True, **commands: dict) -> RunCommand:
-    return RunCommand(ShellSettings(root=root, commands=commands, confine_paths=confine))
 
 
 def _archive(path: Path, members: list[tuple[str, str | None, bytes]]) -> None:
@@ -84,7 +79,7 @@ LINK_NAMES = ["esc", "deep/er/esc", ".git/esc", ".hidden", "sp ace", "ünï", "-
 
 @pytest.mark.parametrize("spelling", list(_targets(Path("/r"), Path("/o"))))
 @pytest.mark.parametrize("name", LINK_NAMES)
-async def test_a_link_leading_out_extracted_by_one_call_is_gone_before_the_next(
+async def test_a_link_leading_out_extracted_by_one_call_is_gone_before_the_next(make_tool,
     root: Path, tmp_path: Path, outside: Path, spelling: str, name: str
 ) -> None:
     target = _targets(root, outside)[spelling]
@@ -93,7 +88,7 @@ async def test_a_link_leading_out_extracted_by_one_call_is_gone_before_the_next(
     _archive(root / "one.tar", [(name, target, b"")])
     _archive(root / "two.tar", [(f"{name}/x.txt", None, b"pwned\n"), (f"{name}/victim.txt", None, b"pwned\n")])
     before = snapshot(tmp_path, root)
-    run = tool(root, tar=TAR)
+    run = make_tool(tar=TAR)
     first = await run.execute({"command": "tar", "args": ["-xf", "one.tar"]})
     assert first["exit_code"] == 0, first["stderr"]
     assert first["removed"] == [f"{name} -> {target}"]
@@ -115,7 +110,7 @@ async def test_a_link_leading_out_extracted_by_one_call_is_gone_before_the_next(
     ],
     ids=["chain", "chain-reversed", "climb-from-folder", "dangling", "file-link"],
 )
-async def test_link_shapes_that_lead_out_are_removed(
+async def test_link_shapes_that_lead_out_are_removed(make_tool,
     root: Path, tmp_path: Path, outside: Path, members: list[tuple[str, str | None, bytes]]
 ) -> None:
     members = [(n, t.replace("{out}", str(outside)) if t else t, d) for n, t, d in members]
@@ -129,7 +124,7 @@ async def test_link_shapes_that_lead_out_are_removed(
             tar.addfile(link)
     else:
         _archive(root / "one.tar", members)
-    out = await tool(root, tar=TAR).execute({"command": "tar", "args": ["-xf", "one.tar"]})
+    out = await make_tool(tar=TAR).execute({"command": "tar", "args": ["-xf", "one.tar"]})
     assert out["exit_code"] == 0, out["stderr"]
     assert out["removed"], out
     for name in out["removed"]:
@@ -146,12 +141,12 @@ async def test_link_shapes_that_lead_out_are_removed(
     ],
     ids=["cp-onto-link", "sort-o-onto-link", "cp-into-linked-folder"],
 )
-async def test_writes_by_other_programs_through_a_removed_link_stay_inside(
+async def test_writes_by_other_programs_through_a_removed_link_stay_inside(make_tool,
     root: Path, tmp_path: Path, outside: Path, second: list
 ) -> None:
     _archive(root / "one.tar", [("file-link", str(outside / "victim.txt"), b""), ("esc", str(outside), b"")])
     before = snapshot(tmp_path, root)
-    run = tool(root, tar=TAR, cp={}, sort={})
+    run = make_tool(tar=TAR, cp={}, sort={})
     first = await run.execute({"command": "tar", "args": ["-xf", "one.tar"]})
     assert sorted(first["removed"]) == [f"esc -> {outside}", f"file-link -> {outside / 'victim.txt'}"]
     command, args = second
@@ -163,13 +158,13 @@ async def test_writes_by_other_programs_through_a_removed_link_stay_inside(
     assert (outside / "victim.txt").read_text() == "keep\n"
 
 
-async def test_ln_whose_target_reads_inside_from_the_working_directory_but_not_from_its_folder(
+async def test_ln_whose_target_reads_inside_from_the_working_directory_but_not_from_its_folder(make_tool,
     root: Path, tmp_path: Path, outside: Path
 ) -> None:
     """`ln -s ../.. ../../up` run in deep/er: the path check reads `../..` from deep/er (the
     root: inside), but the link lives in the root, where `../..` is above it."""
     (root / "deep" / "er").mkdir(parents=True)
-    run = tool(root, ln={}, cp={})
+    run = make_tool(ln={}, cp={})
     out = await run.execute({"command": "ln", "args": ["-s", "../..", "../../up"], "cwd": "deep/er"})
     assert out["exit_code"] == 0, out["stderr"]
     assert out["removed"] == ["up -> ../.."]
@@ -180,11 +175,11 @@ async def test_ln_whose_target_reads_inside_from_the_working_directory_but_not_f
     assert snapshot(tmp_path, root) == before
 
 
-async def test_links_that_stay_inside_are_kept(root: Path) -> None:
+async def test_links_that_stay_inside_are_kept(make_tool, root: Path) -> None:
     (root / "d").mkdir()
     _archive(root / "one.tar", [("alias", "a.txt", b""), ("d/up", "../sub", b""), ("self", ".", b""),
                                 ("abs-inside", str(root / "b.txt"), b"")])
-    out = await tool(root, tar=TAR).execute({"command": "tar", "args": ["-xf", "one.tar"]})
+    out = await make_tool(tar=TAR).execute({"command": "tar", "args": ["-xf", "one.tar"]})
     assert out["exit_code"] == 0, out["stderr"]
     assert "removed" not in out and "note" not in out
     assert (root / "alias").read_text() == "alpha\n"
@@ -192,13 +187,13 @@ async def test_links_that_stay_inside_are_kept(root: Path) -> None:
     assert (root / "abs-inside").read_text() == "beta\n"
 
 
-async def test_links_there_before_the_call_are_a_deployments_and_kept(root: Path, outside: Path) -> None:
+async def test_links_there_before_the_call_are_a_deployments_and_kept(make_tool, root: Path, outside: Path) -> None:
     (root / "shared").symlink_to(outside)
     (root / "deep").mkdir()
     (root / "deep" / "old").symlink_to("../../" + outside.name)
     await asyncio.sleep(1.1)  # the call's window starts a second early (ctime granularity)
     _archive(root / "one.tar", [("new.txt", None, b"new\n")])
-    out = await tool(root, tar=TAR).execute({"command": "tar", "args": ["-xf", "one.tar"]})
+    out = await make_tool(tar=TAR).execute({"command": "tar", "args": ["-xf", "one.tar"]})
     assert out["exit_code"] == 0 and "removed" not in out
     assert (root / "shared").is_symlink() and (root / "deep" / "old").is_symlink()
 
@@ -212,20 +207,20 @@ def test_the_sweep_leaves_links_older_than_the_call(root: Path, outside: Path) -
     assert not lexists(root / "old")
 
 
-async def test_an_unconfined_command_keeps_its_links(root: Path, outside: Path) -> None:
+async def test_an_unconfined_command_keeps_its_links(make_tool, root: Path, outside: Path) -> None:
     """`confine_paths = false` lets a command name any file: its links are its deployer's choice."""
     _archive(root / "one.tar", [("esc", str(outside), b"")])
-    out = await tool(root, confine=False, tar=TAR).execute({"command": "tar", "args": ["-xf", "one.tar"]})
+    out = await make_tool(tar=TAR, confine_paths=False).execute({"command": "tar", "args": ["-xf", "one.tar"]})
     assert "removed" not in out
     assert (root / "esc").is_symlink()
 
 
-async def test_a_failed_or_timed_out_call_is_swept_too(root: Path, tmp_path: Path, outside: Path) -> None:
+async def test_a_failed_or_timed_out_call_is_swept_too(make_tool, root: Path, tmp_path: Path, outside: Path) -> None:
     """tar stops on a damaged member after restoring the link: the call fails, the link goes."""
     _archive(root / "one.tar", [("esc", str(outside), b""), ("x.txt", None, b"data\n")])
     data = (root / "one.tar").read_bytes()
     (root / "one.tar").write_bytes(data[:1024 + 100])  # cut inside the second member
-    out = await tool(root, tar=TAR).execute({"command": "tar", "args": ["-xf", "one.tar"]})
+    out = await make_tool(tar=TAR).execute({"command": "tar", "args": ["-xf", "one.tar"]})
     assert out["exit_code"] != 0
     assert out["removed"] == [f"esc -> {outside}"]
     assert not lexists(root / "esc")
@@ -250,29 +245,31 @@ DEVICES = [
 
 
 @pytest.mark.parametrize("device", DEVICES, ids=[d[0] for d in DEVICES])
-async def test_device_files_an_archive_restores_are_removed(root: Path, device: tuple[str, bytes, int, int]) -> None:
+async def test_device_files_an_archive_restores_are_removed(
+    make_tool, root: Path, device: tuple[str, bytes, int, int]
+) -> None:
     """As root, tar makes the archive's devices (`cat disk` would read the raw disk); as
     another user it cannot. Either way none is left in the root after the call."""
     name, kind, major, minor = device
     _device_archive(root / "dev.tar", [device])
-    out = await tool(root, tar=TAR).execute({"command": "tar", "args": ["-xf", "dev.tar"]})
+    out = await make_tool(tar=TAR).execute({"command": "tar", "args": ["-xf", "dev.tar"]})
     if os.geteuid() == 0:
         kind_name = "block" if kind == tarfile.BLKTYPE else "character"
         assert out["removed"] == [f"{name} ({kind_name} device {major}:{minor})"], out
     assert not lexists(root / name)
 
 
-async def test_fifos_and_plain_files_stay(root: Path) -> None:
+async def test_fifos_and_plain_files_stay(make_tool, root: Path) -> None:
     with tarfile.open(root / "one.tar", "w", format=tarfile.GNU_FORMAT) as tar:
         fifo = tarfile.TarInfo("pipe")
         fifo.type = tarfile.FIFOTYPE
         tar.addfile(fifo)
-    out = await tool(root, tar=TAR).execute({"command": "tar", "args": ["-xf", "one.tar"]})
+    out = await make_tool(tar=TAR).execute({"command": "tar", "args": ["-xf", "one.tar"]})
     assert out["exit_code"] == 0 and "removed" not in out, out
     assert lexists(root / "pipe")
 
 
-async def test_one_turns_calls_cannot_race_the_sweep(root: Path, tmp_path: Path, outside: Path) -> None:
+async def test_one_turns_calls_cannot_race_the_sweep(make_tool, root: Path, tmp_path: Path, outside: Path) -> None:
     """The model sends both calls in one turn: run_command is sequential, so the second
     starts after the first's sweep, whatever the per-turn limit."""
     from reach_core import Reach
@@ -281,7 +278,7 @@ async def test_one_turns_calls_cannot_race_the_sweep(root: Path, tmp_path: Path,
     _archive(root / "two.tar", [("esc/x.txt", None, b"pwned\n")])
     before = snapshot(tmp_path, root)
     reach = Reach({"reach": {"data_dir": str(tmp_path / "data")}, "agents": {"ops": {"auto_tier": "dangerous"}}})
-    reach.register(tool(root, tar=TAR))
+    reach.register(make_tool(tar=TAR))
     try:
         assert reach.runtime.tools["run_command"].sequential
         results = await reach.invoke_many(
@@ -298,10 +295,10 @@ def _make_link(path: Path, target: Path) -> None:
     path.symlink_to(target)
 
 
-async def test_a_cancelled_call_is_swept_too(root: Path, outside: Path) -> None:
+async def test_a_cancelled_call_is_swept_too(make_tool, root: Path, outside: Path) -> None:
     """The core's deadline or a closed loop cancels the call: the link the program made
     while it ran (made here by the test, as a program would) is still removed."""
-    run = asyncio.ensure_future(tool(root, sleep={}).execute({"command": "sleep", "args": ["30"]}))
+    run = asyncio.ensure_future(make_tool(sleep={}).execute({"command": "sleep", "args": ["30"]}))
     await asyncio.sleep(0.5)
     _make_link(root / "esc", outside)
     run.cancel()
@@ -315,14 +312,14 @@ def _mode(path: Path) -> int:
 
 
 @pytest.mark.parametrize("mode", [0o4755, 0o2755, 0o6755, 0o4711, 0o6777], ids=oct)
-async def test_set_id_bits_an_archive_restores_are_taken_off(root: Path, mode: int) -> None:
+async def test_set_id_bits_an_archive_restores_are_taken_off(make_tool, root: Path, mode: int) -> None:
     """As root, tar restores a setuid-root program as it is: any local user could run it as root."""
     with tarfile.open(root / "s.tar", "w", format=tarfile.GNU_FORMAT) as tar:
         data = b"\x7fELF not really\n"
         info = tarfile.TarInfo("bin/tool")
         info.size, info.mode, info.uid, info.gid = len(data), mode, 0, 0
         tar.addfile(info, io.BytesIO(data))
-    out = await tool(root, tar=TAR).execute({"command": "tar", "args": ["-xf", "s.tar"]})
+    out = await make_tool(tar=TAR).execute({"command": "tar", "args": ["-xf", "s.tar"]})
     assert out["exit_code"] == 0, out["stderr"]
     assert _mode(root / "bin" / "tool") & 0o6000 == 0
     if os.geteuid() == 0:  # tar restored the bits; the sweep took them off and said so
@@ -332,19 +329,19 @@ async def test_set_id_bits_an_archive_restores_are_taken_off(root: Path, mode: i
 
 
 @pytest.mark.parametrize("spelling", ["4755", "u+s", "g+s", "ug+s", "+s", "a+s", "6711"])
-async def test_chmod_that_sets_an_id_bit_is_undone(root: Path, spelling: str) -> None:
-    out = await tool(root, chmod={}).execute({"command": "chmod", "args": [spelling, "a.txt"]})
+async def test_chmod_that_sets_an_id_bit_is_undone(make_tool, root: Path, spelling: str) -> None:
+    out = await make_tool(chmod={}).execute({"command": "chmod", "args": [spelling, "a.txt"]})
     assert out["exit_code"] == 0, out["stderr"]
     assert _mode(root / "a.txt") & 0o6000 == 0
     assert out["removed"] and out["removed"][0].startswith("a.txt (set-")
 
 
-async def test_older_set_id_files_and_setgid_folders_are_kept(root: Path) -> None:
+async def test_older_set_id_files_and_setgid_folders_are_kept(make_tool, root: Path) -> None:
     (root / "old").write_text("x")
     os.chmod(root / "old", 0o4755)
     (root / "shared").mkdir()
     os.chmod(root / "shared", 0o2775)  # a group's shared folder: harmless, common
     await asyncio.sleep(1.1)
-    out = await tool(root, chmod={}).execute({"command": "chmod", "args": ["g+s", "shared"]})
+    out = await make_tool(chmod={}).execute({"command": "chmod", "args": ["g+s", "shared"]})
     assert "removed" not in out
     assert _mode(root / "old") & 0o4000 and _mode(root / "shared") & 0o2000
