@@ -1,0 +1,131 @@
+"""Options that read the names of the files to work on from a file inside the root.
+
+`tar -cf s.tar -T list`, `sort --files0-from=list`, `wc`/`du --files0-from` and
+`find -files0-from list` take their operands from `list`, a file the agent writes
+(`write_file`, or `tar -x` of an archive holding it). No argument names the file
+outside, so the path check saw only `list`: `/elsewhere/secret.txt` in it was
+archived (then printed by `tar -xOf`), sorted onto stdout, counted, and `find`
+walked and could `-delete` outside the root. While paths are confined, these
+options are refused in every spelling the programs accept; with
+`confine_paths = false` they run as before.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from reach_shell import RunCommand, ShellSettings
+from shell_attack import snapshot
+
+from reach_core import InvalidArguments
+
+SECRET = "TOPSECRET-7f3a"
+
+# (program, args): every spelling runs the real program over `list` (newline-separated names)
+# or `list0` (NUL-separated), both naming `outside/secret.txt`.
+ATTACKS = [
+    ("tar", ["-cf", "s.tar", "-T", "list"]),
+    ("tar", ["-cf", "s.tar", "--files-from=list"]),
+    ("tar", ["-cf", "s.tar", "--files-from", "list"]),
+    ("tar", ["-cf", "s.tar", "--files-f=list"]),
+    ("tar", ["-cf", "s.tar", "-Tlist"]),
+    ("tar", ["-cTlist", "-fs.tar"]),
+    ("tar", ["cfT", "s.tar", "list"]),
+    ("tar", ["cTf", "list", "s.tar"]),
+    ("tar", ["--create", "--file=s.tar", "--null", "--files-from=list0"]),
+    ("tar", ["-rf", "s.tar", "-T", "list"]),
+    ("sort", ["--files0-from=list0"]),
+    ("sort", ["--files0-from", "list0"]),
+    ("sort", ["--files0=list0"]),
+    ("sort", ["--files=list0"]),
+    ("sort", ["-o", "s.txt", "--files0-fr=list0"]),
+    ("wc", ["--files0-from=list0"]),
+    ("wc", ["-c", "--files0-from", "list0"]),
+    ("wc", ["--files0=list0"]),
+    ("wc", ["--files=list0"]),
+    ("du", ["-b", "--files0-from=list0"]),
+    ("du", ["--files0-fr", "list0"]),
+    ("find", ["-files0-from", "list0", "-name", "secret.txt"]),
+    ("find", ["-files0-from", "list0", "-type", "f", "-size", "-1k"]),
+    ("find", ["-files0-from", "list0", "-delete"]),
+]
+
+
+def _ids() -> list[str]:
+    return [f"{program}:{' '.join(args)}" for program, args in ATTACKS]
+
+
+@pytest.fixture
+def outside(tmp_path: Path, root: Path) -> Path:
+    where = tmp_path / "outside"
+    where.mkdir()
+    secret = where / "secret.txt"
+    secret.write_text(SECRET + "\n")
+    (root / "list").write_text(f"{secret}\n")
+    (root / "list0").write_bytes(f"{secret}\0".encode())
+    return where
+
+
+def _leaked(root: Path, content: dict[str, object] | None) -> list[str]:
+    """Where the secret's text or name turned up: the answer, or any file in the root."""
+    where = []
+    if content is not None and (SECRET in str(content) or "secret.txt" in str(content)):
+        where.append("answer")
+    for path in root.rglob("*"):
+        if path.is_file() and path.name not in ("list", "list0") and SECRET.encode() in path.read_bytes():
+            where.append(str(path))
+    if (root / "s.tar").exists():
+        listing = subprocess.run(["tar", "-tf", str(root / "s.tar")], capture_output=True, text=True, check=False)
+        if "secret.txt" in listing.stdout:
+            where.append("s.tar")
+    return where
+
+
+@pytest.mark.parametrize(("program", "args"), ATTACKS, ids=_ids())
+async def test_names_read_from_a_file_cannot_lead_out_of_the_root(
+    root: Path, tmp_path: Path, outside: Path, program: str, args: list[str]
+) -> None:
+    tool = RunCommand(ShellSettings(root=root, commands={program: {}}))
+    before = snapshot(tmp_path, root)
+    content = None
+    with pytest.raises(InvalidArguments) as refused:
+        content = await tool.execute({"command": program, "args": args})
+    assert refused.value.field.startswith("args[")
+    assert "names" in str(refused.value) and "root" in str(refused.value)
+    assert _leaked(root, content) == []
+    assert snapshot(tmp_path, root) == before
+    assert (outside / "secret.txt").read_text() == SECRET + "\n"
+
+
+@pytest.mark.parametrize(("program", "args"), [a for a in ATTACKS if "-delete" not in a[1]], ids=[
+    i for i, a in zip(_ids(), ATTACKS, strict=True) if "-delete" not in a[1]])
+async def test_unconfined_the_same_calls_read_the_files_the_list_names(
+    root: Path, outside: Path, program: str, args: list[str]
+) -> None:
+    """Control: with `confine_paths = false` the list is honoured, so the calls above were real."""
+    tool = RunCommand(ShellSettings(root=root, commands={program: {"confine_paths": False}}))
+    content = await tool.execute({"command": program, "args": args})
+    assert _leaked(root, content), content
+
+
+@pytest.mark.parametrize(
+    ("program", "args", "expected"),
+    [
+        ("tar", ["-cf", "s.tar", "a.txt", "b.txt"], ""),
+        ("sort", ["a.txt", "b.txt"], "alpha\nbeta\n"),
+        ("wc", ["-l", "a.txt"], "1 a.txt\n"),
+        ("du", ["-b", "a.txt"], "6\ta.txt\n"),
+        ("find", [".", "-name", "a.txt"], "./a.txt\n"),
+        ("grep", ["--files-with-matches", "alpha", "a.txt", "b.txt"], "a.txt\n"),
+        ("grep", ["--files-without-match", "alpha", "a.txt", "b.txt"], "b.txt\n"),
+    ],
+)
+async def test_naming_files_in_the_arguments_still_works(
+    root: Path, program: str, args: list[str], expected: str
+) -> None:
+    tool = RunCommand(ShellSettings(root=root, commands={program: {}}))
+    content = await tool.execute({"command": program, "args": args})
+    assert content["exit_code"] == 0, content["stderr"]
+    assert content["stdout"] == expected
