@@ -45,6 +45,9 @@ class Option:
     #: Why it is refused while the command's paths are confined (`confine_paths`): it makes the
     #: program place files at names it reads from its input, not from the arguments (tar -P), or "".
     escapes: str = ""
+    #: The shortest abbreviation read as this dangerous option (0: any of 3 characters or more).
+    #: Lets a default-grammar entry (`--files0-from`) leave the common `--file` of grep alone.
+    least: int = 0
 
     @property
     def shorts(self) -> tuple[str, ...]:
@@ -108,7 +111,8 @@ class Grammar:
         exact = self.exact_long(name)
         if exact is not None or not self.abbreviations or len(name) < 3:
             return exact
-        dangerous = [o for o in self.options if (o.runs or o.escapes) and any(n.startswith(name) for n in o.longs)]
+        dangerous = [o for o in self.options
+                     if (o.runs or o.escapes) and len(name) >= o.least and any(n.startswith(name) for n in o.longs)]
         if dangerous:
             return dangerous[0]
         matches = {o for o in self.options if any(n.startswith(name) for n in o.longs)}

@@ -89,7 +89,9 @@ TAR = Grammar(
         --show-transformed-names --show-stored-names; --totals[=]; --utc; -v --verbose;
         --warning=; -w --interactive --confirmation; --restrict; --usage; --version; -? --help""",
         _TAR_RUNS,
-        {"-P": "extracts members at the absolute or `..` names written in the archive, wherever they point"},
+        {"-P": "extracts members at the absolute or `..` names written in the archive, wherever they point",
+         "-T": "reads the names of the files to archive or extract from a file, where no path check sees "
+               "them (a list naming `/elsewhere/x` archived that file)"},
     ),
 )
 
@@ -173,6 +175,12 @@ GIT = Grammar(
         },
     ),
 )
+# Options that read the names of the files to work on from a file (`sort --files0-from=list`):
+# the list is inside the root, the names in it are not checked, so while paths are confined
+# they are refused (Option.escapes).
+_NAME_LIST = ("reads the names of the files to read from a file, where no path check sees them "
+              "(a list naming `/elsewhere/x` read that file)")
+
 SORT = Grammar(
     "sort",
     options=_options(
@@ -184,6 +192,7 @@ SORT = Grammar(
         -s --stable; -S --buffer-size=; -t --field-separator=; -T --temporary-directory=;
         --parallel=; -u --unique; -z --zero-terminated; --help; --version""",
         {"--compress-program": "runs the given program to compress temporary files"},
+        {"--files0-from": _NAME_LIST},
     ),
 )
 
@@ -193,8 +202,10 @@ FIND = Grammar(
     shorts_known=False,
     abbreviations=False,
     options=_options(
-        "-exec; -execdir; -ok; -okdir",
+        "-exec; -execdir; -ok; -okdir; -files0-from",
         {name: "runs the given command for each file" for name in ("-exec", "-execdir", "-ok", "-okdir")},
+        {"-files0-from": "reads the names of its starting points from a file, where no path check sees them "
+                         "(a list naming `/elsewhere` walked it, and `-delete` deleted there)"},
     ),
 )
 
@@ -215,10 +226,36 @@ _COMMON_RUNS = {
         "--pager",  # man -P, and others: runs the given program on the output
     )
 }
+# `--files0-from` (coreutils), `--files-from` (rsync, bsdtar): names read from a file. Their
+# abbreviations are read down to `--files` only: `--file` is grep's pattern file and many
+# programs' own option (wc and du, which read `--file` as `--files0-from`, have grammars).
+_COMMON_LISTS = tuple(Option((name,), "optional", escapes=_NAME_LIST, least=len("--files"))
+                      for name in ("--files0-from", "--files-from"))
 DEFAULT = Grammar(
     "default",
     shorts_known=False,
-    options=_options("; ".join(f"{n}[=]" for n in _COMMON_RUNS), _COMMON_RUNS),
+    options=_options("; ".join(f"{n}[=]" for n in _COMMON_RUNS), _COMMON_RUNS) + _COMMON_LISTS,
+)
+
+# GNU wc and du: their whole option lists, so an abbreviation (`--f=list`) reads as they read it.
+WC = Grammar(
+    "wc",
+    options=_options(
+        """-c --bytes; -m --chars; -l --lines; --files0-from=; -L --max-line-length; -w --words;
+        --total=; --debug; --help; --version""",
+        escapes={"--files0-from": _NAME_LIST},
+    ) + DEFAULT.options,
+)
+DU = Grammar(
+    "du",
+    options=_options(
+        """-0 --null; -a --all; -A --apparent-size; -B --block-size=; -b --bytes; -c --total;
+        -D --dereference-args; -d --max-depth=; --files0-from=; -H; --si; -h --human-readable;
+        --inodes; -k; -L --dereference; -l --count-links; -m; -P --no-dereference;
+        -S --separate-dirs; -s --summarize; -t --threshold=; --time[=]; --time-style=;
+        -X --exclude-from=; --exclude=; -x --one-file-system; --help; --version""",
+        escapes={"--files0-from": _NAME_LIST},
+    ) + DEFAULT.options,
 )
 
 # Launchers: the program's plain arguments are a command line it runs (`xargs sh -c …`,
@@ -397,7 +434,7 @@ _BY_NAME = {
     "tar": TAR, "gtar": TAR, "git": GIT, "sort": SORT, "find": FIND, "env": ENV,
     "sed": SED, "gsed": SED, "awk": AWK, "gawk": AWK, "mawk": AWK, "nawk": AWK,
     "original-awk": AWK, "busybox": LAUNCHER, "rsync": RSYNC, "zip": ZIP, "wget": WGET,
-    "split": SPLIT, "gsplit": SPLIT, "ssh": SSH, "scp": SSH, "sftp": SSH, "slogin": SSH,
+    "split": SPLIT, "gsplit": SPLIT, "wc": WC, "du": DU, "ssh": SSH, "scp": SSH, "sftp": SSH, "slogin": SSH,
     **{name: LAUNCHER for name in LAUNCHERS},
     **{name: RESPONSE_FILES for name in _RESPONSE_NAMES},
 }

@@ -48,7 +48,7 @@ ATTACKS = [
     ("du", ["-b", "--files0-from=list0"]),
     ("du", ["--files0-fr", "list0"]),
     ("find", ["-files0-from", "list0", "-name", "secret.txt"]),
-    ("find", ["-files0-from", "list0", "-type", "f", "-size", "-1k"]),
+    ("find", ["-files0-from", "list0", "-type", "f", "-size", "-2k"]),
     ("find", ["-files0-from", "list0", "-delete"]),
 ]
 
@@ -129,3 +129,22 @@ async def test_naming_files_in_the_arguments_still_works(
     content = await tool.execute({"command": program, "args": args})
     assert content["exit_code"] == 0, content["stderr"]
     assert content["stdout"] == expected
+
+
+@pytest.mark.parametrize("program", ["wc", "du"])
+@pytest.mark.parametrize("spelling", ["--f=list0", "--fi=list0", "--file=list0", "--files0-from=list0"])
+async def test_wc_and_du_abbreviations_of_files0_from_are_read_as_they_read_them(
+    root: Path, outside: Path, program: str, spelling: str
+) -> None:
+    """wc and du take any unique prefix: `--file=list` is `--files0-from` to them."""
+    tool = RunCommand(ShellSettings(root=root, commands={program: {}}))
+    with pytest.raises(InvalidArguments):
+        await tool.execute({"command": program, "args": [spelling]})
+
+
+async def test_grep_pattern_file_is_not_a_name_list(root: Path) -> None:
+    """`--file` is grep's pattern file: programs without a grammar read name lists from `--files` on."""
+    (root / "pat").write_text("alpha\n")
+    tool = RunCommand(ShellSettings(root=root, commands={"grep": {}}))
+    content = await tool.execute({"command": "grep", "args": ["--file=pat", "a.txt", "b.txt"]})
+    assert content["stdout"] == "a.txt:alpha\n"
