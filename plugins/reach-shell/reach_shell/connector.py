@@ -26,7 +26,7 @@ from .isolation import (
     hide_own_environment,
     with_git_config,
 )
-from .links import sweep_way_outs
+from .links import links_seen, sweep_way_outs
 from .paths import check_escapes, check_paths, working_dirs
 from .process import Completed, run_argv, sweep_escaped
 from .programs import GIT, grammar_for
@@ -86,6 +86,10 @@ class RunCommand(Connector):
                 "write (HOME and TMPDIR of every command live there); set TMPDIR for reach to "
                 "a directory outside them"
             )
+        # where the root's links lead now: a link that later comes to lead out unchanged (its
+        # folder moved up) is told from a deployment's own (links.py)
+        confined = any(settings.confines(name) for name in settings.commands)
+        self.links_seen = links_seen(self.root) if confined else {}
         self.exposure = overlap_problems(self.root, settings.search_path, self.binaries, writable)
         warn(self.exposure, redactor)
         self.env = _fixed_env(settings)
@@ -145,7 +149,7 @@ class RunCommand(Connector):
                 sweep_escaped(dirs.home, since=started)
                 if self.settings.confines(command):  # even when cancelled: a link made stays made
                     # a walk of the whole root: off the event loop (it finishes even if this waits no more)
-                    removed = await asyncio.to_thread(sweep_way_outs, self.root, started)
+                    removed = await asyncio.to_thread(sweep_way_outs, self.root, started, self.links_seen)
         content = _content(command, done, limit)
         if removed:
             content["removed"] = removed

@@ -12,7 +12,10 @@ So after each confined call the root is walked once (a walk that does not follow
 links) and every symbolic link whose inode changed since the call began and whose
 target resolves outside the root is unlinked, and named in the result. Links that
 were there before the call (a deployment's own) are left alone, as are links that
-stay inside the root.
+stay inside the root. A link whose inode did not change can still come to lead out
+(its folder moved up, a link on its way repointed): every link's target is
+remembered from sweep to sweep (and from start-up), and one that now leads out to
+another place than before is unlinked too.
 
 Device files too: run as root, GNU tar restores an archive's character and block
 devices (`disk` b 8:0, `mem` c 1:1), and reading one (`cat disk`, `grep -a`) reads
@@ -32,7 +35,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
 
@@ -50,17 +53,14 @@ def _undo(found: list[str], name: str, undo: Callable[[], object]) -> None:
     found.append(name)
 
 
-def sweep_way_outs(root: Path, since: float) -> list[str]:
-    """Unlink the links under `root` changed at or after `since` (epoch seconds, ctime)
-    that resolve outside `root` and the device files, and take the set-user/group-ID
-    bits off the files changed since; return them as `path -> target`,
-    `path (character device 1:1)`, `path (set-user-ID bit)` (paths from the root).
+#: Where each symbolic link of the root led when a sweep last saw it:
+#: (st_dev, st_ino) -> the resolved targets (a hard-linked symlink has one per name).
+Seen = dict[tuple[int, int], set[str]]
 
-    `root` must be resolved. Errors reading a folder skip that folder (it may be gone);
-    what cannot be undone is still reported, marked so.
-    """
-    top = str(root)
-    found: list[str] = []
+
+def _files(top: str) -> Iterator[tuple[str, os.stat_result]]:
+    """Every entry under `top` but folders, with its `lstat`; links are not followed.
+    A folder that cannot be read (gone, no permission) is skipped."""
     folders = [top]
     while folders:
         folder = folders.pop()
@@ -74,25 +74,70 @@ def sweep_way_outs(root: Path, since: float) -> list[str]:
                     if entry.is_dir(follow_symlinks=False):
                         folders.append(entry.path)
                         continue
-                    info = entry.stat(follow_symlinks=False)
-                    if info.st_ctime < since:
-                        continue
-                    mode, path = info.st_mode, entry.path
-                    name = os.path.relpath(path, top)
-                    if stat.S_ISLNK(mode):
-                        if not _inside(os.path.realpath(path), top):
-                            _undo(found, f"{name} -> {os.readlink(path)}", partial(os.unlink, path))
-                    elif stat.S_ISREG(mode):
-                        bits = mode & (stat.S_ISUID | stat.S_ISGID)
-                        if bits:
-                            which = " and ".join(n for b, n in ((stat.S_ISUID, "set-user-ID"),
-                                                                (stat.S_ISGID, "set-group-ID")) if bits & b)
-                            _undo(found, f"{name} ({which} bit)",
-                                  partial(os.chmod, path, stat.S_IMODE(mode) & ~bits, follow_symlinks=False))
-                    elif stat.S_ISCHR(mode) or stat.S_ISBLK(mode):  # FIFOs and sockets stay
-                        kind = "character" if stat.S_ISCHR(mode) else "block"
-                        device = f"{os.major(info.st_rdev)}:{os.minor(info.st_rdev)}"
-                        _undo(found, f"{name} ({kind} device {device})", partial(os.unlink, path))
+                    yield entry.path, entry.stat(follow_symlinks=False)
                 except OSError:
                     continue
+
+
+def links_seen(root: Path) -> Seen:
+    """Where every link under `root` (resolved) leads now: the start of :func:`sweep_way_outs`'s memory."""
+    seen: Seen = {}
+    for path, info in _files(str(root)):
+        if stat.S_ISLNK(info.st_mode):
+            seen.setdefault((info.st_dev, info.st_ino), set()).add(os.path.realpath(path))
+    return seen
+
+
+def sweep_way_outs(root: Path, since: float, seen: Seen | None = None) -> list[str]:
+    """Unlink the links under `root` that resolve outside `root` and were changed at or after
+    `since` (epoch seconds, ctime) or, with `seen`, lead elsewhere than when last seen, and
+    the device files changed since; take the set-user/group-ID bits off the files changed
+    since; return them as `path -> target`, `path (character device 1:1)`,
+    `path (set-user-ID bit)` (paths from the root).
+
+    A link's own ctime does not tell when it started to lead out: `a/b/x -> ../..` (the
+    root) leads above it once `mv a/b b2` moves its folder up, and `x -> y/..` once `y`
+    is pointed elsewhere; neither touches `x`. So with `seen` (the memory of the previous
+    sweep, from :func:`links_seen` at start-up, updated in place) every link is resolved,
+    and one leading out stays only when it led to that same place before: a link a
+    deployment made outside reach's calls (seen for the first time) is kept.
+
+    `root` must be resolved. Errors reading a folder skip that folder (it may be gone);
+    what cannot be undone is still reported, marked so.
+    """
+    top = str(root)
+    found: list[str] = []
+    now: Seen = {}
+    for path, info in _files(top):
+        try:
+            mode = info.st_mode
+            name = os.path.relpath(path, top)
+            if stat.S_ISLNK(mode):
+                if info.st_ctime < since and seen is None:
+                    continue
+                key, real = (info.st_dev, info.st_ino), os.path.realpath(path)
+                moved = seen is not None and key in seen and real not in seen[key]
+                if not _inside(real, top) and (info.st_ctime >= since or moved):
+                    _undo(found, f"{name} -> {os.readlink(path)}", partial(os.unlink, path))
+                else:
+                    now.setdefault(key, set()).add(real)
+                continue
+            if info.st_ctime < since:
+                continue
+            if stat.S_ISREG(mode):
+                bits = mode & (stat.S_ISUID | stat.S_ISGID)
+                if bits:
+                    which = " and ".join(n for b, n in ((stat.S_ISUID, "set-user-ID"),
+                                                        (stat.S_ISGID, "set-group-ID")) if bits & b)
+                    _undo(found, f"{name} ({which} bit)",
+                          partial(os.chmod, path, stat.S_IMODE(mode) & ~bits, follow_symlinks=False))
+            elif stat.S_ISCHR(mode) or stat.S_ISBLK(mode):  # FIFOs and sockets stay
+                kind = "character" if stat.S_ISCHR(mode) else "block"
+                device = f"{os.major(info.st_rdev)}:{os.minor(info.st_rdev)}"
+                _undo(found, f"{name} ({kind} device {device})", partial(os.unlink, path))
+        except OSError:
+            continue
+    if seen is not None:
+        seen.clear()
+        seen.update(now)
     return sorted(found)
