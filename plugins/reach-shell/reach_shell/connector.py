@@ -27,7 +27,7 @@ from .isolation import (
     with_git_config,
 )
 from .links import links_seen, sweep_way_outs
-from .paths import check_escapes, check_paths, working_dirs
+from .paths import check_escapes, check_paths, resolve, working_dirs
 from .process import Completed, run_argv, sweep_escaped
 from .programs import GIT, grammar_for
 from .settings import ShellSettings
@@ -236,7 +236,7 @@ def _named_outside(cwd: Path, base: Path, named: list[tuple[str, Path, str]], ro
     """
     for option, written_at, value in named:
         for where in (written_at / value, base / value):
-            real = Path(os.path.realpath(cwd / where))
+            real = Path(resolve(str(cwd / where)))
             if not real.is_relative_to(root):
                 return option, real
     return None

@@ -19,6 +19,7 @@ from reach_core import BusinessError, ConfigError, Denied
 
 from .gitconfig import ConfigEntry, parse_config_list, plan_for
 from .isolation import with_git_config
+from .paths import resolve
 from .process import run_argv
 
 _LIST = ("config", "--list", "--show-scope", "--show-origin", "-z")
@@ -87,13 +88,13 @@ def outside_root(entries: list[ConfigEntry], base: Path, root: Path) -> str | No
     local = [e for e in entries if e.scope in ("local", "worktree")]
     if not local or not local[0].origin.startswith("file:"):
         return None
-    config = Path(os.path.realpath(base / local[0].origin[len("file:") :]))
+    config = Path(resolve(str(base / local[0].origin[len("file:") :])))
     if not config.is_relative_to(root):
         return f"the repository {config.parent}"
     for entry in local:
         if entry.lower == "core.worktree" and entry.value:
-            origin = Path(os.path.realpath(base / entry.origin[len("file:") :]))
-            tree = Path(os.path.realpath(origin.parent / entry.value))
+            origin = Path(resolve(str(base / entry.origin[len("file:") :])))
+            tree = Path(resolve(str(origin.parent / entry.value)))
             if not tree.is_relative_to(root):
                 return f"the work tree {tree} (core.worktree in {origin})"
     return None

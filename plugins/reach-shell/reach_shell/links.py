@@ -39,6 +39,8 @@ from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
 
+from .paths import resolve
+
 
 def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
@@ -84,7 +86,7 @@ def links_seen(root: Path) -> Seen:
     seen: Seen = {}
     for path, info in _files(str(root)):
         if stat.S_ISLNK(info.st_mode):
-            seen.setdefault((info.st_dev, info.st_ino), set()).add(os.path.realpath(path))
+            seen.setdefault((info.st_dev, info.st_ino), set()).add(resolve(path))
     return seen
 
 
@@ -115,7 +117,7 @@ def sweep_way_outs(root: Path, since: float, seen: Seen | None = None) -> list[s
             if stat.S_ISLNK(mode):
                 if info.st_ctime < since and seen is None:
                     continue
-                key, real = (info.st_dev, info.st_ino), os.path.realpath(path)
+                key, real = (info.st_dev, info.st_ino), resolve(path)
                 moved = seen is not None and key in seen and real not in seen[key]
                 if not _inside(real, top) and (info.st_ctime >= since or moved):
                     _undo(found, f"{name} -> {os.readlink(path)}", partial(os.unlink, path))

@@ -33,17 +33,22 @@ run. The file permissions of reach's user stay the real boundary.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import stat
 from collections.abc import Sequence
 from pathlib import Path
 
 from .argv import ArgvRefused
 from .grammar import Parsed
 
-__all__ = ["check_escapes", "check_paths", "working_dirs"]
+__all__ = ["check_escapes", "check_paths", "resolve", "working_dirs"]
 
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*")
+
+_PROC = "/proc"
+_MAX_HOPS = 40  # as the kernel's limit on links followed in one lookup
 
 #: Absolute paths that name no file of the host worth protecting.
 HARMLESS = frozenset({"/dev/null"})
@@ -122,20 +127,46 @@ def _bundle_tails(arg: str, cwd: Path) -> list[str]:
     return tails
 
 
-def _resolve(where: str) -> str:
-    """`realpath` of the part that exists, the rest applied as text (a missing name is no link)."""
-    parts = where.split("/")
+def resolve(where: str) -> str:
+    """Where the path `where` leads: links followed, `..` applied, a missing name
+    and what follows it taken as text (a missing name is no link).
+
+    A path that enters /proc stops there, as written (so it is inside no root):
+    `/proc/self/cwd`, `/proc/thread-self`, `/dev/fd` (a link to `/proc/self/fd`) name the
+    *reading* process's directory and files. `os.path.realpath` read them in reach, whose
+    working directory may lie inside the root (reach started in `~/project`, root `~`),
+    while the program reads them in its own: `/proc/self/cwd/..` was the root to the check
+    and the root's parent to `cat`. Raises OSError (ELOOP) on a link loop.
+    """
+    if not where.startswith("/"):
+        where = os.path.join(os.getcwd(), where)  # as realpath, without its lexical `..`
+    pending = where.split("/")[::-1]  # a stack: the next name last
     current = "/"
-    for at, part in enumerate(parts):
+    hops = 0
+    while pending:
+        part = pending.pop()
         if part in ("", "."):
             continue
         if part == "..":
             current = os.path.dirname(current)
             continue
         step = os.path.join(current, part)
-        if not os.path.lexists(step):
-            return os.path.normpath(os.path.join(current, *parts[at:]))
-        current = os.path.realpath(step)
+        if step == _PROC or step.startswith(_PROC + "/"):
+            return "/".join([step, *pending[::-1]])
+        try:
+            info = os.lstat(step)
+        except OSError:  # missing, or not a folder: the rest is text
+            return os.path.normpath(os.path.join(step, *pending[::-1]))
+        if not stat.S_ISLNK(info.st_mode):
+            current = step
+            continue
+        hops += 1
+        if hops > _MAX_HOPS:
+            raise OSError(errno.ELOOP, "too many levels of symbolic links", where)
+        target = os.readlink(step)
+        if target.startswith("/"):
+            current = "/"
+        pending += target.split("/")[::-1]
     return current
 
 
@@ -150,7 +181,7 @@ def _outside(piece: str, cwd: Path, root: Path) -> str | None:
     else:
         where = os.path.join(cwd, piece)
     try:
-        real = Path(_resolve(where))
+        real = Path(resolve(where))
     except (OSError, ValueError, RuntimeError):
         return "cannot be resolved"
     if real == root or real.is_relative_to(root):
