@@ -60,12 +60,20 @@ def _undo(found: list[str], name: str, undo: Callable[[], object]) -> None:
 Seen = dict[tuple[int, int], set[str]]
 
 
-def _files(top: str) -> Iterator[tuple[str, os.stat_result]]:
+def _files(top: str, since: float, opened: list[str]) -> Iterator[tuple[str, os.stat_result]]:
     """Every entry under `top` but folders, with its `lstat`; links are not followed.
-    A folder that cannot be read (gone, no permission) is skipped."""
+
+    A folder that reach's user cannot list or search (a call's `chmod 000 d`, or tar
+    restoring an archive's `d---------` after extracting a link into it) hid its links
+    from the walk, and a later call opened it and wrote through them. Such a folder gets
+    its owner's bits back first (u+rwx, named in `opened`); run as root nothing is
+    closed. One that stays closed (another owner's) is skipped, and named when it
+    changed at or after `since` (something may have been put in it).
+    """
     folders = [top]
     while folders:
         folder = folders.pop()
+        _open_to_owner(folder, top, stat.S_IRUSR | stat.S_IXUSR, since, opened, stat.S_IRWXU)
         try:
             entries = os.scandir(folder)
         except OSError:
@@ -81,12 +89,57 @@ def _files(top: str) -> Iterator[tuple[str, os.stat_result]]:
                     continue
 
 
+_ACCESS = {stat.S_IRUSR: os.R_OK, stat.S_IWUSR: os.W_OK, stat.S_IXUSR: os.X_OK}
+
+
+def _open_to_owner(folder: str, top: str, need: int, since: float, opened: list[str], bits: int = 0) -> None:
+    """Give `folder` its owner's `bits` (default `need`) if reach lacks `need` there (u+rx to walk
+    it, then u+rwx: what is in it may have to go; u+wx to unlink in it)."""
+    if os.access(folder, sum(v for k, v in _ACCESS.items() if need & k), follow_symlinks=False):
+        return
+    bits = bits or need
+    name = os.path.relpath(folder, top)
+    letters = "".join(c for k, c in zip(_ACCESS, "rwx", strict=True) if bits & k)
+    try:  # by an O_PATH handle: a folder swapped for a link meanwhile is refused, not followed
+        handle = os.open(folder, os.O_PATH | os.O_NOFOLLOW | os.O_DIRECTORY)
+    except OSError:  # gone, or no longer a folder
+        return
+    try:
+        info = os.fstat(handle)
+        try:
+            os.chmod(f"/proc/self/fd/{handle}", stat.S_IMODE(info.st_mode) | bits)
+        except OSError as exc:
+            if info.st_ctime >= since:
+                opened.append(f"{name}/ (folder closed to reach, not checked: {exc.strerror or exc})")
+            return
+        opened.append(f"{name}/ (folder opened to its owner, u+{letters}: it hid what is in it)")
+    finally:
+        os.close(handle)
+
+
+def _unlink(path: str, top: str, since: float, found: list[str]) -> None:
+    """Unlink `path`; in a folder reach may not write (`chmod a-w d`), after giving it u+wx."""
+    try:
+        os.unlink(path)
+    except PermissionError:
+        _open_to_owner(os.path.dirname(path), top, stat.S_IWUSR | stat.S_IXUSR, since, found)
+        os.unlink(path)
+
+
+def _leads_to(path: str) -> str:
+    """Where the link at `path` leads; a loop leads nowhere (the link itself: inside)."""
+    try:
+        return resolve(path)
+    except OSError:
+        return path
+
+
 def links_seen(root: Path) -> Seen:
     """Where every link under `root` (resolved) leads now: the start of :func:`sweep_way_outs`'s memory."""
     seen: Seen = {}
-    for path, info in _files(str(root)):
+    for path, info in _files(str(root), float("inf"), []):
         if stat.S_ISLNK(info.st_mode):
-            seen.setdefault((info.st_dev, info.st_ino), set()).add(resolve(path))
+            seen.setdefault((info.st_dev, info.st_ino), set()).add(_leads_to(path))
     return seen
 
 
@@ -110,17 +163,17 @@ def sweep_way_outs(root: Path, since: float, seen: Seen | None = None) -> list[s
     top = str(root)
     found: list[str] = []
     now: Seen = {}
-    for path, info in _files(top):
+    for path, info in _files(top, since, found):
         try:
             mode = info.st_mode
             name = os.path.relpath(path, top)
             if stat.S_ISLNK(mode):
                 if info.st_ctime < since and seen is None:
                     continue
-                key, real = (info.st_dev, info.st_ino), resolve(path)
+                key, real = (info.st_dev, info.st_ino), _leads_to(path)
                 moved = seen is not None and key in seen and real not in seen[key]
                 if not _inside(real, top) and (info.st_ctime >= since or moved):
-                    _undo(found, f"{name} -> {os.readlink(path)}", partial(os.unlink, path))
+                    _undo(found, f"{name} -> {os.readlink(path)}", partial(_unlink, path, top, since, found))
                 else:
                     now.setdefault(key, set()).add(real)
                 continue
@@ -136,7 +189,7 @@ def sweep_way_outs(root: Path, since: float, seen: Seen | None = None) -> list[s
             elif stat.S_ISCHR(mode) or stat.S_ISBLK(mode):  # FIFOs and sockets stay
                 kind = "character" if stat.S_ISCHR(mode) else "block"
                 device = f"{os.major(info.st_rdev)}:{os.minor(info.st_rdev)}"
-                _undo(found, f"{name} ({kind} device {device})", partial(os.unlink, path))
+                _undo(found, f"{name} ({kind} device {device})", partial(_unlink, path, top, since, found))
         except OSError:
             continue
     if seen is not None:
