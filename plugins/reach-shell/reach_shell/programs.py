@@ -169,6 +169,9 @@ GIT = Grammar(
                 },
             ),
             "init": _options("--template=", {"--template": _TEMPLATE_RUNS}),
+            "apply": _options("--unsafe-paths", escapes={
+                "--unsafe-paths": "applies a patch to the names written in it, `../elsewhere/x` and "
+                                  "`/elsewhere/x` too (without it git refuses them)"}),
             "ls-remote": _options("-u --upload-pack=", {"-u": "runs the given upload-pack program"}),
             "difftool": _options("-x --extcmd= ; -t --tool=", {"-x": "runs a diff command", "-t": "runs a tool"}),
             "mergetool": _options("-t --tool=", {"-t": "runs a merge tool"}),
