@@ -238,7 +238,7 @@ def _option_at(args: Sequence[str], index: int, grammar: Grammar, parsed: Parsed
             parsed.found.append(Found(index, arg, word, spelling=arg))
         for letter in arg[1:]:
             option = grammar.short(letter)
-            if option is not None and option.runs:
+            if option is not None and (option.runs or option.escapes):
                 parsed.found.append(Found(index, arg, option, spelling=f"-{letter}"))
         return index + 1
     position = 1

@@ -378,6 +378,15 @@ def _zip_danger(text: str) -> str | None:
 
 ZIP = Grammar("zip", shorts_known=False, options=DEFAULT.options, text_check=_zip_danger)
 
+# Info-ZIP unzip: `-:` keeps `../` in member names (without it unzip skips them), so `unzip -: a.zip`
+# wrote `../elsewhere/x`. Its letters are unknown otherwise: `-o:`, `-:q` bundles hold it too.
+UNZIP = Grammar(
+    "unzip",
+    shorts_known=False,
+    options=_options("-:", escapes={"-:": "extracts members at the `../` names written in the archive, "
+                                          "wherever they point (without it unzip skips `../`)"}) + DEFAULT.options,
+)
+
 # GNU split: `--filter=CMD` pipes each chunk into `sh -c CMD`. (Not in the common list:
 # `docker ps --filter`, `rsync --filter` are harmless and common.)
 SPLIT = Grammar(
@@ -436,7 +445,7 @@ SSH = Grammar(
 _BY_NAME = {
     "tar": TAR, "gtar": TAR, "git": GIT, "sort": SORT, "find": FIND, "env": ENV,
     "sed": SED, "gsed": SED, "awk": AWK, "gawk": AWK, "mawk": AWK, "nawk": AWK,
-    "original-awk": AWK, "busybox": LAUNCHER, "rsync": RSYNC, "zip": ZIP, "wget": WGET,
+    "original-awk": AWK, "busybox": LAUNCHER, "rsync": RSYNC, "zip": ZIP, "unzip": UNZIP, "wget": WGET,
     "split": SPLIT, "gsplit": SPLIT, "wc": WC, "du": DU, "ssh": SSH, "scp": SSH, "sftp": SSH, "slogin": SSH,
     **{name: LAUNCHER for name in LAUNCHERS},
     **{name: RESPONSE_FILES for name in _RESPONSE_NAMES},
