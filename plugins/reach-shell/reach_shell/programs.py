@@ -230,9 +230,9 @@ _COMMON_RUNS = {
     )
 }
 # `--files0-from` (coreutils), `--files-from` (rsync, bsdtar): names read from a file. Their
-# abbreviations are read down to `--files` only: `--file` is grep's pattern file and many
-# programs' own option (wc and du, which read `--file` as `--files0-from`, have grammars).
-_COMMON_LISTS = tuple(Option((name,), "optional", escapes=_NAME_LIST, least=len("--files"))
+# abbreviations are read down to `--files0` / `--files-` only: `--file` is grep's pattern file,
+# `--files` ripgrep's file listing (wc and du, which read both as `--files0-from`, have grammars).
+_COMMON_LISTS = tuple(Option((name,), "optional", escapes=_NAME_LIST, least=len("--files0"))
                       for name in ("--files0-from", "--files-from"))
 DEFAULT = Grammar(
     "default",

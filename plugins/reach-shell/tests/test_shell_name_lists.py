@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 from reach_shell import RunCommand, ShellSettings
+from reach_shell.grammar import parse
+from reach_shell.programs import DEFAULT
 from shell_attack import snapshot
 
 from reach_core import InvalidArguments
@@ -148,3 +150,15 @@ async def test_grep_pattern_file_is_not_a_name_list(root: Path) -> None:
     tool = RunCommand(ShellSettings(root=root, commands={"grep": {}}))
     content = await tool.execute({"command": "grep", "args": ["--file=pat", "a.txt", "b.txt"]})
     assert content["stdout"] == "a.txt:alpha\n"
+
+
+@pytest.mark.parametrize(
+    ("arg", "name_list"),
+    [("--files0-from=l", True), ("--files0=l", True), ("--files-from=l", True), ("--files-fr", True),
+     ("--files-", True), ("--files", False), ("--file=p", False), ("--files-with-matches", False),
+     ("--files-without-match", False)],
+)
+def test_programs_without_a_grammar_read_name_lists_down_to_files0_and_files_dash(arg: str, name_list: bool) -> None:
+    """`rg --files` lists files and `grep --file` reads patterns; `--files0`/`--files-` are name lists."""
+    found = [f for f in parse([arg, "x"], DEFAULT).options if f.option is not None and f.option.escapes]
+    assert bool(found) is name_list
