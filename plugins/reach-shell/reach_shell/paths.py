@@ -218,13 +218,25 @@ def working_dirs(args: Sequence[str], parsed: Parsed, cwd: Path, *, git: bool) -
     base, at = cwd, 0
     for index in range(len(args)):
         while at < len(changes) and changes[at][0] <= index:
-            base = Path(os.path.normpath(os.path.join(base, changes[at][1])))
+            base = _chdir(base, changes[at][1])
             at += 1
         per_arg.append(base)
     final = base
     for _, value in changes[at:]:
-        final = Path(os.path.normpath(os.path.join(final, value)))
+        final = _chdir(final, value)
     return [sorted({here, final} | ({cwd} if not git else set())) for here in per_arg]
+
+
+def _chdir(base: Path, value: str) -> Path:
+    """The folder `cd value` from `base` reaches: links first, then `..` (as the program goes).
+    `-C l/..` with `l -> .` is the parent of `base`, not `base` as `normpath` had it, and
+    the arguments after it were read from one folder too deep. A value that cannot be
+    resolved (a loop) is refused as an argument by :func:`check_paths`; text is enough here."""
+    where = os.path.join(base, value)
+    try:
+        return Path(resolve(where))
+    except (OSError, ValueError):
+        return Path(os.path.normpath(where))
 
 
 class _TextSlot:
