@@ -491,8 +491,9 @@ async def exchange(
     (``Authorization``, ``Cookie``, ``*-Key``, ``*Token*`` ...). A later hop back to
     that origin gets them again (query credentials included, which the redirect's
     URL would otherwise lose). 303 (and 301/302 after POST) continue as GET without
-    the body, as browsers do. A 307/308 keeps method and body, so one that sends a
-    body to another origin is not followed: the redirect itself is the answer.
+    the body, as browsers do. Any other redirect keeps method and body (307/308 always,
+    301/302 for PUT, PATCH, DELETE), so one that would send a body to another origin is
+    not followed: the redirect itself is the answer.
     """
     if private_origin is not None:  # the earlier single-origin spelling
         scheme, host_name, port_number = private_origin
@@ -542,12 +543,17 @@ async def exchange(
                         raise HostRefused(
                             f"the redirect target {location[:200]!r} is not a valid URL ({exc})"
                         ) from None
-                    if send_body and response.status_code in (307, 308) and origin(next_url) != origin(url):
+                    as_get = response.status_code == 303 or (response.status_code in (301, 302) and method == "POST")
+                    if send_body and not as_get and origin(next_url) != origin(url):
+                        # 307/308 keep method and body by definition, and 301/302 keep them for every
+                        # method but POST (PUT, PATCH, DELETE with a body): whatever the code, a body
+                        # the model wrote never goes to an origin the server picked.
                         return _raw(response, body, cut, method, url, unfollowed=(
-                            f"not followed: a {response.status_code} to another origin would send the request "
-                            "body there; the request was not repeated. Tell the user where the service points"
+                            f"not followed: a {response.status_code} to another origin would send the {method} "
+                            "request and its body there; the request was not repeated. Tell the user where the "
+                            "service points"
                         ))
-                    if response.status_code == 303 or (response.status_code in (301, 302) and method == "POST"):
+                    if as_get:
                         if method != "HEAD":
                             method = "GET"
                         send_body = False
