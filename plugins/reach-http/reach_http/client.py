@@ -331,6 +331,15 @@ class ServiceClient:
     async def _send_prepared(self, p: Prepared, shown: str) -> dict[str, Any]:
         s = self.settings
         safe = p.method in SAFE_METHODS
+        masker = p.credentials.masker
+
+        def said(exc: Exception, limit: int | None = None) -> str:
+            """What went wrong, configured secrets masked *before* any cut: an error quoting what
+            the service sent (a malformed header line, a bad chunk size, a redirect target reach
+            refuses) can hold a credential the service reflected."""
+            text = masker.text(str(exc) or type(exc).__name__)
+            return text if limit is None else masker.cut(text, limit)
+
         try:
             raw = await exchange(
                 self.guard,
@@ -349,25 +358,30 @@ class ServiceClient:
         except RedirectNotFollowed as exc:
             raise BusinessError(
                 f"service {self.name!r} received {shown} and answered with a redirect that was not followed "
-                f"({exc}); the request has probably taken effect. Check the current state before sending it again",
+                f"({said(exc)}); the request has probably taken effect. Check the current state before sending it "
+                "again",
                 code="outcome_unknown",
             ) from None
         except HostUnresolved as exc:
-            raise RetryableError(f"service {self.name!r} on {shown}: {exc}; nothing was sent") from None
+            raise RetryableError(f"service {self.name!r} on {shown}: {said(exc)}; nothing was sent") from None
         except HostRefused as exc:
-            raise BusinessError(f"refused to call service {self.name!r} on {shown}: {exc}; do not retry") from None
+            raise BusinessError(
+                f"refused to call service {self.name!r} on {shown}: {said(exc)}; do not retry"
+            ) from None
         except TooManyRedirects as exc:
-            raise BusinessError(f"service {self.name!r}: {exc} on {shown}; the request was not completed") from None
+            raise BusinessError(
+                f"service {self.name!r}: {said(exc)} on {shown}; the request was not completed"
+            ) from None
         except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
             raise RetryableError(
-                f"could not connect to service {self.name!r} ({_short(exc)}); nothing was sent"
+                f"could not connect to service {self.name!r} ({said(exc, 200)}); nothing was sent"
             ) from None
         except httpx.TimeoutException:
             raise self._unfinished(safe, shown, f"no complete answer within {s.timeout:g} s") from None
         except httpx.TransportError as exc:
-            raise self._unfinished(safe, shown, f"the connection failed ({_short(exc)})") from None
+            raise self._unfinished(safe, shown, f"the connection failed ({said(exc, 200)})") from None
         except httpx.DecodingError as exc:
-            raise self._unfinished(safe, shown, f"its answer could not be decoded ({_short(exc)})") from None
+            raise self._unfinished(safe, shown, f"its answer could not be decoded ({said(exc, 200)})") from None
         return p.credentials.scrub(self._result(raw, shown, p.method, p.credentials))
 
     def _unfinished(self, safe: bool, shown: str, what: str) -> Exception:
@@ -420,11 +434,6 @@ class ServiceClient:
                 code="outcome_unknown",
             )
         raise BusinessError(f"service {self.name!r} answered {status} to {shown}: {message}")
-
-
-def _short(exc: Exception) -> str:
-    text = str(exc) or type(exc).__name__
-    return text[:200]
 
 
 async def _read_limited(response: httpx.Response, limit: int) -> tuple[bytes, bool]:
@@ -540,8 +549,9 @@ async def exchange(
                         next_url = url.join(location)
                         origin(next_url)
                     except (httpx.InvalidURL, ValueError) as exc:  # idna errors and BadURL are ValueErrors
+                        shown_target = credentials.masker.cut(credentials.masker.text(location), 200)
                         raise HostRefused(
-                            f"the redirect target {location[:200]!r} is not a valid URL ({exc})"
+                            f"the redirect target {shown_target!r} is not a valid URL ({exc})"
                         ) from None
                     as_get = response.status_code == 303 or (response.status_code in (301, 302) and method == "POST")
                     if send_body and not as_get and origin(next_url) != origin(url):

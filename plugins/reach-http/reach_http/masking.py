@@ -98,5 +98,14 @@ class Masker:
         return text
 
     def cut(self, text: str, limit: int) -> str:
-        """The first ``limit`` characters of an already masked ``text``, no partial secret at the end."""
-        return text if len(text) <= limit else self.tail(text[:limit])
+        """The first ``limit`` characters of an already masked ``text``, no partial secret at the end.
+
+        A cut through a mask keeps the whole mask: ``...key=[`` would hide that a credential
+        stood there (like :meth:`tail`, the result may then pass ``limit`` by the mask's length).
+        """
+        if len(text) <= limit:
+            return text
+        through = text.find(MASK, max(0, limit - len(MASK) + 1))
+        if self._re is not None and 0 <= through < limit:
+            return text[:through] + MASK
+        return self.tail(text[:limit])

@@ -26,7 +26,7 @@ from typing import Any
 from urllib.parse import quote, unquote
 
 import pytest
-from http_testserver import Server, local
+from http_testserver import Server
 from reach_http import AddressGuard, StaticResolver, build_connectors
 
 from reach_core.testing import make_reach
@@ -141,3 +141,116 @@ async def test_a_redirect_that_drops_the_body_is_still_followed_elsewhere(
     assert result.ok, result.error
     [landed] = b.state.requests
     assert landed["method"] == "GET" and landed["body"] == ""
+
+
+# --------------------------------------------------------------------------- 2. secrets in failure messages
+
+def _raw_server(script: Callable[[socket.socket, str], None]) -> tuple[socket.socket, int]:
+    """A socket server answering each connection with ``script(conn, request_head)``, bytes as written."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+
+            def one(conn: socket.socket = conn) -> None:
+                try:
+                    script(conn, conn.recv(65536).decode("latin-1"))
+                except OSError:
+                    pass
+                finally:
+                    conn.close()
+
+            threading.Thread(target=one, daemon=True).start()
+
+    threading.Thread(target=serve, daemon=True).start()
+    return listener, listener.getsockname()[1]
+
+
+def _echoed(head: str) -> bytes:
+    """What a reflecting service quotes: the credential-carrying headers' values and the query string."""
+    lines = head.split("\r\n")
+    target = lines[0].split(" ")[1] if " " in lines[0] else ""
+    parts = [target.split("?", 1)[1]] if "?" in target else []
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        if name.strip().lower() in ("authorization", "x-api-key", "cookie"):
+            parts.append(value.strip())
+    return "; ".join(parts).encode("latin-1")
+
+
+PAD = b"p" * 170
+"""Puts the secret across the 200-character cut of a quoted value, so a prefix would survive a cut-then-mask."""
+FAILURES: dict[str, Callable[[bytes], bytes]] = {
+    "nul-in-header-value": lambda e: b"HTTP/1.1 200 OK\r\nX-Echo: " + e + b"\x00\r\nContent-Length: 0\r\n\r\n",
+    "header-line-without-colon": lambda e: b"HTTP/1.1 200 OK\r\n" + e + b"\r\nContent-Length: 0\r\n\r\n",
+    "bad-chunk-size": lambda e: b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + e + b"\r\n",
+    "cut-through-secret": lambda e: b"HTTP/1.1 200 OK\r\nX-Echo: " + PAD[:150] + e
+                                    + b"\x00\r\nContent-Length: 0\r\n\r\n",
+    "location-with-space": lambda e: b"HTTP/1.1 302 Found\r\nLocation: /next?" + e.replace(b" ", b"+")
+                                     + b"&a=b c\r\nContent-Length: 0\r\n\r\n",
+    "location-odd-port": lambda e: b"HTTP/1.1 302 Found\r\nLocation: http://127.0.0.1:080/next?"
+                                   + e.replace(b" ", b"+") + b"\r\nContent-Length: 0\r\n\r\n",
+    "location-userinfo": lambda e: b"HTTP/1.1 302 Found\r\nLocation: http://u:" + quote(e).encode()
+                                   + b"@127.0.0.1/next\r\nContent-Length: 0\r\n\r\n",
+    "location-cut": lambda e: b"HTTP/1.1 302 Found\r\nLocation: /next?" + PAD + e.replace(b" ", b"+")
+                              + b"&a=b c\r\nContent-Length: 0\r\n\r\n",
+}
+AUTHS: dict[str, dict[str, Any]] = {
+    "bearer": {"auth": {"type": "bearer", "token": SECRET}},
+    "basic": {"auth": {"type": "basic", "username": "svc-user", "password": SECRET}},
+    "header": {"auth": {"type": "header", "name": "X-API-Key", "value": SECRET}},
+    "query": {"auth": {"type": "query", "name": "api_key", "value": SECRET}},
+    "cookie": {"headers": {"Cookie": f"sid={SECRET}"}},
+}
+
+
+def _visible(text: str) -> list[str]:
+    """Forms of the secret (or its first 4+ characters) that a model could read in ``text``."""
+    forms = {SECRET, quote(SECRET), base64.b64encode(f"svc-user:{SECRET}".encode()).decode()}
+    found = [f for f in forms if f.lower() in text.lower() or f.lower() in unquote(text).lower()]
+    found += [SECRET[:n] for n in range(4, len(SECRET)) if text.rstrip("')\"; ").endswith(SECRET[:n])]
+    return found
+
+
+@pytest.mark.parametrize("method", ["GET", "POST"])
+@pytest.mark.parametrize("kind", sorted(AUTHS))
+@pytest.mark.parametrize("failure", sorted(FAILURES))
+async def test_a_reflected_secret_is_masked_in_failure_messages(
+    failure: str, kind: str, method: str, tmp_path: Any
+) -> None:
+    """The service quotes the credential into an answer reach cannot use; the failure the model
+    reads says what went wrong without the credential (nor its first characters)."""
+    build = FAILURES[failure]
+    listener, port = _raw_server(lambda conn, head: conn.sendall(build(_echoed(head))))
+    try:
+        reach = _reach(tmp_path, {"base_url": f"http://127.0.0.1:{port}", "allow_private": True,
+                                  "methods": ["GET", "POST"], **AUTHS[kind]}, guard=AddressGuard(StaticResolver()))
+        tool = "http_get" if method == "GET" else "http_request"
+        args: dict[str, Any] = {"service": "svc", "path": "/x"}
+        if method == "POST":
+            args |= {"method": "POST", "json": {"n": 1}}
+        result = await reach.invoke(tool, args)
+    finally:
+        listener.close()
+    assert not result.ok, result.content
+    assert _visible(result.error.message) == [], result.error.message
+    assert "[redact" in result.error.message, result.error.message  # said, not dropped (a cut may end the marker)
+
+
+@pytest.mark.parametrize("failure", ["nul-in-header-value", "location-with-space"])
+async def test_failures_without_a_secret_are_reported_as_before(failure: str, tmp_path: Any) -> None:
+    listener, port = _raw_server(lambda conn, head: conn.sendall(FAILURES[failure](b"plain-text-here")))
+    try:
+        reach = _reach(tmp_path, {"base_url": f"http://127.0.0.1:{port}", "allow_private": True},
+                       guard=AddressGuard(StaticResolver()))
+        result = await reach.invoke("http_get", {"service": "svc", "path": "/x"})
+    finally:
+        listener.close()
+    assert not result.ok and "plain-text-here" in result.error.message, result.error
+    assert "[redacted credential]" not in result.error.message
