@@ -187,6 +187,44 @@ def _check_path(path: str) -> str:
     return path
 
 
+_SQUASH = re.compile(r"[^a-z0-9_]")
+
+
+def method_override(name: str) -> bool:
+    """Whether a query parameter or top-level body field ``name`` overrides the HTTP method.
+
+    Laravel and Symfony run a POST carrying ``_method=DELETE`` (in the query, a form or, in
+    Laravel, a JSON body) as a DELETE; Express's ``method-override`` reads ``?_method=``,
+    Rails a ``_method`` form field, Salesforce ``?_HttpMethod=PATCH``, and some gateways a
+    query named like the ``X-HTTP-Method-Override`` header. A model that may only POST
+    could delete through them, past the service's ``methods``, so these names are refused
+    in any case, percent-encoded, with ``-``/``.``/spaces or brackets around them.
+    ``method`` or ``payment_method`` (no leading ``_``) are ordinary names and pass.
+    """
+    squashed = _SQUASH.sub("", unicodedata.normalize("NFKC", _decoded(name)).strip().lower())
+    bare = squashed.replace("_", "")
+    return (
+        re.fullmatch(r"_+(http_*)?method", squashed) is not None
+        or "methodoverride" in bare
+        or bare == "xhttpmethod"
+    )
+
+
+def _check_no_method_override(query: list[tuple[str, str]], json_body: Any) -> None:
+    for key, _ in query:
+        if method_override(key):
+            raise InvalidArguments(
+                "query", f"without {key!r}: it overrides the HTTP method on many servers; the method is "
+                "chosen by the tool (its `method` argument, within the service's allowed methods)", {"page": 2},
+            )
+    for key in json_body if isinstance(json_body, dict) else ():
+        if isinstance(key, str) and method_override(key):
+            raise InvalidArguments(
+                "json", f"without the field {key!r}: it overrides the HTTP method on many servers; the method "
+                "is chosen by the tool (its `method` argument, within the service's allowed methods)",
+            )
+
+
 def _secret_values(headers: dict[str, str], secret_auth: list[str]) -> tuple[str, ...]:
     """Auth values, and the values of configured headers whose names say they carry a credential
     (each cookie's value too); ``Accept`` or ``X-Tenant`` values are not secrets and stay."""
@@ -317,6 +355,7 @@ class ServiceClient:
             plain["Cookie"] = "; ".join(f"{k}={v}" for k, v in cookies)
         if idempotency_key and method not in SAFE_METHODS and "idempotency-key" not in map(header_key, plain):
             plain["Idempotency-Key"] = header_value(idempotency_key)
+        _check_no_method_override(query or [], json_body)
         secret_names = credentials.query_names()
         prepared = Prepared(
             method=method,

@@ -254,3 +254,83 @@ async def test_failures_without_a_secret_are_reported_as_before(failure: str, tm
         listener.close()
     assert not result.ok and "plain-text-here" in result.error.message, result.error
     assert "[redacted credential]" not in result.error.message
+
+
+# --------------------------------------------------------------------------- 3. method overrides in query and body
+
+OVERRIDES = ["_method", "_METHOD", "_Method", " _method", "_method ", "_method[]", "__method", "%5Fmethod",
+             "%255Fmethod", "_HttpMethod", "_httpmethod", "_http_method", "X-HTTP-Method-Override",
+             "x-http-method-override", "x_http_method_override", "X-Method-Override", "method-override",
+             "_method_override", "X-HTTP-Method", "x.http.method", "\uff3fmethod"]
+"""``_method`` (Laravel, Symfony, Express method-override, Rails), ``_HttpMethod`` (Salesforce), and
+query spellings of the override headers; case, padding, brackets (PHP arrays), percent-encoding and
+a full-width underscore (NFKC ``_``)."""
+HONEST_NAMES = ["method", "payment_method", "methods", "http_method", "override", "method_name", "shipping-method"]
+
+
+def _post_only(a: Server) -> dict[str, Any]:
+    return {"base_url": f"http://127.0.0.1:{a.port}", "allow_private": True, "methods": ["GET", "POST"]}
+
+
+@pytest.mark.parametrize("tool", ["http_get", "http_request"])
+@pytest.mark.parametrize("name", OVERRIDES)
+async def test_a_method_override_in_the_query_is_refused(
+    name: str, tool: str, two: tuple[Server, Server], tmp_path: Any
+) -> None:
+    """A service that allows GET and POST: ``POST /pets/1?_method=DELETE`` would delete on
+    Laravel or Express; the override is refused and nothing is sent."""
+    a, _ = two
+    reach = _reach(tmp_path, _post_only(a))
+    args: dict[str, Any] = {"service": "svc", "path": "/echo", "query": {name: "DELETE"}}
+    if tool == "http_request":
+        args["method"] = "POST"
+    result = await reach.invoke(tool, args)
+    assert not result.ok and result.error.code == "invalid_arguments", result.content
+    assert "overrides the HTTP method" in result.error.message
+    assert a.state.requests == []
+
+
+@pytest.mark.parametrize("name", [n for n in OVERRIDES if "%" not in n and not n.endswith("]")])
+async def test_a_method_override_in_the_json_body_is_refused(name: str, two: tuple[Server, Server],
+                                                             tmp_path: Any) -> None:
+    """Laravel reads ``_method`` from a JSON body as well."""
+    a, _ = two
+    reach = _reach(tmp_path, _post_only(a))
+    result = await reach.invoke("http_request", {"service": "svc", "method": "POST", "path": "/echo",
+                                                 "json": {name: "DELETE", "id": 1}})
+    assert not result.ok and result.error.code == "invalid_arguments", result.content
+    assert a.state.requests == []
+
+
+async def test_a_method_override_declared_by_a_document_is_refused_when_called(two: tuple[Server, Server],
+                                                                              tmp_path: Any) -> None:
+    """A document may declare ``_method`` as a query parameter; calling with it still sends nothing."""
+    import json
+
+    a, _ = two
+    doc = tmp_path / "api.json"
+    doc.write_text(json.dumps({
+        "openapi": "3.0.3", "info": {"title": "t", "version": "1"},
+        "paths": {"/echo/{id}": {"post": {
+            "operationId": "updateThing",
+            "parameters": [{"name": "id", "in": "path", "required": True, "schema": {"type": "integer"}},
+                           {"name": "_method", "in": "query", "schema": {"type": "string"}}],
+            "responses": {"200": {"description": "ok"}}}}}}))
+    reach = _reach(tmp_path, {**_post_only(a), "openapi": str(doc)})
+    refused = await reach.invoke("updateThing", {"id": 1, "_method": "DELETE"})
+    assert not refused.ok and refused.error.code == "invalid_arguments", refused.content
+    assert a.state.requests == []
+    plain = await reach.invoke("updateThing", {"id": 1})
+    assert plain.ok and plain.content["body"]["method"] == "POST", plain
+
+
+@pytest.mark.parametrize("name", HONEST_NAMES)
+async def test_ordinary_names_with_method_in_them_still_arrive(name: str, two: tuple[Server, Server],
+                                                               tmp_path: Any) -> None:
+    a, _ = two
+    reach = _reach(tmp_path, _post_only(a))
+    result = await reach.invoke("http_request", {"service": "svc", "method": "POST", "path": "/echo",
+                                                 "query": {name: "card"}, "json": {name: "card"}})
+    assert result.ok, result.error
+    assert result.content["body"]["query"] == {name: ["card"]}
+    assert result.content["body"]["body"] == {name: "card"}
