@@ -100,6 +100,14 @@ class Credentials:
     def query_names(self) -> set[str]:
         return {k.lower() for k, _ in self.query}
 
+    def cookie_names(self) -> set[str]:
+        """Names of the cookies configured in ``headers`` (``Cookie: a=1; session=...``), lower case."""
+        return {
+            part.split("=", 1)[0].strip().lower()
+            for key, value in self.headers.items() if header_key(key) == "cookie"
+            for part in value.split(";") if "=" in part
+        }
+
 
 _UNPRINTABLE = frozenset({"Cc", "Zs", "Zl", "Zp"})
 """Control characters and every kind of space or line separator (``\\x7f``, NBSP, U+2028 ...)."""
@@ -351,6 +359,10 @@ class ServiceClient:
             for other in [k for k in plain if header_key(k) == header_key(key)]:
                 del plain[other]
             plain[key] = check_header_value(key, str(value))
+        # a cookie argument named like a configured cookie is dropped, like a query key: with both
+        # sent, Django and http.cookies take the last one, the model's (another account's session)
+        mine = credentials.cookie_names()
+        cookies = [(k, v) for k, v in cookies or [] if k.strip().lower() not in mine]
         if cookies:
             plain["Cookie"] = "; ".join(f"{k}={v}" for k, v in cookies)
         if idempotency_key and method not in SAFE_METHODS and "idempotency-key" not in map(header_key, plain):

@@ -334,3 +334,46 @@ async def test_ordinary_names_with_method_in_them_still_arrive(name: str, two: t
     assert result.ok, result.error
     assert result.content["body"]["query"] == {name: ["card"]}
     assert result.content["body"]["body"] == {name: "card"}
+
+
+# ------------------------------------------------------------- 4. a cookie argument named like a configured one
+
+CONFIGURED_COOKIES = ["session=configured-1", "theme=dark; session=configured-1", "theme=dark;session = configured-1"]
+COOKIE_SPELLINGS = ["session", "SESSION", "Session"]
+
+
+def _cookie_doc(tmp_path: Any, name: str) -> str:
+    import json
+
+    doc = tmp_path / "cookies.json"
+    doc.write_text(json.dumps({
+        "openapi": "3.0.3", "info": {"title": "t", "version": "1"},
+        "paths": {"/echo/{id}": {"post": {
+            "operationId": "postThing",
+            "parameters": [{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}},
+                           {"name": name, "in": "cookie", "schema": {"type": "string"}},
+                           {"name": "pref", "in": "cookie", "schema": {"type": "string"}}],
+            "responses": {"200": {"description": "ok"}}}}}}))
+    return str(doc)
+
+
+@pytest.mark.parametrize("configured", CONFIGURED_COOKIES)
+@pytest.mark.parametrize("name", COOKIE_SPELLINGS)
+async def test_a_cookie_argument_cannot_shadow_a_configured_cookie(
+    name: str, configured: str, two: tuple[Server, Server], tmp_path: Any
+) -> None:
+    """``Cookie: session=configured; session=attacker`` is the attacker's session to Django and
+    Python's ``http.cookies`` (the last value wins): the model would act in another account. A
+    cookie argument named like a configured cookie, in any case, is dropped like a query key."""
+    a, _ = two
+    reach = _reach(tmp_path, {"base_url": f"http://127.0.0.1:{a.port}", "allow_private": True,
+                              "methods": ["POST"], "openapi": _cookie_doc(tmp_path, name),
+                              "headers": {"Cookie": configured}})
+    tool = next(t for t in reach.tools() if t["function"]["name"] == "postThing")
+    key = next(k for k in tool["function"]["parameters"]["properties"] if k.lower().startswith("session"))
+    result = await reach.invoke("postThing", {"id": "1", key: "attacker", "pref": "x"})
+    assert result.ok, result.error
+    sent = a.state.requests[-1]["headers"]["Cookie"]
+    pairs = [p.split("=", 1) for p in sent.split(";")]
+    assert [v.strip() for k, v in pairs if k.strip().lower() == "session"] == ["configured-1"], sent
+    assert "attacker" not in sent and "pref=x" in sent, sent
