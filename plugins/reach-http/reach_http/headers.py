@@ -55,8 +55,13 @@ a client address claim, which backends trust for allow-lists and rate limits."""
 
 _CREDENTIAL_WORDS = (
     "auth", "token", "key", "secret", "session", "password", "passwd", "credential", "signature",
-    "cookie", "csrf", "xsrf", "api",
+    "cookie", "csrf", "xsrf", "api", "jwt", "bearer", "assertion", "dpop", "hmac", "pwd",
 )
+"""Anywhere in a name: ``X-Api-Key``, ``X-Jwt-Assertion``, ``DPoP`` ..."""
+_CREDENTIAL_PARTS = frozenset({"sig", "sign", "otp", "pin", "pat"})
+"""Whole ``-``-separated parts only (``X-Sig``, ``X-OTP``, ``X-PIN``; not ``X-Design``, ``X-Shipping``)."""
+_CREDENTIAL_PART_STARTS = ("pass",)
+"""A part that begins so (``X-Pass``, ``X-Passcode``, ``X-Passphrase``; not ``X-Compass-Region``)."""
 _NOT_CREDENTIALS = frozenset({"idempotency-key"})
 _TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+\Z")
 
@@ -116,4 +121,8 @@ def is_credential_header(name: str) -> bool:
     key = header_key(name)
     if key in _NOT_CREDENTIALS:
         return False
-    return key in ("authorization", "proxy-authorization") or any(w in key for w in _CREDENTIAL_WORDS)
+    return (
+        key in ("authorization", "proxy-authorization")
+        or any(w in key for w in _CREDENTIAL_WORDS)
+        or any(part in _CREDENTIAL_PARTS or part.startswith(_CREDENTIAL_PART_STARTS) for part in key.split("-"))
+    )

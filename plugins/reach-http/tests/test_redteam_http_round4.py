@@ -377,3 +377,57 @@ async def test_a_cookie_argument_cannot_shadow_a_configured_cookie(
     pairs = [p.split("=", 1) for p in sent.split(";")]
     assert [v.strip() for k, v in pairs if k.strip().lower() == "session"] == ["configured-1"], sent
     assert "attacker" not in sent and "pref=x" in sent, sent
+
+
+# --------------------------------------------------------------------------- 5. credential header names
+
+UNRECOGNISED_CREDENTIALS = [
+    "X-JWT", "X-Jwt-Assertion", "X-Goog-IAP-JWT-Assertion", "X-Client-Assertion", "DPoP", "X-Bearer",
+    "X-Pass", "X-Passcode", "X-Passphrase", "X-User-Pass", "X-Pwd", "X-HMAC", "X-Sig", "X-Sign", "X-OTP",
+    "X-Pat", "X-PIN", "x_jwt",
+]
+"""Header names that carry a credential without the words the rule knew (``key``, ``token``, ``auth``...):
+JWT assertions (WSO2, Google IAP), OAuth client assertions, DPoP proofs, pass phrases, HMACs and
+signatures, one-time codes, personal access tokens."""
+ORDINARY_CONFIGURED = ["X-Tenant", "X-Region", "Accept-Language", "X-Request-Source", "X-Design-Theme",
+                       "X-Shipping-Zone", "X-Compass-Region"]
+
+
+@pytest.mark.parametrize("name", UNRECOGNISED_CREDENTIALS)
+async def test_credential_headers_by_more_names_are_masked_and_stay_home(
+    name: str, two: tuple[Server, Server], tmp_path: Any
+) -> None:
+    """A configured header of that name echoed back is masked; an argument of that name (an OpenAPI
+    header parameter) does not follow a redirect to another origin."""
+    import json
+
+    a, b = two
+    doc = tmp_path / "hdr.json"
+    doc.write_text(json.dumps({
+        "openapi": "3.0.3", "info": {"title": "t", "version": "1"},
+        "paths": {"/redirect": {"get": {
+            "operationId": "getThing",
+            "parameters": [{"name": name, "in": "header", "schema": {"type": "string"}},
+                           {"name": "to", "in": "query", "schema": {"type": "string"}}],
+            "responses": {"200": {"description": "ok"}}}}}}))
+    echo = _reach(tmp_path, {"base_url": f"http://127.0.0.1:{a.port}", "headers": {name: SECRET}})
+    echoed = await echo.invoke("http_get", {"service": "svc", "path": "/echo"})
+    assert echoed.ok, echoed.error
+    assert SECRET not in json.dumps(echoed.content), echoed.content["body"]["headers"]
+    argued = _reach(tmp_path, {"base_url": f"http://127.0.0.1:{a.port}", "openapi": str(doc)})
+    key = next(k for k in next(t for t in argued.tools() if t["function"]["name"] == "getThing")
+               ["function"]["parameters"]["properties"] if k != "to")
+    result = await argued.invoke("getThing", {key: "users-own-" + SECRET, "to": f"http://127.0.0.1:{b.port}/echo"})
+    assert result.ok, result.error
+    [landed] = b.state.requests
+    assert not any(SECRET in v for v in landed["headers"].values()), landed["headers"]
+
+
+@pytest.mark.parametrize("name", ORDINARY_CONFIGURED)
+async def test_ordinary_configured_headers_are_still_shown(name: str, two: tuple[Server, Server],
+                                                           tmp_path: Any) -> None:
+    a, _ = two
+    reach = _reach(tmp_path, {"base_url": f"http://127.0.0.1:{a.port}", "headers": {name: "plain-value-7"}})
+    result = await reach.invoke("http_get", {"service": "svc", "path": "/echo"})
+    assert result.ok, result.error
+    assert "plain-value-7" in result.content["body"]["headers"].values()
