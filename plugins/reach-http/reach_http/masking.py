@@ -30,10 +30,17 @@ MIN_TAIL = 4
 
 
 def _spellings(secret: str) -> set[str]:
+    """The secret as written, percent-encoded once and twice, and base64-encoded.
+
+    Twice: a sign-in redirect or an error that quotes the URL it was asked for
+    (``/login?next=%2Fx%3Fapi_key%3Dab%252Bcd``) encodes the query key a second time,
+    and one decoding gives it back.
+    """
     raw = secret.encode()
     b64 = base64.b64encode(raw).decode("ascii")
+    once = {quote(secret, safe=""), quote_plus(secret), quote(secret)}
     return {
-        secret, quote(secret, safe=""), quote_plus(secret), quote(secret),
+        secret, *once, *(quote(s, safe="") for s in once), *(quote_plus(s) for s in once),
         b64, b64.rstrip("="), base64.urlsafe_b64encode(raw).decode("ascii").rstrip("="),
     }
 

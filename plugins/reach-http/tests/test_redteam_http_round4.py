@@ -23,7 +23,7 @@ import socket
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
-from urllib.parse import quote, unquote
+from urllib.parse import quote, quote_plus, unquote
 
 import pytest
 from http_testserver import Server
@@ -431,3 +431,38 @@ async def test_ordinary_configured_headers_are_still_shown(name: str, two: tuple
     result = await reach.invoke("http_get", {"service": "svc", "path": "/echo"})
     assert result.ok, result.error
     assert "plain-value-7" in result.content["body"]["headers"].values()
+
+
+# --------------------------------------------------------------------------- 6. a secret encoded twice
+
+SPECIAL_SECRETS = ["ab+cd/ef==", "tok:en@host%x", "p a s s+w/o=rd", "sk_live/AbC+dEf=="]
+"""Secrets whose percent-encoding differs from themselves (base64 tokens, passwords with spaces)."""
+TWICE: dict[str, Callable[[str], str]] = {
+    "quote-twice": lambda s: quote(quote(s, safe=""), safe=""),
+    "quote-plus-then-quote": lambda s: quote(quote_plus(s), safe=""),
+    "query-in-next-param": lambda s: "/login?next=" + quote("/x?api_key=" + quote(s, safe=""), safe=""),
+}
+
+
+@pytest.mark.parametrize("where", ["body", "location"])
+@pytest.mark.parametrize("form", sorted(TWICE))
+@pytest.mark.parametrize("secret", SPECIAL_SECRETS)
+async def test_a_secret_percent_encoded_twice_is_masked(secret: str, form: str, where: str, tmp_path: Any) -> None:
+    """``/login?next=%2Fx%3Fapi_key%3Dab%252Bcd...``: a sign-in redirect quoting the URL it was asked
+    for carries the query key encoded twice, which one decoding by the model gives back."""
+    quoted = TWICE[form](secret).encode()
+    if where == "body":
+        answer = (b"HTTP/1.1 401 Unauthorized\r\nContent-Type: text/plain\r\nContent-Length: %d\r\n\r\n"
+                  % (len(quoted) + 9) + b"sign in: " + quoted)
+    else:
+        answer = b"HTTP/1.1 302 Found\r\nLocation: /login?next=" + quoted + b"\r\nContent-Length: 0\r\n\r\n"
+    listener, port = _raw_server(lambda conn, head: conn.sendall(answer))
+    try:
+        reach = _reach(tmp_path, {"base_url": f"http://127.0.0.1:{port}", "allow_private": True, "max_redirects": 0,
+                                  "auth": {"type": "query", "name": "api_key", "value": secret}},
+                       guard=AddressGuard(StaticResolver()))
+        result = await reach.invoke("http_get", {"service": "svc", "path": "/x"})
+    finally:
+        listener.close()
+    shown = result.to_json()
+    assert quoted.decode() not in shown and "[redacted credential]" in shown, shown
