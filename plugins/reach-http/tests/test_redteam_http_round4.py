@@ -29,6 +29,7 @@ import pytest
 from http_testserver import Server
 from reach_http import AddressGuard, StaticResolver, build_connectors
 
+from reach_core import InvalidArguments
 from reach_core.testing import make_reach
 
 SECRET = "s3cr3t-Rk7Wq"
@@ -317,8 +318,15 @@ async def test_a_method_override_declared_by_a_document_is_refused_when_called(t
                            {"name": "_method", "in": "query", "schema": {"type": "string"}}],
             "responses": {"200": {"description": "ok"}}}}}}))
     reach = _reach(tmp_path, {**_post_only(a), "openapi": str(doc)})
+    tool = next(t for t in reach.tools() if t["function"]["name"] == "updateThing")
+    assert "_method" not in tool["function"]["parameters"]["properties"]
     refused = await reach.invoke("updateThing", {"id": 1, "_method": "DELETE"})
     assert not refused.ok and refused.error.code == "invalid_arguments", refused.content
+    assert a.state.requests == []
+    client = next(t for t in build_connectors({"services": {"svc": {**_post_only(a), "openapi": str(doc)}}})
+                  if t.name == "updateThing").client  # type: ignore[attr-defined]
+    with pytest.raises(InvalidArguments):  # a caller that skips the schema cannot send it either
+        await client.send("POST", "/echo/1", query=[("_method", "DELETE")])
     assert a.state.requests == []
     plain = await reach.invoke("updateThing", {"id": 1})
     assert plain.ok and plain.content["body"]["method"] == "POST", plain
