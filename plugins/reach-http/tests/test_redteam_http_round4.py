@@ -22,6 +22,7 @@ import codecs
 import ipaddress
 import socket
 import threading
+import unicodedata
 from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import quote, quote_plus, unquote
@@ -547,3 +548,47 @@ async def test_a_body_that_does_not_fit_its_unicode_charset_is_no_crash(charset:
     finally:
         listener.close()
     assert result.ok, result.error
+
+
+# --------------------------------------------------------------------------- 8. what `reach http import` shows
+
+TERMINAL_TRICKS = {
+    "erase-line": "\x1b[2K\r", "cursor-up": "\x1b[1A\x1b[2K", "carriage-return": "\r" + " " * 60 + "\r",
+    "backspaces": "\b" * 80, "osc-hyperlink": "\x1b]8;;https://evil.example\x1b\\x\x1b]8;;\x1b\\",
+    "c1-csi": "\x9b2K", "right-to-left": "\u202e", "line-separator": "\u2028", "bell": "\x07",
+    "zero-width-joiner": "\u200d",
+}
+"""A hostile document's path or media type that, printed raw, rewrites the review listing on a
+terminal: erases or overwrites the line of a DELETE, or hides it behind a link or reversed text."""
+
+
+@pytest.mark.parametrize("where", ["path", "skipped-media-type"])
+@pytest.mark.parametrize("trick", sorted(TERMINAL_TRICKS))
+def test_the_import_listing_shows_control_characters_escaped(trick: str, where: str, tmp_path: Any) -> None:
+    """``reach http import`` lists the tools so a person can review them before enabling: every
+    character a terminal would act on is printed escaped, and the dangerous line is there."""
+    import json
+
+    from click.testing import CliRunner
+    from reach_http.cli import http_group
+
+    evil = TERMINAL_TRICKS[trick]
+    ops: dict[str, Any] = {"/pets": {"get": {"operationId": "listPets", "responses": {"200": {"description": "ok"}}}}}
+    if where == "path":
+        ops["/pets/{id}" + evil] = {"delete": {
+            "operationId": "deletePet", "responses": {"200": {"description": "ok"}},
+            "parameters": [{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}]}}
+    else:
+        ops["/upload"] = {"post": {"operationId": "uploadThing", "responses": {"200": {"description": "ok"}},
+                                   "requestBody": {"required": True, "content": {
+                                       "multipart/form-data" + evil: {"schema": {"type": "object"}}}}}}
+    doc = tmp_path / "doc.json"
+    doc.write_text(json.dumps({"openapi": "3.0.3", "info": {"title": "t", "version": "1"},
+                               "servers": [{"url": "https://api.example.com"}], "paths": ops}))
+    # color=True: output as to a terminal (click strips only ANSI colour codes otherwise, not the rest)
+    result = CliRunner().invoke(http_group, ["import", str(doc), "--service", "svc"], color=True)
+    assert result.exit_code == 0, result.output
+    shown = result.stderr
+    odd = sorted({c for c in shown if c != "\n" and unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp")})
+    assert odd == [], f"raw {odd!r} in {shown!r}"
+    assert ("deletePet" in shown and "dangerous" in shown) if where == "path" else "skipped POST /upload" in shown
