@@ -109,6 +109,8 @@ class Credentials:
         }
 
 
+_HEADER_VALUE = re.compile(r"^([!-~]([ \t]*[!-~])*)?\Z")
+"""A header value h11 sends as it is: printable ASCII, inner spaces and tabs only."""
 _UNPRINTABLE = frozenset({"Cc", "Zs", "Zl", "Zp"})
 """Control characters and every kind of space or line separator (``\\x7f``, NBSP, U+2028 ...)."""
 _BREAKING = frozenset({"Cc", "Zl", "Zp"})
@@ -326,6 +328,21 @@ class ServiceClient:
                 f"service {self.name!r} is not set up: the environment variable {exc.args[0]} "
                 "holding its credentials is not set; tell the user, do not retry"
             ) from None
+        sent_raw = [(k, v) for k, v in headers.items()]  # each header, and each secret in a header alone:
+        sent_raw += [("Authorization", v) for v in auth_values if auth is not None and auth.type == "bearer"]
+        sent_raw += [(auth.name, v) for v in auth_values if auth is not None and auth.type == "header"]
+        sent_raw += [(k, part.split("=", 1)[1].strip(" ")) for k, v in headers.items() if header_key(k) == "cookie"
+                     for part in v.split(";") if "=" in part]  # "Bearer \tsk-..." is a valid line, not a valid token
+        for key, value in sent_raw:
+            if not _HEADER_VALUE.match(value):
+                # h11 would refuse it with an error quoting the value (escaped, so masking misses
+                # it), or httpx crash on non-ASCII: say which setting, never what it holds
+                raise BusinessError(
+                    f"service {self.name!r} is not set up: the configured value of its {key} header "
+                    "(from headers or auth) is not one line of printable ASCII (a trailing newline, a "
+                    "control or non-ASCII character, or surrounding spaces); nothing was sent. Tell the "
+                    "user to fix the setting or the environment variable holding it; do not retry"
+                )
         return Credentials(headers, query, _secret_values(headers, auth_values))
 
     async def send(

@@ -592,3 +592,49 @@ def test_the_import_listing_shows_control_characters_escaped(trick: str, where: 
     odd = sorted({c for c in shown if c != "\n" and unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp")})
     assert odd == [], f"raw {odd!r} in {shown!r}"
     assert ("deletePet" in shown and "dangerous" in shown) if where == "path" else "skipped POST /upload" in shown
+
+
+# ------------------------------------------------------------ 9. a configured secret that is no header value
+
+STRAY = {"trailing-newline": SECRET + "\n", "trailing-crlf": SECRET + "\r\n", "leading-tab": "\t" + SECRET,
+         "nul": SECRET + "\x00", "non-ascii": SECRET + "\u00e9", "line-separator": SECRET + "\u2028",
+         "trailing-space": SECRET + " ", "inner-newline": SECRET[:6] + "\n" + SECRET[6:], "del": SECRET + "\x7f"}
+"""Secrets as they come out of files and environment variables (a mounted secret's trailing newline)."""
+AS_HEADER: dict[str, Callable[[str], dict[str, Any]]] = {
+    "bearer": lambda v: {"auth": {"type": "bearer", "token": v}},
+    "header": lambda v: {"auth": {"type": "header", "name": "X-API-Key", "value": v}},
+    "configured-header": lambda v: {"headers": {"X-Custom-Thing": v}},
+    "configured-cookie": lambda v: {"headers": {"Cookie": f"sid={v}"}},
+}
+
+
+@pytest.mark.parametrize("kind", sorted(AS_HEADER))
+@pytest.mark.parametrize("stray", sorted(STRAY))
+async def test_a_secret_that_cannot_be_a_header_value_is_a_setup_error_that_quotes_nothing(
+    stray: str, kind: str, two: tuple[Server, Server], tmp_path: Any
+) -> None:
+    """h11 refused such a value with an error quoting it (``Illegal header value b'sk-...\\n'``,
+    escaped, so the masking missed it) and the model read the credential, told to "try again
+    later"; a non-ASCII one was an internal error. Now: a setup error naming the header, nothing
+    sent, no part of the value shown."""
+    a, _ = two
+    reach = _reach(tmp_path, {"base_url": f"http://127.0.0.1:{a.port}", **AS_HEADER[kind](STRAY[stray])})
+    result = await reach.invoke("http_get", {"service": "svc", "path": "/echo"})
+    assert not result.ok and result.error.code == "execution_failed", result.error
+    assert "not set up" in result.error.message, result.error.message
+    assert SECRET[:4] not in result.error.message and SECRET[-4:] not in result.error.message, result.error.message
+    assert a.state.requests == []
+
+
+@pytest.mark.parametrize("kind", ["basic", "query"])
+@pytest.mark.parametrize("stray", ["trailing-newline", "non-ascii"])
+async def test_encoded_credentials_still_carry_any_character(stray: str, kind: str, two: tuple[Server, Server],
+                                                             tmp_path: Any) -> None:
+    """Basic auth is base64 and a query key percent-encoded: their values may hold anything."""
+    a, _ = two
+    auth = ({"type": "basic", "username": "u", "password": STRAY[stray]} if kind == "basic"
+            else {"type": "query", "name": "k", "value": STRAY[stray]})
+    reach = _reach(tmp_path, {"base_url": f"http://127.0.0.1:{a.port}", "auth": auth})
+    result = await reach.invoke("http_get", {"service": "svc", "path": "/echo"})
+    assert result.ok, result.error
+    assert len(a.state.requests) == 1
