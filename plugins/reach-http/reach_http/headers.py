@@ -92,10 +92,12 @@ def check_header_value(field: str, value: str) -> str:
     CR/LF (and every other control or line-breaking character) could start a new
     header; non-ASCII text has no agreed encoding in a header.
     """
-    if any(not (" " <= c <= "~" or c == "\t") for c in value):
+    if any(not (" " <= c <= "~" or c == "\t") for c in value) or value != value.strip(" \t"):
+        # h11 refuses surrounding spaces too, before anything is sent: reported as a failed
+        # connection, a write read as "may have taken effect"; the argument is what is wrong
         raise InvalidArguments(
-            field, "a single-line value of printable ASCII characters (no line breaks or control characters)",
-            "abc-123",
+            field, "a single-line value of printable ASCII characters (no line breaks or control characters, "
+            "no spaces or tabs at either end)", "abc-123",
         )
     return value
 

@@ -638,3 +638,50 @@ async def test_encoded_credentials_still_carry_any_character(stray: str, kind: s
     result = await reach.invoke("http_get", {"service": "svc", "path": "/echo"})
     assert result.ok, result.error
     assert len(a.state.requests) == 1
+
+
+# --------------------------------------------------------------------------- 10. a header argument h11 would refuse
+
+PADDED = [" a", "a ", "\ta", "a\t", " ", "\t", "  a  "]
+
+
+@pytest.mark.parametrize("method", ["get", "post"])
+@pytest.mark.parametrize("value", PADDED)
+async def test_a_header_argument_with_surrounding_whitespace_is_invalid_not_unknown(
+    value: str, method: str, two: tuple[Server, Server], tmp_path: Any
+) -> None:
+    """h11 refuses such a value before anything leaves; it used to be reported as "the connection
+    failed", for a write "may or may not have taken effect", inviting a check of nothing."""
+    import json
+
+    a, _ = two
+    doc = tmp_path / "pad.json"
+    doc.write_text(json.dumps({
+        "openapi": "3.0.3", "info": {"title": "t", "version": "1"},
+        "paths": {"/echo": {method: {
+            "operationId": "callThing",
+            "parameters": [{"name": "X-Request-Id", "in": "header", "schema": {"type": "string"}}],
+            "responses": {"200": {"description": "ok"}}}}}}))
+    reach = _reach(tmp_path, {"base_url": f"http://127.0.0.1:{a.port}", "openapi": str(doc)})
+    result = await reach.invoke("callThing", {"X-Request-Id": value})
+    assert not result.ok and result.error.code == "invalid_arguments", result.error
+    assert "X-Request-Id" in result.error.message
+    assert a.state.requests == []
+
+
+async def test_inner_spaces_and_empty_header_arguments_still_go(two: tuple[Server, Server], tmp_path: Any) -> None:
+    import json
+
+    a, _ = two
+    doc = tmp_path / "inner.json"
+    doc.write_text(json.dumps({
+        "openapi": "3.0.3", "info": {"title": "t", "version": "1"},
+        "paths": {"/echo": {"get": {
+            "operationId": "getThing",
+            "parameters": [{"name": "X-Note", "in": "header", "schema": {"type": "string"}}],
+            "responses": {"200": {"description": "ok"}}}}}}))
+    reach = _reach(tmp_path, {"base_url": f"http://127.0.0.1:{a.port}", "openapi": str(doc)})
+    for value in ["two words", "a\tb", ""]:
+        result = await reach.invoke("getThing", {"X-Note": value})
+        assert result.ok, result.error
+        assert result.content["body"]["headers"].get("X-Note", "") == value
