@@ -100,7 +100,17 @@ class Credentials:
     def query_names(self) -> set[str]:
         return {k.lower() for k, _ in self.query}
 
+    def cookie_names(self) -> set[str]:
+        """Names of the cookies configured in ``headers`` (``Cookie: a=1; session=...``), lower case."""
+        return {
+            part.split("=", 1)[0].strip().lower()
+            for key, value in self.headers.items() if header_key(key) == "cookie"
+            for part in value.split(";") if "=" in part
+        }
 
+
+_HEADER_VALUE = re.compile(r"^([!-~]([ \t]*[!-~])*)?\Z")
+"""A header value h11 sends as it is: printable ASCII, inner spaces and tabs only."""
 _UNPRINTABLE = frozenset({"Cc", "Zs", "Zl", "Zp"})
 """Control characters and every kind of space or line separator (``\\x7f``, NBSP, U+2028 ...)."""
 _BREAKING = frozenset({"Cc", "Zl", "Zp"})
@@ -185,6 +195,44 @@ def _check_path(path: str) -> str:
             "path", "a path without '.'/'..' segments (also not percent-encoded, as '..;' or full-width)", "/pets/1"
         )
     return path
+
+
+_SQUASH = re.compile(r"[^a-z0-9_]")
+
+
+def method_override(name: str) -> bool:
+    """Whether a query parameter or top-level body field ``name`` overrides the HTTP method.
+
+    Laravel and Symfony run a POST carrying ``_method=DELETE`` (in the query, a form or, in
+    Laravel, a JSON body) as a DELETE; Express's ``method-override`` reads ``?_method=``,
+    Rails a ``_method`` form field, Salesforce ``?_HttpMethod=PATCH``, and some gateways a
+    query named like the ``X-HTTP-Method-Override`` header. A model that may only POST
+    could delete through them, past the service's ``methods``, so these names are refused
+    in any case, percent-encoded, with ``-``/``.``/spaces or brackets around them.
+    ``method`` or ``payment_method`` (no leading ``_``) are ordinary names and pass.
+    """
+    squashed = _SQUASH.sub("", unicodedata.normalize("NFKC", _decoded(name)).strip().lower())
+    bare = squashed.replace("_", "")
+    return (
+        re.fullmatch(r"_+(http_*)?method", squashed) is not None
+        or "methodoverride" in bare
+        or bare == "xhttpmethod"
+    )
+
+
+def _check_no_method_override(query: list[tuple[str, str]], json_body: Any) -> None:
+    for key, _ in query:
+        if method_override(key):
+            raise InvalidArguments(
+                "query", f"without {key!r}: it overrides the HTTP method on many servers; the method is "
+                "chosen by the tool (its `method` argument, within the service's allowed methods)", {"page": 2},
+            )
+    for key in json_body if isinstance(json_body, dict) else ():
+        if isinstance(key, str) and method_override(key):
+            raise InvalidArguments(
+                "json", f"without the field {key!r}: it overrides the HTTP method on many servers; the method "
+                "is chosen by the tool (its `method` argument, within the service's allowed methods)",
+            )
 
 
 def _secret_values(headers: dict[str, str], secret_auth: list[str]) -> tuple[str, ...]:
@@ -280,6 +328,21 @@ class ServiceClient:
                 f"service {self.name!r} is not set up: the environment variable {exc.args[0]} "
                 "holding its credentials is not set; tell the user, do not retry"
             ) from None
+        sent_raw = [(k, v) for k, v in headers.items()]  # each header, and each secret in a header alone:
+        sent_raw += [("Authorization", v) for v in auth_values if auth is not None and auth.type == "bearer"]
+        sent_raw += [(auth.name, v) for v in auth_values if auth is not None and auth.type == "header"]
+        sent_raw += [(k, part.split("=", 1)[1].strip(" ")) for k, v in headers.items() if header_key(k) == "cookie"
+                     for part in v.split(";") if "=" in part]  # "Bearer \tsk-..." is a valid line, not a valid token
+        for key, value in sent_raw:
+            if not _HEADER_VALUE.match(value):
+                # h11 would refuse it with an error quoting the value (escaped, so masking misses
+                # it), or httpx crash on non-ASCII: say which setting, never what it holds
+                raise BusinessError(
+                    f"service {self.name!r} is not set up: the configured value of its {key} header "
+                    "(from headers or auth) is not one line of printable ASCII (a trailing newline, a "
+                    "control or non-ASCII character, or surrounding spaces); nothing was sent. Tell the "
+                    "user to fix the setting or the environment variable holding it; do not retry"
+                )
         return Credentials(headers, query, _secret_values(headers, auth_values))
 
     async def send(
@@ -313,10 +376,15 @@ class ServiceClient:
             for other in [k for k in plain if header_key(k) == header_key(key)]:
                 del plain[other]
             plain[key] = check_header_value(key, str(value))
+        # a cookie argument named like a configured cookie is dropped, like a query key: with both
+        # sent, Django and http.cookies take the last one, the model's (another account's session)
+        mine = credentials.cookie_names()
+        cookies = [(k, v) for k, v in cookies or [] if k.strip().lower() not in mine]
         if cookies:
             plain["Cookie"] = "; ".join(f"{k}={v}" for k, v in cookies)
         if idempotency_key and method not in SAFE_METHODS and "idempotency-key" not in map(header_key, plain):
             plain["Idempotency-Key"] = header_value(idempotency_key)
+        _check_no_method_override(query or [], json_body)
         secret_names = credentials.query_names()
         prepared = Prepared(
             method=method,
@@ -331,6 +399,15 @@ class ServiceClient:
     async def _send_prepared(self, p: Prepared, shown: str) -> dict[str, Any]:
         s = self.settings
         safe = p.method in SAFE_METHODS
+        masker = p.credentials.masker
+
+        def said(exc: Exception, limit: int | None = None) -> str:
+            """What went wrong, configured secrets masked *before* any cut: an error quoting what
+            the service sent (a malformed header line, a bad chunk size, a redirect target reach
+            refuses) can hold a credential the service reflected."""
+            text = masker.text(str(exc) or type(exc).__name__)
+            return text if limit is None else masker.cut(text, limit)
+
         try:
             raw = await exchange(
                 self.guard,
@@ -349,25 +426,30 @@ class ServiceClient:
         except RedirectNotFollowed as exc:
             raise BusinessError(
                 f"service {self.name!r} received {shown} and answered with a redirect that was not followed "
-                f"({exc}); the request has probably taken effect. Check the current state before sending it again",
+                f"({said(exc)}); the request has probably taken effect. Check the current state before sending it "
+                "again",
                 code="outcome_unknown",
             ) from None
         except HostUnresolved as exc:
-            raise RetryableError(f"service {self.name!r} on {shown}: {exc}; nothing was sent") from None
+            raise RetryableError(f"service {self.name!r} on {shown}: {said(exc)}; nothing was sent") from None
         except HostRefused as exc:
-            raise BusinessError(f"refused to call service {self.name!r} on {shown}: {exc}; do not retry") from None
+            raise BusinessError(
+                f"refused to call service {self.name!r} on {shown}: {said(exc)}; do not retry"
+            ) from None
         except TooManyRedirects as exc:
-            raise BusinessError(f"service {self.name!r}: {exc} on {shown}; the request was not completed") from None
+            raise BusinessError(
+                f"service {self.name!r}: {said(exc)} on {shown}; the request was not completed"
+            ) from None
         except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
             raise RetryableError(
-                f"could not connect to service {self.name!r} ({_short(exc)}); nothing was sent"
+                f"could not connect to service {self.name!r} ({said(exc, 200)}); nothing was sent"
             ) from None
         except httpx.TimeoutException:
             raise self._unfinished(safe, shown, f"no complete answer within {s.timeout:g} s") from None
         except httpx.TransportError as exc:
-            raise self._unfinished(safe, shown, f"the connection failed ({_short(exc)})") from None
+            raise self._unfinished(safe, shown, f"the connection failed ({said(exc, 200)})") from None
         except httpx.DecodingError as exc:
-            raise self._unfinished(safe, shown, f"its answer could not be decoded ({_short(exc)})") from None
+            raise self._unfinished(safe, shown, f"its answer could not be decoded ({said(exc, 200)})") from None
         return p.credentials.scrub(self._result(raw, shown, p.method, p.credentials))
 
     def _unfinished(self, safe: bool, shown: str, what: str) -> Exception:
@@ -420,11 +502,6 @@ class ServiceClient:
                 code="outcome_unknown",
             )
         raise BusinessError(f"service {self.name!r} answered {status} to {shown}: {message}")
-
-
-def _short(exc: Exception) -> str:
-    text = str(exc) or type(exc).__name__
-    return text[:200]
 
 
 async def _read_limited(response: httpx.Response, limit: int) -> tuple[bytes, bool]:
@@ -491,8 +568,9 @@ async def exchange(
     (``Authorization``, ``Cookie``, ``*-Key``, ``*Token*`` ...). A later hop back to
     that origin gets them again (query credentials included, which the redirect's
     URL would otherwise lose). 303 (and 301/302 after POST) continue as GET without
-    the body, as browsers do. A 307/308 keeps method and body, so one that sends a
-    body to another origin is not followed: the redirect itself is the answer.
+    the body, as browsers do. Any other redirect keeps method and body (307/308 always,
+    301/302 for PUT, PATCH, DELETE), so one that would send a body to another origin is
+    not followed: the redirect itself is the answer.
     """
     if private_origin is not None:  # the earlier single-origin spelling
         scheme, host_name, port_number = private_origin
@@ -539,15 +617,21 @@ async def exchange(
                         next_url = url.join(location)
                         origin(next_url)
                     except (httpx.InvalidURL, ValueError) as exc:  # idna errors and BadURL are ValueErrors
+                        shown_target = credentials.masker.cut(credentials.masker.text(location), 200)
                         raise HostRefused(
-                            f"the redirect target {location[:200]!r} is not a valid URL ({exc})"
+                            f"the redirect target {shown_target!r} is not a valid URL ({exc})"
                         ) from None
-                    if send_body and response.status_code in (307, 308) and origin(next_url) != origin(url):
+                    as_get = response.status_code == 303 or (response.status_code in (301, 302) and method == "POST")
+                    if send_body and not as_get and origin(next_url) != origin(url):
+                        # 307/308 keep method and body by definition, and 301/302 keep them for every
+                        # method but POST (PUT, PATCH, DELETE with a body): whatever the code, a body
+                        # the model wrote never goes to an origin the server picked.
                         return _raw(response, body, cut, method, url, unfollowed=(
-                            f"not followed: a {response.status_code} to another origin would send the request "
-                            "body there; the request was not repeated. Tell the user where the service points"
+                            f"not followed: a {response.status_code} to another origin would send the {method} "
+                            "request and its body there; the request was not repeated. Tell the user where the "
+                            "service points"
                         ))
-                    if response.status_code == 303 or (response.status_code in (301, 302) and method == "POST"):
+                    if as_get:
                         if method != "HEAD":
                             method = "GET"
                         send_body = False

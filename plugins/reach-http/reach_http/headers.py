@@ -55,8 +55,13 @@ a client address claim, which backends trust for allow-lists and rate limits."""
 
 _CREDENTIAL_WORDS = (
     "auth", "token", "key", "secret", "session", "password", "passwd", "credential", "signature",
-    "cookie", "csrf", "xsrf", "api",
+    "cookie", "csrf", "xsrf", "api", "jwt", "bearer", "assertion", "dpop", "hmac", "pwd",
 )
+"""Anywhere in a name: ``X-Api-Key``, ``X-Jwt-Assertion``, ``DPoP`` ..."""
+_CREDENTIAL_PARTS = frozenset({"sig", "sign", "otp", "pin", "pat"})
+"""Whole ``-``-separated parts only (``X-Sig``, ``X-OTP``, ``X-PIN``; not ``X-Design``, ``X-Shipping``)."""
+_CREDENTIAL_PART_STARTS = ("pass",)
+"""A part that begins so (``X-Pass``, ``X-Passcode``, ``X-Passphrase``; not ``X-Compass-Region``)."""
 _NOT_CREDENTIALS = frozenset({"idempotency-key"})
 _TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+\Z")
 
@@ -87,10 +92,12 @@ def check_header_value(field: str, value: str) -> str:
     CR/LF (and every other control or line-breaking character) could start a new
     header; non-ASCII text has no agreed encoding in a header.
     """
-    if any(not (" " <= c <= "~" or c == "\t") for c in value):
+    if any(not (" " <= c <= "~" or c == "\t") for c in value) or value != value.strip(" \t"):
+        # h11 refuses surrounding spaces too, before anything is sent: reported as a failed
+        # connection, a write read as "may have taken effect"; the argument is what is wrong
         raise InvalidArguments(
-            field, "a single-line value of printable ASCII characters (no line breaks or control characters)",
-            "abc-123",
+            field, "a single-line value of printable ASCII characters (no line breaks or control characters, "
+            "no spaces or tabs at either end)", "abc-123",
         )
     return value
 
@@ -116,4 +123,8 @@ def is_credential_header(name: str) -> bool:
     key = header_key(name)
     if key in _NOT_CREDENTIALS:
         return False
-    return key in ("authorization", "proxy-authorization") or any(w in key for w in _CREDENTIAL_WORDS)
+    return (
+        key in ("authorization", "proxy-authorization")
+        or any(w in key for w in _CREDENTIAL_WORDS)
+        or any(part in _CREDENTIAL_PARTS or part.startswith(_CREDENTIAL_PART_STARTS) for part in key.split("-"))
+    )

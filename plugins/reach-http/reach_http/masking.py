@@ -30,10 +30,17 @@ MIN_TAIL = 4
 
 
 def _spellings(secret: str) -> set[str]:
+    """The secret as written, percent-encoded once and twice, and base64-encoded.
+
+    Twice: a sign-in redirect or an error that quotes the URL it was asked for
+    (``/login?next=%2Fx%3Fapi_key%3Dab%252Bcd``) encodes the query key a second time,
+    and one decoding gives it back.
+    """
     raw = secret.encode()
     b64 = base64.b64encode(raw).decode("ascii")
+    once = {quote(secret, safe=""), quote_plus(secret), quote(secret)}
     return {
-        secret, quote(secret, safe=""), quote_plus(secret), quote(secret),
+        secret, *once, *(quote(s, safe="") for s in once), *(quote_plus(s) for s in once),
         b64, b64.rstrip("="), base64.urlsafe_b64encode(raw).decode("ascii").rstrip("="),
     }
 
@@ -98,5 +105,14 @@ class Masker:
         return text
 
     def cut(self, text: str, limit: int) -> str:
-        """The first ``limit`` characters of an already masked ``text``, no partial secret at the end."""
-        return text if len(text) <= limit else self.tail(text[:limit])
+        """The first ``limit`` characters of an already masked ``text``, no partial secret at the end.
+
+        A cut through a mask keeps the whole mask: ``...key=[`` would hide that a credential
+        stood there (like :meth:`tail`, the result may then pass ``limit`` by the mask's length).
+        """
+        if len(text) <= limit:
+            return text
+        through = text.find(MASK, max(0, limit - len(MASK) + 1))
+        if self._re is not None and 0 <= through < limit:
+            return text[:through] + MASK
+        return self.tail(text[:limit])

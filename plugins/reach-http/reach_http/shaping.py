@@ -90,22 +90,57 @@ def _media_type(headers: dict[str, str]) -> str:
     return headers.get("content-type", "").split(";", 1)[0].strip().lower()
 
 
-def _charset(headers: dict[str, str]) -> str:
+def _codec_names(*labels: str) -> frozenset[str]:
+    names = set()
+    for label in labels:
+        try:
+            names.add(codecs.lookup(label).name)
+        except LookupError:  # pragma: no cover - a Python built without one of the CJK codecs
+            pass
+    return frozenset(names)
+
+
+WEB_CHARSETS = _codec_names(
+    "utf-8", "utf-8-sig", "utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-32-le", "utf-32-be", "ascii",
+    *(f"iso-8859-{n}" for n in (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 14, 15, 16)),
+    *(f"windows-125{n}" for n in range(9)), "windows-874", "koi8-r", "koi8-u", "mac-roman", "mac-cyrillic",
+    "cp866", "gbk", "gb2312", "gb18030", "big5", "big5hkscs", "euc-jp", "iso-2022-jp", "shift_jis", "cp932",
+    "euc-kr", "cp949",
+)
+"""Python's names for the encodings the web uses (the WHATWG Encoding Standard's, and UTF-32).
+
+A service (or any host a redirect reaches) names the charset; Python knows many codecs that
+are none: bytes-to-bytes ones (``rot13``, ``hex``, ``zlib``) raised out of the decoder as an
+internal error, and ``punycode`` decodes in quadratic time (160 KB took 20 s of CPU on the event
+loop, which no timeout interrupts). Any other name reads as UTF-8.
+"""
+_NO_BOM = {
+    codecs.lookup("utf-16").name: ((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE), "utf-16-le"),
+    codecs.lookup("utf-32").name: ((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE), "utf-32-le"),
+}
+"""``charset=utf-16`` without a byte order mark is little-endian, as browsers read it (Python's
+decoder raised instead)."""
+
+
+def _charset(headers: dict[str, str], body: bytes = b"") -> str:
     for part in headers.get("content-type", "").split(";")[1:]:
         key, _, val = part.strip().partition("=")
-        if key.lower() == "charset" and val:
-            name = val.strip().strip('"')
+        if key.strip().lower() == "charset" and val:
             try:
-                codecs.lookup(name)
+                name = codecs.lookup(val.strip().strip('"').strip()).name
             except LookupError:
                 break
+            if name not in WEB_CHARSETS:
+                break
+            if name in _NO_BOM and not body.startswith(_NO_BOM[name][0]):
+                return _NO_BOM[name][1]
             return name
     return "utf-8"
 
 
 def _decode(body: bytes, headers: dict[str, str], cut: bool) -> str:
     """The body as text; a body cut on the wire may end inside a character, which is dropped."""
-    decoder = codecs.getincrementaldecoder(_charset(headers))(errors="replace")
+    decoder = codecs.getincrementaldecoder(_charset(headers, body))(errors="replace")
     return decoder.decode(body, final=not cut)
 
 

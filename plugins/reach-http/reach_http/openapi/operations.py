@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..client import method_override
 from ..headers import model_header_refusal
 from .schema import OpenAPIError, SchemaBuilder
 
@@ -142,6 +143,8 @@ def _operation(
             continue  # Accept/Content-Type/Authorization per the spec; Host, framing, proxy headers never
         if location == "cookie" and not _COOKIE_NAME.match(pname):
             continue
+        if location == "query" and method_override(pname):
+            continue  # `_method=DELETE` would run a POST as a DELETE; the client refuses it as well
         if location not in ("path", "query", "header", "cookie"):
             continue
         key = pname if names.count(pname) == 1 else f"{pname}_{location}"
