@@ -32,6 +32,7 @@ from .protect import (
     KEY_REACH,
     autorun_place,
     env_file,
+    git_dir_after,
     git_dir_on_disk,
     key_file,
     private_key_in,
@@ -652,12 +653,15 @@ class WriteFile(_FilesConnector):
 
     @staticmethod
     def _in_git_dir(loc: Located) -> bool:
+        """Does the file lie in a git directory, or would this write make a folder on its way one
+        (`protect.git_dir_after`: a repository planted one harmless-looking file at a time)?"""
         path = loc.root
-        for part in ("", *loc.parts):
-            path = os.path.join(path, part) if part else path
-            if git_dir_on_disk(path):
+        last = len(loc.parts) - 1
+        for i, part in enumerate(loc.parts):
+            if git_dir_after(path, part, i == last):
                 return True
-        return False
+            path = os.path.join(path, part)
+        return git_dir_on_disk(path)
 
     def _in_hooks_path(self, loc: Located) -> bool:
         """Does the file lie in the folder a repository above it runs hooks from (``core.hooksPath``

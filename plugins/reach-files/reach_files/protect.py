@@ -42,7 +42,8 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["AUTORUN_PLACES", "autorun_place",
-           "device_name", "env_file", "fold", "git_dir_on_disk", "key_file", "private_key_in", "private_key_near",
+           "device_name", "env_file", "fold", "git_dir_after", "git_dir_on_disk", "key_file", "private_key_in",
+           "private_key_near",
            "reach_paths", "secret_store", "through_magic", "uncopied", "vcs_name"]
 
 _VCS = frozenset({".git", ".hg", ".svn", ".bzr"})
@@ -309,6 +310,27 @@ def git_dir_on_disk(path: str) -> bool:
     try:
         return (os.path.isfile(os.path.join(path, "HEAD")) and os.path.isdir(os.path.join(path, "objects"))
                 and os.path.isdir(os.path.join(path, "refs")))
+    except (OSError, ValueError):
+        return False
+
+
+def git_dir_after(path: str, child: str, is_file: bool) -> bool:
+    """Would the folder ``path`` be a git directory once ``child`` (a file, or a folder on the way
+    to one) exists in it? git takes any folder with a ``HEAD`` file and ``objects/`` and ``refs/``
+    folders, or with ``HEAD`` and a ``commondir`` file (a worktree's: objects, refs and config
+    come from the folder it names), for a repository, and finds it from every folder below it.
+    A write that adds the last of these pieces would make the files written before it (a
+    ``config`` with ``core.fsmonitor``) git's own, so it counts as a write into one. The child
+    is compared folded (a case-insensitive file system opens ``head`` as ``HEAD``)."""
+    name = fold(child)
+    try:
+        def has_file(piece: str) -> bool:
+            return (is_file and name == piece.lower()) or os.path.isfile(os.path.join(path, piece))
+
+        def has_dir(piece: str) -> bool:
+            return (not is_file and name == piece) or os.path.isdir(os.path.join(path, piece))
+
+        return has_file("HEAD") and (has_file("commondir") or (has_dir("objects") and has_dir("refs")))
     except (OSError, ValueError):
         return False
 
