@@ -251,10 +251,39 @@ _PRIVATE_KEY = re.compile(
     rb"|---- (?:BEGIN|END) SSH2 (?:ENCRYPTED )?PRIVATE KEY ----"
     rb"|PuTTY-User-Key-File-\d+:"
 )
-# a PEM block base64-encoded whole, as Kubernetes secrets and Helm values carry keys (``tls.key: LS0tLS1CRUdJTi...``):
-# the block starts the encoded text, so ``-----BEGIN`` always encodes the same way (after a byte-order mark too)
-_B64_PEM = re.compile(rb"(?:77u/)?LS0tLS1CRUdJTi[A-Za-z0-9+/_\-\r\n]*")
+# a PEM line URL-encoded, as a key travels in a query string or a form: `-----BEGIN+RSA+PRIVATE+KEY-----`,
+# `%2D%2D%2D%2D%2DBEGIN%20...` (looked for only when `PRIVATE+KEY` or `PRIVATE%20KEY` is there). Each word
+# is followed by exactly one separator, so the words repeat without ambiguity (nothing to backtrack over)
+_SEP = rb"(?:\+|%20)"
+_DASHES = rb"(?:-|%2[dD]){5}"
+_PRIVATE_KEY_URL = re.compile(_DASHES + rb"(?:BEGIN|END)" + _SEP + rb"(?:[A-Z0-9]+" + _SEP + rb")*PRIVATE" + _SEP
+                              + rb"KEY(?:" + _SEP + rb"BLOCK)?" + _DASHES)
+_URL_MARKS = (b"PRIVATE+KEY", b"PRIVATE%20KEY")
+
+
+def _stable_b64(text: bytes) -> list[bytes]:
+    """The base64 characters that encode ``text`` at each of the three byte alignments, only those
+    that ``text``'s own bits fill (the characters at either end depend on the bytes around it)."""
+    out = []
+    for pad in range(3):
+        enc = base64.b64encode(b"\0" * pad + text + b"\0\0")
+        out.append(enc[-(-8 * pad // 6):8 * (pad + len(text)) // 6])
+    return out
+
+
+# Base64 that holds a private key: Kubernetes secrets and Helm values carry PEM keys so
+# (``tls.key: LS0tLS1CRUdJTi...``), and GCP service-account JSON, whose ``private_key`` is a PEM, is
+# base64-encoded whole (``key.json: ewogICJ0eXBlIjog...``), where the PEM lies at any alignment;
+# wrapped 76 to a line in a YAML block; or encoded twice (a Helm b64enc of a value that already was).
+# "PRIVATE KEY" encoded, at every alignment, once or twice, is in all of them: the quick test before
+# the base64-looking runs are decoded.
+_B64_SIGNS = tuple(dict.fromkeys(
+    [*(once := _stable_b64(b"PRIVATE KEY")), *(twice for s in once for twice in _stable_b64(s))]))
+_B64_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 _B64_ALT = bytes.maketrans(b"-_", b"+/")
+_B64_MASK = bytes(ord("A") if i in _B64_CHARS else ord(" ") for i in range(256))  # after _B64_ALT
+_B64_MIN_RUN = 32  # characters: the shortest armour line (25 bytes) encoded, at any alignment, needs more
+_B64_NESTING = 2
 
 #: bytes on each side of a page of a big file that are looked at for a key (longer than any key)
 KEY_REACH = 64 * 1024
@@ -268,20 +297,40 @@ def key_file(name: str) -> bool:
     return fold(name).endswith(".key")
 
 
-def private_key_in(data: bytes) -> bool:
+def private_key_in(data: bytes, _depth: int = 0) -> bool:
     """Does ``data`` hold a private key (its ``-----BEGIN ... PRIVATE KEY-----`` line, its END line,
-    or such a block base64-encoded)? A key saved as ``deploy_key`` or ``notes.txt`` is as secret as
-    ``id_rsa``; a certificate or a public key (``BEGIN CERTIFICATE``, ``BEGIN PUBLIC KEY``) is not."""
+    URL-encoded, or base64-encoded alone or inside other encoded text)? A key saved as ``deploy_key``
+    or ``notes.txt`` is as secret as ``id_rsa``; a certificate or a public key (``BEGIN CERTIFICATE``,
+    ``BEGIN PUBLIC KEY``) is not."""
     if _PRIVATE_KEY.search(data) is not None:
         return True
-    for run in _B64_PEM.finditer(data):
-        text = run.group().replace(b"\r", b"").replace(b"\n", b"").translate(_B64_ALT)
-        try:
-            decoded = base64.b64decode(text[: len(text) // 4 * 4])
-        except ValueError:
-            continue
-        if _PRIVATE_KEY.search(decoded) is not None:
-            return True
+    if any(mark in data for mark in _URL_MARKS) and _PRIVATE_KEY_URL.search(data) is not None:
+        return True
+    return _depth < _B64_NESTING and _key_in_base64(data, _depth)
+
+
+def _key_in_base64(data: bytes, depth: int) -> bool:
+    """A private key in the base64-looking runs of ``data`` (`_B64_SIGNS`).
+
+    Lines are joined first, without the indentation that follows a line break (a YAML block); a
+    run is decoded from each of its first four characters, since a name or a few letters glued to
+    its front (``abcLS0t...``) shift where the encoded text starts; what decodes to ASCII is looked
+    into once more. Runs are found with ``translate`` and ``find``: linear, in C."""
+    flat = b"".join(line.lstrip(b" \t") for line in data.replace(b"\r", b"\n").split(b"\n")).translate(_B64_ALT)
+    if not any(sign in flat for sign in _B64_SIGNS):
+        return False
+    runs = flat.translate(_B64_MASK)
+    least = b"A" * _B64_MIN_RUN
+    start = runs.find(least)
+    while start >= 0:
+        end = runs.find(b" ", start)
+        end = len(runs) if end < 0 else end
+        text = flat[start:end]
+        for skip in range(4) if any(sign in text for sign in _B64_SIGNS) else ():
+            decoded = base64.b64decode(text[skip: skip + (len(text) - skip) // 4 * 4])
+            if private_key_in(decoded, depth + 1) if decoded.isascii() else _PRIVATE_KEY.search(decoded):
+                return True
+        start = runs.find(least, end)
     return False
 
 

@@ -408,3 +408,27 @@ async def test_hostile_git_config_text_keeps_the_loop_beating(tmp_path: Path, sh
     assert r.ok, r.error
     assert r.content["matches"] and r.content["matches"][0]["line"] == 1
     beats.check()
+
+
+# the private-key scan (`protect.private_key_in`) decodes base64-looking runs that hold "PRIVATE KEY"
+# encoded: text made of nothing else, once or twice encoded, must not stall it either
+_SIGN, _SIGN2 = "UFJJVkFURSBLRV", "VUZKSlZrRlVSU0JMUl"
+KEY_SCAN_BOMBS = {
+    "signed short runs": _fill((_SIGN + "A" * 20 + " ").encode()),
+    "twice-signed short runs": _fill((_SIGN2 + "x" * 20 + " ").encode()),
+    "one signed run": _fill(_SIGN.encode()),
+    "wrapped signed lines": _fill(("  " + _SIGN * 5 + "AAAAAA\n").encode()),
+    "url-encoded words": _fill(b"%2D" * 5 + b"BEGIN%20" + b"A%20" * 100 + b"PRIVATE%20KEY\n"),
+}
+
+
+@pytest.mark.parametrize("shape", list(KEY_SCAN_BOMBS))
+async def test_hostile_key_scan_text_keeps_the_loop_beating(tmp_path: Path, shape: str) -> None:
+    reach = _reach(tmp_path, 30)
+    assert (await reach.invoke("write_file", {"path": "blob.txt", "content": KEY_SCAN_BOMBS[shape]})).ok
+    r, beats, _ = await _with_heartbeat(reach, "read_file", {"path": "blob.txt"})
+    assert r.ok, r.error
+    beats.check()
+    r, beats, _ = await _with_heartbeat(reach, "search_files", {"pattern": "*.txt", "text": "absent"})
+    assert r.ok and r.content["matches"] == [], r.content
+    beats.check()
