@@ -37,6 +37,7 @@ from .protect import (
     key_file,
     private_key_in,
     private_key_near,
+    python_env_on_disk,
     secret_store,
     vcs_name,
 )
@@ -633,6 +634,8 @@ class WriteFile(_FilesConnector):
             places = [autorun_place(loc.via), autorun_place(loc.parts)]
             if "git-hooks" not in s.allow_autorun_writes and self._in_hooks_path(loc):
                 places.append("git-hooks")
+            if "python-env" not in s.allow_autorun_writes and self._in_python_env(loc):
+                places.append("python-env")
             for place in places:
                 if place is not None and place not in s.allow_autorun_writes:
                     raise InvalidArguments("path", message=(
@@ -662,6 +665,16 @@ class WriteFile(_FilesConnector):
                 return True
             path = os.path.join(path, part)
         return git_dir_on_disk(path)
+
+    @staticmethod
+    def _in_python_env(loc: Located) -> bool:
+        """Does the file lie in a Python environment known by its contents (`protect.python_env_on_disk`)?"""
+        path = loc.root
+        for part in ("", *loc.parts[:-1]):
+            path = os.path.join(path, part) if part else path
+            if python_env_on_disk(path):
+                return True
+        return False
 
     def _in_hooks_path(self, loc: Located) -> bool:
         """Does the file lie in the folder a repository above it runs hooks from (``core.hooksPath``

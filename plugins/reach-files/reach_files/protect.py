@@ -44,7 +44,7 @@ from typing import Any
 __all__ = ["AUTORUN_PLACES", "autorun_place",
            "device_name", "env_file", "fold", "git_dir_after", "git_dir_on_disk", "key_file", "private_key_in",
            "private_key_near",
-           "reach_paths", "secret_store", "through_magic", "uncopied", "vcs_name"]
+           "python_env_on_disk", "reach_paths", "secret_store", "through_magic", "uncopied", "vcs_name"]
 
 _VCS = frozenset({".git", ".hg", ".svn", ".bzr"})
 _SHORT = re.compile(r"(git|hg|svn|bzr|env|envrc)~\d+")
@@ -203,19 +203,26 @@ AUTORUN_PLACES: dict[str, str] = {
     "shell-startup": "a shell startup file (.bashrc, .profile, .zshrc, fish's config ...), run by every new shell",
     "git-hooks": "in the folder the repository's core.hooksPath names, whose hooks git runs on commit, checkout "
                  "and push",
+    "ssh": "the SSH folder (.ssh: authorized_keys lets a key log in, rc runs on every login, config's "
+           "ProxyCommand runs on the next ssh)",
+    "python-env": "in a Python environment (site-packages, or a folder holding pyvenv.cfg or conda-meta/: a .pth "
+                  "file or sitecustomize.py there runs in every Python it starts, bin/activate in every shell "
+                  "that activates it)",
 }
 _AUTORUN_FOLDERS = {".husky": ".husky", ".vscode": ".vscode", ".devcontainer": ".devcontainer",
-                    ".circleci": ".circleci"}
+                    ".circleci": ".circleci", ".ssh": "ssh",
+                    "site-packages": "python-env", "dist-packages": "python-env"}
 # NTFS 8.3 names of those folders (VSCODE~1 is .vscode where short names are made)
-_AUTORUN_SHORT = re.compile(r"(husky|vscode|devcon|circle)~\d+")
+_AUTORUN_SHORT = re.compile(r"(husky|vscode|devcon|circle|ssh)~\d+")
 _AUTORUN_FILES = {
     ".devcontainer.json": ".devcontainer",
     ".gitlab-ci.yml": ".gitlab-ci.yml", ".gitlab-ci.yaml": ".gitlab-ci.yml",
     ".pre-commit-config.yaml": ".pre-commit-config.yaml", ".pre-commit-config.yml": ".pre-commit-config.yaml",
     ".gitconfig": ".gitconfig",
-    **dict.fromkeys((".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zshenv",
-                     ".zprofile", ".zlogin", ".zlogout", ".kshrc", ".mkshrc", ".cshrc", ".tcshrc", ".login",
-                     ".xprofile", ".xinitrc", ".xsession"), "shell-startup"),
+    "pyvenv.cfg": "python-env",
+    **dict.fromkeys((".bashrc", ".bash_aliases", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
+                     ".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout", ".kshrc", ".mkshrc", ".cshrc", ".tcshrc",
+                     ".login", ".xprofile", ".xinitrc", ".xsession"), "shell-startup"),
 }
 
 
@@ -231,7 +238,7 @@ def autorun_place(names: Sequence[str]) -> str | None:
         short = _AUTORUN_SHORT.fullmatch(f)
         if short is not None:
             return {"husky": ".husky", "vscode": ".vscode", "devcon": ".devcontainer",
-                    "circle": ".circleci"}[short.group(1)]
+                    "circle": ".circleci", "ssh": "ssh"}[short.group(1)]
         if f in (".github", "github~1") and i + 1 < len(folded) and folded[i + 1] in ("workflows", "workfl~1"):
             return ".github/workflows"
         if i > 0 and folded[i - 1] == ".config" and f == "fish":
@@ -359,6 +366,15 @@ def git_dir_on_disk(path: str) -> bool:
     try:
         return (os.path.isfile(os.path.join(path, "HEAD")) and os.path.isdir(os.path.join(path, "objects"))
                 and os.path.isdir(os.path.join(path, "refs")))
+    except (OSError, ValueError):
+        return False
+
+
+def python_env_on_disk(path: str) -> bool:
+    """A Python environment by its contents, whatever its name: ``pyvenv.cfg`` (venv, virtualenv,
+    uv) or ``conda-meta/`` (conda)."""
+    try:
+        return os.path.isfile(os.path.join(path, "pyvenv.cfg")) or os.path.isdir(os.path.join(path, "conda-meta"))
     except (OSError, ValueError):
         return False
 
