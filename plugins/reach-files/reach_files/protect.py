@@ -43,7 +43,6 @@ from typing import Any
 
 __all__ = ["AUTORUN_PLACES", "autorun_place",
            "device_name", "env_file", "fold", "git_dir_after", "git_dir_on_disk", "key_file", "private_key_in",
-           "private_key_near",
            "python_env_on_disk", "reach_paths", "secret_store", "through_magic", "uncopied", "vcs_name"]
 
 _VCS = frozenset({".git", ".hg", ".svn", ".bzr"})
@@ -339,16 +338,6 @@ def _key_in_base64(data: bytes, depth: int) -> bool:
                 return True
         start = runs.find(least, end)
     return False
-
-
-def private_key_near(fd: int, offset: int, length: int) -> bool:
-    """Is a private key in or near the ``length`` bytes at ``offset`` of the open file ``fd``?
-
-    For files too big to scan whole: a page that starts after a key's BEGIN line, or cuts it
-    in two, holds key material without the line; so the page is looked at with ``KEY_REACH``
-    bytes on each side, where the BEGIN or END line of any key the page touches lies."""
-    start = max(0, offset - KEY_REACH)
-    return private_key_in(os.pread(fd, offset - start + length + KEY_REACH, start))
 
 
 def device_name(name: str, platform: str = os.name) -> bool:
