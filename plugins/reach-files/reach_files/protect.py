@@ -204,6 +204,9 @@ AUTORUN_PLACES: dict[str, str] = {
                  "and push",
     "ssh": "the SSH folder (.ssh: authorized_keys lets a key log in, rc runs on every login, config's "
            "ProxyCommand runs on the next ssh)",
+    "package-manager": "a package manager's project config that names a program it runs on every command "
+                       "(.yarnrc.yml's yarnPath, .yarnrc's yarn-path, .pnpmfile.cjs, .cargo/config.toml's "
+                       "runner and rustc-wrapper)",
     "python-env": "in a Python environment (site-packages, or a folder holding pyvenv.cfg or conda-meta/: a .pth "
                   "file or sitecustomize.py there runs in every Python it starts, bin/activate in every shell "
                   "that activates it)",
@@ -219,6 +222,8 @@ _AUTORUN_FILES = {
     ".pre-commit-config.yaml": ".pre-commit-config.yaml", ".pre-commit-config.yml": ".pre-commit-config.yaml",
     ".gitconfig": ".gitconfig",
     "pyvenv.cfg": "python-env",
+    ".yarnrc.yml": "package-manager", ".yarnrc.yaml": "package-manager", ".yarnrc": "package-manager",
+    ".pnpmfile.cjs": "package-manager", ".pnpmfile.mjs": "package-manager",
     **dict.fromkeys((".bashrc", ".bash_aliases", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
                      ".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout", ".kshrc", ".mkshrc", ".cshrc", ".tcshrc",
                      ".login", ".xprofile", ".xinitrc", ".xsession"), "shell-startup"),
@@ -247,6 +252,8 @@ def autorun_place(names: Sequence[str]) -> str | None:
         return _AUTORUN_FILES[last]
     if folded[-3:] == [".config", "git", "config"]:
         return ".gitconfig"
+    if folded[-2:-1] == [".cargo"] and last in ("config", "config.toml"):
+        return "package-manager"
     return None
 
 

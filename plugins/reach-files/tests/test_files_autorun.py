@@ -58,6 +58,10 @@ _PLACES: dict[str, str] = {
     ".local/lib/python3.12/site-packages/sitecustomize.py": "python-env",
     "usr/lib/python3/dist-packages/usercustomize.py": "python-env",
     "app/pyvenv.cfg": "python-env",
+    # a package manager's project config naming a program it runs on every command in the folder
+    ".yarnrc.yml": "package-manager", "web/.yarnrc.yml": "package-manager", ".yarnrc": "package-manager",
+    ".pnpmfile.cjs": "package-manager", ".cargo/config.toml": "package-manager", ".cargo/config": "package-manager",
+    "crates/x/.cargo/config.toml": "package-manager",
 }
 
 _SPELLINGS: dict[str, str] = {
@@ -80,6 +84,7 @@ _SPELLINGS: dict[str, str] = {
     "SSH~1/authorized_keys": "ssh", ".Bash_Aliases": "shell-startup",
     "lib/python3.11/Site-Packages/x.pth": "python-env", "lib/site-packages./x.pth": "python-env",
     "PyVenv.cfg": "python-env",
+    ".YarnRC.yml": "package-manager", ".yarnrc.yml.": "package-manager", ".CARGO/Config.TOML": "package-manager",
 }
 
 
@@ -160,6 +165,7 @@ _HONEST = [
     "config/fish.md", ".profile.d.md", "gitlab-ci.md",
     "ssh/config", "docs/.ssh.md", "ssh.md", "bash_aliases.example", "site-packages.md", "data/paths.pth",
     "src/sitecustomize.py", "venv.md", "pyvenv.cfg.md", "conda-meta.md",
+    "yarnrc.md", ".yarn/notes.md", "cargo/config.toml", ".cargo/notes.md", "pnpmfile.md",
 ]
 
 
