@@ -318,4 +318,5 @@ async def _put_and_check(reach: Reach, root: Path, rel: str) -> None:
     _put(root, rel, body)
     await _assert_honest(reach, root, rel, body)
     r = await reach.invoke("write_file", {"path": rel, "content": "x = 1\n", "mode": "overwrite"})
-    assert r.ok or "allow_env_writes" in r.error.message or "allow_vcs_writes" in r.error.message, r.error
+    # not a secret store; another guard may still refuse the write (.cargo/config.toml names programs cargo runs)
+    assert r.ok or any(f"allow_{g}_writes" in r.error.message for g in ("env", "vcs", "autorun")), r.error
