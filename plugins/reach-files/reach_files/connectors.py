@@ -32,10 +32,11 @@ from .protect import (
     KEY_REACH,
     autorun_place,
     env_file,
+    git_dir_after,
     git_dir_on_disk,
     key_file,
     private_key_in,
-    private_key_near,
+    python_env_on_disk,
     secret_store,
     vcs_name,
 )
@@ -223,7 +224,8 @@ class ReadFile(_FilesConnector):
             if guard:
                 if not binary and _key_named(loc):  # text in a *.key is a key; a Keynote document is binary
                     raise InvalidArguments("path", message=_secret_message(loc, "read_file"))
-                whole = head if st.st_size <= len(head) else None if head_only else os.pread(fd, st.st_size, 0)
+                whole = head[:st.st_size] if st.st_size <= len(head) else None if head_only else os.pread(
+                    fd, st.st_size, 0)
                 if private_key_in(head if whole is None else whole):
                     raise InvalidArguments("path", message=_secret_message(loc, "read_file"))
             if binary:
@@ -235,18 +237,22 @@ class ReadFile(_FilesConnector):
                     "type": guess_type(head, loc.name),
                     "note": "binary file: contents not shown",
                 }
-            data = os.pread(fd, limit + 4, offset)
-            # a key deep in a big file: the page and the bytes around it, where the key's armour lies
-            if guard and (private_key_in(data) or (head_only and private_key_near(fd, offset, limit + 4))):
-                raise InvalidArguments("path", message=_secret_message(loc, "read_file"))
+            if not guard:
+                return _text_slice(loc.shown, os.pread(fd, limit + 4, offset), offset, limit, st.st_size)
+            # The page is cut from the very bytes the guards judge, read once: a writer between two
+            # reads (a log appended to, a config rewritten in place) cannot make the page differ.
+            if whole is not None:
+                base, view = 0, whole
+            else:  # a big file: the page and KEY_REACH bytes on each side, where a key's armour lies
+                base = max(0, offset - KEY_REACH)  # (and the whole line of a token cut by the page edge)
+                view = os.pread(fd, offset - base + limit + 4 + KEY_REACH, base)
+                if private_key_in(view):
+                    raise InvalidArguments("path", message=_secret_message(loc, "read_file"))
+            data = view[offset - base: offset - base + limit + 4]
             spans: list[tuple[int, int]] = []
-            if guard and (git_config_name(loc.via) or git_config_name(loc.parts)
-                          or git_config_text(head if whole is None else whole)):
-                if whole is not None:
-                    spans = secret_spans(whole)
-                else:  # a big file: the page and the lines around it (a token cut by the page edge too)
-                    start = max(0, offset - KEY_REACH)
-                    spans = secret_spans(os.pread(fd, offset - start + limit + 4 + KEY_REACH, start), start)
+            if (git_config_name(loc.via) or git_config_name(loc.parts)
+                    or git_config_text(head if whole is None else whole)):
+                spans = secret_spans(view, base)
         return _text_slice(loc.shown, data, offset, limit, st.st_size, spans)
 
 
@@ -632,6 +638,8 @@ class WriteFile(_FilesConnector):
             places = [autorun_place(loc.via), autorun_place(loc.parts)]
             if "git-hooks" not in s.allow_autorun_writes and self._in_hooks_path(loc):
                 places.append("git-hooks")
+            if "python-env" not in s.allow_autorun_writes and self._in_python_env(loc):
+                places.append("python-env")
             for place in places:
                 if place is not None and place not in s.allow_autorun_writes:
                     raise InvalidArguments("path", message=(
@@ -652,10 +660,23 @@ class WriteFile(_FilesConnector):
 
     @staticmethod
     def _in_git_dir(loc: Located) -> bool:
+        """Does the file lie in a git directory, or would this write make a folder on its way one
+        (`protect.git_dir_after`: a repository planted one harmless-looking file at a time)?"""
         path = loc.root
-        for part in ("", *loc.parts):
+        last = len(loc.parts) - 1
+        for i, part in enumerate(loc.parts):
+            if git_dir_after(path, part, i == last):
+                return True
+            path = os.path.join(path, part)
+        return git_dir_on_disk(path)
+
+    @staticmethod
+    def _in_python_env(loc: Located) -> bool:
+        """Does the file lie in a Python environment known by its contents (`protect.python_env_on_disk`)?"""
+        path = loc.root
+        for part in ("", *loc.parts[:-1]):
             path = os.path.join(path, part) if part else path
-            if git_dir_on_disk(path):
+            if python_env_on_disk(path):
                 return True
         return False
 

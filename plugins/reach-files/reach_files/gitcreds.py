@@ -38,12 +38,19 @@ _SECTIONS = re.compile(
 )
 _CONTINUED = re.compile(rb"\\\r?\n")
 # scheme://USERINFO@host: everything up to the last `@` before the host's `/` (a `?` or `#` in a
-# password, which git would not read as one, is masked too: the text is a secret all the same)
-_URL = re.compile(rb"(?i)\b(?P<scheme>[a-z][a-z0-9+.-]{0,30})://(?P<ui>[^/\n]*)@")
+# password, which git would not read as one, is masked too: the text is a secret all the same).
+# Every pattern here runs over a whole file (up to max_search_file_bytes) in one call that holds
+# the GIL, so each must try a match at most once per run of the characters it starts with: a
+# scheme starts where a run of scheme characters starts (the lookbehind), not at every `\b` in it
+_URL = re.compile(rb"(?i)(?<![a-z0-9+.-])(?P<scheme>[a-z0-9+.-]+)://(?P<ui>[^/\n]*)@")
 # a token in a URL's query (`?access_token=...`, GitLab's `private_token`)
 _QUERY = re.compile(rb"(?i)[?&](?:access_token|private_token|oauth_token|token|auth|key|password)=(?P<v>[^&\s\"';#]+)")
-# user:secret@host without a scheme (scp-like spelling of a URL)
-_BARE = re.compile(rb"(?i)(?<![\w/:.@-])(?P<ui>[\w.+%~-]{1,200}:[^\s/@]{1,400})@[\w-]+(?:\.[\w-]+)*")
+# user:secret@host without a scheme (scp-like spelling of a URL): a word (no space, `/` or `@`) just
+# before `@host`, from the start of the name before its first `:` (`_scp_userinfo`). Found from the
+# word's start only (the lookbehind): a pattern that may start anywhere inside the word and scan
+# hundreds of bytes from each start took seconds per megabyte of `+++:` (a stalled event loop)
+_AT_WORD = re.compile(rb"(?<![^\s/@])[^\s/@]+(?=@[\w-])")
+_USER_CHARS = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.+%~-")
 # `key = value` at the start of a line (after LF or a lone CR); `http.extraheader = ...` as people write it too
 _ENTRY = re.compile(rb"(?m)(?:^|(?<=\r))[ \t]*(?P<k>[A-Za-z][A-Za-z0-9.-]*)[ \t]*=[ \t]*(?P<v>[^\r\n]*)")
 # an inline helper that prints the password: helper = "!f() { echo password=TOKEN; }; f"
@@ -98,9 +105,11 @@ def secret_spans(data: bytes, base: int = 0) -> list[tuple[int, int]]:
         if ui and (b":" in ui or m.group("scheme").lower() not in _SSH):
             found.append(m.span("ui"))  # ssh://git@host keeps its user name; https://TOKEN@host does not
     found.extend(m.span("v") for m in _QUERY.finditer(joined))
-    for m in _BARE.finditer(joined):
-        if b"://" not in joined[max(0, m.start() - 3):m.start()]:
-            found.append(m.span("ui"))
+    for m in _AT_WORD.finditer(joined):
+        if b"://" not in joined[max(0, m.start() - 3):m.start()]:  # a URL's userinfo: _URL's
+            start = _scp_userinfo(m.group())
+            if start is not None:
+                found.append((m.start() + start, m.end()))
     for m in _ENTRY.finditer(joined):
         key = m.group("k").decode("ascii").lower().rsplit(".", 1)[-1]
         value = m.group("v").rstrip(b" \t")
@@ -124,6 +133,19 @@ def secret_spans(data: bytes, base: int = 0) -> list[tuple[int, int]]:
         else:
             merged.append((a, b))
     return merged
+
+
+def _scp_userinfo(word: bytes) -> int | None:
+    """Where ``user:secret`` starts in ``word`` (the text just before ``@host``), or None: the
+    name before the first ``:`` (letters, digits, ``_.+%~-``, at least one), then a non-empty
+    rest. ``x=user:tok`` gives ``user:tok``; ``git`` (``git@host:o/r``) has no secret."""
+    colon = word.find(b":")
+    if colon <= 0 or colon == len(word) - 1:
+        return None
+    start = colon
+    while start > 0 and word[start - 1] in _USER_CHARS:
+        start -= 1
+    return None if start == colon else start
 
 
 def mask(data: bytes, spans: Sequence[tuple[int, int]], base: int = 0) -> tuple[bytes, int]:

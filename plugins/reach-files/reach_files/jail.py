@@ -11,7 +11,8 @@ Two steps, because each alone is not enough:
    resolved path is walked from an fd of the root, one component at a time,
    with ``O_NOFOLLOW`` (``openat``-style via ``dir_fd``). The resolved path
    contains no symlinks by construction, so if one appears during the walk it
-   was swapped in after the check, and the open fails instead of escaping.
+   was swapped in after the check, and the open fails instead of escaping. The
+   root's own descriptor is opened the same way from ``/`` (`Jail._root_fd`).
 
 Linux/POSIX only (``O_NOFOLLOW``, ``O_DIRECTORY``, ``dir_fd``). Hard links are
 not symlinks and are not detected: do not put hard links to outside files in
@@ -32,6 +33,7 @@ from pathlib import Path, PurePosixPath
 from .protect import device_name, through_magic
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_PASS = getattr(os, "O_PATH", os.O_RDONLY)  # a folder above a root: passed through, never read
 NAME_MAX = 255  # bytes in one file or folder name (Linux, macOS; pathconf may say less)
 PATH_MAX = 4096  # bytes in a whole path, terminating NUL included
 _DRIVE = re.compile(r"[A-Za-z]:([\\/]|$)")  # C:\, C:/, C:
@@ -200,10 +202,33 @@ class Jail:
     # -- opening without following symlinks -----------------------------------
 
     def _root_fd(self, root: str) -> int:
+        """An fd of the root, opened from ``/`` one component at a time with ``O_NOFOLLOW``.
+
+        The roots are real paths (no symlinks in them), so a symlink met here was swapped in
+        after the check: the root itself, or a folder above it, by whoever may write there.
+        Opened by its path, the root would follow it and every open below would lead outside.
+        The folders above are opened with ``O_PATH`` (Linux), which needs only the permission
+        to pass through them, as opening the path did."""
+        parts = [p for p in root.split("/") if p]
+        fd = os.open("/", (_PASS if parts else os.O_RDONLY) | os.O_DIRECTORY | os.O_CLOEXEC)
         try:
-            return os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            for i, part in enumerate(parts):
+                flags = (os.O_RDONLY if i == len(parts) - 1 else _PASS) | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+                nfd = os.open(part, flags, dir_fd=fd)
+                os.close(fd)
+                fd = nfd
         except FileNotFoundError:
+            os.close(fd)
             raise PathRefused(f"the configured folder {root} does not exist; ask the operator to create it") from None
+        except OSError as exc:
+            os.close(fd)
+            if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
+                raise PathRefused(
+                    f"the allowed folder {root} (or a folder above it) is no longer a plain folder: a symlink "
+                    "was put in its place after the path was checked; refused"
+                ) from None
+            raise
+        return fd
 
     @contextmanager
     def open_dir(self, loc: Located, *, create: bool = False, parts: tuple[str, ...] | None = None,

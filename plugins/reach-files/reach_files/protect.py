@@ -42,8 +42,8 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["AUTORUN_PLACES", "autorun_place",
-           "device_name", "env_file", "fold", "git_dir_on_disk", "key_file", "private_key_in", "private_key_near",
-           "reach_paths", "secret_store", "through_magic", "uncopied", "vcs_name"]
+           "device_name", "env_file", "fold", "git_dir_after", "git_dir_on_disk", "key_file", "private_key_in",
+           "python_env_on_disk", "reach_paths", "secret_store", "through_magic", "uncopied", "vcs_name"]
 
 _VCS = frozenset({".git", ".hg", ".svn", ".bzr"})
 _SHORT = re.compile(r"(git|hg|svn|bzr|env|envrc)~\d+")
@@ -202,19 +202,31 @@ AUTORUN_PLACES: dict[str, str] = {
     "shell-startup": "a shell startup file (.bashrc, .profile, .zshrc, fish's config ...), run by every new shell",
     "git-hooks": "in the folder the repository's core.hooksPath names, whose hooks git runs on commit, checkout "
                  "and push",
+    "ssh": "the SSH folder (.ssh: authorized_keys lets a key log in, rc runs on every login, config's "
+           "ProxyCommand runs on the next ssh)",
+    "package-manager": "a package manager's project config that names a program it runs on every command "
+                       "(.yarnrc.yml's yarnPath, .yarnrc's yarn-path, .pnpmfile.cjs, .cargo/config.toml's "
+                       "runner and rustc-wrapper)",
+    "python-env": "in a Python environment (site-packages, or a folder holding pyvenv.cfg or conda-meta/: a .pth "
+                  "file or sitecustomize.py there runs in every Python it starts, bin/activate in every shell "
+                  "that activates it)",
 }
 _AUTORUN_FOLDERS = {".husky": ".husky", ".vscode": ".vscode", ".devcontainer": ".devcontainer",
-                    ".circleci": ".circleci"}
+                    ".circleci": ".circleci", ".ssh": "ssh",
+                    "site-packages": "python-env", "dist-packages": "python-env"}
 # NTFS 8.3 names of those folders (VSCODE~1 is .vscode where short names are made)
-_AUTORUN_SHORT = re.compile(r"(husky|vscode|devcon|circle)~\d+")
+_AUTORUN_SHORT = re.compile(r"(husky|vscode|devcon|circle|ssh)~\d+")
 _AUTORUN_FILES = {
     ".devcontainer.json": ".devcontainer",
     ".gitlab-ci.yml": ".gitlab-ci.yml", ".gitlab-ci.yaml": ".gitlab-ci.yml",
     ".pre-commit-config.yaml": ".pre-commit-config.yaml", ".pre-commit-config.yml": ".pre-commit-config.yaml",
     ".gitconfig": ".gitconfig",
-    **dict.fromkeys((".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zshenv",
-                     ".zprofile", ".zlogin", ".zlogout", ".kshrc", ".mkshrc", ".cshrc", ".tcshrc", ".login",
-                     ".xprofile", ".xinitrc", ".xsession"), "shell-startup"),
+    "pyvenv.cfg": "python-env",
+    ".yarnrc.yml": "package-manager", ".yarnrc.yaml": "package-manager", ".yarnrc": "package-manager",
+    ".pnpmfile.cjs": "package-manager", ".pnpmfile.mjs": "package-manager",
+    **dict.fromkeys((".bashrc", ".bash_aliases", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
+                     ".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout", ".kshrc", ".mkshrc", ".cshrc", ".tcshrc",
+                     ".login", ".xprofile", ".xinitrc", ".xsession"), "shell-startup"),
 }
 
 
@@ -230,7 +242,7 @@ def autorun_place(names: Sequence[str]) -> str | None:
         short = _AUTORUN_SHORT.fullmatch(f)
         if short is not None:
             return {"husky": ".husky", "vscode": ".vscode", "devcon": ".devcontainer",
-                    "circle": ".circleci"}[short.group(1)]
+                    "circle": ".circleci", "ssh": "ssh"}[short.group(1)]
         if f in (".github", "github~1") and i + 1 < len(folded) and folded[i + 1] in ("workflows", "workfl~1"):
             return ".github/workflows"
         if i > 0 and folded[i - 1] == ".config" and f == "fish":
@@ -240,6 +252,8 @@ def autorun_place(names: Sequence[str]) -> str | None:
         return _AUTORUN_FILES[last]
     if folded[-3:] == [".config", "git", "config"]:
         return ".gitconfig"
+    if folded[-2:-1] == [".cargo"] and last in ("config", "config.toml"):
+        return "package-manager"
     return None
 
 
@@ -250,10 +264,39 @@ _PRIVATE_KEY = re.compile(
     rb"|---- (?:BEGIN|END) SSH2 (?:ENCRYPTED )?PRIVATE KEY ----"
     rb"|PuTTY-User-Key-File-\d+:"
 )
-# a PEM block base64-encoded whole, as Kubernetes secrets and Helm values carry keys (``tls.key: LS0tLS1CRUdJTi...``):
-# the block starts the encoded text, so ``-----BEGIN`` always encodes the same way (after a byte-order mark too)
-_B64_PEM = re.compile(rb"(?:77u/)?LS0tLS1CRUdJTi[A-Za-z0-9+/_\-\r\n]*")
+# a PEM line URL-encoded, as a key travels in a query string or a form: `-----BEGIN+RSA+PRIVATE+KEY-----`,
+# `%2D%2D%2D%2D%2DBEGIN%20...` (looked for only when `PRIVATE+KEY` or `PRIVATE%20KEY` is there). Each word
+# is followed by exactly one separator, so the words repeat without ambiguity (nothing to backtrack over)
+_SEP = rb"(?:\+|%20)"
+_DASHES = rb"(?:-|%2[dD]){5}"
+_PRIVATE_KEY_URL = re.compile(_DASHES + rb"(?:BEGIN|END)" + _SEP + rb"(?:[A-Z0-9]+" + _SEP + rb")*PRIVATE" + _SEP
+                              + rb"KEY(?:" + _SEP + rb"BLOCK)?" + _DASHES)
+_URL_MARKS = (b"PRIVATE+KEY", b"PRIVATE%20KEY")
+
+
+def _stable_b64(text: bytes) -> list[bytes]:
+    """The base64 characters that encode ``text`` at each of the three byte alignments, only those
+    that ``text``'s own bits fill (the characters at either end depend on the bytes around it)."""
+    out = []
+    for pad in range(3):
+        enc = base64.b64encode(b"\0" * pad + text + b"\0\0")
+        out.append(enc[-(-8 * pad // 6):8 * (pad + len(text)) // 6])
+    return out
+
+
+# Base64 that holds a private key: Kubernetes secrets and Helm values carry PEM keys so
+# (``tls.key: LS0tLS1CRUdJTi...``), and GCP service-account JSON, whose ``private_key`` is a PEM, is
+# base64-encoded whole (``key.json: ewogICJ0eXBlIjog...``), where the PEM lies at any alignment;
+# wrapped 76 to a line in a YAML block; or encoded twice (a Helm b64enc of a value that already was).
+# "PRIVATE KEY" encoded, at every alignment, once or twice, is in all of them: the quick test before
+# the base64-looking runs are decoded.
+_B64_SIGNS = tuple(dict.fromkeys(
+    [*(once := _stable_b64(b"PRIVATE KEY")), *(twice for s in once for twice in _stable_b64(s))]))
+_B64_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 _B64_ALT = bytes.maketrans(b"-_", b"+/")
+_B64_MASK = bytes(ord("A") if i in _B64_CHARS else ord(" ") for i in range(256))  # after _B64_ALT
+_B64_MIN_RUN = 32  # characters: the shortest armour line (25 bytes) encoded, at any alignment, needs more
+_B64_NESTING = 2
 
 #: bytes on each side of a page of a big file that are looked at for a key (longer than any key)
 KEY_REACH = 64 * 1024
@@ -267,31 +310,41 @@ def key_file(name: str) -> bool:
     return fold(name).endswith(".key")
 
 
-def private_key_in(data: bytes) -> bool:
+def private_key_in(data: bytes, _depth: int = 0) -> bool:
     """Does ``data`` hold a private key (its ``-----BEGIN ... PRIVATE KEY-----`` line, its END line,
-    or such a block base64-encoded)? A key saved as ``deploy_key`` or ``notes.txt`` is as secret as
-    ``id_rsa``; a certificate or a public key (``BEGIN CERTIFICATE``, ``BEGIN PUBLIC KEY``) is not."""
+    URL-encoded, or base64-encoded alone or inside other encoded text)? A key saved as ``deploy_key``
+    or ``notes.txt`` is as secret as ``id_rsa``; a certificate or a public key (``BEGIN CERTIFICATE``,
+    ``BEGIN PUBLIC KEY``) is not."""
     if _PRIVATE_KEY.search(data) is not None:
         return True
-    for run in _B64_PEM.finditer(data):
-        text = run.group().replace(b"\r", b"").replace(b"\n", b"").translate(_B64_ALT)
-        try:
-            decoded = base64.b64decode(text[: len(text) // 4 * 4])
-        except ValueError:
-            continue
-        if _PRIVATE_KEY.search(decoded) is not None:
-            return True
+    if any(mark in data for mark in _URL_MARKS) and _PRIVATE_KEY_URL.search(data) is not None:
+        return True
+    return _depth < _B64_NESTING and _key_in_base64(data, _depth)
+
+
+def _key_in_base64(data: bytes, depth: int) -> bool:
+    """A private key in the base64-looking runs of ``data`` (`_B64_SIGNS`).
+
+    Lines are joined first, without the indentation that follows a line break (a YAML block); a
+    run is decoded from each of its first four characters, since a name or a few letters glued to
+    its front (``abcLS0t...``) shift where the encoded text starts; what decodes to ASCII is looked
+    into once more. Runs are found with ``translate`` and ``find``: linear, in C."""
+    flat = b"".join(line.lstrip(b" \t") for line in data.replace(b"\r", b"\n").split(b"\n")).translate(_B64_ALT)
+    if not any(sign in flat for sign in _B64_SIGNS):
+        return False
+    runs = flat.translate(_B64_MASK)
+    least = b"A" * _B64_MIN_RUN
+    start = runs.find(least)
+    while start >= 0:
+        end = runs.find(b" ", start)
+        end = len(runs) if end < 0 else end
+        text = flat[start:end]
+        for skip in range(4) if any(sign in text for sign in _B64_SIGNS) else ():
+            decoded = base64.b64decode(text[skip: skip + (len(text) - skip) // 4 * 4])
+            if private_key_in(decoded, depth + 1) if decoded.isascii() else _PRIVATE_KEY.search(decoded):
+                return True
+        start = runs.find(least, end)
     return False
-
-
-def private_key_near(fd: int, offset: int, length: int) -> bool:
-    """Is a private key in or near the ``length`` bytes at ``offset`` of the open file ``fd``?
-
-    For files too big to scan whole: a page that starts after a key's BEGIN line, or cuts it
-    in two, holds key material without the line; so the page is looked at with ``KEY_REACH``
-    bytes on each side, where the BEGIN or END line of any key the page touches lies."""
-    start = max(0, offset - KEY_REACH)
-    return private_key_in(os.pread(fd, offset - start + length + KEY_REACH, start))
 
 
 def device_name(name: str, platform: str = os.name) -> bool:
@@ -309,6 +362,36 @@ def git_dir_on_disk(path: str) -> bool:
     try:
         return (os.path.isfile(os.path.join(path, "HEAD")) and os.path.isdir(os.path.join(path, "objects"))
                 and os.path.isdir(os.path.join(path, "refs")))
+    except (OSError, ValueError):
+        return False
+
+
+def python_env_on_disk(path: str) -> bool:
+    """A Python environment by its contents, whatever its name: ``pyvenv.cfg`` (venv, virtualenv,
+    uv) or ``conda-meta/`` (conda)."""
+    try:
+        return os.path.isfile(os.path.join(path, "pyvenv.cfg")) or os.path.isdir(os.path.join(path, "conda-meta"))
+    except (OSError, ValueError):
+        return False
+
+
+def git_dir_after(path: str, child: str, is_file: bool) -> bool:
+    """Would the folder ``path`` be a git directory once ``child`` (a file, or a folder on the way
+    to one) exists in it? git takes any folder with a ``HEAD`` file and ``objects/`` and ``refs/``
+    folders, or with ``HEAD`` and a ``commondir`` file (a worktree's: objects, refs and config
+    come from the folder it names), for a repository, and finds it from every folder below it.
+    A write that adds the last of these pieces would make the files written before it (a
+    ``config`` with ``core.fsmonitor``) git's own, so it counts as a write into one. The child
+    is compared folded (a case-insensitive file system opens ``head`` as ``HEAD``)."""
+    name = fold(child)
+    try:
+        def has_file(piece: str) -> bool:
+            return (is_file and name == piece.lower()) or os.path.isfile(os.path.join(path, piece))
+
+        def has_dir(piece: str) -> bool:
+            return (not is_file and name == piece) or os.path.isdir(os.path.join(path, piece))
+
+        return has_file("HEAD") and (has_file("commondir") or (has_dir("objects") and has_dir("refs")))
     except (OSError, ValueError):
         return False
 

@@ -8,7 +8,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 #: the names of `protect.AUTORUN_PLACES` (and ``*``: all of them)
 AutorunPlace = Literal[".husky", ".vscode", ".devcontainer", ".github/workflows", ".gitlab-ci.yml", ".circleci",
-                       ".pre-commit-config.yaml", ".gitconfig", "shell-startup", "git-hooks", "*"]
+                       ".pre-commit-config.yaml", ".gitconfig", "shell-startup", "git-hooks", "ssh", "python-env",
+                       "package-manager", "*"]
 
 
 class FilesSettings(BaseModel):
@@ -46,7 +47,8 @@ class FilesSettings(BaseModel):
         default_factory=list, description="places write_file may change although other programs run them by "
         "themselves later: \".husky\", \".vscode\", \".devcontainer\", \".github/workflows\", \".gitlab-ci.yml\", "
         "\".circleci\", \".pre-commit-config.yaml\", \".gitconfig\", \"shell-startup\", \"git-hooks\" (a repository's "
-        "core.hooksPath folder), or \"*\" for all of them")
+        "core.hooksPath folder), \"ssh\" (.ssh), \"python-env\" (site-packages, a virtualenv or conda environment), "
+        "\"package-manager\" (.yarnrc.yml, .yarnrc, .pnpmfile.cjs, .cargo/config.toml), or \"*\" for all of them")
     allow_secret_files: bool = Field(
         default=False, description="let read_file read, search_files search and write_file change secret stores "
         "(.env files, .netrc, .pgpass, .git-credentials, .aws/credentials, private keys), and show credentials in "

@@ -20,6 +20,8 @@ allowed, and one setting, ``allow_autorun_writes``, opens the places it names.
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +47,21 @@ _PLACES: dict[str, str] = {
     ".bashrc": "shell-startup", ".bash_profile": "shell-startup", ".profile": "shell-startup",
     ".zshrc": "shell-startup", ".zshenv": "shell-startup", ".config/fish/config.fish": "shell-startup",
     ".config/fish/conf.d/evil.fish": "shell-startup",
+    ".bash_aliases": "shell-startup",  # sourced by Debian's and Ubuntu's default .bashrc
+    # the SSH folder: authorized_keys lets a key log in, rc runs on every login, config's
+    # ProxyCommand / LocalCommand / Match exec run on the next ssh
+    ".ssh/authorized_keys": "ssh", ".ssh/authorized_keys2": "ssh", ".ssh/rc": "ssh", ".ssh/config": "ssh",
+    ".ssh/environment": "ssh", ".ssh/config.d/work": "ssh", "home/ada/.ssh/authorized_keys": "ssh",
+    # site-packages by name (the user's own, ~/.local/lib/pythonX.Y/site-packages, or any environment's):
+    # a .pth line starting with `import` runs in every Python that starts with it
+    ".local/lib/python3.11/site-packages/zz.pth": "python-env",
+    ".local/lib/python3.12/site-packages/sitecustomize.py": "python-env",
+    "usr/lib/python3/dist-packages/usercustomize.py": "python-env",
+    "app/pyvenv.cfg": "python-env",
+    # a package manager's project config naming a program it runs on every command in the folder
+    ".yarnrc.yml": "package-manager", "web/.yarnrc.yml": "package-manager", ".yarnrc": "package-manager",
+    ".pnpmfile.cjs": "package-manager", ".cargo/config.toml": "package-manager", ".cargo/config": "package-manager",
+    "crates/x/.cargo/config.toml": "package-manager",
 }
 
 _SPELLINGS: dict[str, str] = {
@@ -63,6 +80,11 @@ _SPELLINGS: dict[str, str] = {
     ".Pre-Commit-Config.YAML": ".pre-commit-config.yaml", ".pre-commit-config.yaml.": ".pre-commit-config.yaml",
     ".BASHRC": "shell-startup", ".bashrc ": "shell-startup", ".GitConfig": ".gitconfig",
     ".CircleCI/config.yml": ".circleci", ".Gitlab-CI.yml": ".gitlab-ci.yml",
+    ".SSH/authorized_keys": "ssh", ".ssh./rc": "ssh", "\uff0essh/config": "ssh", ".\u0455sh/authorized_keys": "ssh",
+    "SSH~1/authorized_keys": "ssh", ".Bash_Aliases": "shell-startup",
+    "lib/python3.11/Site-Packages/x.pth": "python-env", "lib/site-packages./x.pth": "python-env",
+    "PyVenv.cfg": "python-env",
+    ".YarnRC.yml": "package-manager", ".yarnrc.yml.": "package-manager", ".CARGO/Config.TOML": "package-manager",
 }
 
 
@@ -141,6 +163,9 @@ _HONEST = [
     "dotfiles/bashrc", ".config/git/ignore", ".gitconfig.md", "Makefile", "package.json", "tests/conftest.py",
     ".idea/workspace.xml", ".gitignore", ".editorconfig", "src/.vscodeignore", ".vscode-test.mjs",
     "config/fish.md", ".profile.d.md", "gitlab-ci.md",
+    "ssh/config", "docs/.ssh.md", "ssh.md", "bash_aliases.example", "site-packages.md", "data/paths.pth",
+    "src/sitecustomize.py", "venv.md", "pyvenv.cfg.md", "conda-meta.md",
+    "yarnrc.md", ".yarn/notes.md", "cargo/config.toml", ".cargo/notes.md", "pnpmfile.md",
 ]
 
 
@@ -236,3 +261,74 @@ def test_every_autorun_place_can_be_allowed_by_name() -> None:
     from reach_files.settings import AutorunPlace
 
     assert set(get_args(AutorunPlace)) == {*AUTORUN_PLACES, "*"}
+
+
+# A Python environment found by its contents, whatever its name (`python -m venv tools`): a folder
+# holding `pyvenv.cfg` (venv, virtualenv, uv) or `conda-meta/` (conda). A `.pth` file or
+# `sitecustomize.py` planted in its site-packages runs in every Python it starts (`pytest`, the
+# app, an editor's language server), `bin/activate` in every shell that activates it, conda's
+# `etc/conda/activate.d/*.sh` on `conda activate`. Checked with a real environment and its Python.
+
+_MARK = "planted-ran"
+
+
+def _venv(root: Path, name: str) -> Path:
+    folder = root / name
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True, capture_output=True)
+    return folder
+
+
+def _site_packages(venv: Path) -> str:
+    found = sorted(p for p in venv.glob("lib/python*/site-packages"))
+    assert found, "the venv has no site-packages"
+    return str(found[0].relative_to(venv))
+
+
+_VENV_PLANTS = [  # (folder name, path below it; {sp} is its site-packages)
+    (".venv", "{sp}/zz_planted.pth"), (".venv", "{sp}/sitecustomize.py"), ("venv", "{sp}/zz_planted.pth"),
+    ("tools", "{sp}/zz_planted.pth"), ("py/env-3.11", "{sp}/sitecustomize.py"), (".venv", "{sp}/pkg/__init__.py"),
+]
+
+
+def _run_python(venv: Path, code: str) -> None:
+    subprocess.run([str(venv / "bin" / "python"), "-c", code], check=False, capture_output=True)
+
+
+def _plant(path: str, mark: Path) -> str:
+    if path.endswith(".pth"):
+        return f"import os; open({str(mark)!r}, 'w').close()\n"
+    return f"open({str(mark)!r}, 'w').close()\n"
+
+
+@pytest.mark.parametrize(("name", "below"), _VENV_PLANTS)
+async def test_a_python_environment_is_not_planted_in(tmp_path: Path, name: str, below: str) -> None:
+    reach, root = rooted_reach(tmp_path)
+    venv = _venv(root, name)
+    rel = f"{name}/" + below.format(sp=_site_packages(venv))
+    mark = tmp_path / _MARK
+    for mode in ("create", "overwrite", "append"):
+        r = await reach.invoke("write_file", {"path": rel, "content": _plant(rel, mark), "mode": mode})
+        assert not r.ok, f"{mode} {rel} was written"
+        assert "allow_autorun_writes" in r.error.message and '"python-env"' in r.error.message, r.error.message
+    _run_python(venv, "import pkg" if "pkg" in rel else "pass")
+    assert not mark.exists(), "the environment's Python ran the planted file"
+
+
+@pytest.mark.parametrize("below", ["bin/activate", "pyvenv.cfg", "bin/zz-tool", "lib/notes.txt"])
+async def test_the_rest_of_a_python_environment_is_not_written_either(tmp_path: Path, below: str) -> None:
+    reach, root = rooted_reach(tmp_path)
+    _venv(root, "env2")
+    (root / "conda" / "conda-meta").mkdir(parents=True)
+    for rel in (f"env2/{below}", f"conda/etc/conda/activate.d/{Path(below).name}.sh"):
+        for mode in ("create", "overwrite", "append"):
+            await _refused(reach, root, rel, "python-env", mode)
+    r = await reach.invoke("read_file", {"path": "env2/pyvenv.cfg"})
+    assert r.ok and "home" in r.content["content"]  # reading stays allowed
+
+
+async def test_python_environment_writes_open_with_the_setting(tmp_path: Path) -> None:
+    reach, root = rooted_reach(tmp_path, allow_autorun_writes=["python-env", "ssh"])
+    venv = _venv(root, ".venv")
+    for rel in (f".venv/{_site_packages(venv)}/local_patch.pth", ".ssh/config"):
+        r = await reach.invoke("write_file", {"path": rel, "content": "# ok\n"})
+        assert r.ok, (rel, r.error)

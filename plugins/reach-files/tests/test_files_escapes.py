@@ -155,3 +155,68 @@ async def test_fifo_is_refused_without_hanging(box: Any) -> None:
     os.mkfifo(box.root / "pipe")
     r = await box.call("read_file", path="pipe")
     assert not r.ok and "not a regular file" in r.error.message
+
+
+# The root itself, or a folder above it, replaced by a symlink after the check: the walk from the
+# root's descriptor was safe, but the root was opened by its path, following symlinks, so a swap
+# of the root (or any folder above it, by whoever may write there) led every open outside.
+
+def _swap_root(box: Any, level: int) -> None:
+    """Move the folder ``level`` steps above the root (0: the root) away and put a symlink in its
+    place that leads to a copy of the tree where the root's files are the outside ones."""
+    top = box.root
+    for _ in range(level):
+        top = top.parent
+    fake = box.outside.parent / f"fake-{level}"
+    rel = box.root.relative_to(top)
+    target = fake / rel
+    target.parent.mkdir(parents=True, exist_ok=True)
+    os.symlink(box.outside, target, target_is_directory=True)  # the "root" seen through the swap
+    os.rename(top, str(top) + ".moved")
+    os.symlink(fake if level else box.outside, top, target_is_directory=True)
+
+
+@pytest.mark.parametrize("level", [0, 1])
+@pytest.mark.parametrize("tool", ["read_file", "write_file", "append", "list_dir", "search_files"])
+async def test_the_root_swapped_for_a_symlink_after_the_check_is_not_followed(
+        box: Any, tool: str, level: int, secret: str, tmp_path: Path) -> None:
+    nested = tmp_path / "a" / "b"
+    if level:  # a root one folder below a folder that can be swapped (not the test's own tmp_path)
+        nested.mkdir(parents=True)
+        os.rename(box.root, nested / "root")
+        box.root = nested / "root"
+        box.reach = files_reach_for(tmp_path, box.root)
+    name = {"read_file": "secret.txt", "write_file": "secret.txt", "append": "secret.txt",
+            "list_dir": ".", "search_files": "."}[tool]
+    (box.root / "secret.txt").write_text("inside")  # exists at check time, as outside
+    connector = "write_file" if tool == "append" else tool
+    jail = box.reach.get(connector).jail
+    checked = jail.locate
+
+    def locate_then_swap(path: str):
+        loc = checked(path)
+        _swap_root(box, level)
+        return loc
+
+    jail.locate = locate_then_swap  # type: ignore[method-assign]
+    args = {
+        "read_file": {"path": name},
+        "write_file": {"path": name, "content": "pwned", "mode": "overwrite"},
+        "append": {"path": name, "content": "pwned", "mode": "append"},
+        "list_dir": {"path": name},
+        "search_files": {"path": name, "text": "TOP"},
+    }[tool]
+    try:
+        r = await box.reach.invoke(connector, args)
+    finally:
+        jail.locate = checked  # type: ignore[method-assign]
+    assert not r.ok, r.content
+    assert r.error.code == "invalid_arguments" and "symlink" in r.error.message, r.error
+    assert (box.outside / "secret.txt").read_text() == secret
+    assert sorted(p.name for p in box.outside.iterdir()) == ["secret.txt"]
+
+
+def files_reach_for(tmp_path: Path, root: Path) -> Any:
+    from conftest import make_reach
+
+    return make_reach(tmp_path, {"roots": [str(root)], "max_read_bytes": 1000})

@@ -16,6 +16,8 @@ Each family has positive controls: honest names that look close stay usable.
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -136,6 +138,65 @@ async def test_vcs_metadata_through_symlinks_and_bare_repositories(tmp_path: Pat
             refused.append((path, mode, r.ok))
     assert [x for x in refused if x[2]] == []
     assert _tree(root) == before
+
+
+# A git directory built one write at a time: each file is harmless while the folder is not yet a
+# repository, and the last one makes it one (git finds it when run in any folder below it, as a
+# bare repository, and runs the planted config: core.fsmonitor on `git status`). `commondir` makes
+# a folder with HEAD a git directory over another folder's objects, refs and config.
+_FSMONITOR = '[core]\n\trepositoryformatversion = 0\n\tfsmonitor = "echo PLANTED"\n'
+_PIECES = {"config": _FSMONITOR, "HEAD": "ref: refs/heads/main\n", "objects/info/packs": "\n",
+           "refs/heads/main": "0" * 40 + "\n"}
+_PLANTS = [
+    *[(f"{folder}order {i}", [(folder + name, _PIECES[name]) for name in order], folder or ".")
+      for folder in ("", "site/", "deep/er/")
+      for i, order in enumerate([
+          ("config", "objects/info/packs", "refs/heads/main", "HEAD"),   # HEAD last
+          ("config", "HEAD", "refs/heads/main", "objects/info/packs"),   # objects last
+          ("HEAD", "config", "objects/info/packs", "refs/heads/main"),   # refs last
+          ("objects/info/packs", "config", "HEAD", "refs/heads/main"),
+          ("refs/heads/main", "objects/info/packs", "config", "HEAD"),
+      ])],
+    ("commondir: HEAD last", [("common/config", _FSMONITOR), ("common/objects/x", ""), ("common/refs/x", ""),
+                              ("wt/commondir", "../common\n"), ("wt/HEAD", "ref: refs/heads/main\n")], "wt"),
+    ("commondir last", [("common/config", _FSMONITOR), ("common/objects/x", ""), ("common/refs/x", ""),
+                        ("wt/HEAD", "ref: refs/heads/main\n"), ("wt/commondir", "../common\n")], "wt"),
+]
+
+
+def _git_config_in(folder: Path, ceiling: Path) -> str:
+    """What git, run in ``folder``, takes for core.fsmonitor ("" if no repository or none set)."""
+    env = {**os.environ, "GIT_CEILING_DIRECTORIES": str(ceiling), "HOME": str(ceiling), "GIT_CONFIG_NOSYSTEM": "1"}
+    done = subprocess.run(["git", "config", "core.fsmonitor"], cwd=folder, env=env, capture_output=True, text=True,
+                          check=False)
+    return done.stdout.strip()
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git to show what git would run")
+@pytest.mark.parametrize(("case", "writes", "where"), _PLANTS, ids=[p[0] for p in _PLANTS])
+async def test_a_git_directory_is_not_built_piece_by_piece(tmp_path: Path, case: str,
+                                                           writes: list[tuple[str, str]], where: str) -> None:
+    reach, root = _reach(tmp_path)
+    refused = []
+    for path, content in writes:
+        r = await _write(reach, path, content=content)
+        if not r.ok:
+            refused.append(path)
+            assert r.error.code == "invalid_arguments" and "allow_vcs_writes" in r.error.message, r.error
+    probe = root / where
+    (probe / "sub").mkdir(parents=True, exist_ok=True)  # the user runs git somewhere below it
+    assert _git_config_in(probe / "sub", tmp_path) != "echo PLANTED", f"git runs the planted config ({refused})"
+    assert refused, "every piece was written"
+
+
+async def test_git_pieces_alone_stay_writable(tmp_path: Path) -> None:
+    """Folders named objects/ and refs/, and files named HEAD or config, are ordinary while
+    they do not complete a repository: a docs site's refs/, a HEAD note beside objects/."""
+    reach, root = _reach(tmp_path)
+    for path in ["docs/refs/index.md", "docs/objects/list.md", "docs/config", "notes/HEAD", "notes/objects/a",
+                 "art/HEAD", "art/refs/b", "wt/commondir"]:
+        r = await _write(reach, path)
+        assert r.ok, (path, r.error)
 
 
 _ENV_PATHS = [

@@ -164,11 +164,49 @@ async def test_private_keys_in_other_armour_are_not_handed_out(tmp_path: Path, b
     await _assert_guarded(reach, root, "deploy/values.yaml", by_name=False)
 
 
+# Keys inside something else that is base64-encoded: the PEM block is not where the encoded text
+# starts, so it is encoded at another alignment ("-----BEGIN" is not "LS0tLS1CRUdJTi" there). GCP
+# service-account JSON (its `private_key` is a PEM) base64-encoded is what Kubernetes secrets and CI
+# variables (GOOGLE_CREDENTIALS) carry; also a PEM after 1 or 2 bytes, wrapped 76 to a line,
+# base64 of base64 (a Helm `b64enc` of a value that already was), and a PEM URL-encoded.
+_SA_JSON = ('{\n  "type": "service_account",\n  "project_id": "p",\n  "private_key_id": "3f2a",\n'
+            '  "private_key": "' + _PEMS[1].replace(chr(10), "\\n") + '",\n  "client_email": "a@p.iam.example"\n}\n')
+
+
+def _wrapped(text: str, width: int = 76, indent: str = "    ") -> str:
+    return "\n".join(indent + text[i:i + width] for i in range(0, len(text), width))
+
+
+_ENCODED_INSIDE = [
+    f"apiVersion: v1\nkind: Secret\ndata:\n  key.json: {_b64(_SA_JSON)}\n",
+    f"GOOGLE_CREDENTIALS={_b64(_SA_JSON, urlsafe=True)}\n",
+    f"creds: |\n{_wrapped(_b64(_SA_JSON))}\n",
+    f"a: {_b64('x' + _RSA)}\n",
+    f"a: {_b64('xy' + _RSA)}\n",
+    f"a: {_b64('key: ' + _PEMS[2])}\n",
+    f"a: {_b64(_b64(_RSA))}\n",
+    f"a: {_b64(_b64(_SA_JSON))}\n",
+    "key=-----BEGIN+RSA+PRIVATE+KEY-----%0AMIIEpAIBAAKCAQEAx7nS%0A-----END+RSA+PRIVATE+KEY-----\n",
+    "key=-----BEGIN%20PRIVATE%20KEY-----%0AMIIEvQIBADANBgkqhkiG%0A-----END%20PRIVATE%20KEY-----\n",
+    "key=%2D%2D%2D%2D%2DBEGIN%20EC%20PRIVATE%20KEY%2D%2D%2D%2D%2D%0AMHcCAQEEIBkg\n",
+]
+
+
+@pytest.mark.parametrize("body", range(len(_ENCODED_INSIDE)))
+async def test_private_keys_encoded_inside_other_text_are_not_handed_out(tmp_path: Path, body: int) -> None:
+    reach, root = _reach(tmp_path)
+    _put(root, "deploy/values.yaml", _ENCODED_INSIDE[body] + f"# {SECRET}\n")
+    await _assert_guarded(reach, root, "deploy/values.yaml", by_name=False)
+
+
 _PUBLIC_B64 = [
     f"tls.crt: {_b64('-----BEGIN CERTIFICATE-----' + chr(10) + 'MIIDdzCCAl+g' + chr(10))}\n",
     f"pub: {_b64('-----BEGIN PUBLIC KEY-----' + chr(10) + 'MIIBIjANBgkq' + chr(10))}\n",
     f"csr: {_b64('-----BEGIN CERTIFICATE REQUEST-----' + chr(10))}\n",
     "note: LS0tLS1CRUdJTi is how base64 of a PEM line starts\n",
+    "ca.json: " + _b64('{"ca": "-----BEGIN CERTIFICATE-----' + chr(10) + 'MIIDdzCCAl+g' + chr(10) + '"}') + "\n",
+    f"twice: {_b64(_b64('x-----BEGIN PUBLIC KEY-----' + chr(10) + 'MIIBIjANBgkq' + chr(10)))}\n",
+    "doc: the words PRIVATE KEY encoded are " + _b64("the PRIVATE KEY line") + "\n",
     "Never write ---- BEGIN SSH2 in docs without a key name.\n",
 ]
 
@@ -280,4 +318,5 @@ async def _put_and_check(reach: Reach, root: Path, rel: str) -> None:
     _put(root, rel, body)
     await _assert_honest(reach, root, rel, body)
     r = await reach.invoke("write_file", {"path": rel, "content": "x = 1\n", "mode": "overwrite"})
-    assert r.ok or "allow_env_writes" in r.error.message or "allow_vcs_writes" in r.error.message, r.error
+    # not a secret store; another guard may still refuse the write (.cargo/config.toml names programs cargo runs)
+    assert r.ok or any(f"allow_{g}_writes" in r.error.message for g in ("env", "vcs", "autorun")), r.error

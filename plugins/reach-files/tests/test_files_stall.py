@@ -365,3 +365,70 @@ def test_direct_calls_check_numbers_too(tree: Path) -> None:
     for bad in (0, -1, 51, 1e30, float("nan"), float("inf"), 2.5, True, "5"):
         with pytest.raises(InvalidArguments):
             search.execute({"pattern": "*", "max_results": bad}, None)
+
+
+# -- git configuration a hostile writer shaped: masking it must stay linear -------------------
+#
+# `read_file` and the text search mask credentials in any text with a git section header
+# (`gitcreds.secret_spans`, run over up to `max_search_file_bytes` in one go). Each shape below
+# makes one of its patterns start a match at (nearly) every byte and scan hundreds of bytes
+# forward and back before failing: with the old patterns one `re` call held the GIL for
+# seconds (`user:secret@host` without a scheme: ~11 s for 1 MB). The file is written through
+# write_file, as an injected agent would, under `max_write_bytes`.
+
+_SIZE = 990_000
+
+
+def _fill(unit: bytes) -> str:
+    return (unit * (_SIZE // len(unit))).decode()
+
+
+GIT_CONFIG_BOMBS = {
+    "userinfo run +": _fill(b"+" * 199 + b":"),                 # every `+` starts `user:pass@`
+    "userinfo run %~": _fill(b"%~" * 99 + b"a:"),
+    "userinfo short": _fill(b"!a:"),                            # a start every 3 bytes, each scans 400
+    "userinfo long secret": _fill(b"~" * 150 + b":" + b"x" * 420 + b" "),
+    "userinfo @ far": _fill(b"-a+" * 60 + b":" + b"+" * 500 + b"@"),
+    "scheme runs": _fill(b"+a" * 15 + b"://" + b"x" * 2000 + b"\n"),
+    "scheme runs one line": _fill(b"+a" * 15 + b"://" + b"x" * 60000),
+    "scheme and userinfo": _fill(b"a.b-c+d://" + b"+" * 180 + b":" + b"y" * 390 + b" "),
+}
+
+
+@pytest.mark.parametrize("where", ["notes/remote.txt", ".git/config"])
+@pytest.mark.parametrize("shape", list(GIT_CONFIG_BOMBS))
+async def test_hostile_git_config_text_keeps_the_loop_beating(tmp_path: Path, shape: str, where: str) -> None:
+    reach = _reach(tmp_path, 30, allow_vcs_writes=True)
+    body = '[remote "origin"]\n\turl = ' + GIT_CONFIG_BOMBS[shape] + "\n"  # a git section: masked when read
+    assert (await reach.invoke("write_file", {"path": where, "content": body})).ok
+    r, beats, _ = await _with_heartbeat(reach, "read_file", {"path": where})
+    assert r.ok, r.error
+    beats.check()
+    r, beats, _ = await _with_heartbeat(reach, "search_files", {"pattern": "*", "text": "origin"})
+    assert r.ok, r.error
+    assert r.content["matches"] and r.content["matches"][0]["line"] == 1
+    beats.check()
+
+
+# the private-key scan (`protect.private_key_in`) decodes base64-looking runs that hold "PRIVATE KEY"
+# encoded: text made of nothing else, once or twice encoded, must not stall it either
+_SIGN, _SIGN2 = "UFJJVkFURSBLRV", "VUZKSlZrRlVSU0JMUl"
+KEY_SCAN_BOMBS = {
+    "signed short runs": _fill((_SIGN + "A" * 20 + " ").encode()),
+    "twice-signed short runs": _fill((_SIGN2 + "x" * 20 + " ").encode()),
+    "one signed run": _fill(_SIGN.encode()),
+    "wrapped signed lines": _fill(("  " + _SIGN * 5 + "AAAAAA\n").encode()),
+    "url-encoded words": _fill(b"%2D" * 5 + b"BEGIN%20" + b"A%20" * 100 + b"PRIVATE%20KEY\n"),
+}
+
+
+@pytest.mark.parametrize("shape", list(KEY_SCAN_BOMBS))
+async def test_hostile_key_scan_text_keeps_the_loop_beating(tmp_path: Path, shape: str) -> None:
+    reach = _reach(tmp_path, 30)
+    assert (await reach.invoke("write_file", {"path": "blob.txt", "content": KEY_SCAN_BOMBS[shape]})).ok
+    r, beats, _ = await _with_heartbeat(reach, "read_file", {"path": "blob.txt"})
+    assert r.ok, r.error
+    beats.check()
+    r, beats, _ = await _with_heartbeat(reach, "search_files", {"pattern": "*.txt", "text": "absent"})
+    assert r.ok and r.content["matches"] == [], r.content
+    beats.check()
