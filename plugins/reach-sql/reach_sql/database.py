@@ -539,7 +539,10 @@ def _deadline(conn: Connection, timeout: float, abort: Abort | None) -> Iterator
         watchdog.stop()
         if abort is not None:
             abort.attach(None)
-        if watchdog.fired and not isinstance(raw, sqlite3.Connection):
+        # An invalidated connection (the watchdog shut its socket down: the cancel failed, or the
+        # server sat in a function that ignores interrupts) is dropped by the pool anyway; asking
+        # it for .info would raise PendingRollbackError over the timeout.
+        if watchdog.fired and not isinstance(raw, sqlite3.Connection) and not conn.invalidated:
             conn.info["reach_discard"] = True
 
 

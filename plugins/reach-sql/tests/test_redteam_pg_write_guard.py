@@ -23,6 +23,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -257,3 +258,66 @@ async def test_bounded_writes_to_a_partitioned_table_still_run(pg: Pg, sql: str,
     r = await pg.reach.invoke("sql_execute", {"sql": sql.format(r=root)})
     assert r.ok, (sql, r.error)
     assert r.content["rows_changed"] == rows
+
+
+# -- a write the cancel could not stop ----------------------------------------------------
+
+# When the protocol's cancel fails (or the server sits in a function that does not check for
+# interrupts), the watchdog shuts the socket down. On the write path SQLAlchemy then holds an
+# invalidated transaction, and marking the connection for discard raised PendingRollbackError
+# over the timeout: the model got "internal error; do not resend the same arguments".
+STUCK_WRITES = [
+    "UPDATE {t} SET v = NULL WHERE id = 1 AND pg_sleep(40) IS NOT NULL",
+    "INSERT INTO {t} (id, v) SELECT 8, NULL FROM pg_sleep(40)",
+    "DELETE FROM {t} WHERE id = 3 AND (SELECT pg_sleep(40)) IS NOT NULL",
+    "WITH s AS (SELECT pg_sleep(40)) UPDATE {t} SET v = NULL FROM s WHERE id = 2",
+    "SELECT pg_sleep(40)",
+]
+
+
+@pytest.fixture
+def broken_cancel(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The driver's cancel raising, and the server's own statement_timeout far past the deadline."""
+    from reach_sql import database
+
+    tried: list[int] = []
+
+    def cancel_for(_raw: Any) -> Any:
+        def cancel() -> None:
+            tried.append(1)
+            raise OSError("cancel request could not be sent")
+
+        return cancel
+
+    monkeypatch.setattr(database, "pg_cancel", cancel_for)
+    monkeypatch.setattr(database, "_ms", lambda timeout: max(1, int(timeout * 1000)) + 60_000)
+    return tried
+
+
+@pytest.mark.parametrize("sql", STUCK_WRITES)
+async def test_a_write_stopped_by_closing_the_socket_answers_timeout(
+    tmp_path: Path, broken_cancel: list[int], sql: str
+) -> None:
+    url, read_url = _postgres_urls()
+    table = f"rtw_stuck_{secrets.token_hex(3)}"
+    reach = make_reach(tmp_path / "data", {"url": url, "read_url": read_url, "statement_timeout": 1})
+    import psycopg
+
+    dsn = url.replace("postgresql+psycopg://", "postgresql://")
+    with psycopg.connect(dsn, autocommit=True) as con:
+        con.execute(f"CREATE TABLE {table} (id int PRIMARY KEY, v text); INSERT INTO {table} VALUES (1, 'a'), "
+                    "(2, 'b'), (3, 'c')")
+    try:
+        r = await reach.invoke("sql_execute", {"sql": sql.format(t=table)})
+        assert broken_cancel, "the statement never needed a cancel"
+        assert not r.ok
+        assert r.error.code == "timeout", r.error
+        assert "internal error" not in r.error.message
+        with psycopg.connect(dsn, autocommit=True) as con:
+            assert con.execute(f"SELECT * FROM {table} ORDER BY id").fetchall() == [(1, "a"), (2, "b"), (3, "c")]
+        honest = await reach.invoke("sql_execute", {"sql": f"UPDATE {table} SET v = 'z' WHERE id = 1"})
+        assert honest.ok, honest.error
+    finally:
+        _dispose(reach)
+        with psycopg.connect(dsn, autocommit=True) as con:
+            con.execute(f"DROP TABLE IF EXISTS {table}")
