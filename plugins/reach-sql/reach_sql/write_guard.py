@@ -161,10 +161,17 @@ def _sqlite_target(sql: str) -> tuple[str | None, str | None]:
 
 # One round trip before the statement and one after: rows inserted/updated/deleted per
 # table (grouped by partition root; whether that root is a partitioned table) in this
-# session's pending counters, and for the tables
-# the statement names (with their partitions; pg_partition_tree lists nothing for a plain
-# table) their size and the chunks written to their TOAST table (a value stored out of line).
+# session's pending counters, and for the tables the statement names and every table that
+# inherits from them (pg_inherits: partitions, and the child tables of plain inheritance, whose
+# rows an UPDATE of the parent writes too; pg_partition_tree listed partitions only, so a
+# megabyte written through a parent into a child row passed both caps) their size and the
+# chunks written to their TOAST table (a value stored out of line).
 _PG_STATE = """
+WITH RECURSIVE tree(rel) AS (
+  SELECT to_regclass(name) FROM unnest(%s::text[]) AS name WHERE to_regclass(name) IS NOT NULL
+  UNION
+  SELECT i.inhrelid FROM pg_inherits i JOIN tree ON i.inhparent = tree.rel
+)
 SELECT
   (SELECT coalesce(json_agg(json_build_array(r::regclass::text, i, u, d,
                                               (SELECT relkind = 'p' FROM pg_class WHERE oid = r))), '[]') FROM (
@@ -178,10 +185,7 @@ SELECT
   (SELECT coalesce(json_agg(json_build_array(rel::regclass::text, pg_total_relation_size(rel),
                                               coalesce(pg_stat_get_xact_tuples_inserted(
                                                   nullif(c.reltoastrelid, 0)), 0))), '[]')
-   FROM (SELECT to_regclass(name) AS r FROM unnest(%s::text[]) AS name) AS named
-   CROSS JOIN LATERAL (SELECT named.r AS rel UNION SELECT relid FROM pg_partition_tree(named.r)) AS tree
-   JOIN pg_class c ON c.oid = tree.rel
-   WHERE named.r IS NOT NULL)
+   FROM tree JOIN pg_class c ON c.oid = tree.rel)
 """
 
 _TEXTLIKE = frozenset({"text", "character varying", "character", "bytea", "name", "citext"})

@@ -321,3 +321,93 @@ async def test_a_write_stopped_by_closing_the_socket_answers_timeout(
         _dispose(reach)
         with psycopg.connect(dsn, autocommit=True) as con:
             con.execute(f"DROP TABLE IF EXISTS {table}")
+
+
+# -- sizes of the rows a write through a parent table puts in its child tables ------------------
+
+# The sizes were taken for the tables the statement names and their partitions
+# (pg_partition_tree), not for the child tables of plain inheritance: an UPDATE of the parent
+# that changed a child's row wrote a megabyte under a 100 KB value cap, and grew the child past
+# the growth cap. The tables measured are now the named ones and all that inherit from them.
+_MD5S = "(SELECT string_agg(md5(g::text || {k}), '') FROM generate_series(1, {n}) AS g)"
+THROUGH_THE_PARENT = [
+    "UPDATE {p} SET owner = repeat('x', 1000000) WHERE id = 10",
+    "UPDATE {p} SET owner = repeat('x', 1000000) WHERE id = 20",  # a grandchild's row
+    "UPDATE {p} SET owner = " + _MD5S.format(k="id", n=5000) + " WHERE id = 11",
+    "UPDATE {p} AS a SET owner = repeat(s.c, 500000) FROM (SELECT 'ab' AS c) AS s WHERE a.id = 10",
+    "WITH u AS (UPDATE {p} SET owner = repeat('y', 1000000) WHERE id = 12 RETURNING 1) SELECT count(*) FROM u",
+    "UPDATE {p} SET owner = lpad('x', 1000000, 'ab') WHERE id IN (10, 20)",
+    "UPDATE {p} SET owner = to_jsonb(repeat('x', 1000000))::text WHERE owner = 'grandkid'",
+]
+
+
+def _inheritance_with_grandkid(pg: Pg) -> tuple[str, list[str]]:
+    parent, tables = _family(pg, [3])  # child rows 10, 11, 12
+    grand = f"{parent}_g"
+    pg.owner_exec(f"CREATE TABLE {grand} () INHERITS ({tables[-1]}); "
+                  f"INSERT INTO {grand} VALUES (20, 'grandkid'), (21, 'grandkid2')")
+    return parent, [*tables, grand]
+
+
+def _digests(pg: Pg, tables: list[str]) -> Any:
+    return [pg.owner_exec(f"SELECT id, md5(owner) FROM ONLY {t} ORDER BY id") for t in tables]
+
+
+@pytest.mark.parametrize("sql", THROUGH_THE_PARENT)
+async def test_a_long_value_written_through_a_parent_is_refused(pg: Pg, sql: str) -> None:
+    parent, tables = _inheritance_with_grandkid(pg)
+    before = _digests(pg, tables)
+    r = await pg.reach.invoke("sql_execute", {"sql": sql.format(p=parent)})
+    assert not r.ok, (sql, r.content)
+    assert "one value may hold" in r.error.message, r.error.message
+    assert _digests(pg, tables) == before
+
+
+GROWTH_THROUGH_THE_PARENT = [
+    "UPDATE {p} SET owner = " + _MD5S.format(k="id", n=1500) + " WHERE id > 10",
+    "UPDATE {p} SET owner = " + _MD5S.format(k="id", n=1500) + " WHERE owner LIKE 'kid%' AND id <> 10",
+    "WITH u AS (UPDATE {p} SET owner = " + _MD5S.format(k="id", n=1500) + " WHERE id >= 11 RETURNING 1) SELECT 1",
+]
+
+
+@pytest.mark.parametrize("sql", GROWTH_THROUGH_THE_PARENT)
+async def test_growth_through_a_parent_is_refused(tmp_path: Path, sql: str) -> None:
+    """About 48 KB of digits in each of eight child rows: under the value cap, over the growth cap."""
+    url, read_url = _postgres_urls()
+    reach = make_reach(tmp_path / "data", {"url": url, "read_url": read_url, "statement_timeout": 5,
+                                           "max_write_value_bytes": 100_000, "max_write_bytes": 65536})
+    import psycopg
+
+    dsn = url.replace("postgresql+psycopg://", "postgresql://")
+
+    def owner_exec(q: str) -> Any:
+        with psycopg.connect(dsn, autocommit=True) as con:
+            cur = con.execute(q)
+            return cur.fetchall() if cur.description else None
+
+    pg = Pg(reach, owner_exec, f"rtg_{secrets.token_hex(3)}")
+    try:
+        parent, tables = _family(pg, [9])  # child rows 10..18
+        before = _digests(pg, tables)
+        r = await reach.invoke("sql_execute", {"sql": sql.format(p=parent)})
+        assert not r.ok, (sql, r.content)
+        assert "one call may write" in r.error.message, r.error.message
+        assert _digests(pg, tables) == before
+    finally:
+        _dispose(reach)
+        owner_exec(f"DROP SCHEMA IF EXISTS {pg.prefix} CASCADE")
+
+
+async def test_short_values_through_a_parent_still_write(pg: Pg) -> None:
+    parent, _tables = _inheritance_with_grandkid(pg)
+    for sql, rows in [(f"UPDATE {parent} SET owner = repeat('x', 50000) WHERE id = 10", 1),
+                      (f"UPDATE {parent} SET owner = 'z' WHERE id IN (1, 11, 20)", 3)]:
+        r = await pg.reach.invoke("sql_execute", {"sql": sql})
+        assert r.ok, (sql, r.error)
+        assert r.content["rows_changed"] == rows
+
+
+async def test_a_long_value_in_a_partition_is_still_refused(pg: Pg) -> None:
+    root = _partitioned(pg)
+    r = await pg.reach.invoke("sql_execute", {"sql": f"UPDATE {root} SET owner = repeat('x', 1000000) WHERE id = 11"})
+    assert not r.ok and "one value may hold" in r.error.message, r.content if r.ok else r.error
