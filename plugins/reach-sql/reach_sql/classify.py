@@ -11,7 +11,8 @@ Two questions are asked of the SQL a model sends:
 - ``read_refusal(sql)`` -- for ``sql_query`` on PostgreSQL: one SELECT/VALUES
   that calls none of the refused functions (``set_config`` would switch the
   statement timeout off; ``pg_terminate_backend`` kills other sessions;
-  ``query_to_xml`` runs SQL hidden in a string).
+  ``query_to_xml`` and the extension functions ``crosstab``/``connectby`` run SQL
+  hidden in a string).
 
 Why a parser: a text scanner has to re-implement PostgreSQL's lexer (``E'\\''``
 escapes, dollar quotes with any tag, nested comments, ``U&""`` identifiers)
@@ -69,6 +70,10 @@ DENIED_FUNCTIONS = frozenset(
 _DENIED_PATTERN = re.compile(
     r"pg_(try_)?advisory_\w*"  # session state that outlives the call, waits on other sessions
     r"|(query|cursor|table|schema|database)_to_xml\w*"  # query_to_xml runs SQL from a string
+    # extension functions that run SQL given as text, out of the parser's sight: tablefunc (a
+    # trusted extension, so any database owner can install it) crosstab('SELECT … setval(…)')
+    # and connectby, which splices its table and column arguments into a query; xml2 xpath_table
+    r"|crosstab\d*|connectby|xpath_table"
     r"|dblink\w*|pg_(read|write)_server_files"
     # every large-object function: lo_open + lowrite/lo_truncate rewrite objects no WHERE rule sees,
     # and an open descriptor is session state (lo_put, lo_unlink ... were named, lo_open was not)

@@ -78,10 +78,17 @@ class _SqlConnector(Connector):
         if rows.more_rows:
             more = f"at least {rows.more_rows}" if rows.more_rows_capped else str(rows.more_rows)
             out["more_rows"] = rows.more_rows
-            notes.append(
-                f"{more} more rows not shown (limit {limit}); narrow the query with WHERE/GROUP BY, "
-                f"or pass a larger limit (at most {self.settings.max_rows})"
-            )
+            if rows.result_full and not rows.cut_values:  # whole rows held back by the byte cap
+                notes.append(
+                    f"{more} more rows not shown: the answer reached max_result_bytes "
+                    f"({self.settings.max_result_bytes} bytes); select fewer columns, or narrow the query "
+                    "with WHERE/GROUP BY"
+                )
+            else:
+                notes.append(
+                    f"{more} more rows not shown (limit {limit}); narrow the query with WHERE/GROUP BY, "
+                    f"or pass a larger limit (at most {self.settings.max_rows})"
+                )
         if rows.cut_values:
             out["cut"] = True
             out["cut_values"] = rows.cut_values

@@ -24,8 +24,9 @@ these caps bound the bytes:
   limit a non-superuser can set): the tables the statement writes may grow by at
   most ``max_write_bytes`` (``pg_total_relation_size``, TOAST and indexes
   included), and when chunks were written to a table's TOAST, no value written by this
-  transaction may be longer than ``max_write_value_bytes`` (a 1 GB
-  ``repeat('x', …)`` compresses to a few MB on disk but is 1 GB for every reader).
+  transaction may be longer than ``max_write_value_bytes``, by its length in any
+  column type (a 1 GB ``repeat('x', …)`` compresses to a few MB on disk but is 1 GB
+  for every reader).
   Over a cap: rolled back. PostgreSQL itself caps one value at 1 GB.
 """
 
@@ -159,13 +160,22 @@ def _sqlite_target(sql: str) -> tuple[str | None, str | None]:
 # -- PostgreSQL --------------------------------------------------------------------
 
 # One round trip before the statement and one after: rows inserted/updated/deleted per
-# table (grouped by partition root) in this session's pending counters, and for the tables
-# the statement names (with their partitions; pg_partition_tree lists nothing for a plain
-# table) their size and the chunks written to their TOAST table (a value stored out of line).
+# table (grouped by partition root; whether that root is a partitioned table) in this
+# session's pending counters, and for the tables the statement names and every table that
+# inherits from them (pg_inherits: partitions, and the child tables of plain inheritance, whose
+# rows an UPDATE of the parent writes too; pg_partition_tree listed partitions only, so a
+# megabyte written through a parent into a child row passed both caps) their size and the
+# chunks written to their TOAST table (a value stored out of line).
 _PG_STATE = """
+WITH RECURSIVE tree(rel) AS (
+  SELECT to_regclass(name) FROM unnest(%s::text[]) AS name WHERE to_regclass(name) IS NOT NULL
+  UNION
+  SELECT i.inhrelid FROM pg_inherits i JOIN tree ON i.inhparent = tree.rel
+)
 SELECT
-  (SELECT coalesce(json_agg(json_build_array(t, i, u, d)), '[]') FROM (
-     SELECT coalesce(pg_partition_root(oid), oid)::regclass::text AS t,
+  (SELECT coalesce(json_agg(json_build_array(r::regclass::text, i, u, d,
+                                              (SELECT relkind = 'p' FROM pg_class WHERE oid = r))), '[]') FROM (
+     SELECT coalesce(pg_partition_root(oid), oid) AS r,
             sum(i)::bigint AS i, sum(u)::bigint AS u, sum(d)::bigint AS d
      FROM (SELECT oid, pg_stat_get_xact_tuples_inserted(oid) AS i, pg_stat_get_xact_tuples_updated(oid) AS u,
                   pg_stat_get_xact_tuples_deleted(oid) AS d
@@ -175,13 +185,21 @@ SELECT
   (SELECT coalesce(json_agg(json_build_array(rel::regclass::text, pg_total_relation_size(rel),
                                               coalesce(pg_stat_get_xact_tuples_inserted(
                                                   nullif(c.reltoastrelid, 0)), 0))), '[]')
-   FROM (SELECT to_regclass(name) AS r FROM unnest(%s::text[]) AS name) AS named
-   CROSS JOIN LATERAL (SELECT named.r AS rel UNION SELECT relid FROM pg_partition_tree(named.r)) AS tree
-   JOIN pg_class c ON c.oid = tree.rel
-   WHERE named.r IS NOT NULL)
+   FROM tree JOIN pg_class c ON c.oid = tree.rel)
 """
 
 _TEXTLIKE = frozenset({"text", "character varying", "character", "bytea", "name", "citext"})
+# The variable-length columns of a table, each with its type, a domain's resolved to its base
+# type (a domain over a domain too): a domain over text is measured as text.
+_VARLENA_COLUMNS = """
+WITH RECURSIVE col(name, typ) AS (
+  SELECT a.attname, a.atttypid FROM pg_attribute a
+  WHERE a.attrelid = %s::regclass AND a.attnum > 0 AND NOT a.attisdropped AND a.attlen = -1
+  UNION ALL
+  SELECT col.name, t.typbasetype FROM col JOIN pg_type t ON t.oid = col.typ WHERE t.typtype = 'd'
+)
+SELECT col.name, format_type(col.typ, NULL) FROM col JOIN pg_type t ON t.oid = col.typ WHERE t.typtype <> 'd'
+"""
 
 
 def pg_write_targets(sql: str) -> list[str]:
@@ -215,13 +233,15 @@ class PgWriteGuard:
             self.targets = []
         self.sizes: dict[str, tuple[int, int]] = {}
         self.counts: dict[str, tuple[int, int, int]] = {}
+        self.partitioned: set[str] = set()
 
     def _state(self) -> tuple[dict[str, tuple[int, int, int]], dict[str, tuple[int, int]]]:
         """Rows inserted, updated, deleted per table, and sizes of the named tables. PostgreSQL
         15+ shows counts of earlier transactions not yet flushed too: only differences count."""
         self.cur.execute(_PG_STATE, (self.targets,), prepare=False)
         counts, sizes = self.cur.fetchone()
-        return ({t: (int(i), int(u), int(d)) for t, i, u, d in counts},
+        self.partitioned.update(t for t, _i, _u, _d, partitioned in counts if partitioned)
+        return ({t: (int(i), int(u), int(d)) for t, i, u, d, _p in counts},
                 {name: (int(total), int(toast)) for name, total, toast in sizes})
 
     def start(self) -> None:
@@ -237,8 +257,12 @@ class PgWriteGuard:
                 continue
             # rows before = rows after + deleted - inserted; every one was touched when
             # updated + deleted >= that, i.e. when rows after <= updated + inserted.
-            cur.execute(f"SELECT count(*) FROM (SELECT 1 FROM {table} LIMIT %s) AS s", (updated + inserted + 1,),
-                        prepare=False)
+            # The counters are the table's own rows: a plain table is counted ONLY (without
+            # the child tables that inherit from it, which a plain FROM reads too); a
+            # partitioned table holds no rows itself, its counters are its partitions' summed.
+            only = "" if table in self.partitioned else "ONLY "
+            cur.execute(f"SELECT count(*) FROM (SELECT 1 FROM {only}{table} LIMIT %s) AS s",
+                        (updated + inserted + 1,), prepare=False)
             after = int(cur.fetchone()[0])
             if after <= updated + inserted:
                 what = "deleted" if not updated else "updated" if not deleted else "updated or deleted"
@@ -258,20 +282,18 @@ class PgWriteGuard:
 
     def _largest_new_value(self, table: str) -> int | None:
         """The longest variable-length value in the rows this transaction wrote to ``table``
-        (their ``xmin`` is this transaction): text and bytes by length, others as stored."""
+        (their ``xmin`` is this transaction), by its length, never by its stored size.
+
+        Stored sizes are compressed: a megabyte of ``repeat('x', …)`` stores in about 12 KB.
+        So text and bytes (also behind a domain: ``CREATE DOMAIN note AS text``) are
+        measured by ``octet_length``, every other type (arrays, JSON, XML, composites …)
+        by the length of its text form, which is what every reader gets."""
         cur = self.cur
-        cur.execute(
-            "SELECT a.attname, format_type(a.atttypid, NULL) FROM pg_attribute a WHERE a.attrelid = %s::regclass "
-            "AND a.attnum > 0 AND NOT a.attisdropped AND a.attlen = -1",
-            (table,),
-            prepare=False,
-        )
+        cur.execute(_VARLENA_COLUMNS, (table,), prepare=False)
         columns = cur.fetchall()
         if not columns:
             return None
-        sizes = [
-            f"{'octet_length' if kind in _TEXTLIKE else 'pg_column_size'}({_quote(name)})" for name, kind in columns
-        ]
+        sizes = [f"octet_length({_quote(name)}{'' if kind in _TEXTLIKE else '::text'})" for name, kind in columns]
         largest = sizes[0] if len(sizes) == 1 else f"greatest({', '.join(sizes)})"
         cur.execute(f"SELECT max({largest}) FROM {table} WHERE xmin = pg_current_xact_id()::xid", prepare=False)
         row = cur.fetchone()
