@@ -20,6 +20,11 @@ if TYPE_CHECKING:
 # The name config and logs use when this module is registered directly (tests, embedding).
 REACH_PLUGIN_NAME = "reach-mcp"
 
+#: The most tools reach registers from one server (after ``tools``/``exclude``). Every
+#: registered tool is offered to a model; reach read at most 100 pages of a listing but
+#: not how much a page held, so a server listing 20,000 tools had them all registered.
+MAX_TOOLS_PER_SERVER = 1000
+
 
 def links_of(reach: Any) -> list[Any]:
     """The MCP server links of one ``Reach`` (empty when none is configured or reach-mcp is not loaded)."""
@@ -86,9 +91,13 @@ def _register_tools(register: Any, settings: McpSettings | None, reach: Any) -> 
                 fix=f"check [plugins.reach-mcp.servers.{link.name}]; its tools are missing until the next start",
             )
             continue
-        for definition in listed:
-            if not _selected(definition.name, link.config):
-                continue
+        selected = [d for d in listed if _selected(d.name, link.config)]
+        if len(selected) > MAX_TOOLS_PER_SERVER:
+            _log.warning(
+                "reach.mcp_too_many_tools", server=link.name, listed=len(selected), registered=MAX_TOOLS_PER_SERVER,
+                fix=f"pick the tools you use: [plugins.reach-mcp.servers.{link.name}] tools = [\"name\", \"glob*\"]",
+            )
+        for definition in selected[:MAX_TOOLS_PER_SERVER]:
             conn = McpTool(link, definition)
             try:
                 register(conn)

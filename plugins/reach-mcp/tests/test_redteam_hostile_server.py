@@ -18,6 +18,8 @@ from typing import Any
 
 import pytest
 from conftest import PY
+from reach_mcp.connector import MAX_DESCRIPTION
+from reach_mcp.plugin import MAX_TOOLS_PER_SERVER
 from reach_mcp.results import MAX_SERVER_TEXT
 
 HOSTILE = Path(__file__).parent / "servers" / "hostile_server.py"
@@ -76,3 +78,48 @@ async def test_a_short_explanation_is_passed_on_whole(reach_for: Any) -> None:
     res = await call(reach, "ok", 0, 0, "")
     assert (res.ok, res.content) == (True, "ok")
     await reach.aclose()
+
+
+# ------------------------------------------------------------------ what a server lists
+# A server chooses how many tools it lists and how long their descriptions are; every
+# registered tool and description goes to the model on every turn. reach capped the
+# pages it reads (100) but not what a page holds: 20,000 tools took half a minute to
+# register and 2 MB descriptions reached the model whole.
+
+
+async def test_a_server_listing_thousands_of_tools_registers_at_most_the_cap(
+        reach_for: Any, caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, logger="reach"):
+        reach = reach_for({"evil": hostile(HOSTILE_TOOLS=str(MAX_TOOLS_PER_SERVER + 1500))})
+    names = [t.name for t in reach.all_tools() if t.name.startswith("evil__")]
+    assert len(names) == MAX_TOOLS_PER_SERVER
+    assert names[0] == "evil__t0" and f"evil__t{MAX_TOOLS_PER_SERVER - 1}" in names  # the first ones, in order
+    said = " ".join(r.getMessage() for r in caplog.records)
+    assert "reach.mcp_too_many_tools" in said and str(MAX_TOOLS_PER_SERVER + 1500) in said and "tools" in said
+    assert (await reach.invoke("evil__t0", {"call": "ok"})).ok
+    await reach.aclose()
+
+
+async def test_the_tools_setting_picks_any_tool_of_a_long_list(reach_for: Any) -> None:
+    last = f"t{MAX_TOOLS_PER_SERVER + 1499}"
+    reach = reach_for({"evil": {**hostile(HOSTILE_TOOLS=str(MAX_TOOLS_PER_SERVER + 1500)), "tools": [last, "t7"]}})
+    assert sorted(t.name for t in reach.all_tools() if t.name.startswith("evil__")) == [f"evil__{last}", "evil__t7"]
+    await reach.aclose()
+
+
+@pytest.mark.parametrize("size", [MAX_DESCRIPTION + 1, 100_000, 2_000_000])
+@pytest.mark.parametrize("char", ["x", "北", "\u200b", " "])
+def test_a_long_description_is_cut_and_says_so(reach_for: Any, size: int, char: str) -> None:
+    reach = reach_for({"evil": hostile(HOSTILE_TOOLS="2", HOSTILE_DESC=str(size), HOSTILE_DESC_CHAR=char)})
+    for entry in reach.tools():
+        text = entry["function"]["description"]
+        assert text.startswith("Look a thing up. Use when asked."), text[:80]
+        assert len(text) <= MAX_DESCRIPTION + 200, len(text)
+        if char != " ":  # a wall of spaces is stripped, nothing to cut
+            assert "more characters of the server's description cut" in text
+
+
+def test_an_honest_description_is_kept_whole(reach_for: Any) -> None:
+    reach = reach_for({"evil": hostile(HOSTILE_TOOLS="1", HOSTILE_DESC=str(MAX_DESCRIPTION - 100))})
+    (entry,) = reach.tools()
+    assert entry["function"]["description"] == "Look a thing up. Use when asked." + "x" * (MAX_DESCRIPTION - 100)

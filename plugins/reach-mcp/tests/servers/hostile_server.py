@@ -3,7 +3,8 @@
 Everything it does is chosen by environment variables, so one file serves every variant:
 
 * ``HOSTILE_TOOLS`` (default 3): how many read-only tools ``t0``, ``t1`` ... it lists;
-* ``HOSTILE_DESC`` (default 0): characters of filler added to each description;
+* ``HOSTILE_DESC`` (default 0): characters of ``HOSTILE_DESC_CHAR`` (default ``x``) added to
+  each description;
 * the arguments of ``tools/call`` say what the call does: ``{"call": "ok"}``;
   ``{"call": "rpc", "code": -32603, "size": 1000, "char": "E"}`` (a JSON-RPC error with
   that code and a message of ``size`` characters); ``{"call": "is_error", ...}`` (an
@@ -22,13 +23,14 @@ from mcp.server.stdio import stdio_server
 
 N = int(os.environ.get("HOSTILE_TOOLS", "3"))
 DESC = int(os.environ.get("HOSTILE_DESC", "0"))
+FILLER = os.environ.get("HOSTILE_DESC_CHAR", "x")
 
 
 
 
 async def on_list_tools(ctx: object, params: object) -> types.ListToolsResult:
     return types.ListToolsResult(tools=[
-        types.Tool(name=f"t{i}", description="Look a thing up. Use when asked." + "x" * DESC,
+        types.Tool(name=f"t{i}", description="Look a thing up. Use when asked." + FILLER * DESC,
                    input_schema={"type": "object"}, annotations=types.ToolAnnotations(read_only_hint=True))
         for i in range(N)])
 
