@@ -302,6 +302,11 @@ class Api:
         cid, action = request.path_params["cid"], request.path_params["action"]
         data = await self.body(request)
         reason = data.get("reason")
+        if reason is not None and not isinstance(reason, str):
+            raise HttpError(400, "invalid_request", "`reason` must be a string (the model reads it) or null")
+        from .console.routes import clean_reason
+
+        reason = clean_reason(reason) if reason else None  # the console's rule: one line, at most 2,000 characters
         q = self._queue()
         try:
             if action == "approve":
