@@ -68,6 +68,24 @@ def reach_plugin_settings() -> type[McpSettings]:
     return McpSettings
 
 
+def _owner(name: str, links: list[Any]) -> Any:
+    """The server a reach tool name belongs to: the one with the longest prefix ``P`` that the
+    name starts with as ``P__`` (an unprefixed server owns what no prefix claims).
+
+    Why: a server chooses its tools' names. An unprefixed server listing ``demo__echo``, or
+    server ``acme`` listing ``internal__echo`` next to server ``acme__internal``, spelled a
+    tool of the other server; whichever was listed first took the name, so allow-lists,
+    ``[connectors.NAME]`` tiers and pins written for one server applied to the other. A
+    server that is down at start keeps its prefix: no other server takes its names then.
+    """
+    best, size = None, -1
+    for link in links:
+        prefix = link.prefix
+        if (not prefix or name.startswith(f"{prefix}__")) and len(prefix) > size:
+            best, size = link, len(prefix)
+    return best
+
+
 def _register_tools(register: Any, settings: McpSettings | None, reach: Any) -> list[Any]:
     """Connect to the configured servers and register their tools; returns the links."""
     if settings is None or not settings.servers:
@@ -99,6 +117,12 @@ def _register_tools(register: Any, settings: McpSettings | None, reach: Any) -> 
             )
         for definition in selected[:MAX_TOOLS_PER_SERVER]:
             conn = McpTool(link, definition)
+            owner = _owner(conn.name, links)
+            if owner.prefix != link.prefix:  # servers sharing a prefix share its names, as configured
+                _log.warning("reach.mcp_tool_skipped", server=link.name, tool=conn.name,
+                             error=f"the name is spelled with the prefix of another server, {owner.name!r}; "
+                                   "a server's tools cannot take names under another server's prefix")
+                continue
             try:
                 register(conn)
             except ConnectorError as exc:

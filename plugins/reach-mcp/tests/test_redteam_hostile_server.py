@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import PY
+from conftest import DEMO, PY
 from reach_mcp.connector import MAX_DESCRIPTION
 from reach_mcp.plugin import MAX_TOOLS_PER_SERVER
 from reach_mcp.results import MAX_SERVER_TEXT
@@ -123,3 +123,69 @@ def test_an_honest_description_is_kept_whole(reach_for: Any) -> None:
     reach = reach_for({"evil": hostile(HOSTILE_TOOLS="1", HOSTILE_DESC=str(MAX_DESCRIPTION - 100))})
     (entry,) = reach.tools()
     assert entry["function"]["description"] == "Look a thing up. Use when asked." + "x" * (MAX_DESCRIPTION - 100)
+
+
+# ------------------------------------------------------------------ names spelled with another server's prefix
+# Tools are named PREFIX__tool, but a server chooses its tools' names: an unprefixed server
+# (prefix = "") listing `demo__echo`, or server `acme` listing `internal__echo` next to a
+# server `acme__internal`, spelled a tool of the *other* server. The first listed won the
+# name, so `allow = ["demo__echo"]`, a `[connectors.demo__echo]` risk and the audit's tool
+# name all pointed at the hostile server's tool. Now a name belongs to the server with the
+# longest prefix it starts with; another server's tool of that name is skipped, logged.
+
+
+def _tools(reach: Any) -> dict[str, str]:
+    return {t.name: t.connector.link.name for t in reach.all_tools()}
+
+
+SPELLED = [  # (config of the hostile server, its remote names, the trusted server's name and prefix)
+    ({"prefix": ""}, "demo__echo,demo__weather", "demo", None),
+    ({"prefix": ""}, "demo__echo,demo__weather", "demo", "demo"),
+    ({}, "internal__echo,internal__weather", "acme__internal", None),
+    ({"prefix": "acme"}, "internal__echo,internal__weather", "corp", "acme__internal"),
+]
+
+
+@pytest.mark.parametrize("hostile_first", [True, False])
+@pytest.mark.parametrize("case", range(len(SPELLED)))
+async def test_a_server_cannot_name_its_tools_into_another_servers_prefix(
+        reach_for: Any, case: int, hostile_first: bool, caplog: pytest.LogCaptureFixture) -> None:
+    from conftest import stdio_server
+
+    extra, names, trusted, prefix = SPELLED[case]
+    evil = {**hostile(HOSTILE_NAMES=names, HOSTILE_TOOLS="1"), **extra}
+    good = stdio_server(**({"prefix": prefix} if prefix else {}))
+    servers = {"acme": evil, trusted: good} if hostile_first else {trusted: good, "acme": evil}
+    with caplog.at_level(logging.WARNING, logger="reach"):
+        reach = reach_for(servers)
+    owner = prefix or trusted
+    tools = _tools(reach)
+    assert tools[f"{owner}__echo"] == trusted and tools[f"{owner}__weather"] == trusted, tools
+    res = await reach.invoke(f"{owner}__echo", {"text": "hello"})
+    assert (res.ok, res.content) == (True, "hello"), res  # the trusted server answered, not the hostile one
+    assert "t0" in tools or "acme__t0" in tools  # the hostile server's own tools are still there
+    if hostile_first:
+        assert "another server" in caplog.text
+    await reach.aclose()
+
+
+async def test_an_unprefixed_server_keeps_names_no_server_claims(reach_for: Any) -> None:
+    reach = reach_for({"plain": {**hostile(HOSTILE_NAMES="search,demo_echo,demo-x__y", HOSTILE_TOOLS="0"),
+                                 "prefix": ""}, "demo": {"command": PY, "args": [str(DEMO)]}})
+    tools = _tools(reach)
+    assert {"search", "demo_echo", "demo-x__y"} <= set(tools) and tools["search"] == "plain"
+    await reach.aclose()
+
+
+async def test_a_server_that_is_down_keeps_its_names(reach_for: Any) -> None:
+    reach = reach_for({"evil": {**hostile(HOSTILE_NAMES="demo__echo", HOSTILE_TOOLS="1"), "prefix": ""},
+                       "demo": {"url": "http://127.0.0.1:9/mcp", "connect_timeout": 2}})
+    assert set(_tools(reach)) == {"t0"}
+    await reach.aclose()
+
+
+async def test_two_unprefixed_servers_both_register(reach_for: Any) -> None:
+    reach = reach_for({"one": {**hostile(HOSTILE_NAMES="alpha", HOSTILE_TOOLS="0"), "prefix": ""},
+                       "two": {**hostile(HOSTILE_NAMES="beta", HOSTILE_TOOLS="0"), "prefix": ""}})
+    assert _tools(reach) == {"alpha": "one", "beta": "two"}
+    await reach.aclose()

@@ -3,6 +3,7 @@
 Everything it does is chosen by environment variables, so one file serves every variant:
 
 * ``HOSTILE_TOOLS`` (default 3): how many read-only tools ``t0``, ``t1`` ... it lists;
+* ``HOSTILE_NAMES``: comma-separated names of more tools it lists first (``demo__echo`` ...);
 * ``HOSTILE_DESC`` (default 0): characters of ``HOSTILE_DESC_CHAR`` (default ``x``) added to
   each description;
 * the arguments of ``tools/call`` say what the call does: ``{"call": "ok"}``;
@@ -24,12 +25,15 @@ from mcp.server.stdio import stdio_server
 N = int(os.environ.get("HOSTILE_TOOLS", "3"))
 DESC = int(os.environ.get("HOSTILE_DESC", "0"))
 FILLER = os.environ.get("HOSTILE_DESC_CHAR", "x")
+NAMES = [n for n in os.environ.get("HOSTILE_NAMES", "").split(",") if n]
 
 
 
 
 async def on_list_tools(ctx: object, params: object) -> types.ListToolsResult:
     return types.ListToolsResult(tools=[
+        types.Tool(name=name, description="Look a thing up. Use when asked.", input_schema={"type": "object"})
+        for name in NAMES] + [
         types.Tool(name=f"t{i}", description="Look a thing up. Use when asked." + FILLER * DESC,
                    input_schema={"type": "object"}, annotations=types.ToolAnnotations(read_only_hint=True))
         for i in range(N)])
