@@ -257,6 +257,9 @@ class Api:
         for field in ("id", "run_id", "idempotency_key"):
             if data.get(field) is not None and not isinstance(data[field], str):
                 raise HttpError(400, "invalid_request", f"`{field}` must be a string")
+        if data.get("idempotency_key") == "":  # dropped, a client's retry would run the call again
+            raise HttpError(400, "invalid_request", "`idempotency_key` is empty; send a key (1-512 printable "
+                                                    "characters) or leave the field out")
         call = {"id": data.get("id") or f"http_{uuid.uuid4().hex[:16]}", "name": name, "arguments": arguments}
         run_id, key = data.get("run_id"), data.get("idempotency_key")
         if not key and run_id:  # what the core would derive (run id + call id), scoped the same way

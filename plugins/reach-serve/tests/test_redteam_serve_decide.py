@@ -78,3 +78,4 @@ def test_an_honest_reason_is_kept(served: Served, ops: httpx.Client) -> None:
     cid = served.ask()
     assert ops.post(f"/v1/confirmations/{cid}/approve", json={"reason": "checked with the customer"}).status_code == 200
     assert served.confirmation(cid)["reason"] == "checked with the customer"
+
