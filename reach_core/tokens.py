@@ -16,10 +16,8 @@ reach-serve's HTTP API and reach-mcp's server both map ``tokens = {"<token>" = "
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Iterable, Mapping
 from typing import Any
-from urllib.parse import urlsplit
 
 from .errors import ConfigError
 
@@ -82,6 +80,8 @@ def _split_host(host: str) -> tuple[str, str] | None:
 
 def _known_host(host: str, allowed: set[str]) -> bool:
     """``host`` names an IP address, ``localhost`` or one of the ``allowed`` names (any port)."""
+    import ipaddress  # here: this module is read at config time, this only when a request comes
+
     split = _split_host(host)
     if split is None:
         return False
@@ -108,6 +108,8 @@ def tokenless_refusal(headers: Mapping[str, str], allowed_hosts: Iterable[str], 
     ``Origin``/``Sec-Fetch-Site`` must not say another site sent it. ``headers`` has
     lower-case names (Starlette's ``Headers``); ``table`` names the settings table.
     """
+    from urllib.parse import urlsplit
+
     allowed = {split[0] for h in allowed_hosts if (split := _split_host(h)) is not None}
     host = headers.get("host")
     if host is not None and not _known_host(host, allowed):
