@@ -20,7 +20,11 @@ from .names import tool_name
 if TYPE_CHECKING:
     from .link import ServerLink
 
-__all__ = ["McpTool"]
+__all__ = ["MAX_DESCRIPTION", "McpTool"]
+
+#: The most of a server's tool description reach registers. The model reads every
+#: description on every turn; a server chose to send 2 MB descriptions, which went whole.
+MAX_DESCRIPTION = 10_000
 
 
 def _description(link: ServerLink, definition: types.Tool) -> str:
@@ -28,6 +32,9 @@ def _description(link: ServerLink, definition: types.Tool) -> str:
     title = (definition.title or "").strip() if getattr(definition, "title", None) else ""
     if not text:
         text = title or f"The {definition.name!r} tool of the MCP server {link.name!r}."
+    if len(text) > MAX_DESCRIPTION:  # cut the same way every time, so a pin of it stays valid
+        text = (f"{text[:MAX_DESCRIPTION]} … ({len(text) - MAX_DESCRIPTION:,} more characters of the server's "
+                "description cut by reach)")
     return text
 
 

@@ -33,7 +33,7 @@ import mcp_types as types
 from reach_core import BusinessError, Denied, NotFound, RetryableError
 from reach_core.logs import plugin_logger
 
-from .results import content_of
+from .results import clip, content_of
 from .settings import ServerConfig
 
 if TYPE_CHECKING:
@@ -50,11 +50,12 @@ _CONNECTION_CODES = frozenset({types.CONNECTION_CLOSED, types.REQUEST_TIMEOUT})
 
 
 def describe_error(exc: BaseException) -> str:
-    """A one-line reason from whatever a transport raised (task groups wrap errors in groups)."""
+    """A one-line reason from whatever a transport raised (task groups wrap errors in groups),
+    cut like any text a server chose (an ``MCPError`` carries the server's own message)."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
     text = str(exc) or type(exc).__name__
-    return f"{type(exc).__name__}: {text}" if text != type(exc).__name__ else text
+    return clip(f"{type(exc).__name__}: {text}" if text != type(exc).__name__ else text)
 
 
 def _is_connection_error(exc: BaseException) -> bool:
@@ -262,7 +263,7 @@ class ServerLink:
             return RetryableError(f"the MCP server {self.name!r} dropped the connection ({describe_error(exc)}); "
                                   "try again")
         if isinstance(exc, MCPError):
-            return BusinessError(f"{conn.name} (MCP server {self.name!r}) refused the call: {exc.message}")
+            return BusinessError(f"{conn.name} (MCP server {self.name!r}) refused the call: {clip(exc.message)}")
         return exc if isinstance(exc, Exception) else RuntimeError(str(exc))
 
     # ------------------------------------------------------------ tool lists

@@ -20,6 +20,11 @@ if TYPE_CHECKING:
 # The name config and logs use when this module is registered directly (tests, embedding).
 REACH_PLUGIN_NAME = "reach-mcp"
 
+#: The most tools reach registers from one server (after ``tools``/``exclude``). Every
+#: registered tool is offered to a model; reach read at most 100 pages of a listing but
+#: not how much a page held, so a server listing 20,000 tools had them all registered.
+MAX_TOOLS_PER_SERVER = 1000
+
 
 def links_of(reach: Any) -> list[Any]:
     """The MCP server links of one ``Reach`` (empty when none is configured or reach-mcp is not loaded)."""
@@ -63,6 +68,24 @@ def reach_plugin_settings() -> type[McpSettings]:
     return McpSettings
 
 
+def _owner(name: str, links: list[Any]) -> Any:
+    """The server a reach tool name belongs to: the one with the longest prefix ``P`` that the
+    name starts with as ``P__`` (an unprefixed server owns what no prefix claims).
+
+    Why: a server chooses its tools' names. An unprefixed server listing ``demo__echo``, or
+    server ``acme`` listing ``internal__echo`` next to server ``acme__internal``, spelled a
+    tool of the other server; whichever was listed first took the name, so allow-lists,
+    ``[connectors.NAME]`` tiers and pins written for one server applied to the other. A
+    server that is down at start keeps its prefix: no other server takes its names then.
+    """
+    best, size = None, -1
+    for link in links:
+        prefix = link.prefix
+        if (not prefix or name.startswith(f"{prefix}__")) and len(prefix) > size:
+            best, size = link, len(prefix)
+    return best
+
+
 def _register_tools(register: Any, settings: McpSettings | None, reach: Any) -> list[Any]:
     """Connect to the configured servers and register their tools; returns the links."""
     if settings is None or not settings.servers:
@@ -86,10 +109,20 @@ def _register_tools(register: Any, settings: McpSettings | None, reach: Any) -> 
                 fix=f"check [plugins.reach-mcp.servers.{link.name}]; its tools are missing until the next start",
             )
             continue
-        for definition in listed:
-            if not _selected(definition.name, link.config):
-                continue
+        selected = [d for d in listed if _selected(d.name, link.config)]
+        if len(selected) > MAX_TOOLS_PER_SERVER:
+            _log.warning(
+                "reach.mcp_too_many_tools", server=link.name, listed=len(selected), registered=MAX_TOOLS_PER_SERVER,
+                fix=f"pick the tools you use: [plugins.reach-mcp.servers.{link.name}] tools = [\"name\", \"glob*\"]",
+            )
+        for definition in selected[:MAX_TOOLS_PER_SERVER]:
             conn = McpTool(link, definition)
+            owner = _owner(conn.name, links)
+            if owner.prefix != link.prefix:  # servers sharing a prefix share its names, as configured
+                _log.warning("reach.mcp_tool_skipped", server=link.name, tool=conn.name,
+                             error=f"the name is spelled with the prefix of another server, {owner.name!r}; "
+                                   "a server's tools cannot take names under another server's prefix")
+                continue
             try:
                 register(conn)
             except ConnectorError as exc:

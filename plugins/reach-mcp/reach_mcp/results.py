@@ -18,9 +18,24 @@ import mcp_types as types
 
 from reach_core import BusinessError
 
-__all__ = ["content_of", "error_text"]
+__all__ = ["MAX_SERVER_TEXT", "clip", "content_of", "error_text"]
 
-_MAX_ERROR = 2000
+#: The most of a server's own explanation (an ``isError`` text, a JSON-RPC error message,
+#: a transport's complaint) that reaches the model and reach's logs.
+MAX_SERVER_TEXT = 2000
+
+
+def clip(text: str, limit: int = MAX_SERVER_TEXT) -> str:
+    """``text`` cut at ``limit`` characters, saying how many were cut.
+
+    Why one function: a server chooses how to fail. reach cut an ``isError`` text, but
+    the same server could answer with a JSON-RPC error instead, and its message (a
+    megabyte of text or of instructions) reached the model whole. Every path a
+    server's words take to the model or a log goes through here.
+    """
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]} … ({len(text) - limit:,} more characters from the server cut)"
 
 
 def _block(block: Any) -> Any:
@@ -48,7 +63,7 @@ def error_text(result: types.CallToolResult) -> str:
     """The server's explanation of a failed call, as plain text."""
     parts = [b.text for b in result.content if isinstance(b, types.TextContent) and b.text]
     text = "\n".join(parts).strip() or "the tool reported an error without a message"
-    return text[:_MAX_ERROR]
+    return clip(text)
 
 
 def content_of(result: types.CallToolResult, *, server: str, tool: str) -> Any:

@@ -240,7 +240,12 @@ class TokenGate:
 
     Tokens are compared in constant time. Without any configured token every
     request runs as ``anonymous_agent`` (or ``default``); with tokens, a request
-    without one runs as ``anonymous_agent`` only when that is set. The body is read
+    without one runs as ``anonymous_agent`` only when that is set. A request without
+    a token must also name this server by IP address, ``localhost`` or an
+    ``allowed_hosts`` name, and not come from a web page of another site
+    (``reach_core.tokens.tokenless_refusal``, the rule ``reach serve http`` applies):
+    the SDK checks ``Host`` only for a server built for exactly 127.0.0.1, localhost
+    or ::1, so one served on 0.0.0.0 ran a DNS-rebinding page's calls. The body is read
     here, up to ``max_body`` and no further, before the SDK parses any of it: a
     call's arguments are capped by reach again once decoded (size, depth, values).
     """
@@ -249,6 +254,7 @@ class TokenGate:
         self.app = app
         self.tokens = [(t.encode(), a) for t, a in settings.token_agents().items()]
         self.anonymous = settings.anonymous_agent
+        self.allowed_hosts = list(settings.allowed_hosts)
         self.max_body = max_body
 
     def agent_for(self, header: str | None) -> tuple[bool, str | None]:
@@ -283,6 +289,18 @@ class TokenGate:
                         "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")]})
             await send({"type": "http.response.body", "body": body})
             return
+        if not header:
+            from starlette.datastructures import Headers
+
+            from reach_core.tokens import tokenless_refusal
+
+            problem = tokenless_refusal(Headers(scope=scope), self.allowed_hosts, "plugins.reach-mcp.server")
+            if problem is not None:
+                body = json.dumps({"error": f"forbidden: {problem}"}).encode()
+                await send({"type": "http.response.start", "status": 403,
+                            "headers": [(b"content-type", b"application/json")]})
+                await send({"type": "http.response.body", "body": body})
+                return
         scope.setdefault("state", {})[AGENT_STATE_KEY] = agent
         if self.max_body is not None and scope.get("method") not in ("GET", "HEAD", "DELETE"):
             receive = await self._capped_body(scope, receive, send)

@@ -24,12 +24,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hmac
-import ipaddress
 import json
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
-from urllib.parse import urlsplit
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -175,7 +173,6 @@ class Api:
         self.settings = settings
         self._tokens = list(settings.token_agents().items())
         self._operators = set(settings.operators)
-        self._allowed_hosts = {h.strip().lower().rstrip(".") for h in settings.allowed_hosts}
 
     # ------------------------------------------------------------ request helpers
     def agent_of(self, request: Request) -> str:
@@ -196,54 +193,14 @@ class Api:
                         "send Authorization: Bearer <token> with a token configured in [plugins.reach-serve]")
 
     def _anonymous_from_here(self, request: Request) -> None:
-        """Refuse a token-less request a browser sent for another site.
+        """Refuse a token-less request a browser sent for another site, or through a name
+        re-pointed at this server (DNS rebinding): the rule every front-end shares,
+        ``reach_core.tokens.tokenless_refusal``."""
+        from reach_core.tokens import tokenless_refusal
 
-        Without a token nothing secret proves who sends a request, so any web page the
-        user opens could: a ``POST /v1/invoke`` with ``Content-Type: text/plain`` needs
-        no CORS preflight (cross-site request forgery), and a page whose name the
-        attacker re-points at 127.0.0.1 (DNS rebinding) even reads the answers. So an
-        anonymous request must name this server in ``Host`` (an IP address, ``localhost``
-        or an ``allowed_hosts`` entry: a rebound name is none of these), and a browser's
-        ``Origin``/``Sec-Fetch-Site`` must not say another site sent it.
-        """
-        host = request.headers.get("host")
-        if host is not None and not self._known_host(host):
-            raise HttpError(403, "forbidden",
-                            "requests without a token must address this server by IP address, localhost or a "
-                            "name in [plugins.reach-serve] allowed_hosts; send Authorization: Bearer <token>")
-        origin = request.headers.get("origin")
-        site = request.headers.get("sec-fetch-site", "same-origin").strip().lower()
-        cross = site not in ("same-origin", "none")
-        if origin is not None:  # the X-Forwarded-Host a TLS proxy in front sets (a page cannot set it cross-site)
-            here = {(host or "").strip().lower(), request.headers.get("x-forwarded-host", "").strip().lower()}
-            netloc = urlsplit(origin.strip()).netloc.lower()
-            cross = cross or origin.strip().lower() == "null" or not netloc or netloc not in here
-        if cross:
-            raise HttpError(403, "forbidden",
-                            "a request without a token sent by a web page of another site is refused; "
-                            "send Authorization: Bearer <token>")
-
-    def _known_host(self, host: str) -> bool:
-        """``host`` (a Host header, port included) names an IP address, localhost or an allowed name."""
-        name, port = host.strip().lower(), ""
-        if name.startswith("["):
-            name, _, rest = name[1:].partition("]")
-            if rest:
-                if not rest.startswith(":"):
-                    return False
-                port = rest[1:]
-        elif name.count(":") == 1:
-            name, port = name.split(":")
-        if port and not (port.isascii() and port.isdigit()):
-            return False
-        name = name.rstrip(".")
-        if name == "localhost" or name in self._allowed_hosts:
-            return True
-        try:
-            ipaddress.ip_address(name)
-        except ValueError:
-            return False
-        return True
+        problem = tokenless_refusal(request.headers, self.settings.allowed_hosts, "plugins.reach-serve")
+        if problem is not None:
+            raise HttpError(403, "forbidden", problem)
 
     def operator_of(self, request: Request) -> str:
         """The operator a request's bearer token names. Operators act only with a token: no header
@@ -300,6 +257,9 @@ class Api:
         for field in ("id", "run_id", "idempotency_key"):
             if data.get(field) is not None and not isinstance(data[field], str):
                 raise HttpError(400, "invalid_request", f"`{field}` must be a string")
+        if data.get("idempotency_key") == "":  # dropped, a client's retry would run the call again
+            raise HttpError(400, "invalid_request", "`idempotency_key` is empty; send a key (1-512 printable "
+                                                    "characters) or leave the field out")
         call = {"id": data.get("id") or f"http_{uuid.uuid4().hex[:16]}", "name": name, "arguments": arguments}
         run_id, key = data.get("run_id"), data.get("idempotency_key")
         if not key and run_id:  # what the core would derive (run id + call id), scoped the same way
@@ -345,6 +305,11 @@ class Api:
         cid, action = request.path_params["cid"], request.path_params["action"]
         data = await self.body(request)
         reason = data.get("reason")
+        if reason is not None and not isinstance(reason, str):
+            raise HttpError(400, "invalid_request", "`reason` must be a string (the model reads it) or null")
+        from .console.routes import clean_reason
+
+        reason = clean_reason(reason) if reason else None  # the console's rule: one line, at most 2,000 characters
         q = self._queue()
         try:
             if action == "approve":

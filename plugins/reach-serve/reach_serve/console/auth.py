@@ -3,7 +3,8 @@
 Stateless, like the rest of reach-serve: a session is a cookie signed with a key
 derived from the configured tokens, so any instance (all read the same config)
 accepts the cookie any other issued, and nothing is kept in memory. The cookie
-names the operator and a digest of the token used to log in: rotate or remove
+names the operator and a keyed digest of the token used to log in (the cookie is
+readable, so never a plain hash of the token): rotate or remove
 that token, or take the agent off ``operators``, and its sessions stop working
 at the next request.
 
@@ -41,10 +42,6 @@ def _unb64(text: str) -> bytes:
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
-def _digest(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()[:32]
-
-
 @dataclass(frozen=True)
 class Session:
     """A logged-in operator: its name (the agent its token acts as) and the session's nonce."""
@@ -64,7 +61,13 @@ class Sessions:
         # every instance derives the same key from the same config; a new token set, a new key
         material = "\n".join(sorted(f"{t}\t{a}" for t, a in tokens.items()))
         self._key = hashlib.sha256(b"reach-console-v1\n" + material.encode()).digest()
-        self._digests = {_digest(t): a for t, a in tokens.items()}
+        self._digests = {self._digest(t): a for t, a in tokens.items()}
+
+    def _digest(self, token: str) -> str:
+        """Which token a session was opened with, as the cookie names it: keyed, because the
+        cookie is readable (signed, not encrypted); a plain SHA-256 of the token in it let a
+        copied cookie's holder guess a short token offline, and keep it after the session."""
+        return _b64(hmac.new(self._key, b"token:" + token.encode(), hashlib.sha256).digest())[:32]
 
     def _sign(self, text: str) -> str:
         return _b64(hmac.new(self._key, text.encode(), hashlib.sha256).digest())
@@ -76,7 +79,7 @@ class Sessions:
         found = None
         for known, agent in self._tokens:  # compare every token: no timing hint
             if hmac.compare_digest(known.encode(), token.encode()):
-                found = (agent, _digest(known))
+                found = (agent, self._digest(known))
         return found
 
     def is_operator(self, agent: str) -> bool:

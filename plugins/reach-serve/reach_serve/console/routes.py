@@ -29,7 +29,7 @@ from reach_core.logs import plugin_logger
 from .auth import COOKIE, LIFETIME, LOGIN_COOKIE, Session, Sessions, clear_cookie, set_cookie
 from .reveal import reveal
 
-__all__ = ["Console", "console_routes"]
+__all__ = ["MAX_REASON", "Console", "clean_reason", "console_routes"]
 
 
 MAX_FORM_BYTES = 64 * 1024
@@ -77,6 +77,14 @@ def split_text(text: str, limit: int = ARGS_SHOWN) -> tuple[str, str]:
         return text, ""
     cut = text.rfind("\n", limit // 2, limit) + 1 or limit  # at a line end when there is one near
     return text[:cut], text[cut:]
+
+
+def clean_reason(text: str) -> str | None:
+    """A decision's reason as the model reads it (*a person rejected this action (reason)*):
+    one line (every run of whitespace, line breaks included, is one space), at most
+    ``MAX_REASON`` characters; ``None`` when nothing is left. The console's form and
+    ``POST /v1/confirmations/{id}/approve|reject`` both use it."""
+    return " ".join(text.split())[:MAX_REASON] or None
 
 
 def ago(seconds: float) -> str:
@@ -360,7 +368,7 @@ class Console:
         from reach_confirm.queue import ConfirmationError
 
         cid, action = request.path_params["cid"], request.path_params["action"]
-        reason = " ".join(data.get("reason", "").split())[:MAX_REASON] or None
+        reason = clean_reason(data.get("reason", ""))
         queue = self._queue()
         try:
             if action == "approve":
