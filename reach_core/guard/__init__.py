@@ -324,7 +324,9 @@ class Guards:
         name = tool.name
         runs = self.runs
         run_id = ctx.run_id
-        run = runs._last if run_id == runs._last_id else runs.get(run_id)  # type: ignore[arg-type]
+        agent = ctx.agent  # a run's state is its agent's own (see .runs)
+        run = (runs._last if run_id == runs._last_id and agent == runs._last_agent
+               else runs.get(run_id, agent))  # type: ignore[arg-type]
         try:
             key = hash(_dumps((name, args), option=OPT_SORT_KEYS))  # call_key(), inlined
         except TypeError:
