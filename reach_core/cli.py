@@ -274,7 +274,8 @@ def tools_lint_cmd(ctx: click.Context, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
 def tools_pin_cmd(ctx: click.Context, names: tuple[str, ...], check: bool, as_json: bool) -> None:
-    """Record a hash of each tool's name, description and schema; changed tools are blocked until re-pinned."""
+    """Record a hash of each tool's name, description and schema, and its tier; changed tools (or a lower
+    tier) are blocked until re-pinned."""
     reach = reach_of(ctx)
     if check:
         changed = {t.name: t.blocked for t in reach.all_tools() if t.blocked}

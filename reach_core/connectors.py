@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import types
 import typing
 from collections.abc import Callable
 from typing import Any, ClassVar, Literal
@@ -161,6 +162,68 @@ def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
     return "\n".join(desc).strip(), params
 
 
+#: annotations whose values JSON gives as they are, once the JSON Schema check passed
+_JSON_TYPES: frozenset[Any] = frozenset({str, int, float, bool, type(None), Any, list, dict})
+_UNIONS: tuple[Any, ...] = (typing.Union, types.UnionType)
+
+
+def _json_native(ann: Any) -> bool:
+    """True when the JSON Schema check alone gives a value of type ``ann``: a JSON scalar,
+    ``Any``, a ``Literal`` of scalars, or unions, lists and string-keyed dicts of those.
+    A ``date``, an ``Enum``, a ``BaseModel``, a ``tuple`` ... need pydantic to become one."""
+    if ann in _JSON_TYPES:
+        return True
+    origin, args = typing.get_origin(ann), typing.get_args(ann)
+    if origin is Literal:
+        return all(type(a) in (str, int, bool, type(None)) for a in args)
+    if origin in _UNIONS:
+        return all(_json_native(a) for a in args)
+    if origin is list:
+        return all(_json_native(a) for a in args)
+    if origin is dict:
+        return len(args) == 2 and args[0] is str and _json_native(args[1])
+    return False
+
+
+def _plain_field(info: Any) -> bool:
+    """A field the function can receive straight from JSON: a JSON-native type, no alias
+    (the schema names the alias, the function the parameter) and no metadata but the
+    numeric and length bounds the schema states (``annotated_types``): any other metadata
+    (``AfterValidator``, a ``pattern``, ``Strict`` ...) only pydantic applies."""
+    if info.alias is not None or info.validation_alias is not None:
+        return False
+    if not all(type(m).__module__ == "annotated_types" for m in info.metadata):
+        return False
+    return _json_native(info.annotation)
+
+
+class FunctionArgs:
+    """An ``@connector`` function's arguments checked by its pydantic model (its type hints,
+    validators and aliases), as an ``Args`` model checks a class's: the pipeline calls
+    :meth:`model_validate` after the JSON Schema check, and the function receives the
+    validated values by parameter name (with ``**kwargs``, the undeclared fields too).
+
+    Only functions with a parameter JSON cannot give as it is get one (see
+    :func:`_plain_field`); the others are called with the checked JSON values directly.
+    """
+
+    __slots__ = ("model", "extra")
+
+    def __init__(self, model: type[BaseModel], extra: bool) -> None:
+        self.model = model
+        self.extra = extra
+
+    def model_validate(self, args: dict[str, Any]) -> dict[str, Any]:
+        """The function's keyword arguments; raises pydantic's ``ValidationError``."""
+        fields = self.model.model_fields
+        done = self.model.model_validate(args)
+        kwargs = {name: getattr(done, name) for name in fields}
+        if self.extra:
+            names = {info.alias or name for name, info in fields.items()}
+            kwargs.update((k, v) for k, v in args.items() if k not in names and k not in kwargs)
+        return kwargs
+
+
 def _is_ctx_param(p: inspect.Parameter, hints: dict[str, Any]) -> bool:
     ann = hints.get(p.name)
     return p.name in ("ctx", "context") or getattr(ann, "__name__", "") == "CallContext"
@@ -204,6 +267,9 @@ class FunctionConnector(Connector):
         self.name = attrs.pop("name", None) or fn.__name__
         self.description = attrs.pop("description", None) or summary
         self.input_schema = _model_schema(self.ArgsModel)
+        #: what checks the arguments beyond the JSON Schema, when the hints ask for more
+        self.validator = (None if all(_plain_field(f) for f in self.ArgsModel.model_fields.values())
+                          else FunctionArgs(self.ArgsModel, self.takes_extra))
         ret = hints.get("return")
         if ret is not None and ret is not type(None):
             try:

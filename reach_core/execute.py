@@ -252,6 +252,16 @@ def run_connector(
     :func:`_run` under the full rules (deadline, retries), holding them until that
     attempt ends; one that raises continues there too.
     """
+    deadline = ctx.deadline
+    if deadline is not None and deadline <= asyncio.get_running_loop().time():
+        # a run's deadline that passed before the call began (it waited behind the turn's
+        # other calls, or for a budget or the ledger): stepping the connector even once
+        # could start its side effect, which the deadline then cuts off as "unknown"
+        raise ToolFailure(
+            f"{tool.name} did not start: the time for this task ran out before it began; it did not run.",
+            code="timeout",
+            details={"attempts": 0},
+        )
     direct = tool.direct
     if direct is None:
         return _run(tool, params, ctx, caps)

@@ -4,6 +4,14 @@
 remote (MCP) server later changes a pinned tool, the tool is blocked — left out
 of ``reach.tools()`` and refused at invoke time with ``denied`` — until a person
 reviews the change and pins again. Unpinned tools are not affected.
+
+The pin also records the tool's tier (``risk``, config overrides applied), because
+the tier decides what runs without a person: a tool reviewed as ``dangerous`` that
+now declares itself ``read`` (a plugin update, an MCP server that now sends
+``readOnlyHint``) would otherwise keep its pin and run unattended. A lower tier
+blocks the tool like a changed definition; a higher one is believed. A tier set in
+``[connectors.NAME] risk`` counts like any other: at or above the pinned one, the tool
+runs. Pins written before tiers were recorded check the definition only.
 """
 
 from __future__ import annotations
@@ -13,8 +21,12 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .connectors import RISKS
+
 if TYPE_CHECKING:
     from .tool import Tool
+
+_RANK = {r: i for i, r in enumerate(RISKS)}
 
 __all__ = ["PinStore"]
 
@@ -25,6 +37,7 @@ class PinStore:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._pins: dict[str, str] | None = None
+        self._tiers: dict[str, str] = {}  # the tier of each pinned tool when it was pinned
 
     @property
     def pins(self) -> dict[str, str]:
@@ -34,26 +47,38 @@ class PinStore:
             except FileNotFoundError:
                 data = {}
             self._pins = {str(k): str(v) for k, v in (data.get("tools") or {}).items()}
+            self._tiers = {str(k): str(v) for k, v in (data.get("tiers") or {}).items()}
         return self._pins
 
     def check(self, tool: Tool) -> str | None:
         """Why ``tool`` is blocked, or ``None`` when it matches its pin (or has none)."""
         pinned = self.pins.get(tool.name)
-        if pinned is None or pinned == tool.fingerprint():
+        if pinned is None:
             return None
-        return (
-            f"the definition of {tool.name!r} changed since it was pinned; it stays blocked until a person "
-            f"reviews the change and runs `reach tools pin {tool.name}`"
-        )
+        if pinned != tool.fingerprint():
+            return (
+                f"the definition of {tool.name!r} changed since it was pinned; it stays blocked until a person "
+                f"reviews the change and runs `reach tools pin {tool.name}`"
+            )
+        tier = self._tiers.get(tool.name)
+        if tier in _RANK and _RANK.get(tool.risk, -1) < _RANK[tier]:
+            return (
+                f"the tier of {tool.name!r} dropped from {tier!r} when it was pinned to {tool.risk!r}, so it would "
+                f"run with less oversight; it stays blocked until a person reviews the change and runs "
+                f"`reach tools pin {tool.name}` (or sets [connectors.{tool.name}] risk = {tier!r})"
+            )
+        return None
 
     def pin(self, tools: list[Tool]) -> dict[str, str]:
         """Record the current definitions of ``tools``; atomic write."""
         pins = dict(self.pins)
+        tiers = dict(self._tiers)
         for t in tools:
             pins[t.name] = t.fingerprint()
+            tiers[t.name] = t.risk
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"tools": pins}, indent=2, sort_keys=True), encoding="utf-8")
+        tmp.write_text(json.dumps({"tools": pins, "tiers": tiers}, indent=2, sort_keys=True), encoding="utf-8")
         os.replace(tmp, self.path)
-        self._pins = pins
+        self._pins, self._tiers = pins, tiers
         return pins

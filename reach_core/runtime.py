@@ -209,6 +209,8 @@ class Runtime:
         self.routes.clear()
         self.allowed.clear()
         self.allowed_name_sets.clear()
+        if self.guards is not None:  # the guard rails' plans read the tier too (write, ledger, read cache)
+            self.guards.forget_plans()
 
     def get(self, name: str) -> Connector:
         """The connector registered as ``name`` (KeyError if none)."""

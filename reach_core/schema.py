@@ -264,10 +264,63 @@ def json_reader(schema: dict[str, Any], max_bytes: int) -> Callable[[Any], dict[
     return reader
 
 
+#: where a schema holds only integers: ``True`` for such a value, a dict per object (property ->
+#: its map), ``[map]`` for an array's items; ``None`` where none can be
+_IntMap = Any
+_EXACT = 2**53  # floats below this hold every whole number exactly
+
+
+def _integers(node: Any) -> _IntMap:
+    """The integer-only places of a schema (see ``_IntMap``): ``{"type": "integer"}`` (or with
+    ``null``) and objects and arrays of them, through ``properties`` and ``items``."""
+    if not isinstance(node, dict):
+        return None
+    types = node.get("type")
+    if types is not None:
+        types = [types] if isinstance(types, str) else types
+        if isinstance(types, list) and set(types) - {"null"} == {"integer"}:
+            return True
+    elif isinstance(node.get("anyOf"), list):  # Optional[X]: X's places
+        members = [m for m in node["anyOf"] if not (isinstance(m, dict) and m.get("type") == "null")]
+        return _integers(members[0]) if len(members) == 1 else None
+    props = node.get("properties")
+    if isinstance(props, dict):
+        found = {k: m for k, v in props.items() if (m := _integers(v)) is not None}
+        return found or None
+    items = node.get("items")
+    if isinstance(items, dict) and (m := _integers(items)) is not None:
+        return [m]
+    return None
+
+
+def _as_integers(value: Any, where: _IntMap, path: tuple[Any, ...]) -> Any:
+    """``value`` (valid against its schema) with each whole float in an integer-only place as
+    an ``int``: JSON Schema counts ``1.0`` as the integer 1, and so must the connector (an
+    ``int`` parameter given ``1.0`` fails, and the run's guards and a person's approval, which
+    identify a call by its JSON, saw ``1`` and ``1.0`` as two calls). A float past 2**53 no
+    longer holds the number that was written, and is refused."""
+    if where is True:
+        if type(value) is not float:
+            return value
+        if abs(value) >= _EXACT:
+            field = ".".join(str(p) for p in path) or "arguments"
+            raise ToolFailure(f"`{field}` is an integer written as a float ({value!r}) too large to be exact; "
+                              "send it without a decimal point or exponent", code="invalid_arguments")
+        return int(value)
+    if isinstance(where, dict) and isinstance(value, dict):
+        changed = {k: new for k, sub in where.items() if k in value
+                   and (new := _as_integers(value[k], sub, (*path, k))) is not value[k]}
+        return {**value, **changed} if changed else value
+    if isinstance(where, list) and isinstance(value, list):
+        new_items = [_as_integers(v, where[0], (*path, i)) for i, v in enumerate(value)]
+        return new_items if any(a is not b for a, b in zip(new_items, value, strict=True)) else value
+    return value
+
+
 class CompiledSchema:
     """A tool's input schema, prepared once: fast check, defaults, null-dropping, messages."""
 
-    __slots__ = ("schema", "_rs", "_defaults", "_optional_nonnull", "_props", "_quick", "_readers")
+    __slots__ = ("schema", "_rs", "_defaults", "_optional_nonnull", "_props", "_quick", "_readers", "_ints")
 
     def __init__(self, schema: dict[str, Any]) -> None:
         self.schema = schema
@@ -281,6 +334,10 @@ class CompiledSchema:
         }
         self._optional_nonnull = frozenset(k for k, v in props.items() if k not in required and not _allows_null(v))
         self._readers: dict[int, Any] = {}
+        # fields that only hold an integer: JSON Schema counts 1.0 as the integer 1, and so must
+        # what the connector receives (an `int` parameter given 1.0 fails; a guard that counts
+        # calls by their JSON saw 1 and 1.0 as two different calls)
+        self._ints = _integers(schema)
 
     def reader(self, max_bytes: int) -> Callable[[Any], dict[str, Any] | None] | None:
         """:func:`json_reader` of this schema for a ``max_argument_bytes`` (built once each)."""
@@ -309,6 +366,8 @@ class CompiledSchema:
         check_values(args)  # what jsonschema-rs cannot take (lone surrogates, huge integers ...)
         if not self._rs.is_valid(args):
             raise ToolFailure(self.explain(args), code="invalid_arguments")
+        if self._ints is not None:
+            args = _as_integers(args, self._ints, ())
         return args
 
     def explain(self, args: dict[str, Any]) -> str:

@@ -179,7 +179,8 @@ class Tool:
             output_schema=obj.get_output_schema(),
             is_async=is_async,
             pass_ctx=pass_ctx,
-            args_model=obj.Args,
+            # an @connector function's hints that JSON alone does not satisfy are checked like an Args model
+            args_model=obj.validator if isinstance(obj, FunctionConnector) and obj.Args is None else obj.Args,
             risk_declared=declared,
             risk_note=note,
             settings=settings,

@@ -294,7 +294,7 @@ async def test_a_childs_calls_count_against_the_parents_budget(tmp_path, ran, au
     assert len([x for x in ran if x["tool"] == "lookup"]) == 2
     after = result.steps[1].results[0]
     assert after.error is not None and after.error.code == "budget_exceeded"
-    assert r.runtime.guards.runs.peek("run-b").calls == 3
+    assert r.runtime.guards.runs.peek("run-b", "main").calls == 3
 
 
 async def test_several_delegations_in_one_turn_run_in_parallel(tmp_path, ran, audit):

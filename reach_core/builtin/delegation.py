@@ -332,7 +332,7 @@ class Delegation:
         runs = getattr(rt.guards, "runs", None)
         if runs is not None and parent_run is not None:
             # the child's calls count against the parent run's limits (max_calls_per_run, ...)
-            runs.alias(child_run, parent_run)
+            runs.alias(child_run, parent_run, child_agent=target, parent_agent=ctx.agent)
         if ctx.progress_sink is None:
             streaming.sink_for(ctx)  # this call's stream gets the child's steps as progress ...
         token = streaming.detach()  # ... while the child's own calls do not feed it
@@ -354,7 +354,7 @@ class Delegation:
         finally:
             streaming.reattach(token)
             if runs is not None:
-                runs.end(child_run)
+                runs.end(child_run, target)
         if result.outcome == "answered":
             return result.text
         said = f" Its last words: {result.text}" if result.text else ""

@@ -180,6 +180,14 @@ class Guards:
         self._pool: Any = None
 
     # ------------------------------------------------------------------ plans
+    def forget_plans(self) -> None:
+        """Drop the plans (``Runtime.invalidate``): a tool whose tier or idempotency changed
+        (``reach.refresh()``, reach-mcp raising a tier) must not keep being treated as a read,
+        answered from the read cache or replayed instead of refused, or run without the ledger."""
+        self._tool_plans.clear()
+        self._agent_plans.clear()
+        self._route_plans.clear()
+
     def tool_plan(self, tool: Tool) -> _ToolPlan:
         plan = self._tool_plans.get(tool.name)
         if plan is None:
@@ -324,7 +332,9 @@ class Guards:
         name = tool.name
         runs = self.runs
         run_id = ctx.run_id
-        run = runs._last if run_id == runs._last_id else runs.get(run_id)  # type: ignore[arg-type]
+        agent = ctx.agent  # a run's state is its agent's own (see .runs)
+        run = (runs._last if run_id == runs._last_id and agent == runs._last_agent
+               else runs.get(run_id, agent))  # type: ignore[arg-type]
         try:
             key = hash(_dumps((name, args), option=OPT_SORT_KEYS))  # call_key(), inlined
         except TypeError:
@@ -481,7 +491,7 @@ class Guards:
             self.budgets.release(pending.budget_keys)
             pending.budget_keys = None
         if pending.counted and pending.run is not None and pending.key is not None:
-            _uncount(pending.run, pending.key, self._tool_plans[tool.name], tool.name)
+            _uncount(pending.run, pending.key, self.tool_plan(tool), tool.name)
             pending.counted = False
 
     @staticmethod
@@ -510,7 +520,7 @@ class Guards:
             ctx._guard_pending = ctx._guard_counted = None
             run, key, seen = pending
             if ctx.attempt == 0:
-                _uncount(run, key, self._tool_plans[tool.name], tool.name)
+                _uncount(run, key, self.tool_plan(tool), tool.name)
             self._settle(tool, ctx, result, run, key, seen)
             return None
         if isinstance(pending, _Pending):

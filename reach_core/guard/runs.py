@@ -6,6 +6,12 @@ calls that need it, the last good result (kept once a call is repeated, for the
 identical-call guard and the read cache) and failures in a row. Runs are kept in
 a bounded LRU so a long-lived server does not grow without limit.
 
+A run's state belongs to one agent: it is keyed by ``(agent, run id)``. Run ids come
+from callers (a framework's thread id, a client of ``reach serve``), so two agents may
+send the same one; sharing the state handed one agent the other's results (a repeated
+call's earlier result, a cached read) and let one use up or fail the other's run
+limits. A delegated run shares its parent's state on purpose (:meth:`Runs.alias`).
+
 An exact call is keyed by :func:`call_key`: the 64-bit hash of its canonical JSON
 (:func:`canonical`). Two different calls of one run would have to collide in 64
 bits to be counted as one (about 1 in 10^19 per pair). A run keeps only that int
@@ -60,37 +66,40 @@ class RunState:
 
 
 class Runs:
-    """Bounded map run id -> :class:`RunState` (least recently used dropped first)."""
+    """Bounded map ``(agent, run id)`` -> :class:`RunState` (least recently used dropped first)."""
 
     def __init__(self, max_runs: int = 4096) -> None:
-        self._runs: OrderedDict[str, RunState] = OrderedDict()
+        self._runs: OrderedDict[tuple[str, str], RunState] = OrderedDict()
         self._max = max_runs
         self._last_id: str | None = None
+        self._last_agent: str | None = None
         self._last = RunState()
 
-    def get(self, run_id: str) -> RunState:
-        if run_id == self._last_id:  # the run of the previous call: already the most recent
+    def get(self, run_id: str, agent: str = "default") -> RunState:
+        if run_id == self._last_id and agent == self._last_agent:  # the previous call's run: the most recent
             return self._last
-        state = self._runs.get(run_id)
+        key = (agent, run_id)
+        state = self._runs.get(key)
         if state is None:
-            state = self._runs[run_id] = RunState()
+            state = self._runs[key] = RunState()
             if len(self._runs) > self._max:
                 self._runs.popitem(last=False)
         else:
-            self._runs.move_to_end(run_id)
-        self._last_id, self._last = run_id, state
+            self._runs.move_to_end(key)
+        self._last_id, self._last_agent, self._last = run_id, agent, state
         return state
 
-    def peek(self, run_id: str) -> RunState | None:
-        return self._runs.get(run_id)
+    def peek(self, run_id: str, agent: str = "default") -> RunState | None:
+        return self._runs.get((agent, run_id))
 
-    def alias(self, child: str, parent: str) -> None:
-        """Let run ``child`` share ``parent``'s state: a delegated run's calls count
-        against the parent run's limits (max_calls_per_run, identical-call guard ...)."""
-        self._runs[child] = self.get(parent)
+    def alias(self, child: str, parent: str, *, child_agent: str, parent_agent: str) -> None:
+        """Let run ``child`` of ``child_agent`` share ``parent``'s state (of ``parent_agent``):
+        a delegated run's calls count against the parent run's limits (max_calls_per_run,
+        identical-call guard ...)."""
+        self._runs[(child_agent, child)] = self.get(parent, parent_agent)
         self._last_id = None
 
-    def end(self, run_id: str) -> None:
+    def end(self, run_id: str, agent: str = "default") -> None:
         """Forget a finished run (the agent loop may call this)."""
-        self._runs.pop(run_id, None)
+        self._runs.pop((agent, run_id), None)
         self._last_id = None
