@@ -55,10 +55,19 @@ async def test_read_offsets_inside_the_file_work(box: Any, offset: Any) -> None:
     assert r.content["content"] == "- buy tea\n- call Ada\n"[int(offset):]
 
 
-async def test_offset_past_the_end_says_the_size(box: Any) -> None:
-    r = await box.call("read_file", path="notes/todo.md", offset=1e30)
+@pytest.mark.parametrize("offset", [22, 10**12, 1e6])
+async def test_offset_past_the_end_says_the_size(box: Any, offset: Any) -> None:
+    r = await box.call("read_file", path="notes/todo.md", offset=offset)
     _refused(r, "offset")
     assert "21 bytes" in r.error.message and "from 0 to 21" in r.error.message
+
+
+async def test_an_offset_too_large_to_be_exact_is_refused(box: Any) -> None:
+    # 1e30 is a float that no longer holds the integer written: the core refuses it
+    # before the tool runs (reach_core.schema), naming the field
+    r = await box.call("read_file", path="notes/todo.md", offset=1e30)
+    _refused(r, "offset")
+    assert "too large to be exact" in r.error.message
 
 
 MAX_BYTES = ["0", "-5", "1e30", "1001", "2.5", "NaN", "Infinity", "-Infinity", "1e-300", '"10"', "false"]
