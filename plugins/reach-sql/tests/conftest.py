@@ -93,18 +93,25 @@ def _sqlite(tmp: Path) -> Iterator[Backend]:
         _dispose(reach)
 
 
-@contextmanager
-def _postgresql(tmp: Path) -> Iterator[Backend]:
-    url, read_url = _postgres_urls()
+def pg_owner_exec(url: str) -> Callable[[str], Any]:
+    """Run SQL on the PostgreSQL server as the database owner, outside reach (autocommit)."""
     import psycopg
 
     dsn = url.replace("postgresql+psycopg://", "postgresql://")
-    table = f"accounts_{secrets.token_hex(4)}"
 
     def owner_exec(sql: str) -> Any:
         with psycopg.connect(dsn, autocommit=True) as con:
             cur = con.execute(sql)
             return cur.fetchall() if cur.description else None
+
+    return owner_exec
+
+
+@contextmanager
+def _postgresql(tmp: Path) -> Iterator[Backend]:
+    url, read_url = _postgres_urls()
+    table = f"accounts_{secrets.token_hex(4)}"
+    owner_exec = pg_owner_exec(url)
 
     owner_exec(f"CREATE TABLE {table} (id integer PRIMARY KEY, owner text NOT NULL, balance numeric(12,2))")
     owner_exec(f"INSERT INTO {table} VALUES " + ", ".join(f"({i}, '{o}', {b})" for i, o, b in SEED))

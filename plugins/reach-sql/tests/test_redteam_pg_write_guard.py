@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import _dispose, _postgres_urls, make_reach
+from conftest import _dispose, _postgres_urls, make_reach, pg_owner_exec
 
 from reach_core import Reach
 
@@ -45,14 +45,7 @@ class Pg:
 def pg(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pg]:
     """The real server, a 100 KB value cap and a growth cap no test here reaches."""
     url, read_url = _postgres_urls()
-    import psycopg
-
-    dsn = url.replace("postgresql+psycopg://", "postgresql://")
-
-    def owner_exec(sql: str) -> Any:
-        with psycopg.connect(dsn, autocommit=True) as con:
-            cur = con.execute(sql)
-            return cur.fetchall() if cur.description else None
+    owner_exec = pg_owner_exec(url)
 
     prefix = f"rtw_{secrets.token_hex(3)}"
     reach = make_reach(tmp_path_factory.mktemp("rt-pg-write") / "data", {

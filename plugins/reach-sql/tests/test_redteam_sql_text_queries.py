@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import _dispose, _postgres_urls, make_reach
+from conftest import _dispose, _postgres_urls, make_reach, pg_owner_exec
 from reach_sql.classify import classify, read_refusal
 
 from reach_core import Reach
@@ -103,14 +103,7 @@ class Tablefunc:
 def tablefunc(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tablefunc]:
     """tablefunc in a schema of this module's own (the database owner may install it: it is trusted)."""
     url, read_url = _postgres_urls()
-    import psycopg
-
-    dsn = url.replace("postgresql+psycopg://", "postgresql://")
-
-    def owner_exec(sql: str) -> Any:
-        with psycopg.connect(dsn, autocommit=True) as con:
-            cur = con.execute(sql)
-            return cur.fetchall() if cur.description else None
+    owner_exec = pg_owner_exec(url)
 
     installed = owner_exec("SELECT extnamespace::regnamespace::text FROM pg_extension WHERE extname = 'tablefunc'")
     schema = installed[0][0] if installed else f"rt_tf_{secrets.token_hex(3)}"
