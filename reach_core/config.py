@@ -239,7 +239,8 @@ class AgentConfig(_Section, AgentGuard):
     max_tier: Tier = Field(default="dangerous", description="highest risk tier it may use at all")
     auto_tier: Tier = Field(default="write", description="highest tier that runs without a person's approval")
     approval: dict[str, Approval] = Field(default_factory=dict, description="approval mode per tool, pattern "
-                                          "or tier: `never`, `once` (per arguments), `run`, `always`")
+                                          "or tier: `never`, `once` (per arguments), `run`, `always`; a tool's own "
+                                          "name wins, else the strictest matching pattern")
     delegates: list[str] = Field(default_factory=list, strict=False, description="agents it may hand work to (the "
                                  "`delegate` tool); each needs its own `[agents.NAME]` table")
     pinned: list[str] = Field(default_factory=list, strict=False,

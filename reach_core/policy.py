@@ -24,12 +24,30 @@ if TYPE_CHECKING:
     from .config import AgentConfig
     from .tool import Tool
 
-__all__ = ["CONFIRM", "DENY", "RUN", "Policy", "matches"]
+__all__ = ["CONFIRM", "DENY", "RUN", "Policy", "matches", "strictest_mode"]
 
 # Policy.verdict values
 DENY, RUN, CONFIRM = 0, 1, 2
 
 _RANK = {r: i for i, r in enumerate(RISKS)}
+
+#: how much a person is asked under each approval mode; ``once`` (per arguments, for
+#: good) and ``run`` (per run, any arguments) each ask where the other does not
+_MODE_RANK = {"never": 0, "once": 1, "run": 1, "always": 2}
+
+
+def strictest_mode(modes: list[str | None]) -> str | None:
+    """The approval mode that asks at least whenever any of ``modes`` would ask.
+
+    ``None`` (no mode named: the confirmer's default) yields to any named mode; of
+    ``once`` and ``run`` together, neither covers the other, so ``always``.
+    """
+    named = [m for m in modes if m is not None]
+    if not named:
+        return None
+    top = max(_MODE_RANK[m] for m in named)
+    kinds = {m for m in named if _MODE_RANK[m] == top}
+    return kinds.pop() if len(kinds) == 1 else "always"
 
 
 def matches(pattern: str, tool: Tool) -> bool:
@@ -96,16 +114,21 @@ class Policy:
         return self.configured_mode(tool)
 
     def configured_mode(self, tool: Tool) -> str | None:
-        """The mode this agent's own ``approval`` table names for ``tool`` (exact name first)."""
+        """The mode this agent's own ``approval`` table names for ``tool``.
+
+        The tool's own name wins: it is a deliberate choice about that one tool. Among
+        patterns (globs, ``tag:``, ``plugin:``, ``risk:``, a bare tier), the strictest
+        mode that matches wins (:func:`strictest_mode`), whatever order they are written in: a TOML table has
+        no order a reader can rely on, and ``"get_*" = "never"`` written before
+        ``"risk:dangerous" = "always"`` must not let a dangerous ``get_*`` tool run
+        unattended. (It used to be the first pattern written.)"""
         approval = self.config.approval
         if not approval:
             return None
         if tool.name in approval:
             return approval[tool.name]
-        for pattern, mode in approval.items():
-            if matches(pattern, tool) or pattern == tool.risk:
-                return mode
-        return None
+        return strictest_mode([mode for pattern, mode in approval.items()
+                               if matches(pattern, tool) or pattern == tool.risk])
 
     def denial_fix(self, tool: Tool, *, confirmer: bool = False) -> str:
         """What would let this agent run ``tool``, as config lines to set (see

@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 from ..connectors import Connector
 from ..errors import ConfigError, Denied, InvalidArguments, ToolFailure, config_line
 from ..hookspecs import hookimpl
-from ..policy import Policy, matches
+from ..policy import Policy, matches, strictest_mode
 from ..runtime import CORE
 from ..scope import _SCOPE, RunScope
 
@@ -68,25 +68,6 @@ _CHILD_MARGIN = 0.05
 
 
 # ------------------------------------------------------------------ policy
-
-#: how much a person is asked under each approval mode; ``once`` (per arguments, for
-#: good) and ``run`` (per run, any arguments) each ask where the other does not
-_MODE_RANK = {"never": 0, "once": 1, "run": 1, "always": 2}
-
-
-def strictest_mode(modes: list[str | None]) -> str | None:
-    """The approval mode that asks at least whenever any of ``modes`` would ask.
-
-    ``None`` (no mode named: the confirmer's default) yields to any named mode; of
-    ``once`` and ``run`` together, neither covers the other, so ``always``.
-    """
-    named = [m for m in modes if m is not None]
-    if not named:
-        return None
-    top = max(_MODE_RANK[m] for m in named)
-    kinds = {m for m in named if _MODE_RANK[m] == top}
-    return kinds.pop() if len(kinds) == 1 else "always"
-
 
 def _implied_mode(policy: Policy, tool: Tool) -> str | None:
     """The mode ``policy`` holds ``tool`` to: its named mode, ``always`` when its tiers
