@@ -12,6 +12,12 @@ now declares itself ``read`` (a plugin update, an MCP server that now sends
 blocks the tool like a changed definition; a higher one is believed. A tier set in
 ``[connectors.NAME] risk`` counts like any other: at or above the pinned one, the tool
 runs. Pins written before tiers were recorded check the definition only.
+
+It records whether the tool was ``idempotent`` too: an idempotent tool is retried on
+a failure and its calls may be answered again from a replay, so a write reviewed as
+run-at-most-once that an update now declares idempotent would start running twice.
+That change blocks the tool the same way; the other way round (now at most once) is
+believed. ``[connectors.NAME] idempotent = false`` restores the reviewed behaviour.
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ class PinStore:
         self.path = path
         self._pins: dict[str, str] | None = None
         self._tiers: dict[str, str] = {}  # the tier of each pinned tool when it was pinned
+        self._idempotent: dict[str, bool] = {}  # whether each pinned tool was idempotent when pinned
 
     @property
     def pins(self) -> dict[str, str]:
@@ -48,6 +55,7 @@ class PinStore:
                 data = {}
             self._pins = {str(k): str(v) for k, v in (data.get("tools") or {}).items()}
             self._tiers = {str(k): str(v) for k, v in (data.get("tiers") or {}).items()}
+            self._idempotent = {str(k): v for k, v in (data.get("idempotent") or {}).items() if isinstance(v, bool)}
         return self._pins
 
     def check(self, tool: Tool) -> str | None:
@@ -67,18 +75,27 @@ class PinStore:
                 f"run with less oversight; it stays blocked until a person reviews the change and runs "
                 f"`reach tools pin {tool.name}` (or sets [connectors.{tool.name}] risk = {tier!r})"
             )
+        if tool.idempotent and self._idempotent.get(tool.name) is False:
+            return (
+                f"{tool.name!r} was pinned as not idempotent (run at most once) and now says it is idempotent, so "
+                f"a failed call would be retried and could act twice; it stays blocked until a person reviews the "
+                f"change and runs `reach tools pin {tool.name}` (or sets [connectors.{tool.name}] idempotent = false)"
+            )
         return None
 
     def pin(self, tools: list[Tool]) -> dict[str, str]:
         """Record the current definitions of ``tools``; atomic write."""
         pins = dict(self.pins)
         tiers = dict(self._tiers)
+        idempotent = dict(self._idempotent)
         for t in tools:
             pins[t.name] = t.fingerprint()
             tiers[t.name] = t.risk
+            idempotent[t.name] = t.idempotent
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"tools": pins, "tiers": tiers}, indent=2, sort_keys=True), encoding="utf-8")
+        tmp.write_text(json.dumps({"tools": pins, "tiers": tiers, "idempotent": idempotent}, indent=2,
+                                  sort_keys=True), encoding="utf-8")
         os.replace(tmp, self.path)
-        self._pins, self._tiers = pins, tiers
+        self._pins, self._tiers, self._idempotent = pins, tiers, idempotent
         return pins
