@@ -278,6 +278,8 @@ async def invoke(
                 elif run_id:
                     ctx.idempotency_key = f"{run_id}:{call.id}"
             if flags & CONFIRM:
+                if tool.args_model is not None:  # a person is never asked about a call its Args would refuse
+                    _model_args(tool, args)
                 ctx.needs_confirmation = True
                 by = host_approval(tool.name, call.id)
                 if by is not None:  # a person approved it in the agent framework reach runs under
