@@ -6,6 +6,7 @@ imports it); the queue, its store and the settings model load when a Reach uses 
 
 from __future__ import annotations
 
+import weakref
 from typing import TYPE_CHECKING, Any
 
 from reach_core import hookimpl
@@ -20,18 +21,21 @@ REACH_HOOK_PRIORITY = {"reach_pre_invoke": 50}
 # the routes where nothing can ask for one (reach_core.hooks.for_route).
 REACH_HOOK_WHEN = {"reach_pre_invoke": "confirmation", "reach_post_invoke": "confirmation"}
 
-_QUEUES: dict[int, Confirmations] = {}
+#: each Reach's queue, for as long as that Reach lives: keyed by the instance (weakly,
+#: and the queue holds its Reach weakly too), so a host that makes and drops Reach
+#: instances does not keep them, and a new one never inherits an old one's queue
+_QUEUES: weakref.WeakKeyDictionary[Any, Confirmations] = weakref.WeakKeyDictionary()
 
 
 def queue_for(reach: Any) -> Confirmations:
     """The confirmation queue of ``reach`` (one per Reach instance)."""
-    q = _QUEUES.get(id(reach))
-    if q is None or q.reach is not reach:
+    q = _QUEUES.get(reach)
+    if q is None:
         from .queue import Confirmations
         from .settings import ConfirmSettings
 
         settings = reach.plugin_settings("reach-confirm") or ConfirmSettings()
-        q = _QUEUES[id(reach)] = Confirmations(reach, settings)
+        q = _QUEUES[reach] = Confirmations(reach, settings)
     return q
 
 

@@ -20,6 +20,7 @@ import hashlib
 import json
 import secrets
 import time
+import weakref
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -204,9 +205,17 @@ class Confirmations:
     name = "queue"
 
     def __init__(self, reach: Any, settings: Any) -> None:
-        self.reach = reach
+        self._reach = weakref.ref(reach)  # the Reach owns its queue, not the other way round
         self.settings = settings
         self._ready = False
+
+    @property
+    def reach(self) -> Any:
+        """The Reach this queue belongs to."""
+        reach = self._reach()
+        if reach is None:
+            raise RuntimeError("the Reach this confirmation queue belonged to was garbage-collected")
+        return reach
 
     async def _store(self) -> Any:
         store = self.reach.store
