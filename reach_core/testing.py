@@ -7,20 +7,32 @@
   (``class TestWeatherConformance(ConnectorConformance): plugin = "reach-weather"``)
   to check the entry point, registration, schemas, lint (as warnings) and one
   example call per tool.
+* :func:`serve_loopback` — a real HTTP server on 127.0.0.1 for the service a connector
+  talks to, with :class:`LoopbackHandler` as the quiet base of its request handler.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
+import threading
 import warnings
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 from .hookspecs import hookimpl
+from .logs import _quiet_by_default
 from .reach import Reach
 
-__all__ = ["ConnectorConformance", "HookRecorder", "make_reach"]
+__all__ = ["ConnectorConformance", "HookRecorder", "LoopbackHandler", "make_reach", "serve_loopback"]
+
+#: where the loopback servers' access lines (DEBUG) and handler failures (WARNING) go: a test
+#: run shows them with a failing test's captured logs, and nothing lands on stdout or stderr.
+_LOG = logging.getLogger("reach.testing")
 
 
 def make_reach(*plugins: Any, config: dict[str, Any] | None = None, data_dir: Path | str | None = None,
@@ -144,3 +156,94 @@ class ConnectorConformance:
             assert isinstance(text, str)
             if not isinstance(result.content, str):  # strings are sent to the model as they are
                 json.loads(text)
+
+
+# -- a real HTTP service on loopback
+
+
+class LoopbackHandler(BaseHTTPRequestHandler):
+    """A base for a test server's request handler: quiet, with the chores every one repeats.
+
+    Write ``do_GET``/``do_POST``/... as with :class:`http.server.BaseHTTPRequestHandler`;
+    :meth:`read_body` takes the request body, :meth:`reply` and :meth:`reply_json` send a
+    whole answer with its ``Content-Length``. The access log goes to the ``reach.testing``
+    logger at DEBUG instead of stderr, so a test run's output holds only test results.
+    """
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (the stdlib's name)
+        _LOG.debug("loopback %s: " + format, self.address_string(), *args)
+
+    def read_body(self) -> bytes:
+        """The request body: ``Content-Length`` bytes, none when the header is absent or empty.
+
+        Read it before answering a request that has one, even to ignore it: a body left
+        unread can reset the client's connection before it reads the answer.
+        """
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length > 0 else b""
+
+    def reply(self, status: int, body: bytes = b"", headers: Mapping[str, str] | None = None) -> None:
+        """Send ``status``, ``headers``, a ``Content-Length`` and ``body``.
+
+        A client that hung up first (a test of a timeout or a size limit leaves on purpose)
+        is not the server's failure: that answer is dropped, logged at DEBUG.
+        """
+        try:
+            self.send_response(status)
+            for key, value in (headers or {}).items():
+                self.send_header(key, value)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        except ConnectionError as exc:
+            self.close_connection = True
+            _LOG.debug("loopback %s: the client left before the answer (%s)", self.address_string(), exc)
+
+    def reply_json(self, status: int, value: Any, headers: Mapping[str, str] | None = None) -> None:
+        """:meth:`reply` with ``value`` as JSON and ``Content-Type: application/json``."""
+        self.reply(status, json.dumps(value).encode(), {"Content-Type": "application/json", **(headers or {})})
+
+
+class _LoopbackServer(ThreadingHTTPServer):
+    # A handler still busy (a hung upstream, a slow answer) never holds up the stop.
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A handler that raised: logged with its traceback (the stdlib prints it to stderr)."""
+        _LOG.warning("loopback handler failed on a request from %s", client_address, exc_info=True)
+
+
+@contextmanager
+def serve_loopback(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """Serve ``handler`` on 127.0.0.1 at a free port; yields the base URL ``http://127.0.0.1:PORT``.
+
+    The server answers from a daemon thread, one thread a request, from the moment the
+    block starts (the port is bound and listening before the URL is handed out, so no
+    wait for readiness is needed). Leaving the block stops it and closes the port, without
+    waiting for a handler still at work. Any :class:`~http.server.BaseHTTPRequestHandler`
+    subclass works; :class:`LoopbackHandler` keeps it quiet. State the test wants to see
+    (the requests received, what to answer next) lives where the handler class can reach
+    it: a closure, or an attribute of the class. In a pytest fixture::
+
+        @pytest.fixture
+        def things_url():
+            with serve_loopback(ThingsAPI) as url:
+                yield url
+    """
+    if not (isinstance(handler, type) and issubclass(handler, BaseHTTPRequestHandler)):
+        raise TypeError(f"serve_loopback takes a BaseHTTPRequestHandler subclass, not {handler!r}")
+    _quiet_by_default()  # a host that configured no logging gets no last-resort lines on stderr
+    server = _LoopbackServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
+                              name=f"reach-loopback-{server.server_port}", daemon=True)
+    try:
+        thread.start()
+    except BaseException:
+        server.server_close()
+        raise
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()

@@ -10,37 +10,28 @@ article's route ``GET /weather/{city}``.
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import unquote
 
 import httpx
 import pytest
 
 from reach_core import Connector, Reach
+from reach_core.testing import LoopbackHandler, serve_loopback
 
 DATA = {"北京": {"temp": 21, "humidity": 45, "condition": "晴"}}
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(LoopbackHandler):
     def do_GET(self):  # noqa: N802
         city = unquote(self.path.removeprefix("/weather/"))
         body = DATA.get(city)
-        self.send_response(200 if body else 404)
-        self.send_header("Content-Type", "application/json")
-        self.end_headers()
-        self.wfile.write(json.dumps(body or {"error": "city not found"}).encode())
-
-    def log_message(self, *args):
-        pass
+        self.reply_json(200 if body else 404, body or {"error": "city not found"})
 
 
 @pytest.fixture
 def weather_api():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
+    with serve_loopback(_Handler) as url:
+        yield url
 
 
 def make_article_connectors(base_url):

@@ -24,14 +24,15 @@ switchable at run time: ``latency`` (seconds before forwarding each chunk),
 from __future__ import annotations
 
 import asyncio
-import json
 import socket
 import struct
 import threading
 import time
 from collections import defaultdict
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from contextlib import ExitStack
 from urllib.parse import parse_qs, urlsplit
+
+from reach_core.testing import LoopbackHandler, serve_loopback
 
 __all__ = ["FaultProxy", "FaultyHTTPServer"]
 
@@ -45,34 +46,19 @@ def _rst(sock: socket.socket) -> None:
     sock.close()
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(LoopbackHandler):
     protocol_version = "HTTP/1.1"
-    server: _Server
-
-    def log_message(self, format: str, *args: object) -> None:  # quiet
-        pass
-
-    def _json(self, status: int, body: object, headers: dict[str, str] | None = None) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        for k, v in (headers or {}).items():
-            self.send_header(k, v)
-        self.end_headers()
-        self.wfile.write(data)
+    state: FaultyHTTPServer  # set on the subclass each server makes
 
     def do_POST(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        if length:
-            self.rfile.read(length)
+        self.read_body()
         self.do_GET()
 
     def do_GET(self) -> None:
         url = urlsplit(self.path)
         q = {k: v[-1] for k, v in parse_qs(url.query).items()}
         path = url.path
-        srv = self.server
+        srv = self.state
         with srv.lock:
             srv.hits[path] += 1
             srv.url_hits[self.path] += 1
@@ -80,22 +66,22 @@ class _Handler(BaseHTTPRequestHandler):
             n_url = srv.url_hits[self.path]
             n = srv.hits[path]
         if path == "/ok":
-            self._json(200, {"ok": True, "n": n})
+            self.reply_json(200, {"ok": True, "n": n})
         elif path.startswith("/status/"):
             code = int(path.rsplit("/", 1)[1])
-            self._json(code, {"error": f"status {code}"})
+            self.reply_json(code, {"error": f"status {code}"})
         elif path == "/429":
-            self._json(429, {"error": "slow down"}, {"Retry-After": q.get("retry_after", "1")})
+            self.reply_json(429, {"error": "slow down"}, {"Retry-After": q.get("retry_after", "1")})
         elif path == "/flaky":
             if n_url <= int(q.get("fail", "1")):
                 status = int(q.get("status", "503"))
                 headers = {"Retry-After": q["retry_after"]} if "retry_after" in q else None
-                self._json(status, {"error": "temporarily unavailable"}, headers)
+                self.reply_json(status, {"error": "temporarily unavailable"}, headers)
             else:
-                self._json(200, {"ok": True, "n": n_url})
+                self.reply_json(200, {"ok": True, "n": n_url})
         elif path == "/hang":
             time.sleep(float(q.get("seconds", "30")))
-            self._json(200, {"ok": True, "late": True})
+            self.reply_json(200, {"ok": True, "late": True})
         elif path == "/reset":
             self.close_connection = True
             _rst(self.connection)
@@ -114,63 +100,39 @@ class _Handler(BaseHTTPRequestHandler):
             delay = float(q.get("delay", "0"))
             if delay:
                 time.sleep(delay)
-            self._json(200, {"written": q.get("id", "")})
+            self.reply_json(200, {"written": q.get("id", "")})
         else:
-            self._json(404, {"error": "no such path"})
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-
-    def __init__(self) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.lock = threading.Lock()
-        self.hits: defaultdict[str, int] = defaultdict(int)
-        self.url_hits: defaultdict[str, int] = defaultdict(int)
-        self.times: defaultdict[str, list[float]] = defaultdict(list)
-        self.writes: defaultdict[str, int] = defaultdict(int)
+            self.reply_json(404, {"error": "no such path"})
 
 
 class FaultyHTTPServer:
     """Start with ``with FaultyHTTPServer() as srv: srv.url("/ok")``."""
 
     def __init__(self) -> None:
-        self._server = _Server()
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self.lock = threading.Lock()
+        self.hits: defaultdict[str, int] = defaultdict(int)
+        self.url_hits: defaultdict[str, int] = defaultdict(int)
+        self.times: defaultdict[str, list[float]] = defaultdict(list)
+        self.writes: defaultdict[str, int] = defaultdict(int)
+        self._handler = type("_FaultyHandler", (_Handler,), {"state": self})
+        self._running = ExitStack()
+        self._base = ""
 
     @property
     def port(self) -> int:
-        return self._server.server_address[1]
+        port = urlsplit(self._base).port
+        assert port is not None, "the server is not started"
+        return port
 
     def url(self, path: str = "/") -> str:
-        return f"http://127.0.0.1:{self.port}{path}"
-
-    @property
-    def hits(self) -> defaultdict[str, int]:
-        return self._server.hits
-
-    @property
-    def times(self) -> defaultdict[str, list[float]]:
-        return self._server.times
-
-    @property
-    def writes(self) -> defaultdict[str, int]:
-        return self._server.writes
-
-    def start(self) -> FaultyHTTPServer:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        return f"{self._base}{path}"
 
     def __enter__(self) -> FaultyHTTPServer:
-        return self.start()
+        self._base = self._running.enter_context(serve_loopback(self._handler))
+        return self
 
     def __exit__(self, *exc: object) -> None:
-        self.stop()
+        self._running.close()
 
 
 class FaultProxy:

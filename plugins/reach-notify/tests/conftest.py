@@ -56,11 +56,8 @@ def smtp_starttls(tls_ca: tuple[trustme.CA, Path]) -> Iterator[SmtpServer]:
 
 @pytest.fixture
 def receiver() -> Iterator[WebhookReceiver]:
-    hook = WebhookReceiver()
-    hook.thread.start()
-    yield hook
-    hook.server.shutdown()
-    hook.server.server_close()
+    with WebhookReceiver() as hook:
+        yield hook
 
 
 @pytest.fixture

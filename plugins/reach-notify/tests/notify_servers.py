@@ -5,17 +5,19 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
 import time
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from email import message_from_bytes, policy
 from email.message import EmailMessage
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult, LoginPassword
+
+from reach_core.testing import LoopbackHandler, serve_loopback
 
 SMTP_USER, SMTP_PASSWORD = "reach", "s3cret-pass"
 
@@ -94,23 +96,26 @@ class Received:
 
 
 class WebhookReceiver:
-    """Answers by path: /ok 200, /reject 400, /down 503, /limit 429, /moved 302, /slow hangs."""
+    """Answers by path: /ok 200, /reject 400, /down 503, /limit 429, /moved 302, /slow hangs.
+
+    Serves while in a ``with`` block: ``with WebhookReceiver() as hook: hook.url("/ok")``.
+    """
 
     def __init__(self) -> None:
         self.received: list[Received] = []
+        self.port = 0
         receiver = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(LoopbackHandler):
             def do_POST(self) -> None:  # noqa: N802
-                length = int(self.headers.get("content-length", 0))
-                raw = self.rfile.read(length)
+                raw = self.read_body()
                 receiver.received.append(
                     Received(
                         self.path, {k.lower(): v for k, v in self.headers.items()}, json.loads(raw)
                     )
                 )
                 if self.path == "/slow":
-                    time.sleep(3)
+                    time.sleep(3)  # the client gives up first: reply() drops the answer
                 status, body, extra = {
                     "/ok": (200, b"ok", {}),
                     "/reject": (400, b"invalid_payload", {}),
@@ -118,25 +123,17 @@ class WebhookReceiver:
                     "/limit": (429, b"", {"Retry-After": "7"}),
                     "/moved": (302, b"", {"Location": f"http://127.0.0.1:{receiver.port}/ok"}),
                 }.get(self.path, (200, b"ok", {}))
-                try:
-                    self.send_response(status)
-                    for key, value in extra.items():
-                        self.send_header(key, value)
-                    self.send_header("Content-Length", str(len(body)))
-                    self.end_headers()
-                    self.wfile.write(body)
-                except OSError:
-                    pass  # the client gave up (the /slow case); nothing to answer
+                self.reply(status, body, extra)
 
-            def log_message(self, *args: Any) -> None:
-                pass
+        self._handler = Handler
+        self._running = ExitStack()
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.port = self.server.server_address[1]
-        self.thread = threading.Thread(
-            target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
+    def __enter__(self) -> WebhookReceiver:
+        self.port = urlsplit(self._running.enter_context(serve_loopback(self._handler))).port or 0
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._running.close()
 
     def url(self, path: str) -> str:
         return f"http://127.0.0.1:{self.port}{path}"

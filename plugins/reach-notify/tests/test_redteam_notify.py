@@ -19,7 +19,7 @@ from notify_servers import Inbox, SmtpServer, WebhookReceiver, start_smtp
 from reach_notify.headers import one_line
 
 from reach_core import InvalidArguments
-from reach_core.testing import make_reach
+from reach_core.testing import LoopbackHandler, make_reach, serve_loopback
 
 PAYLOADS = ["hi\r\nBcc: spy@evil.org", "hi\nReply-To: spy@evil.org", "hi\r\nTo: spy@evil.org", "\r\nBcc: spy@evil.org"]
 
@@ -66,11 +66,8 @@ def smtp_server() -> Iterator[SmtpServer]:
 
 @pytest.fixture(scope="module")
 def hook() -> Iterator[WebhookReceiver]:
-    receiver = WebhookReceiver()
-    receiver.thread.start()
-    yield receiver
-    receiver.server.shutdown()
-    receiver.server.server_close()
+    with WebhookReceiver() as receiver:
+        yield receiver
 
 
 @pytest.fixture(scope="module")
@@ -179,34 +176,20 @@ async def test_a_webhooks_retry_after_is_a_finite_wait_or_none(tmp_path_factory:
                                                                 value: str) -> None:
     import json
     import math
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-    class Limit(BaseHTTPRequestHandler):
+    class Limit(LoopbackHandler):
         def do_POST(self) -> None:  # noqa: N802
-            self.rfile.read(int(self.headers.get("content-length", 0)))
-            self.send_response(429)
-            self.send_header("Retry-After", value)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
+            self.read_body()
+            self.reply(429, headers={"Retry-After": value})
 
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Limit)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
+    with serve_loopback(Limit) as url:
         reach = make_reach(
             ("reach-notify", notify_plugin),
             config={"plugins": {"reach-notify": {
-                "webhooks": {"ops": {"url": f"http://127.0.0.1:{server.server_address[1]}/hook",
-                                     "allow_private": True}}}}},
+                "webhooks": {"ops": {"url": f"{url}/hook", "allow_private": True}}}}},
             data_dir=tmp_path_factory.mktemp("notify-retry"),
         )
         result = await reach.invoke("send_webhook", {"channel": "ops", "text": "hi"})
-    finally:
-        server.shutdown()
-        server.server_close()
     assert not result.ok and result.error.code == "rate_limited", result.error
     wait = result.error.retry_after
     assert wait is None or (math.isfinite(wait) and wait >= 0), wait

@@ -17,9 +17,7 @@ Families, each against real receivers on 127.0.0.1:
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +25,7 @@ import pytest
 from notify_servers import WebhookReceiver
 
 from reach_core import ConfigError
+from reach_core.testing import LoopbackHandler, serve_loopback
 
 
 @pytest.fixture
@@ -34,27 +33,17 @@ def proxy() -> Iterator[list[str]]:
     """A loopback 'proxy' that records every request line it is sent (and answers 200)."""
     seen: list[str] = []
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(LoopbackHandler):
         def _any(self) -> None:
             seen.append(f"{self.command} {self.path}")
-            length = int(self.headers.get("content-length", 0) or 0)
-            self.rfile.read(length)
-            self.send_response(200)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
+            self.read_body()
+            self.reply(200)
 
         do_GET = do_POST = do_CONNECT = _any
 
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-    seen.append(f"http://127.0.0.1:{server.server_address[1]}")
-    yield seen
-    server.shutdown()
-    server.server_close()
+    with serve_loopback(Handler) as url:
+        seen.append(url)
+        yield seen
 
 
 def _one(url: Any, **extra: Any) -> dict[str, Any]:

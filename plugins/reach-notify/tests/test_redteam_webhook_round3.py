@@ -15,16 +15,16 @@ Families, against real receivers on 127.0.0.1:
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 from notify_servers import WebhookReceiver
 from reach_http import StaticResolver
 
 from reach_core import ToolCall
+from reach_core.testing import LoopbackHandler, serve_loopback
 
 
 def _one(url: str, **extra: Any) -> dict[str, Any]:
@@ -98,24 +98,14 @@ def bouncer() -> Iterator[tuple[list[str], Any]]:
     seen: list[str] = []
     answer: dict[str, Any] = {}
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(LoopbackHandler):
         def do_POST(self) -> None:  # noqa: N802
-            self.rfile.read(int(self.headers.get("content-length", 0) or 0))
+            self.read_body()
             seen.append(self.path)
-            self.send_response(answer["status"])
-            self.send_header("Location", answer["location"])
-            self.send_header("Content-Length", "0")
-            self.end_headers()
+            self.reply(answer["status"], headers={"Location": answer["location"]})
 
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    httpd.daemon_threads = True
-    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-    yield seen, (answer, httpd.server_address[1])
-    httpd.shutdown()
-    httpd.server_close()
+    with serve_loopback(Handler) as url:
+        yield seen, (answer, urlsplit(url).port)
 
 
 @pytest.mark.parametrize("status", [301, 302, 303, 307, 308])

@@ -5,11 +5,11 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from conftest import build, names
+
+from reach_core.testing import LoopbackHandler, serve_loopback
 
 DIM = 1024
 
@@ -23,11 +23,11 @@ def _vector(text: str) -> list[float]:
     return vec
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(LoopbackHandler):
     requests: list[dict] = []
 
     def do_POST(self) -> None:  # noqa: N802 - http.server API
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        body = json.loads(self.read_body())
         type(self).requests.append({"path": self.path, "auth": self.headers.get("Authorization"), **body})
         inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
         payload = {
@@ -36,26 +36,14 @@ class _Handler(BaseHTTPRequestHandler):
             "model": body["model"],
             "usage": {"prompt_tokens": 1, "total_tokens": 1},
         }
-        raw = json.dumps(payload).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(raw)))
-        self.end_headers()
-        self.wfile.write(raw)
-
-    def log_message(self, *args: object) -> None:
-        pass
+        self.reply_json(200, payload)
 
 
 @pytest.fixture
 def server():
     _Handler.requests = []
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}/v1", _Handler.requests
-    httpd.shutdown()
-    httpd.server_close()
+    with serve_loopback(_Handler) as url:
+        yield f"{url}/v1", _Handler.requests
 
 
 def test_openai_compatible_embedder_ranks_and_caches(tmp_path, server):

@@ -5,13 +5,13 @@ internal error, never megabytes of the service's text in the model's context).""
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
 from reach_weather.connectors import UNAVAILABLE
+
+from reach_core.testing import LoopbackHandler, serve_loopback
 
 Answer = tuple[int, bytes, bool]  # status, body, declare Content-Length
 
@@ -36,13 +36,10 @@ def _json(value: Any) -> bytes:
 
 @pytest.fixture(scope="module")
 def hostile_server() -> Iterator[tuple[Hostile, str]]:
-    """One server for the module (stopping one costs half a second); each test resets it."""
+    """One server for the module; each test resets it."""
     state = Hostile()
 
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args: Any) -> None:
-            pass
-
+    class Handler(LoopbackHandler):
         def do_GET(self) -> None:  # noqa: N802
             status, body, declare = (state.geocode if "/v1/search" in self.path else state.forecast)()
             try:
@@ -57,15 +54,8 @@ def hostile_server() -> Iterator[tuple[Hostile, str]]:
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the client stopped reading, as it should
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield state, f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serve_loopback(Handler) as url:
+        yield state, url
 
 
 @pytest.fixture
