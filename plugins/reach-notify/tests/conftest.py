@@ -28,6 +28,22 @@ def smtp() -> Iterator[SmtpServer]:
     controller.stop()
 
 
+@pytest.fixture(scope="module")
+def smtp_server() -> Iterator[SmtpServer]:
+    """One plain SMTP server (no AUTH) for a whole module of attack variants."""
+    inbox = Inbox()
+    controller, port = start_smtp(inbox)
+    yield SmtpServer(inbox, port)
+    controller.stop()
+
+
+@pytest.fixture
+def inbox(smtp_server: SmtpServer) -> Inbox:
+    """The module server's inbox, emptied for each test."""
+    smtp_server.inbox.delivered.clear()
+    return smtp_server.inbox
+
+
 @pytest.fixture(scope="session")
 def tls_ca(tmp_path_factory: pytest.TempPathFactory) -> tuple[trustme.CA, Path]:
     ca = trustme.CA()

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import base64
 import codecs
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import reach_notify.plugin as notify_plugin
-from notify_servers import Inbox, SmtpServer, start_smtp
+from notify_servers import Inbox, SmtpServer
 from reach_notify.headers import decoded_readings
 from reach_notify.mail import HEADERS_SENT, build_message, render
 
@@ -22,14 +21,6 @@ from reach_core import InvalidArguments
 from reach_core.testing import make_reach
 
 EXPECTED = sorted(h.lower() for h in HEADERS_SENT)
-
-
-@pytest.fixture(scope="module")
-def smtp_server() -> Iterator[SmtpServer]:
-    inbox = Inbox()
-    controller, port = start_smtp(inbox)
-    yield SmtpServer(inbox, port)
-    controller.stop()
 
 
 @pytest.fixture(scope="module")
@@ -42,12 +33,6 @@ def reach(smtp_server: SmtpServer, tmp_path_factory: pytest.TempPathFactory) -> 
         }}},
         data_dir=tmp_path_factory.mktemp("notify-data"),
     )
-
-
-@pytest.fixture
-def inbox(smtp_server: SmtpServer) -> Inbox:
-    smtp_server.inbox.delivered.clear()
-    return smtp_server.inbox
 
 
 def _q(data: bytes, upper: bool = True) -> str:

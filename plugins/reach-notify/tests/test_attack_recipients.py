@@ -8,12 +8,11 @@ the real aiosmtpd server on 127.0.0.1, and nothing may arrive for evil.org.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import reach_notify.plugin as notify_plugin
-from notify_servers import Inbox, SmtpServer, start_smtp
+from notify_servers import Inbox, SmtpServer
 from reach_notify.recipients import (
     RecipientRefused,
     is_recipient,
@@ -22,14 +21,6 @@ from reach_notify.recipients import (
 )
 
 from reach_core.testing import make_reach
-
-
-@pytest.fixture(scope="module")
-def smtp_server() -> Iterator[SmtpServer]:
-    inbox = Inbox()
-    controller, port = start_smtp(inbox)
-    yield SmtpServer(inbox, port)
-    controller.stop()
 
 
 @pytest.fixture(scope="module")
@@ -42,12 +33,6 @@ def reach(smtp_server: SmtpServer, tmp_path_factory: pytest.TempPathFactory) -> 
         }}},
         data_dir=tmp_path_factory.mktemp("notify-data"),
     )
-
-
-@pytest.fixture
-def inbox(smtp_server: SmtpServer) -> Inbox:
-    smtp_server.inbox.delivered.clear()
-    return smtp_server.inbox
 
 
 ROUTING = [

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 import reach_notify.plugin as notify_plugin
-from notify_servers import Inbox, SmtpServer, WebhookReceiver, start_smtp
+from notify_servers import Inbox, SmtpServer, WebhookReceiver
 from reach_notify.headers import one_line
 
 from reach_core import InvalidArguments
@@ -57,14 +57,6 @@ ATTACKS = sorted((name, s) for p in PAYLOADS for name, s in _variants(p).items()
 
 
 @pytest.fixture(scope="module")
-def smtp_server() -> Iterator[SmtpServer]:
-    inbox = Inbox()
-    controller, port = start_smtp(inbox)
-    yield SmtpServer(inbox, port)
-    controller.stop()
-
-
-@pytest.fixture(scope="module")
 def hook() -> Iterator[WebhookReceiver]:
     with WebhookReceiver() as receiver:
         yield receiver
@@ -82,12 +74,6 @@ def reach(smtp_server: SmtpServer, hook: WebhookReceiver, tmp_path_factory: pyte
         }}},
         data_dir=tmp_path_factory.mktemp("notify-redteam"),
     )
-
-
-@pytest.fixture
-def inbox(smtp_server: SmtpServer) -> Inbox:
-    smtp_server.inbox.delivered.clear()
-    return smtp_server.inbox
 
 
 @pytest.mark.parametrize(("variant", "subject"), ATTACKS)
