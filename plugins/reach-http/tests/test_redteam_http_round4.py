@@ -3,7 +3,8 @@
 1. A write with a body redirected by 301/302 (PUT, PATCH, DELETE keep method and body
    there, as HTTP says) to another origin: the rule "a body never follows a redirect to
    another origin" was written for 307/308 only, so the user's data went to whatever
-   origin the service named.
+   origin the service named. (Its tests are now part of round 5's wider family, a write
+   with or without a body: test_redteam_http_round5.py.)
 2. A configured secret the service reflects into something reach *fails* on (a malformed
    header line, a bad chunk size, a redirect target it refuses) reached the model
    unmasked: only successful answers and the service's error bodies were masked.
@@ -35,7 +36,6 @@ from reach_core import InvalidArguments
 from reach_core.testing import make_reach
 
 SECRET = "s3cr3t-Rk7Wq"
-CARD = "4111 1111 1111 1111"
 
 
 class _LoopbackOrigins(AddressGuard):
@@ -74,76 +74,6 @@ def two(pair: tuple[Server, Server]) -> tuple[Server, Server]:
         with srv.state.lock:
             srv.state.requests.clear()
     return pair
-
-
-# --------------------------------------------------------------------------- 1. a body never leaves the origin
-
-WRITES_WITH_BODY = ["PUT", "PATCH", "DELETE"]
-KEEPING_CODES = [301, 302, 307, 308]
-
-
-def _elsewhere(a: Server, b: Server) -> dict[str, str]:
-    """Targets at another origin than ``http://127.0.0.1:{a.port}``: port, host, trailing dot, scheme."""
-    return {
-        "other-port": f"http://127.0.0.1:{b.port}/echo/landed",
-        "other-host": f"http://localhost:{a.port}/echo/landed",
-        "trailing-dot": f"http://127.0.0.1.:{b.port}/echo/landed",
-        "scheme-relative": f"//localhost:{b.port}/echo/landed",
-        "https": f"https://127.0.0.1:{a.port}/echo/landed",
-    }
-
-
-@pytest.mark.parametrize("where", ["other-port", "other-host", "trailing-dot", "scheme-relative", "https"])
-@pytest.mark.parametrize("code", KEEPING_CODES)
-@pytest.mark.parametrize("method", WRITES_WITH_BODY)
-async def test_a_body_never_follows_a_redirect_to_another_origin(
-    method: str, code: int, where: str, two: tuple[Server, Server], tmp_path: Any
-) -> None:
-    """Every redirect that keeps method and body (307/308 always; 301/302 for all but POST) is
-    handed back when it points elsewhere: the service received the write once, nobody else did."""
-    a, b = two
-    reach = _reach(tmp_path, {"base_url": f"http://127.0.0.1:{a.port}", "methods": ["GET", *WRITES_WITH_BODY],
-                              "auth": {"type": "bearer", "token": SECRET}})
-    result = await reach.invoke("http_request", {
-        "service": "svc", "method": method, "path": "/redirect",
-        "query": {"code": code, "to": _elsewhere(a, b)[where]}, "json": {"card": CARD}})
-    landed = [r for s in (a, b) for r in s.state.requests if r["path"] == "/echo/landed"]
-    assert landed == [], f"the {method} body went to {where}: {landed}"
-    assert a.state.count(method, "/redirect") == 1
-    assert result.ok, result.error
-    assert result.content["status"] == code and "not followed" in result.content["note"]
-
-
-@pytest.mark.parametrize("code", [301, 302])
-@pytest.mark.parametrize("method", WRITES_WITH_BODY)
-async def test_a_body_still_follows_a_redirect_within_the_origin(
-    method: str, code: int, two: tuple[Server, Server], tmp_path: Any
-) -> None:
-    a, _ = two
-    reach = _reach(tmp_path, {"base_url": f"http://127.0.0.1:{a.port}", "methods": ["GET", *WRITES_WITH_BODY],
-                              "auth": {"type": "bearer", "token": SECRET}})
-    result = await reach.invoke("http_request", {"service": "svc", "method": method, "path": "/redirect",
-                                                 "query": {"code": code, "to": "/echo/landed"}, "json": {"n": 1}})
-    assert result.ok, result.error
-    assert result.content["body"]["method"] == method and result.content["body"]["body"] == {"n": 1}
-
-
-@pytest.mark.parametrize(("method", "code"), [("POST", 301), ("POST", 302)] + [(m, 303) for m in
-                                                                              ["POST", *WRITES_WITH_BODY]])
-async def test_a_redirect_that_drops_the_body_is_still_followed_elsewhere(
-    method: str, code: int, two: tuple[Server, Server], tmp_path: Any
-) -> None:
-    """POST on 301/302, and anything on 303, continues as a GET without the body, as browsers do:
-    nothing of the model's body goes along, so following it elsewhere stays allowed (documented)."""
-    a, b = two
-    reach = _reach(tmp_path, {"base_url": f"http://127.0.0.1:{a.port}", "methods": ["GET", *WRITES_WITH_BODY,
-                                                                                      "POST"]})
-    result = await reach.invoke("http_request", {
-        "service": "svc", "method": method, "path": "/redirect",
-        "query": {"code": code, "to": f"http://127.0.0.1:{b.port}/echo/landed"}, "json": {"card": CARD}})
-    assert result.ok, result.error
-    [landed] = b.state.requests
-    assert landed["method"] == "GET" and landed["body"] == ""
 
 
 # --------------------------------------------------------------------------- 2. secrets in failure messages
