@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import httpx
@@ -18,6 +19,8 @@ from .openapi.operations import OperationSpec
 from .settings import HttpSettings, url_problem
 
 __all__ = ["build_connectors", "check_document_server"]
+
+log = logging.getLogger("reach.reach-http")
 
 
 def check_document_server(url: str) -> None:
@@ -96,6 +99,10 @@ def build_connectors(
                     "set base_url"
                 )
         assert base is not None
+        for spec in specs:
+            if spec.changes:  # the operator sees at start-up what `reach http import` listed
+                log.warning("service %s, tool %s: text for the model changed: %s", name, spec.name,
+                            "; ".join(spec.changes))
         client = ServiceClient(name, service, guard, base, private_origins=written)
         tools.extend(OpenAPIOperation(spec, client) for spec in specs)
         if service.offers_generic:

@@ -16,6 +16,7 @@ from typing import Any
 import click
 
 from .openapi import OpenAPIError, build_operations, load_document, server_url
+from .openapi.text import hidden
 from .settings import SERVICE_NAME
 
 __all__ = ["http_group", "settings_entry"]
@@ -38,13 +39,16 @@ def _toml_string(value: str) -> str:
 
 def _shown(text: str) -> str:
     """``text`` from a document, safe to print on a terminal: control, format and line-separator
-    characters (ESC sequences, CR, backspace, C1 CSI, right-to-left override, U+2028) escaped.
+    characters (ESC sequences, CR, backspace, C1 CSI, right-to-left override, U+2028), and every
+    other character reach removes from a document's prose (see :func:`.openapi.text.hidden`),
+    escaped.
 
     The listing is where a person reviews what the model will be able to do; a hostile
     document's path or media type printed raw could erase or overwrite the line of a DELETE.
     """
     return "".join(
-        c.encode("unicode_escape").decode("ascii") if unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") else c
+        c.encode("unicode_escape", "backslashreplace").decode("ascii")
+        if hidden(c) or unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") else c
         for c in text
     )
 
@@ -107,8 +111,9 @@ def import_command(
     if allow_private:
         values["allow_private"] = True
     entry = settings_entry(service, values)
-    operations = [
-        {"name": s.name, "method": s.method, "path": s.path, "risk": s.risk, "idempotent": s.idempotent}
+    operations: list[dict[str, Any]] = [
+        {"name": s.name, "method": s.method, "path": s.path, "risk": s.risk, "idempotent": s.idempotent,
+         "changes": s.changes}
         for s in specs
     ]
     if write_to is not None:
@@ -135,5 +140,7 @@ def import_command(
     click.echo(f"# {len(specs)} tools:", err=True)
     for op in operations:
         click.echo(f"#   {op['name']:<32} {op['risk']:<9} {op['method']} {_shown(str(op['path']))}", err=True)
+        for change in op["changes"]:
+            click.echo(f"#       text for the model changed: {_shown(change)}", err=True)
     for s in skipped:
         click.echo(f"#   skipped {s.method} {_shown(s.path)}: {_shown(s.reason)}", err=True)

@@ -521,7 +521,8 @@ def test_the_import_listing_shows_control_characters_escaped(trick: str, where: 
     shown = result.stderr
     odd = sorted({c for c in shown if c != "\n" and unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp")})
     assert odd == [], f"raw {odd!r} in {shown!r}"
-    assert ("deletePet" in shown and "dangerous" in shown) if where == "path" else "skipped POST /upload" in shown
+    # since round 5 an operation whose path holds such characters is skipped: still listed, escaped
+    assert ("skipped DELETE /pets/{id}" in shown) if where == "path" else "skipped POST /upload" in shown
 
 
 # ------------------------------------------------------------ 9. a configured secret that is no header value
