@@ -245,9 +245,20 @@ def _odd(text: str) -> list[str]:
 
 
 def _declared(tools: list[Any]) -> str:
-    """Everything the model reads of these tools (name, description, schema), as text, plus keywords."""
-    return json.dumps([[t.name, t.description, t.input_schema, list(t.keywords)] for t in tools],
-                      ensure_ascii=False)
+    """Every string the model reads of these tools (name, description, schema keys and values),
+    plus keywords, joined as they are (JSON would escape control characters out of sight)."""
+    found: list[str] = []
+    stack: list[Any] = [[t.name, t.description, t.input_schema, list(t.keywords)] for t in tools]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            found.append(item)
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return "\n".join(found)
 
 
 @pytest.mark.parametrize("place", PROSE_PLACES)
@@ -264,6 +275,27 @@ def test_hidden_characters_in_a_documents_prose_never_reach_the_model(
     assert _odd(declared) == [], declared
     assert "Find a pet" in declared and "by its id" in declared
     assert "text for the model changed" in caplog.text and "removed" in caplog.text, caplog.text
+
+
+MALFORMED_PROSE: dict[str, Any] = {
+    "description-as-list": {"description": ["Find a pet{evil} by its id"]},
+    "title-as-object": {"title": {"text": "Find a pet{evil} by its id"}},
+    "example-object-key": {"example": {"Find a pet{evil}": "by its id"}},
+    "examples-nested-list": {"examples": [["Find a pet{evil}", {"k{evil}": "by its id"}]]},
+}
+
+
+@pytest.mark.parametrize("form", sorted(MALFORMED_PROSE))
+@pytest.mark.parametrize("trick", ["right-to-left-override", "tag-letters", "erase-line", "zero-width-space"])
+def test_prose_in_unexpected_shapes_is_cleaned_or_left_out(form: str, trick: str, tmp_path: Path) -> None:
+    """A description that is a list, a title that is an object, examples with keys: no way around."""
+    extra = json.loads(json.dumps(MALFORMED_PROSE[form]).replace("{evil}", json.dumps(HIDDEN[trick])[1:-1]))
+    doc = write_document(tmp_path, {"/pets": {"post": {
+        "operationId": "addPet", "responses": {"200": {"description": "ok"}},
+        "requestBody": {"content": {"application/json": {"schema": {
+            "type": "object", "properties": {"name": {"type": "string", **extra}}}}}}}}})
+    [tool] = build_connectors({"services": {"svc": {"openapi": doc, "base_url": "https://api.example.com"}}})
+    assert _odd(_declared([tool])) == [], _declared([tool])
 
 
 @pytest.mark.parametrize("trick", sorted(HIDDEN))

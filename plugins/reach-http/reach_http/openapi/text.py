@@ -165,8 +165,8 @@ class Cleaner:
             return node
         out: dict[str, Any] = {}
         for key, value in node.items():
-            if key in _PROSE and isinstance(value, str):
-                cleaned = self.text(value)
+            if key in _PROSE:  # a description or title that is no string (a list, an object) is left out
+                cleaned = self.text(value) if isinstance(value, str) else None
                 if cleaned is not None:
                     out[key] = cleaned
             elif key == "examples":
@@ -188,7 +188,7 @@ class Cleaner:
         if isinstance(value, list):
             return [self._examples(v) for v in value]
         if isinstance(value, dict):
-            return {k: self._examples(v) for k, v in value.items()}
+            return {self.text(str(k)) or "": self._examples(v) for k, v in value.items()}
         return value
 
     def changes(self) -> list[str]:
