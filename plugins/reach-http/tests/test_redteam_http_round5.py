@@ -387,12 +387,17 @@ def _sent_doc(tmp_path: Path, place: str, evil: str) -> str:
 
 @pytest.mark.parametrize("place", SENT_PLACES)
 @pytest.mark.parametrize("trick", sorted(HIDDEN))
-def test_hidden_characters_in_what_is_sent_skip_the_operation(trick: str, place: str, tmp_path: Path) -> None:
+def test_hidden_characters_in_what_is_sent_skip_the_operation(
+    trick: str, place: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     """Removing them would send something else than the document says; keeping them would show the
     model (and a reviewer) a name or value that reads differently from what is sent."""
     doc = _sent_doc(tmp_path, place, HIDDEN[trick])
-    tools = build_connectors({"services": {"svc": {"openapi": doc, "base_url": "https://api.example.com"}}})
+    with caplog.at_level(logging.INFO, logger="reach.reach-http"):
+        tools = build_connectors({"services": {"svc": {"openapi": doc, "base_url": "https://api.example.com"}}})
     assert [t.name for t in tools] == ["listPets"]
+    assert "DELETE" in caplog.text and "invisible characters (U+" in caplog.text, caplog.text
+    assert _odd(caplog.text.replace("\n", "")) == [], caplog.text  # the log line escapes them as well
     result = CliRunner().invoke(http_group, ["import", doc, "--service", "svc"], color=True)
     assert result.exit_code == 0, result.output
     assert "skipped DELETE" in result.stderr and "invisible characters (U+" in result.stderr, result.stderr

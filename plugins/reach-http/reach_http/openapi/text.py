@@ -35,7 +35,7 @@ from typing import Any
 
 from .schema import _SCHEMA_LISTS, _SCHEMA_MAPS, _SCHEMA_ONE
 
-__all__ = ["MAX_TEXT", "MAX_TOOL_TEXT", "Cleaner", "hidden", "hidden_characters", "sent_strings"]
+__all__ = ["MAX_TEXT", "MAX_TOOL_TEXT", "Cleaner", "hidden", "hidden_characters", "printable", "sent_strings"]
 
 MAX_TEXT = 500
 """Characters one description, title or example string in a tool's schema may keep."""
@@ -98,6 +98,21 @@ def sent_strings(node: Any) -> list[Any]:
 
 def _name(c: str) -> str:
     return f"U+{ord(c):04X}"
+
+
+def printable(text: str) -> str:
+    """``text`` from a document, safe to print on a terminal or write to a log: control, format and
+    line-separator characters (ESC sequences, CR, LF, backspace, C1 CSI, right-to-left override,
+    U+2028) and every other :func:`hidden` character escaped (``\\x1b``, ``\\u202e``).
+
+    The import listing is where a person reviews what the model will be able to do; a hostile
+    document's path or media type printed raw could erase or overwrite the line of a DELETE.
+    """
+    return "".join(
+        c.encode("unicode_escape", "backslashreplace").decode("ascii")
+        if hidden(c) or unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") else c
+        for c in text
+    )
 
 
 def hidden_characters(value: Any) -> list[str]:
