@@ -438,3 +438,29 @@ def test_a_document_cannot_lower_a_tools_tier_or_take_another_tools_name(
     assert theirs.name.lower() not in {"http_get", "http_request", "listpets"}
     assert theirs.risk == ("dangerous" if method == "delete" else "write")
     assert theirs.idempotent is (method in ("delete", "put"))
+
+
+@pytest.mark.parametrize("code", [301, 302, 307, 308])
+@pytest.mark.parametrize("kind", ["query", "bearer-echoed"])
+async def test_the_refused_target_is_named_with_credentials_masked(
+    kind: str, code: int, raw_server: Any, tmp_path: Path
+) -> None:
+    """A service that reflects its query key (or the bearer token) into the ``Location`` of a
+    redirect elsewhere: the failure names the target, never the credential."""
+    def answer(conn: Any, head: str) -> None:
+        target = head.split(" ", 2)[1]
+        query = target.split("?", 1)[1] if "?" in target else ""
+        token = next((line.split(" ")[-1] for line in head.split("\r\n") if line.lower().startswith("authorization")),
+                     "")
+        conn.sendall(b"HTTP/1.1 %d Moved\r\nLocation: http://localhost:1/elsewhere?%s&t=%s\r\n"
+                     b"Content-Length: 0\r\n\r\n" % (code, query.encode(), token.encode()))
+
+    port = raw_server(answer)
+    auth = ({"type": "query", "name": "api_key", "value": SECRET} if kind == "query"
+            else {"type": "bearer", "token": SECRET})
+    reach = reach_for(tmp_path, {"base_url": f"http://127.0.0.1:{port}", "methods": ["DELETE"], "auth": auth},
+                      connectors={"http_request": {"retries": 0, "risk": "write"}})
+    result = await reach.invoke("http_request", {"service": "svc", "method": "DELETE", "path": "/pets/1"})
+    assert not result.ok and result.error.code == "outcome_unknown", result.content
+    assert "localhost:1/elsewhere" in result.error.message, result.error.message
+    assert SECRET not in result.error.message and "[redacted credential]" in result.error.message
