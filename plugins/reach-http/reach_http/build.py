@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import httpx
@@ -14,10 +15,13 @@ from .connectors import HttpGet, HttpRequest
 from .guard import AddressGuard, Resolver
 from .openapi import OpenAPIError, build_operations, load_document, server_url
 from .openapi.connector import OpenAPIOperation
-from .openapi.operations import OperationSpec
+from .openapi.operations import OperationSpec, Skipped
+from .openapi.text import printable
 from .settings import HttpSettings, url_problem
 
 __all__ = ["build_connectors", "check_document_server"]
+
+log = logging.getLogger("reach.reach-http")
 
 
 def check_document_server(url: str) -> None:
@@ -67,6 +71,7 @@ def build_connectors(
         if service.openapi and service.openapi.lower().startswith(("http://", "https://")):
             written.append(origin(httpx.URL(service.openapi)))
         specs: list[OperationSpec] = []
+        skipped: list[Skipped] = []
         if service.openapi:
             try:
                 loaded = load_document(
@@ -77,7 +82,7 @@ def build_connectors(
                     base = server_url(loaded.document, loaded.url)
                     if base:
                         check_document_server(base)
-                specs, _skipped = build_operations(
+                specs, skipped = build_operations(
                     loaded.document, taken=taken, prefix=service.prefix, only=service.operations
                 )
                 if "methods" in service.model_fields_set:
@@ -96,6 +101,13 @@ def build_connectors(
                     "set base_url"
                 )
         assert base is not None
+        for left in skipped:  # what `reach http import` lists as skipped (routine for file uploads: info)
+            log.info("service %s: operation %s %s skipped: %s", name, left.method, printable(left.path),
+                     printable(left.reason))
+        for spec in specs:
+            if spec.changes:  # the operator sees at start-up what `reach http import` listed
+                log.warning("service %s, tool %s: text for the model changed: %s", name, spec.name,
+                            "; ".join(spec.changes))
         client = ServiceClient(name, service, guard, base, private_origins=written)
         tools.extend(OpenAPIOperation(spec, client) for spec in specs)
         if service.offers_generic:

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import json
 import re
-import unicodedata
 from pathlib import Path
 from typing import Any
 
 import click
 
 from .openapi import OpenAPIError, build_operations, load_document, server_url
+from .openapi.text import printable
 from .settings import SERVICE_NAME
 
 __all__ = ["http_group", "settings_entry"]
@@ -34,19 +34,6 @@ def _origin_of(url: str | None) -> tuple[str, str, int] | None:
 def _toml_string(value: str) -> str:
     # JSON string escapes are valid TOML basic-string escapes.
     return json.dumps(value, ensure_ascii=False)
-
-
-def _shown(text: str) -> str:
-    """``text`` from a document, safe to print on a terminal: control, format and line-separator
-    characters (ESC sequences, CR, backspace, C1 CSI, right-to-left override, U+2028) escaped.
-
-    The listing is where a person reviews what the model will be able to do; a hostile
-    document's path or media type printed raw could erase or overwrite the line of a DELETE.
-    """
-    return "".join(
-        c.encode("unicode_escape").decode("ascii") if unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") else c
-        for c in text
-    )
 
 
 def settings_entry(service: str, values: dict[str, Any]) -> str:
@@ -107,8 +94,9 @@ def import_command(
     if allow_private:
         values["allow_private"] = True
     entry = settings_entry(service, values)
-    operations = [
-        {"name": s.name, "method": s.method, "path": s.path, "risk": s.risk, "idempotent": s.idempotent}
+    operations: list[dict[str, Any]] = [
+        {"name": s.name, "method": s.method, "path": s.path, "risk": s.risk, "idempotent": s.idempotent,
+         "changes": s.changes}
         for s in specs
     ]
     if write_to is not None:
@@ -134,6 +122,8 @@ def import_command(
                    "to it: check that this host is the one you mean", err=True)
     click.echo(f"# {len(specs)} tools:", err=True)
     for op in operations:
-        click.echo(f"#   {op['name']:<32} {op['risk']:<9} {op['method']} {_shown(str(op['path']))}", err=True)
+        click.echo(f"#   {op['name']:<32} {op['risk']:<9} {op['method']} {printable(str(op['path']))}", err=True)
+        for change in op["changes"]:
+            click.echo(f"#       text for the model changed: {printable(change)}", err=True)
     for s in skipped:
-        click.echo(f"#   skipped {s.method} {_shown(s.path)}: {_shown(s.reason)}", err=True)
+        click.echo(f"#   skipped {s.method} {printable(s.path)}: {printable(s.reason)}", err=True)

@@ -423,6 +423,16 @@ class ServiceClient:
                 max_bytes=s.max_response_bytes,
                 private_origins=self.private_origins,
             )
+        except WriteRedirectedElsewhere as exc:
+            target = masker.cut(masker.text(exc.target), 200)
+            raise BusinessError(
+                f"service {self.name!r} answered {shown} with {exc.status}, pointing the {exc.method} to another "
+                f"origin, {target!r}; reach sends a write only to the service's own origin, so it was not sent "
+                "there. The service answered with a redirect instead of a result: the request may or may not have "
+                "taken effect. Check the current state before sending it again, and tell the user where the "
+                "service points",
+                code="outcome_unknown",
+            ) from None
         except RedirectNotFollowed as exc:
             raise BusinessError(
                 f"service {self.name!r} received {shown} and answered with a redirect that was not followed "
@@ -470,13 +480,10 @@ class ServiceClient:
         status, headers, body = raw.status, raw.headers, raw.body
         masker = credentials.masker if credentials is not None else Masker()
         if status < 400:
-            result = shape_response(
+            return shape_response(
                 status, headers, b"" if raw.method == "HEAD" else body,
                 max_chars=self.settings.max_body_chars, cut_on_wire=raw.cut, masker=masker,
             )
-            if raw.unfollowed:
-                result["note"] = raw.unfollowed
-            return result
         message = error_message(body, headers, raw.reason or "error", masker)
         safe = sent_method in SAFE_METHODS
         retry_after = retry_after_seconds(headers.get("retry-after"))
@@ -526,6 +533,18 @@ class RedirectNotFollowed(Exception):
     taken effect: saying "nothing was sent" or "refused" would invite sending it again."""
 
 
+class WriteRedirectedElsewhere(RedirectNotFollowed):
+    """A write was answered with a redirect that would repeat it (its method, and body if any)
+    at another origin. Not followed: the operator configured this service's origin, not the one
+    the service names, and a ``DELETE`` needs no body to do harm there."""
+
+    def __init__(self, status: int, method: str, target: str) -> None:
+        super().__init__(f"a {status} pointing the {method} to another origin, {target}")
+        self.status = status
+        self.method = method
+        self.target = target
+
+
 @dataclass
 class RawResponse:
     """The final response of an exchange, body already read (and capped)."""
@@ -537,8 +556,6 @@ class RawResponse:
     cut: bool
     method: str
     url: httpx.URL
-    unfollowed: str | None = None
-    """Why a redirect was handed back instead of followed (a body would have gone elsewhere)."""
 
 
 async def exchange(
@@ -568,9 +585,10 @@ async def exchange(
     (``Authorization``, ``Cookie``, ``*-Key``, ``*Token*`` ...). A later hop back to
     that origin gets them again (query credentials included, which the redirect's
     URL would otherwise lose). 303 (and 301/302 after POST) continue as GET without
-    the body, as browsers do. Any other redirect keeps method and body (307/308 always,
-    301/302 for PUT, PATCH, DELETE), so one that would send a body to another origin is
-    not followed: the redirect itself is the answer.
+    the body, as browsers do. Any other redirect keeps the method and body (307/308 always,
+    301/302 for PUT, PATCH, DELETE), so a write (anything but GET, HEAD, OPTIONS) it would
+    repeat at another origin, with a body or without, is not followed:
+    :class:`WriteRedirectedElsewhere`.
     """
     if private_origin is not None:  # the earlier single-origin spelling
         scheme, host_name, port_number = private_origin
@@ -622,15 +640,11 @@ async def exchange(
                             f"the redirect target {shown_target!r} is not a valid URL ({exc})"
                         ) from None
                     as_get = response.status_code == 303 or (response.status_code in (301, 302) and method == "POST")
-                    if send_body and not as_get and origin(next_url) != origin(url):
-                        # 307/308 keep method and body by definition, and 301/302 keep them for every
-                        # method but POST (PUT, PATCH, DELETE with a body): whatever the code, a body
-                        # the model wrote never goes to an origin the server picked.
-                        return _raw(response, body, cut, method, url, unfollowed=(
-                            f"not followed: a {response.status_code} to another origin would send the {method} "
-                            "request and its body there; the request was not repeated. Tell the user where the "
-                            "service points"
-                        ))
+                    if method not in SAFE_METHODS and not as_get and origin(next_url) != home:
+                        # 307/308 keep the method (and body) by definition, and 301/302 keep them for
+                        # every method but POST: whatever the code, a write, with a body or without (a
+                        # bare DELETE), never goes to an origin the server picked.
+                        raise WriteRedirectedElsewhere(response.status_code, method, str(next_url))
                     if as_get:
                         if method != "HEAD":
                             method = "GET"
@@ -646,9 +660,8 @@ async def exchange(
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _raw(response: httpx.Response, body: bytes, cut: bool, method: str, url: httpx.URL,
-         unfollowed: str | None = None) -> RawResponse:
-    """The answer as it came (headers lower-cased), with why a redirect was not followed."""
+def _raw(response: httpx.Response, body: bytes, cut: bool, method: str, url: httpx.URL) -> RawResponse:
+    """The answer as it came (headers lower-cased)."""
     return RawResponse(
         status=response.status_code,
         reason=response.reason_phrase,
@@ -657,7 +670,6 @@ def _raw(response: httpx.Response, body: bytes, cut: bool, method: str, url: htt
         cut=cut,
         method=method,
         url=url,
-        unfollowed=unfollowed,
     )
 
 

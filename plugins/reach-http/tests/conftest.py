@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from http_testserver import Server
+from http_testserver import RawScript, Server, serve_raw
 from reach_http import StaticResolver, build_connectors
 
 from reach_core.testing import make_reach
@@ -36,6 +36,40 @@ def shared_server(module_server: Server) -> Server:
     with module_server.state.lock:
         module_server.state.requests.clear()
     return module_server
+
+
+@pytest.fixture(scope="module")
+def pair() -> Iterator[tuple[Server, Server]]:
+    """Two loopback servers for the module: two ports, so two origins."""
+    a, b = Server(), Server()
+    yield a, b
+    a.stop()
+    b.stop()
+
+
+@pytest.fixture
+def two(pair: tuple[Server, Server]) -> tuple[Server, Server]:
+    """The module's two servers, with what they received so far forgotten."""
+    for srv in pair:
+        with srv.state.lock:
+            srv.state.requests.clear()
+    return pair
+
+
+@pytest.fixture
+def raw_server() -> Iterator[Callable[[RawScript], int]]:
+    """``raw_server(script) -> port``: a socket server answering with ``script(conn, head)``'s bytes
+    (see :func:`http_testserver.serve_raw`), stopped when the test ends."""
+    listeners: list[Any] = []
+
+    def start(script: RawScript) -> int:
+        listener, port = serve_raw(script)
+        listeners.append(listener)
+        return port
+
+    yield start
+    for listener in listeners:
+        listener.close()
 
 
 @pytest.fixture(scope="session")

@@ -8,16 +8,22 @@ request is recorded so tests can assert what reached the server (and how often).
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import re
 import socket
 import ssl
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+from reach_http import AddressGuard, StaticResolver, build_connectors
+
+from reach_core.testing import make_reach
 
 DATA = Path(__file__).parent / "data"
 
@@ -189,3 +195,67 @@ class Server(ThreadingHTTPServer):
 def local(server: Server, **extra: Any) -> dict[str, Any]:
     """Service settings for a loopback server (which needs allow_private)."""
     return {"base_url": f"http://127.0.0.1:{server.port}", "allow_private": True, **extra}
+
+
+class LoopbackOrigins(AddressGuard):
+    """Lets the test servers' loopback names (``127.0.0.1``, ``localhost``, any case, a trailing dot;
+    ``[::1]``, pinned to ``127.0.0.1`` like the others) through as if public, so what is tested is
+    the redirect and credential handling behind the guard; any other host is checked for real."""
+
+    async def check(self, scheme: str, host: str, port: int, *, allow_private: bool):  # type: ignore[override]
+        if host.lower().rstrip(".") in ("127.0.0.1", "localhost", "::1"):
+            return ipaddress.ip_address("127.0.0.1")
+        return await super().check(scheme, host, port, allow_private=allow_private)
+
+
+def reach_for(tmp_path: Path, settings: dict[str, Any], *, guard: AddressGuard | None = None,
+              connectors: dict[str, Any] | None = None) -> Any:
+    """A Reach holding the tools of one service ``svc`` (behind :class:`LoopbackOrigins` unless
+    ``guard`` says otherwise), without automatic retries."""
+    reach = make_reach(config={
+        "reach": {"data_dir": str(tmp_path / "data"), "retry_backoff": 0.01},
+        "connectors": connectors or {"http_get": {"retries": 0}, "http_request": {"retries": 0}},
+    })
+    for tool in build_connectors({"services": {"svc": settings}}, guard=guard or LoopbackOrigins(StaticResolver())):
+        reach.register(tool)
+    return reach
+
+
+def write_document(tmp_path: Path, paths: dict[str, Any], name: str = "api.json", **top: Any) -> str:
+    """A minimal OpenAPI 3.0.3 document with these ``paths`` (and any other top-level keys) written
+    as JSON under ``tmp_path``; returns its path."""
+    doc = tmp_path / name
+    doc.write_text(json.dumps({"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, **top, "paths": paths}))
+    return str(doc)
+
+
+RawScript = Callable[[socket.socket, str], None]
+
+
+def serve_raw(script: RawScript) -> tuple[socket.socket, int]:
+    """A socket server on 127.0.0.1 answering each connection with ``script(conn, request_head)``,
+    bytes exactly as the script writes them (malformed answers no HTTP server library sends).
+    Close the returned listener to stop it."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+
+            def one(conn: socket.socket = conn) -> None:
+                try:
+                    script(conn, conn.recv(65536).decode("latin-1"))
+                except OSError:
+                    pass
+                finally:
+                    conn.close()
+
+            threading.Thread(target=one, daemon=True).start()
+
+    threading.Thread(target=serve, daemon=True).start()
+    return listener, listener.getsockname()[1]

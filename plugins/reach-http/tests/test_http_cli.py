@@ -39,7 +39,7 @@ def test_import_without_a_server_url_says_to_set_base_url() -> None:
     assert data["settings"]["base_url"] == "https://petstore3.example.com/api/v3"
     ops = {o["name"]: o for o in data["operations"]}
     assert ops["deletePet"] == {"name": "deletePet", "method": "DELETE", "path": "/pet/{petId}",
-                                "risk": "dangerous", "idempotent": True}
+                                "risk": "dangerous", "idempotent": True, "changes": []}
     assert len(ops) == 19
 
 

@@ -445,34 +445,6 @@ async def test_line_breaks_in_query_keys_and_values_stay_inside_the_query(value:
     assert (value in got) if where == "key" else (got["q"] == [value]), got
 
 
-def _raw_server(script: Any) -> tuple[socket.socket, int]:
-    """A socket server that answers each connection with ``script(conn)`` (bytes as they are)."""
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen()
-
-    def serve() -> None:
-        while True:
-            try:
-                conn, _ = listener.accept()
-            except OSError:
-                return
-
-            def one(conn: socket.socket = conn) -> None:
-                try:
-                    conn.recv(65536)
-                    script(conn)
-                except OSError:
-                    pass
-                finally:
-                    conn.close()
-
-            threading.Thread(target=one, daemon=True).start()
-
-    threading.Thread(target=serve, daemon=True).start()
-    return listener, listener.getsockname()[1]
-
-
 def _header_flood(conn: socket.socket) -> None:
     conn.sendall(b"HTTP/1.1 200 OK\r\n")
     for i in range(100_000):
@@ -506,15 +478,12 @@ FLOODS = {"header-flood": (_header_flood, "upstream_unavailable"),
 
 
 @pytest.mark.parametrize("name", sorted(FLOODS))
-async def test_hostile_answers_end_at_the_cap_or_the_timeout(name: str, make) -> None:
+async def test_hostile_answers_end_at_the_cap_or_the_timeout(name: str, raw_server: Any, make) -> None:
     script, code = FLOODS[name]
-    listener, port = _raw_server(script)
-    try:
-        reach = make({"services": {"svc": {"base_url": f"http://127.0.0.1:{port}", "allow_private": True,
-                                           "timeout": 2}}}, config=_quick("http_get", 10))
-        result = await reach.invoke("http_get", {"service": "svc", "path": "/x"})
-    finally:
-        listener.close()
+    port = raw_server(lambda conn, head: script(conn))
+    reach = make({"services": {"svc": {"base_url": f"http://127.0.0.1:{port}", "allow_private": True,
+                                       "timeout": 2}}}, config=_quick("http_get", 10))
+    result = await reach.invoke("http_get", {"service": "svc", "path": "/x"})
     if code is None:  # read up to the cap (or the one honest answer), the rest dropped
         assert result.ok, result.error
         assert result.content.get("truncated") is True or result.content["body"] == "ok"

@@ -3,7 +3,8 @@
 1. A write with a body redirected by 301/302 (PUT, PATCH, DELETE keep method and body
    there, as HTTP says) to another origin: the rule "a body never follows a redirect to
    another origin" was written for 307/308 only, so the user's data went to whatever
-   origin the service named.
+   origin the service named. (Its tests are now part of round 5's wider family, a write
+   with or without a body: test_redteam_http_round5.py.)
 2. A configured secret the service reflects into something reach *fails* on (a malformed
    header line, a bad chunk size, a redirect target it refuses) reached the model
    unmasked: only successful answers and the service's error bodies were masked.
@@ -19,161 +20,42 @@ from __future__ import annotations
 
 import base64
 import codecs
-import ipaddress
-import socket
-import threading
+import json
 import unicodedata
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote, quote_plus, unquote
 
 import pytest
-from http_testserver import Server
+from http_testserver import Server, reach_for, write_document
 from reach_http import AddressGuard, StaticResolver, build_connectors
 
 from reach_core import InvalidArguments
-from reach_core.testing import make_reach
 
 SECRET = "s3cr3t-Rk7Wq"
-CARD = "4111 1111 1111 1111"
-
-
-class _LoopbackOrigins(AddressGuard):
-    """Lets the test servers' loopback names through as if public, so the redirect
-    handling behind the guard is what is tested; anything else is checked for real."""
-
-    async def check(self, scheme: str, host: str, port: int, *, allow_private: bool):  # type: ignore[override]
-        if host.lower().rstrip(".") in ("127.0.0.1", "localhost"):
-            return ipaddress.ip_address("127.0.0.1")
-        return await super().check(scheme, host, port, allow_private=allow_private)
+RawServer = Callable[[Callable[[Any, str], None]], int]
 
 
 def _reach(tmp_path: Any, settings: dict[str, Any], guard: AddressGuard | None = None) -> Any:
     """A Reach with the tools of one service ``svc``; no retries, DELETE allowed without a confirmer."""
-    reach = make_reach(config={
-        "reach": {"data_dir": str(tmp_path / "data"), "retry_backoff": 0.01},
-        "connectors": {"http_get": {"retries": 0}, "http_request": {"retries": 0, "risk": "write"}},
-    })
-    for tool in build_connectors({"services": {"svc": settings}},
-                                 guard=guard or _LoopbackOrigins(StaticResolver())):
-        reach.register(tool)
-    return reach
+    return reach_for(tmp_path, settings, guard=guard,
+                     connectors={"http_get": {"retries": 0}, "http_request": {"retries": 0, "risk": "write"}})
 
 
-@pytest.fixture(scope="module")
-def pair() -> Iterator[tuple[Server, Server]]:
-    a, b = Server(), Server()
-    yield a, b
-    a.stop()
-    b.stop()
-
-
-@pytest.fixture
-def two(pair: tuple[Server, Server]) -> tuple[Server, Server]:
-    for srv in pair:
-        with srv.state.lock:
-            srv.state.requests.clear()
-    return pair
-
-
-# --------------------------------------------------------------------------- 1. a body never leaves the origin
-
-WRITES_WITH_BODY = ["PUT", "PATCH", "DELETE"]
-KEEPING_CODES = [301, 302, 307, 308]
-
-
-def _elsewhere(a: Server, b: Server) -> dict[str, str]:
-    """Targets at another origin than ``http://127.0.0.1:{a.port}``: port, host, trailing dot, scheme."""
-    return {
-        "other-port": f"http://127.0.0.1:{b.port}/echo/landed",
-        "other-host": f"http://localhost:{a.port}/echo/landed",
-        "trailing-dot": f"http://127.0.0.1.:{b.port}/echo/landed",
-        "scheme-relative": f"//localhost:{b.port}/echo/landed",
-        "https": f"https://127.0.0.1:{a.port}/echo/landed",
-    }
-
-
-@pytest.mark.parametrize("where", ["other-port", "other-host", "trailing-dot", "scheme-relative", "https"])
-@pytest.mark.parametrize("code", KEEPING_CODES)
-@pytest.mark.parametrize("method", WRITES_WITH_BODY)
-async def test_a_body_never_follows_a_redirect_to_another_origin(
-    method: str, code: int, where: str, two: tuple[Server, Server], tmp_path: Any
-) -> None:
-    """Every redirect that keeps method and body (307/308 always; 301/302 for all but POST) is
-    handed back when it points elsewhere: the service received the write once, nobody else did."""
-    a, b = two
-    reach = _reach(tmp_path, {"base_url": f"http://127.0.0.1:{a.port}", "methods": ["GET", *WRITES_WITH_BODY],
-                              "auth": {"type": "bearer", "token": SECRET}})
-    result = await reach.invoke("http_request", {
-        "service": "svc", "method": method, "path": "/redirect",
-        "query": {"code": code, "to": _elsewhere(a, b)[where]}, "json": {"card": CARD}})
-    landed = [r for s in (a, b) for r in s.state.requests if r["path"] == "/echo/landed"]
-    assert landed == [], f"the {method} body went to {where}: {landed}"
-    assert a.state.count(method, "/redirect") == 1
-    assert result.ok, result.error
-    assert result.content["status"] == code and "not followed" in result.content["note"]
-
-
-@pytest.mark.parametrize("code", [301, 302])
-@pytest.mark.parametrize("method", WRITES_WITH_BODY)
-async def test_a_body_still_follows_a_redirect_within_the_origin(
-    method: str, code: int, two: tuple[Server, Server], tmp_path: Any
-) -> None:
-    a, _ = two
-    reach = _reach(tmp_path, {"base_url": f"http://127.0.0.1:{a.port}", "methods": ["GET", *WRITES_WITH_BODY],
-                              "auth": {"type": "bearer", "token": SECRET}})
-    result = await reach.invoke("http_request", {"service": "svc", "method": method, "path": "/redirect",
-                                                 "query": {"code": code, "to": "/echo/landed"}, "json": {"n": 1}})
-    assert result.ok, result.error
-    assert result.content["body"]["method"] == method and result.content["body"]["body"] == {"n": 1}
-
-
-@pytest.mark.parametrize(("method", "code"), [("POST", 301), ("POST", 302)] + [(m, 303) for m in
-                                                                              ["POST", *WRITES_WITH_BODY]])
-async def test_a_redirect_that_drops_the_body_is_still_followed_elsewhere(
-    method: str, code: int, two: tuple[Server, Server], tmp_path: Any
-) -> None:
-    """POST on 301/302, and anything on 303, continues as a GET without the body, as browsers do:
-    nothing of the model's body goes along, so following it elsewhere stays allowed (documented)."""
-    a, b = two
-    reach = _reach(tmp_path, {"base_url": f"http://127.0.0.1:{a.port}", "methods": ["GET", *WRITES_WITH_BODY,
-                                                                                      "POST"]})
-    result = await reach.invoke("http_request", {
-        "service": "svc", "method": method, "path": "/redirect",
-        "query": {"code": code, "to": f"http://127.0.0.1:{b.port}/echo/landed"}, "json": {"card": CARD}})
-    assert result.ok, result.error
-    [landed] = b.state.requests
-    assert landed["method"] == "GET" and landed["body"] == ""
+async def _get_from(raw_server: RawServer, tmp_path: Any, answer: bytes | Callable[[str], bytes],
+                    tool: str = "http_get", **settings: Any) -> Any:
+    """Call ``tool`` on ``/x`` of a raw server answering ``answer`` (bytes, or made from the request
+    head), a loopback service with the real guard."""
+    port = raw_server(lambda conn, head: conn.sendall(answer(head) if callable(answer) else answer))
+    reach = _reach(tmp_path, {"base_url": f"http://127.0.0.1:{port}", "allow_private": True, **settings},
+                   guard=AddressGuard(StaticResolver()))
+    args: dict[str, Any] = {"service": "svc", "path": "/x"}
+    if tool == "http_request":
+        args |= {"method": "POST", "json": {"n": 1}}
+    return await reach.invoke(tool, args)
 
 
 # --------------------------------------------------------------------------- 2. secrets in failure messages
-
-def _raw_server(script: Callable[[socket.socket, str], None]) -> tuple[socket.socket, int]:
-    """A socket server answering each connection with ``script(conn, request_head)``, bytes as written."""
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen()
-
-    def serve() -> None:
-        while True:
-            try:
-                conn, _ = listener.accept()
-            except OSError:
-                return
-
-            def one(conn: socket.socket = conn) -> None:
-                try:
-                    script(conn, conn.recv(65536).decode("latin-1"))
-                except OSError:
-                    pass
-                finally:
-                    conn.close()
-
-            threading.Thread(target=one, daemon=True).start()
-
-    threading.Thread(target=serve, daemon=True).start()
-    return listener, listener.getsockname()[1]
-
 
 def _echoed(head: str) -> bytes:
     """What a reflecting service quotes: the credential-carrying headers' values and the query string."""
@@ -225,36 +107,23 @@ def _visible(text: str) -> list[str]:
 @pytest.mark.parametrize("kind", sorted(AUTHS))
 @pytest.mark.parametrize("failure", sorted(FAILURES))
 async def test_a_reflected_secret_is_masked_in_failure_messages(
-    failure: str, kind: str, method: str, tmp_path: Any
+    failure: str, kind: str, method: str, raw_server: RawServer, tmp_path: Any
 ) -> None:
     """The service quotes the credential into an answer reach cannot use; the failure the model
     reads says what went wrong without the credential (nor its first characters)."""
     build = FAILURES[failure]
-    listener, port = _raw_server(lambda conn, head: conn.sendall(build(_echoed(head))))
-    try:
-        reach = _reach(tmp_path, {"base_url": f"http://127.0.0.1:{port}", "allow_private": True,
-                                  "methods": ["GET", "POST"], **AUTHS[kind]}, guard=AddressGuard(StaticResolver()))
-        tool = "http_get" if method == "GET" else "http_request"
-        args: dict[str, Any] = {"service": "svc", "path": "/x"}
-        if method == "POST":
-            args |= {"method": "POST", "json": {"n": 1}}
-        result = await reach.invoke(tool, args)
-    finally:
-        listener.close()
+    result = await _get_from(raw_server, tmp_path, lambda head: build(_echoed(head)),
+                             "http_get" if method == "GET" else "http_request",
+                             methods=["GET", "POST"], **AUTHS[kind])
     assert not result.ok, result.content
     assert _visible(result.error.message) == [], result.error.message
     assert "[redact" in result.error.message, result.error.message  # said, not dropped (a cut may end the marker)
 
 
 @pytest.mark.parametrize("failure", ["nul-in-header-value", "location-with-space"])
-async def test_failures_without_a_secret_are_reported_as_before(failure: str, tmp_path: Any) -> None:
-    listener, port = _raw_server(lambda conn, head: conn.sendall(FAILURES[failure](b"plain-text-here")))
-    try:
-        reach = _reach(tmp_path, {"base_url": f"http://127.0.0.1:{port}", "allow_private": True},
-                       guard=AddressGuard(StaticResolver()))
-        result = await reach.invoke("http_get", {"service": "svc", "path": "/x"})
-    finally:
-        listener.close()
+async def test_failures_without_a_secret_are_reported_as_before(failure: str, raw_server: RawServer,
+                                                                tmp_path: Any) -> None:
+    result = await _get_from(raw_server, tmp_path, FAILURES[failure](b"plain-text-here"))
     assert not result.ok and "plain-text-here" in result.error.message, result.error
     assert "[redacted credential]" not in result.error.message
 
@@ -308,24 +177,19 @@ async def test_a_method_override_in_the_json_body_is_refused(name: str, two: tup
 async def test_a_method_override_declared_by_a_document_is_refused_when_called(two: tuple[Server, Server],
                                                                               tmp_path: Any) -> None:
     """A document may declare ``_method`` as a query parameter; calling with it still sends nothing."""
-    import json
-
     a, _ = two
-    doc = tmp_path / "api.json"
-    doc.write_text(json.dumps({
-        "openapi": "3.0.3", "info": {"title": "t", "version": "1"},
-        "paths": {"/echo/{id}": {"post": {
-            "operationId": "updateThing",
-            "parameters": [{"name": "id", "in": "path", "required": True, "schema": {"type": "integer"}},
-                           {"name": "_method", "in": "query", "schema": {"type": "string"}}],
-            "responses": {"200": {"description": "ok"}}}}}}))
-    reach = _reach(tmp_path, {**_post_only(a), "openapi": str(doc)})
+    doc = write_document(tmp_path, {"/echo/{id}": {"post": {
+        "operationId": "updateThing",
+        "parameters": [{"name": "id", "in": "path", "required": True, "schema": {"type": "integer"}},
+                       {"name": "_method", "in": "query", "schema": {"type": "string"}}],
+        "responses": {"200": {"description": "ok"}}}}}, "api.json")
+    reach = _reach(tmp_path, {**_post_only(a), "openapi": doc})
     tool = next(t for t in reach.tools() if t["function"]["name"] == "updateThing")
     assert "_method" not in tool["function"]["parameters"]["properties"]
     refused = await reach.invoke("updateThing", {"id": 1, "_method": "DELETE"})
     assert not refused.ok and refused.error.code == "invalid_arguments", refused.content
     assert a.state.requests == []
-    client = next(t for t in build_connectors({"services": {"svc": {**_post_only(a), "openapi": str(doc)}}})
+    client = next(t for t in build_connectors({"services": {"svc": {**_post_only(a), "openapi": doc}}})
                   if t.name == "updateThing").client  # type: ignore[attr-defined]
     with pytest.raises(InvalidArguments):  # a caller that skips the schema cannot send it either
         await client.send("POST", "/echo/1", query=[("_method", "DELETE")])
@@ -353,18 +217,13 @@ COOKIE_SPELLINGS = ["session", "SESSION", "Session"]
 
 
 def _cookie_doc(tmp_path: Any, name: str) -> str:
-    import json
-
-    doc = tmp_path / "cookies.json"
-    doc.write_text(json.dumps({
-        "openapi": "3.0.3", "info": {"title": "t", "version": "1"},
-        "paths": {"/echo/{id}": {"post": {
-            "operationId": "postThing",
-            "parameters": [{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}},
-                           {"name": name, "in": "cookie", "schema": {"type": "string"}},
-                           {"name": "pref", "in": "cookie", "schema": {"type": "string"}}],
-            "responses": {"200": {"description": "ok"}}}}}}))
-    return str(doc)
+    doc = write_document(tmp_path, {"/echo/{id}": {"post": {
+        "operationId": "postThing",
+        "parameters": [{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}},
+                       {"name": name, "in": "cookie", "schema": {"type": "string"}},
+                       {"name": "pref", "in": "cookie", "schema": {"type": "string"}}],
+        "responses": {"200": {"description": "ok"}}}}}, "cookies.json")
+    return doc
 
 
 @pytest.mark.parametrize("configured", CONFIGURED_COOKIES)
@@ -409,22 +268,17 @@ async def test_credential_headers_by_more_names_are_masked_and_stay_home(
 ) -> None:
     """A configured header of that name echoed back is masked; an argument of that name (an OpenAPI
     header parameter) does not follow a redirect to another origin."""
-    import json
-
     a, b = two
-    doc = tmp_path / "hdr.json"
-    doc.write_text(json.dumps({
-        "openapi": "3.0.3", "info": {"title": "t", "version": "1"},
-        "paths": {"/redirect": {"get": {
-            "operationId": "getThing",
-            "parameters": [{"name": name, "in": "header", "schema": {"type": "string"}},
-                           {"name": "to", "in": "query", "schema": {"type": "string"}}],
-            "responses": {"200": {"description": "ok"}}}}}}))
+    doc = write_document(tmp_path, {"/redirect": {"get": {
+        "operationId": "getThing",
+        "parameters": [{"name": name, "in": "header", "schema": {"type": "string"}},
+                       {"name": "to", "in": "query", "schema": {"type": "string"}}],
+        "responses": {"200": {"description": "ok"}}}}}, "hdr.json")
     echo = _reach(tmp_path, {"base_url": f"http://127.0.0.1:{a.port}", "headers": {name: SECRET}})
     echoed = await echo.invoke("http_get", {"service": "svc", "path": "/echo"})
     assert echoed.ok, echoed.error
     assert SECRET not in json.dumps(echoed.content), echoed.content["body"]["headers"]
-    argued = _reach(tmp_path, {"base_url": f"http://127.0.0.1:{a.port}", "openapi": str(doc)})
+    argued = _reach(tmp_path, {"base_url": f"http://127.0.0.1:{a.port}", "openapi": doc})
     key = next(k for k in next(t for t in argued.tools() if t["function"]["name"] == "getThing")
                ["function"]["parameters"]["properties"] if k != "to")
     result = await argued.invoke("getThing", {key: "users-own-" + SECRET, "to": f"http://127.0.0.1:{b.port}/echo"})
@@ -457,7 +311,8 @@ TWICE: dict[str, Callable[[str], str]] = {
 @pytest.mark.parametrize("where", ["body", "location"])
 @pytest.mark.parametrize("form", sorted(TWICE))
 @pytest.mark.parametrize("secret", SPECIAL_SECRETS)
-async def test_a_secret_percent_encoded_twice_is_masked(secret: str, form: str, where: str, tmp_path: Any) -> None:
+async def test_a_secret_percent_encoded_twice_is_masked(secret: str, form: str, where: str, raw_server: RawServer,
+                                                       tmp_path: Any) -> None:
     """``/login?next=%2Fx%3Fapi_key%3Dab%252Bcd...``: a sign-in redirect quoting the URL it was asked
     for carries the query key encoded twice, which one decoding by the model gives back."""
     quoted = TWICE[form](secret).encode()
@@ -466,14 +321,8 @@ async def test_a_secret_percent_encoded_twice_is_masked(secret: str, form: str, 
                   % (len(quoted) + 9) + b"sign in: " + quoted)
     else:
         answer = b"HTTP/1.1 302 Found\r\nLocation: /login?next=" + quoted + b"\r\nContent-Length: 0\r\n\r\n"
-    listener, port = _raw_server(lambda conn, head: conn.sendall(answer))
-    try:
-        reach = _reach(tmp_path, {"base_url": f"http://127.0.0.1:{port}", "allow_private": True, "max_redirects": 0,
-                                  "auth": {"type": "query", "name": "api_key", "value": secret}},
-                       guard=AddressGuard(StaticResolver()))
-        result = await reach.invoke("http_get", {"service": "svc", "path": "/x"})
-    finally:
-        listener.close()
+    result = await _get_from(raw_server, tmp_path, answer, max_redirects=0,
+                             auth={"type": "query", "name": "api_key", "value": secret})
     shown = result.to_json()
     assert quoted.decode() not in shown and "[redacted credential]" in shown, shown
 
@@ -488,22 +337,6 @@ of CPU on the event loop, the 2 MB cap would take an hour; no timeout can interr
 TEXT = "plain text-with a dash, \\u0041 and +AGE- in it "
 
 
-@pytest.mark.parametrize("charset", NOT_WEB_CHARSETS)
-async def test_a_charset_that_is_no_web_encoding_is_read_as_utf8(charset: str, tmp_path: Any) -> None:
-    body = (TEXT * 20).encode()
-    answer = (b"HTTP/1.1 200 OK\r\nContent-Type: text/plain; charset=" + charset.encode()
-              + b"\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
-    listener, port = _raw_server(lambda conn, head: conn.sendall(answer))
-    try:
-        reach = _reach(tmp_path, {"base_url": f"http://127.0.0.1:{port}", "allow_private": True},
-                       guard=AddressGuard(StaticResolver()))
-        result = await reach.invoke("http_get", {"service": "svc", "path": "/x"})
-    finally:
-        listener.close()
-    assert result.ok, result.error
-    assert result.content["body"] == TEXT * 20
-
-
 WEB_TEXTS = {
     "utf-16": ("h\u00e9llo w\u00f6rld", "utf-16-le"), "UTF-16": ("h\u00e9llo", "utf-16-le"),
     "utf-32": ("h\u00e9llo", "utf-32-le"), "utf-16be": ("h\u00e9llo", "utf-16-be"),
@@ -511,43 +344,31 @@ WEB_TEXTS = {
     "shift_jis": ("\u65e5\u672c", "shift_jis"), "koi8-r": ("\u043f\u0440\u0438\u0432\u0435\u0442", "koi8-r"),
     "gb18030": ("\u4e2d\u6587", "gb18030"), "euc-kr": ("\ud55c\uad6d", "euc-kr"),
 }
+MISFITS = [("utf-32", codecs.BOM_UTF16_LE + "hi".encode("utf-16-le")), ("utf-16", b"\x00"),
+           ("utf-32", b"\x00\x00\x00"), ("utf-16", codecs.BOM_UTF16_BE + b"\xd8\x00")]
+"""Odd lengths, a UTF-16 mark on a UTF-32 body, a lone surrogate: replacement characters, not an error."""
+CHARSET_CASES = (
+    [pytest.param(c, (TEXT * 20).encode(), TEXT * 20, id=f"not-web-{c}") for c in NOT_WEB_CHARSETS]
+    + [pytest.param(c, WEB_TEXTS[c][0].encode(WEB_TEXTS[c][1]), WEB_TEXTS[c][0], id=f"web-{c}")
+       for c in sorted(WEB_TEXTS)]
+    + [pytest.param(c, body, None, id=f"misfit-{c}-{n}") for n, (c, body) in enumerate(MISFITS)]
+)
 
 
-@pytest.mark.parametrize("charset", sorted(WEB_TEXTS))
-async def test_web_charsets_are_decoded_also_without_a_bom(charset: str, tmp_path: Any) -> None:
-    """``charset=utf-16`` without a byte order mark is UTF-16LE (as browsers read it); it used to
-    be an internal error. Other web charsets decode as before."""
-    text, codec = WEB_TEXTS[charset]
-    body = text.encode(codec)
+@pytest.mark.parametrize(("charset", "body", "expected"), CHARSET_CASES)
+async def test_a_body_is_decoded_by_its_charset_only_when_that_is_a_web_encoding(
+    charset: str, body: bytes, expected: str | None, raw_server: RawServer, tmp_path: Any
+) -> None:
+    """A codec name that is no web charset is read as UTF-8 (it crashed the tool, or took CPU time
+    no timeout interrupts); ``charset=utf-16`` without a byte order mark is UTF-16LE, as browsers
+    read it (it used to be an internal error); other web charsets decode as before; a body that
+    does not fit its Unicode charset (``expected`` None) is no crash."""
     answer = (b"HTTP/1.1 200 OK\r\nContent-Type: text/plain; charset=" + charset.encode()
               + b"\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
-    listener, port = _raw_server(lambda conn, head: conn.sendall(answer))
-    try:
-        reach = _reach(tmp_path, {"base_url": f"http://127.0.0.1:{port}", "allow_private": True},
-                       guard=AddressGuard(StaticResolver()))
-        result = await reach.invoke("http_get", {"service": "svc", "path": "/x"})
-    finally:
-        listener.close()
+    result = await _get_from(raw_server, tmp_path, answer)
     assert result.ok, result.error
-    assert result.content["body"] == text
-
-
-@pytest.mark.parametrize(("charset", "body"), [("utf-32", codecs.BOM_UTF16_LE + "hi".encode("utf-16-le")),
-                                               ("utf-16", b"\x00"), ("utf-32", b"\x00\x00\x00"),
-                                               ("utf-16", codecs.BOM_UTF16_BE + b"\xd8\x00")])
-async def test_a_body_that_does_not_fit_its_unicode_charset_is_no_crash(charset: str, body: bytes,
-                                                                         tmp_path: Any) -> None:
-    """Odd lengths, a UTF-16 mark on a UTF-32 body, a lone surrogate: replacement characters, not an error."""
-    answer = (b"HTTP/1.1 200 OK\r\nContent-Type: text/plain; charset=" + charset.encode()
-              + b"\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
-    listener, port = _raw_server(lambda conn, head: conn.sendall(answer))
-    try:
-        reach = _reach(tmp_path, {"base_url": f"http://127.0.0.1:{port}", "allow_private": True},
-                       guard=AddressGuard(StaticResolver()))
-        result = await reach.invoke("http_get", {"service": "svc", "path": "/x"})
-    finally:
-        listener.close()
-    assert result.ok, result.error
+    if expected is not None:
+        assert result.content["body"] == expected
 
 
 # --------------------------------------------------------------------------- 8. what `reach http import` shows
@@ -567,7 +388,6 @@ terminal: erases or overwrites the line of a DELETE, or hides it behind a link o
 def test_the_import_listing_shows_control_characters_escaped(trick: str, where: str, tmp_path: Any) -> None:
     """``reach http import`` lists the tools so a person can review them before enabling: every
     character a terminal would act on is printed escaped, and the dangerous line is there."""
-    import json
 
     from click.testing import CliRunner
     from reach_http.cli import http_group
@@ -582,16 +402,15 @@ def test_the_import_listing_shows_control_characters_escaped(trick: str, where: 
         ops["/upload"] = {"post": {"operationId": "uploadThing", "responses": {"200": {"description": "ok"}},
                                    "requestBody": {"required": True, "content": {
                                        "multipart/form-data" + evil: {"schema": {"type": "object"}}}}}}
-    doc = tmp_path / "doc.json"
-    doc.write_text(json.dumps({"openapi": "3.0.3", "info": {"title": "t", "version": "1"},
-                               "servers": [{"url": "https://api.example.com"}], "paths": ops}))
+    doc = write_document(tmp_path, ops, "doc.json", servers=[{"url": "https://api.example.com"}])
     # color=True: output as to a terminal (click strips only ANSI colour codes otherwise, not the rest)
-    result = CliRunner().invoke(http_group, ["import", str(doc), "--service", "svc"], color=True)
+    result = CliRunner().invoke(http_group, ["import", doc, "--service", "svc"], color=True)
     assert result.exit_code == 0, result.output
     shown = result.stderr
     odd = sorted({c for c in shown if c != "\n" and unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp")})
     assert odd == [], f"raw {odd!r} in {shown!r}"
-    assert ("deletePet" in shown and "dangerous" in shown) if where == "path" else "skipped POST /upload" in shown
+    # since round 5 an operation whose path holds such characters is skipped: still listed, escaped
+    assert ("skipped DELETE /pets/{id}" in shown) if where == "path" else "skipped POST /upload" in shown
 
 
 # ------------------------------------------------------------ 9. a configured secret that is no header value
@@ -645,6 +464,15 @@ async def test_encoded_credentials_still_carry_any_character(stray: str, kind: s
 PADDED = [" a", "a ", "\ta", "a\t", " ", "\t", "  a  "]
 
 
+def _with_header_argument(tmp_path: Any, a: Server, header: str, method: str = "get") -> Any:
+    """A service whose one operation, ``callThing`` on ``/echo``, takes the header ``header`` as an argument."""
+    doc = write_document(tmp_path, {"/echo": {method: {
+        "operationId": "callThing",
+        "parameters": [{"name": header, "in": "header", "schema": {"type": "string"}}],
+        "responses": {"200": {"description": "ok"}}}}})
+    return _reach(tmp_path, {"base_url": f"http://127.0.0.1:{a.port}", "openapi": doc})
+
+
 @pytest.mark.parametrize("method", ["get", "post"])
 @pytest.mark.parametrize("value", PADDED)
 async def test_a_header_argument_with_surrounding_whitespace_is_invalid_not_unknown(
@@ -652,17 +480,8 @@ async def test_a_header_argument_with_surrounding_whitespace_is_invalid_not_unkn
 ) -> None:
     """h11 refuses such a value before anything leaves; it used to be reported as "the connection
     failed", for a write "may or may not have taken effect", inviting a check of nothing."""
-    import json
-
     a, _ = two
-    doc = tmp_path / "pad.json"
-    doc.write_text(json.dumps({
-        "openapi": "3.0.3", "info": {"title": "t", "version": "1"},
-        "paths": {"/echo": {method: {
-            "operationId": "callThing",
-            "parameters": [{"name": "X-Request-Id", "in": "header", "schema": {"type": "string"}}],
-            "responses": {"200": {"description": "ok"}}}}}}))
-    reach = _reach(tmp_path, {"base_url": f"http://127.0.0.1:{a.port}", "openapi": str(doc)})
+    reach = _with_header_argument(tmp_path, a, "X-Request-Id", method)
     result = await reach.invoke("callThing", {"X-Request-Id": value})
     assert not result.ok and result.error.code == "invalid_arguments", result.error
     assert "X-Request-Id" in result.error.message
@@ -670,18 +489,9 @@ async def test_a_header_argument_with_surrounding_whitespace_is_invalid_not_unkn
 
 
 async def test_inner_spaces_and_empty_header_arguments_still_go(two: tuple[Server, Server], tmp_path: Any) -> None:
-    import json
-
     a, _ = two
-    doc = tmp_path / "inner.json"
-    doc.write_text(json.dumps({
-        "openapi": "3.0.3", "info": {"title": "t", "version": "1"},
-        "paths": {"/echo": {"get": {
-            "operationId": "getThing",
-            "parameters": [{"name": "X-Note", "in": "header", "schema": {"type": "string"}}],
-            "responses": {"200": {"description": "ok"}}}}}}))
-    reach = _reach(tmp_path, {"base_url": f"http://127.0.0.1:{a.port}", "openapi": str(doc)})
+    reach = _with_header_argument(tmp_path, a, "X-Note")
     for value in ["two words", "a\tb", ""]:
-        result = await reach.invoke("getThing", {"X-Note": value})
+        result = await reach.invoke("callThing", {"X-Note": value})
         assert result.ok, result.error
         assert result.content["body"]["headers"].get("X-Note", "") == value

@@ -17,6 +17,7 @@ from typing import Any
 from ..client import method_override
 from ..headers import model_header_refusal
 from .schema import OpenAPIError, SchemaBuilder
+from .text import Cleaner, hidden_characters, sent_strings
 
 __all__ = ["OperationSpec", "ParamSpec", "Skipped", "build_operations", "server_url", "tool_name"]
 
@@ -28,6 +29,9 @@ _PROPERTY_ILLEGAL = re.compile(r"[^A-Za-z0-9_.-]+")
 _IGNORED_HEADERS = {"accept", "content-type", "authorization"}
 _COOKIE_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+\Z")
 MAX_DESCRIPTION = 1024
+"""Characters of an operation's own description (its summary: 300) in the tool's description."""
+MAX_SHOWN_PATH = 200
+MAX_TAG = 64
 
 
 @dataclass(frozen=True)
@@ -57,6 +61,8 @@ class OperationSpec:
     risk: str
     idempotent: bool
     tags: list[str] = field(default_factory=list)
+    changes: list[str] = field(default_factory=list)
+    """What was changed in the document's text for the model (see :mod:`.text`), for the import listing."""
 
 
 @dataclass
@@ -99,9 +105,13 @@ def server_url(document: dict[str, Any], document_url: str | None) -> str | None
     return url
 
 
-def _describe(op: dict[str, Any], method: str, path: str) -> str:
-    summary = str(op.get("summary") or "").strip()
-    detail = str(op.get("description") or "").strip()
+def _describe(op: dict[str, Any], method: str, path: str, cleaner: Cleaner) -> str:
+    """The tool's description: the operation's summary and description (cleaned and cut, see
+    :mod:`.text`), what to use it for, and where it goes."""
+    summary = (cleaner.text(str(op.get("summary") or ""), 300) or "").strip()
+    detail = (cleaner.text(str(op.get("description") or ""), MAX_DESCRIPTION) or "").strip()
+    if len(path) > MAX_SHOWN_PATH:
+        path = path[:MAX_SHOWN_PATH] + "…"
     text = summary
     if detail and detail != summary:
         text = f"{summary}. {detail}" if summary and not summary.endswith(".") else f"{summary} {detail}".strip()
@@ -109,8 +119,7 @@ def _describe(op: dict[str, Any], method: str, path: str) -> str:
     if summary:
         task = summary.rstrip(".")
         text = f"{text.rstrip('.')}. Use when the user asks to {task[0].lower()}{task[1:]}"
-    text = f"{text} ({method} {path})"
-    return text if len(text) <= MAX_DESCRIPTION else text[: MAX_DESCRIPTION - 1] + "…"
+    return f"{text} ({method} {path})"
 
 
 def _json_media(content: dict[str, Any]) -> dict[str, Any] | None:
@@ -197,6 +206,16 @@ def _operation(
     schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
     if required:
         schema["required"] = required
+    hidden = hidden_characters([path, [p.name for p in params], sent_strings(schema)])
+    if hidden:
+        return Skipped(upper, path, (
+            f"its path, parameter names or schema values (names, enum, default ...) hold control or invisible "
+            f"characters ({', '.join(hidden[:8])}); the model would read something other than what is sent"
+        ))
+    cleaner = Cleaner()
+    description = _describe(op, upper, path, cleaner)
+    schema = cleaner.schema(schema)
+    tags = [t for t in (cleaner.text(str(t), MAX_TAG) for t in op.get("tags") or []) if t]
     op_id = op.get("operationId")
     fallback = "_".join([method, *(seg.strip("{}") for seg in path.split("/") if seg)])
     raw_name = str(op_id) if op_id and _ILLEGAL.sub("", str(op_id)) else fallback
@@ -205,13 +224,14 @@ def _operation(
         operation_id=str(op_id) if op_id else None,
         method=upper,
         path=path,
-        description=_describe(op, upper, path),
+        description=description,
         input_schema=schema,
         params=params,
         body_key=body_key,
         risk=RISK.get(upper, "write"),
         idempotent=upper in IDEMPOTENT,
-        tags=[str(t) for t in op.get("tags") or []],
+        tags=tags,
+        changes=cleaner.changes(),
     )
 
 
