@@ -68,6 +68,9 @@ class Grammar:
     old_style_first: bool = False
     #: getopt_long / argp / git parse-options accept unique prefixes of long options.
     abbreviations: bool = True
+    #: Perl's Getopt::Long (shasum) matches long names in any case: `--CHECK` is `--check`.
+    #: The grammar's long names are then written in lower case.
+    ignore_case: bool = False
     #: False: the letters of a short bundle are not known, so a `-xyz` argument is checked
     #: as a whole and letter by letter (the default grammar), plus any program-running letter.
     shorts_known: bool = True
@@ -108,6 +111,8 @@ class Grammar:
         program-running option *is* that option, ambiguity or not: refusing an
         ambiguous spelling costs nothing, missing a dangerous one costs the host.
         """
+        if self.ignore_case:
+            name = name.lower()
         exact = self.exact_long(name)
         if exact is not None or not self.abbreviations or len(name) < 3:
             return exact
@@ -126,6 +131,7 @@ class Grammar:
             name=f"{self.name} {subcommand}",
             options=extra + self.options,  # the subcommand's meaning of `-x` comes first
             abbreviations=self.abbreviations,
+            ignore_case=self.ignore_case,
             shorts_known=self.shorts_known,
         )
 

@@ -232,8 +232,10 @@ _COMMON_RUNS = {
 # `--files0-from` (coreutils), `--files-from` (rsync, bsdtar): names read from a file. Their
 # abbreviations are read down to `--files0` / `--files-` only: `--file` is grep's pattern file,
 # `--files` ripgrep's file listing (wc and du, which read both as `--files0-from`, have grammars).
-_COMMON_LISTS = tuple(Option((name,), "optional", escapes=_NAME_LIST, least=len("--files0"))
-                      for name in ("--files0-from", "--files-from"))
+# `--filelist` (zstd) and `--file-list` (rhash) likewise, down to `--filel` / `--file-`.
+_COMMON_LISTS = tuple(Option((name,), "optional", escapes=_NAME_LIST, least=least)
+                      for name, least in (("--files0-from", len("--files0")), ("--files-from", len("--files-")),
+                                          ("--filelist", len("--filel")), ("--file-list", len("--file-"))))
 DEFAULT = Grammar(
     "default",
     shorts_known=False,
@@ -258,6 +260,80 @@ DU = Grammar(
         -S --separate-dirs; -s --summarize; -t --threshold=; --time[=]; --time-style=;
         -X --exclude-from=; --exclude=; -x --one-file-system; --help; --version""",
         escapes={"--files0-from": _NAME_LIST},
+    ) + DEFAULT.options,
+)
+
+# Checksum programs (GNU md5sum, sha*sum, b2sum, cksum): `-c`/`--check` reads the names of the files
+# to hash from its operands, checksum lists the agent writes. `sha256sum -c list` with
+# `<hash>  /elsewhere/x` in it answered `OK` or `FAILED` for that file: whether it exists and
+# what it holds, one guess at a time. The union of their options, so abbreviations read as theirs.
+_CHECK_LIST = ("reads the names of the files to check from the checksum lists given, where no path check "
+               "sees them (`<hash>  /elsewhere/x` in a list answered OK or FAILED for that file)")
+CHECKSUMS = Grammar(
+    "checksums",
+    options=_options(
+        """-b --binary; -c --check; --tag; -t --text; -z --zero; --ignore-missing; --quiet; --status;
+        --strict; -w --warn; -l --length=; -a --algorithm=; --base64; --raw; --untagged; --debug;
+        --help; --version""",
+        escapes={"-c": _CHECK_LIST},
+    ) + DEFAULT.options,
+)
+# Perl's shasum (Getopt::Long with bundling): long names in any case (`--CHECK`), any unique prefix.
+SHASUM = Grammar(
+    "shasum",
+    ignore_case=True,
+    options=_options(
+        """-a --algorithm=; -b --binary; -c --check; --tag; -t --text; -u --universal; -0 --01;
+        -s --status; -q --quiet; --ignore-missing; -w --warn; --strict; -h --help; -v --version""",
+        escapes={"-c": _CHECK_LIST},
+    ) + DEFAULT.options,
+)
+# file(1): `-f`/`--files-from` reads the names to examine from a file (`-bfnames` in a bundle).
+FILE = Grammar(
+    "file",
+    options=_options(
+        """-0 --print0; -b --brief; -C --compile; -c --checking-printout; -d --debug; -E;
+        -e --exclude=; --exclude-quiet=; -F --separator=; -f --files-from=; -h --no-dereference;
+        -i --mime; --apple; --extension; --mime-type; --mime-encoding; -k --keep-going;
+        -L --dereference; -l --list; -m --magic-file=; -N --no-pad; -n --no-buffer;
+        -p --preserve-date; -P --parameter=; -r --raw; -s --special-files; -S --no-sandbox;
+        -v --version; -z --uncompress; -Z --uncompress-noreport; --help""",
+        escapes={"-f": _NAME_LIST},
+    ) + DEFAULT.options,
+)
+# xz (and unxz, xzcat, lzma): `--files[=FILE]` and `--files0[=FILE]` read the names to compress or
+# decompress from a file: `xz --files=list` wrote `/elsewhere/x.xz` beside the file the list named.
+# Its letters are left unknown (the dangerous options have none).
+XZ = Grammar(
+    "xz",
+    shorts_known=False,
+    options=_options("--files[=]; --files0[=]", escapes={"--files": _NAME_LIST, "--files0": _NAME_LIST})
+    + DEFAULT.options,
+)
+# GNU gettext's xgettext, msgcat, msgcomm: `-f`/`--files-from` (the input files, whose strings land
+# in the output). Letters unknown otherwise, so any bundle holding `f` is refused.
+GETTEXT = Grammar(
+    "gettext",
+    shorts_known=False,
+    options=_options("-f --files-from=", escapes={"-f": _NAME_LIST}) + DEFAULT.options,
+)
+# Universal Ctags: `-L FILE` reads the names of the source files from FILE (their lines land in `tags`).
+CTAGS = Grammar(
+    "ctags",
+    shorts_known=False,
+    options=_options("-L=", escapes={"-L": _NAME_LIST}) + DEFAULT.options,
+)
+# curl: `-K`/`--config` reads more options from a file, which no check sees: a `url =
+# "file:///elsewhere/x"` line in a file of the root printed that file, `output = …` writes anywhere.
+# curl takes unique prefixes (`--conf`); letters are left unknown, so any bundle holding `K` goes.
+CURL = Grammar(
+    "curl",
+    shorts_known=False,
+    options=_options(
+        "-K --config=",
+        escapes={"-K": "reads more options, with the names of the files to read and write, from a file, where "
+                       "no check sees them (`url = \"file:///elsewhere/x\"` in it printed that file, `output = …` "
+                       "writes anywhere)"},
     ) + DEFAULT.options,
 )
 
@@ -447,13 +523,19 @@ _BY_NAME = {
     "sed": SED, "gsed": SED, "awk": AWK, "gawk": AWK, "mawk": AWK, "nawk": AWK,
     "original-awk": AWK, "busybox": LAUNCHER, "rsync": RSYNC, "zip": ZIP, "unzip": UNZIP, "wget": WGET,
     "split": SPLIT, "gsplit": SPLIT, "wc": WC, "du": DU, "ssh": SSH, "scp": SSH, "sftp": SSH, "slogin": SSH,
+    **{name: CHECKSUMS for name in ("md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum",
+                                    "b2sum", "cksum")},
+    "shasum": SHASUM, "file": FILE, "curl": CURL, "ctags": CTAGS, "ctags-universal": CTAGS,
+    **{name: XZ for name in ("xz", "unxz", "xzcat", "lzma", "unlzma", "lzcat")},
+    **{name: GETTEXT for name in ("xgettext", "msgcat", "msgcomm")},
     **{name: LAUNCHER for name in LAUNCHERS},
     **{name: RESPONSE_FILES for name in _RESPONSE_NAMES},
 }
 _DECLARED = {
     "tar": TAR, "git": GIT, "sort": SORT, "find": FIND, "default": DEFAULT, "env": ENV,
     "launcher": LAUNCHER, "sed": SED, "awk": AWK, "response-files": RESPONSE_FILES,
-    "rsync": RSYNC, "zip": ZIP, "wget": WGET, "ssh": SSH, "split": SPLIT,
+    "rsync": RSYNC, "zip": ZIP, "wget": WGET, "ssh": SSH, "split": SPLIT, "checksums": CHECKSUMS,
+    "shasum": SHASUM, "file": FILE, "xz": XZ, "gettext": GETTEXT, "ctags": CTAGS, "curl": CURL,
 }
 
 
