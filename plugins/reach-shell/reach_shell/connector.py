@@ -122,7 +122,7 @@ class RunCommand(Connector):
         cwd = self._working_dir(params.get("cwd"))
         if self.settings.confines(command):
             try:
-                check_escapes(command, parsed)
+                check_escapes(command, parsed, grammar)
                 check_paths(command, args, self.root, working_dirs(args, parsed, cwd, git=grammar is GIT))
             except ArgvRefused as refused:
                 raise InvalidArguments(refused.field, refused.expected, refused.example) from None

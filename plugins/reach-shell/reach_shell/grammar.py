@@ -90,6 +90,9 @@ class Grammar:
     #: Applied to plain arguments and to options the grammar does not know (their text may be a
     #: program given to an option it does not describe); the values of known options are exempt.
     text_check: Callable[[str], str | None] | None = None
+    #: Like `text_check`, applied while paths are confined only: a program text that opens files
+    #: the arguments do not name (awk's `ARGV[1] = "/elsewhere/x"`, `getline < f`).
+    escape_check: Callable[[str], str | None] | None = None
     #: Arguments put first that switch off what runs programs (`sed --sandbox`), when the binary
     #: accepts them (checked at start-up by running it with `sandbox_probe` after them); else
     #: `unsandboxed` is used instead, and when that is None the command is a ConfigError.

@@ -377,6 +377,28 @@ SED = Grammar(
 _AWK_SYSTEM = re.compile(r"system")
 _AWK_PIPE = re.compile(r"(?<!\|)\|(?!\|)")
 _AWK_REDIRECT = re.compile(r"print[\s\S]*>")
+_AWK_GETLINE_FILE = re.compile(r"getline[\s\S]*<")
+_AWK_ARGV = re.compile(r"ARGV")
+_AWK_INCLUDE = re.compile(r"@\s*(?:ns)?include")
+
+
+def awk_reads(text: str) -> str | None:
+    """Why an awk program text may open a file that no argument names, or None (every awk).
+
+    The program picks its input files itself: `ARGV[1] = "/elsewhere/x"` (also spelt
+    `"/else" "where/x"`, or computed) makes awk read that file next, and gawk's `--sandbox`
+    stops only names *added* to ARGV. No check of the arguments sees such a name, so any
+    program naming `ARGV` is refused (reading it too: `ARGV[1]` as text cannot be told apart).
+    gawk's `@include "file"` reads a source file (a file that is no program is printed in the
+    syntax error). awk has no `eval`: these words cannot be built at run time.
+    """
+    flat = text.replace("\\\r\n", "").replace("\\\n", "")
+    if _AWK_ARGV.search(flat):
+        return ("names `ARGV`: a program that changes it reads any file it names (`ARGV[1] = \"/elsewhere/x\"`); "
+                "name the files as arguments")
+    if _AWK_INCLUDE.search(flat):
+        return "has `@include`: it reads a source file the arguments do not name; name the files as arguments"
+    return None
 
 
 def awk_danger(text: str) -> str | None:
@@ -401,6 +423,19 @@ def awk_danger(text: str) -> str | None:
     return None
 
 
+def awk_reads_unsandboxed(text: str) -> str | None:
+    """`awk_reads`, and for an awk without `--sandbox` also `getline < file`: any `<` after a
+    `getline` (the file's name may be computed: `getline l < ("/else" "where/x")`)."""
+    reads = awk_reads(text)
+    if reads is not None:
+        return reads
+    flat = text.replace("\\\r\n", "").replace("\\\n", "")
+    if _AWK_GETLINE_FILE.search(flat):
+        return ("has a `<` after `getline`, which may read a file the arguments do not name "
+                "(`getline line < \"/elsewhere/x\"`); name the files as arguments")
+    return None
+
+
 _AWK_FILE = "reads the awk program from a file, where `system()` and pipes cannot be checked"
 # mawk, busybox awk, the one true awk: options from their manuals; every program text checked
 # (busybox's `-e PROGRAM` is left unknown on purpose, so its program is checked as text).
@@ -412,10 +447,11 @@ AWK_CHECKED = Grammar(
          "-E": _AWK_FILE},
     ),
     text_check=awk_danger,
+    escape_check=awk_reads_unsandboxed,
 )
 # gawk: --sandbox switches off system(), pipes, redirections and extensions.
 AWK = Grammar(
-    "awk", shorts_known=False, options=DEFAULT.options,
+    "awk", shorts_known=False, options=DEFAULT.options, escape_check=awk_reads,
     sandbox=("--sandbox",), sandbox_probe=("BEGIN { }",), unsandboxed=AWK_CHECKED,
 )
 
