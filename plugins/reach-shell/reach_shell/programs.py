@@ -352,6 +352,11 @@ LAUNCHERS = frozenset(
         "torsocks", "proxychains", "proxychains4", "chpst", "setuidgid", "softlimit", "envdir",
         "run-parts", "start-stop-daemon", "daemonize", "entr", "ssh-agent", "linux32", "linux64",
         "setarch", "tini", "dumb-init", "sshpass",
+        # coreutils' runcon, libcap's capsh, moreutils (ifne, pee, chronic, lckdo, mispipe),
+        # sandboxes and perf (`perf stat CMD`); GNU gettext's msgexec and msgfilter run their
+        # arguments for every message of a catalogue (`msgexec -i x.po sh -c …`).
+        "runcon", "capsh", "ifne", "pee", "chronic", "lckdo", "mispipe", "bwrap", "proot", "schroot",
+        "systemd-nspawn", "perf", "msgexec", "msgfilter",
     }
 )
 ENV = Grammar(
