@@ -45,6 +45,10 @@ class Option:
     #: Why it is refused while the command's paths are confined (`confine_paths`): it makes the
     #: program place files at names it reads from its input, not from the arguments (tar -P), or "".
     escapes: str = ""
+    #: Why it is refused while paths are confined *and* the root holds a symbolic link leading out
+    #: (a deployment's own): the program follows the links it meets in its input, where no path
+    #: check sees them (tar `-x` extracts `data/x` through `data -> /srv/data`, `grep -R`), or "".
+    follows: str = ""
     #: The shortest abbreviation read as this dangerous option (0: any of 3 characters or more).
     #: Lets a default-grammar entry (`--files0-from`) leave the common `--file` of grep alone.
     least: int = 0
@@ -99,6 +103,10 @@ class Grammar:
     sandbox: tuple[str, ...] = ()
     sandbox_probe: tuple[str, ...] = ()
     unsandboxed: Grammar | None = None
+    #: Like `Option.follows`, for the program's default mode (unzip extracts through links),
+    #: unless one of `follows_unless` is given (a letter in any bundle, or a long name).
+    follows: str = ""
+    follows_unless: tuple[str, ...] = ()
 
     def short(self, letter: str) -> Option | None:
         flag = "-" + letter
@@ -119,8 +127,8 @@ class Grammar:
         exact = self.exact_long(name)
         if exact is not None or not self.abbreviations or len(name) < 3:
             return exact
-        dangerous = [o for o in self.options
-                     if (o.runs or o.escapes) and len(name) >= o.least and any(n.startswith(name) for n in o.longs)]
+        dangerous = [o for o in self.options if (o.runs or o.escapes or o.follows) and len(name) >= o.least
+                     and any(n.startswith(name) for n in o.longs)]
         if dangerous:
             return dangerous[0]
         matches = {o for o in self.options if any(n.startswith(name) for n in o.longs)}
@@ -247,7 +255,7 @@ def _option_at(args: Sequence[str], index: int, grammar: Grammar, parsed: Parsed
             parsed.found.append(Found(index, arg, word, spelling=arg))
         for letter in arg[1:]:
             option = grammar.short(letter)
-            if option is not None and (option.runs or option.escapes):
+            if option is not None and (option.runs or option.escapes or option.follows):
                 parsed.found.append(Found(index, arg, option, spelling=f"-{letter}"))
         return index + 1
     position = 1

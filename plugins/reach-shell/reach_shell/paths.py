@@ -43,7 +43,7 @@ from pathlib import Path
 from .argv import ArgvRefused
 from .grammar import Grammar, Parsed
 
-__all__ = ["check_escapes", "check_paths", "resolve", "working_dirs"]
+__all__ = ["check_escapes", "check_paths", "link_follower", "resolve", "working_dirs"]
 
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*")
 
@@ -343,6 +343,21 @@ def check_escapes(command: str, parsed: Parsed, grammar: Grammar) -> None:
                 "(confine_paths)",
                 "the same call without it",
             )
+
+
+def link_follower(parsed: Parsed, grammar: Grammar) -> tuple[str, str] | None:
+    """(field, why) when the call makes the program follow the symbolic links it meets in its
+    input (`Option.follows`, or the grammar's default mode: unzip extracts), else None; None
+    too when one of `grammar.follows_unless` is given (`unzip -l`, `zip -ry`)."""
+    for found in parsed.options:
+        raw = found.raw
+        names = [raw.split("=", 1)[0]] if raw.startswith("--") else [f"-{c}" for c in raw[1:]]
+        if any(name in grammar.follows_unless for name in names):
+            return None
+    for found in parsed.options:
+        if found.option is not None and found.option.follows:
+            return f"args[{found.index}]", f"`{found.spelling or found.display}` {found.option.follows}"
+    return ("args", f"`{grammar.name}` {grammar.follows}") if grammar.follows else None
 
 
 def check_paths(command: str, args: Sequence[str], root: Path, dirs: Sequence[Sequence[Path]]) -> None:

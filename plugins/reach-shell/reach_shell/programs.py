@@ -17,10 +17,12 @@ from .grammar import Grammar, Option, Takes
 
 
 def _options(
-    spec: str, runs: dict[str, str] | None = None, escapes: dict[str, str] | None = None
+    spec: str, runs: dict[str, str] | None = None, escapes: dict[str, str] | None = None,
+    follows: dict[str, str] | None = None,
 ) -> tuple[Option, ...]:
     """`"-f --file=; -v --verbose; --backup[=]"`: `=` a required value, `[=]` an optional one.
-    `runs` and `escapes`: the reasons of `Option.runs` / `Option.escapes`, keyed by any one name."""
+    `runs`, `escapes`, `follows`: the reasons of `Option.runs` / `.escapes` / `.follows`, keyed by
+    any one name."""
     out = []
     for entry in spec.split(";"):
         names = entry.split()
@@ -36,9 +38,13 @@ def _options(
             clean.append(name)
         reason = next((r for n, r in (runs or {}).items() if n in clean), "")
         escape = next((r for n, r in (escapes or {}).items() if n in clean), "")
-        out.append(Option(tuple(clean), takes, reason, escape))
+        follow = next((r for n, r in (follows or {}).items() if n in clean), "")
+        out.append(Option(tuple(clean), takes, reason, escape, follow))
     return tuple(out)
 
+
+_EXTRACTS = "extracts members through the symbolic links on their way (`data/x` wrote `/srv/data/x`)"
+_DEREFERENCES = "follows the symbolic links it meets, reading or changing what they lead to"
 
 _TAR_RUNS = {
     "--to-command": "pipes every extracted file into a command",
@@ -89,7 +95,9 @@ TAR = Grammar(
         --show-transformed-names --show-stored-names; --totals[=]; --utc; -v --verbose;
         --warning=; -w --interactive --confirmation; --restrict; --usage; --version; -? --help""",
         _TAR_RUNS,
-        {"-P": "extracts members at the absolute or `..` names written in the archive, wherever they point",
+        follows={"-x": _EXTRACTS, "-d": "compares members with the files at their names, through the links on "
+                 "their way", "-h": _DEREFERENCES},
+        escapes={"-P": "extracts members at the absolute or `..` names written in the archive, wherever they point",
          "-T": "reads the names of the files to archive or extract from a file, where no path check sees "
                "them (a list naming `/elsewhere/x` archived that file)"},
     ),
@@ -205,9 +213,10 @@ FIND = Grammar(
     shorts_known=False,
     abbreviations=False,
     options=_options(
-        "-exec; -execdir; -ok; -okdir; -files0-from",
+        "-exec; -execdir; -ok; -okdir; -files0-from; -L; -follow",
         {name: "runs the given command for each file" for name in ("-exec", "-execdir", "-ok", "-okdir")},
-        {"-files0-from": "reads the names of its starting points from a file, where no path check sees them "
+        follows={"-L": _DEREFERENCES, "-follow": _DEREFERENCES},
+        escapes={"-files0-from": "reads the names of its starting points from a file, where no path check sees them "
                          "(a list naming `/elsewhere` walked it, and `-delete` deleted there)"},
     ),
 )
@@ -259,7 +268,7 @@ DU = Grammar(
         --inodes; -k; -L --dereference; -l --count-links; -m; -P --no-dereference;
         -S --separate-dirs; -s --summarize; -t --threshold=; --time[=]; --time-style=;
         -X --exclude-from=; --exclude=; -x --one-file-system; --help; --version""",
-        escapes={"--files0-from": _NAME_LIST},
+        escapes={"--files0-from": _NAME_LIST}, follows={"-L": _DEREFERENCES},
     ) + DEFAULT.options,
 )
 
@@ -475,13 +484,14 @@ RSYNC = Grammar(
     "rsync",
     shorts_known=False,
     options=_options(
-        "-e --rsh=; --rsync-path=; --daemon; --config=",
+        "-e --rsh=; --rsync-path=; --daemon; --config=; -L --copy-links; -k --copy-dirlinks; --copy-unsafe-links",
         {
             "-e": "runs the given program as the remote shell",
             "--rsync-path": "runs the given program as rsync on the other side",
             "--daemon": "starts a daemon whose config file names commands to run (pre-xfer exec)",
             "--config": "names the daemon config file, whose `exec` lines run commands",
         },
+        follows={"-L": _DEREFERENCES, "-k": _DEREFERENCES, "--copy-unsafe-links": _DEREFERENCES},
     ) + DEFAULT.options,
 )
 
@@ -493,7 +503,12 @@ def _zip_danger(text: str) -> str | None:
     return None
 
 
-ZIP = Grammar("zip", shorts_known=False, options=DEFAULT.options, text_check=_zip_danger)
+# zip -r stores the files its links lead to (`-y`/`--symlinks` stores the links themselves).
+ZIP = Grammar(
+    "zip", shorts_known=False, text_check=_zip_danger, follows_unless=("-y", "--symlinks"),
+    options=_options("-r --recurse-paths; -R --recurse-patterns",
+                     follows={"-r": _DEREFERENCES, "-R": _DEREFERENCES}) + DEFAULT.options,
+)
 
 # Info-ZIP unzip: `-:` keeps `../` in member names (without it unzip skips them), so `unzip -: a.zip`
 # wrote `../elsewhere/x`. Its letters are unknown otherwise: `-o:`, `-:q` bundles hold it too.
@@ -502,7 +517,13 @@ UNZIP = Grammar(
     shorts_known=False,
     options=_options("-:", escapes={"-:": "extracts members at the `../` names written in the archive, "
                                           "wherever they point (without it unzip skips `../`)"}) + DEFAULT.options,
+    follows=_EXTRACTS, follows_unless=("-l", "-v", "-t", "-Z", "-p", "-c", "-z"),  # listing, testing, stdout
 )
+# GNU cp -L, chown/chgrp -L (with -R), grep -R: links met on the way are followed.
+CP = Grammar("cp", shorts_known=False,
+             options=_options("-L --dereference", follows={"-L": _DEREFERENCES}) + DEFAULT.options)
+GREP = Grammar("grep", shorts_known=False,
+               options=_options("-R --dereference-recursive", follows={"-R": _DEREFERENCES}) + DEFAULT.options)
 
 # GNU split: `--filter=CMD` pipes each chunk into `sh -c CMD`. (Not in the common list:
 # `docker ps --filter`, `rsync --filter` are harmless and common.)
@@ -567,6 +588,7 @@ _BY_NAME = {
     **{name: CHECKSUMS for name in ("md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum",
                                     "b2sum", "cksum")},
     "shasum": SHASUM, "file": FILE, "curl": CURL, "ctags": CTAGS, "ctags-universal": CTAGS,
+    "cp": CP, "chown": CP, "chgrp": CP, "grep": GREP, "egrep": GREP, "fgrep": GREP, "rgrep": GREP,
     **{name: XZ for name in ("xz", "unxz", "xzcat", "lzma", "unlzma", "lzcat")},
     **{name: GETTEXT for name in ("xgettext", "msgcat", "msgcomm")},
     **{name: LAUNCHER for name in LAUNCHERS},
