@@ -20,19 +20,14 @@ from reach_shell.argv import ArgvRefused
 from reach_shell.grammar import parse
 from reach_shell.paths import check_escapes
 from reach_shell.programs import AWK
+from shell_attack import SECRET
 
 from reach_core import InvalidArguments
 
-SECRET = "AWKSECRET-51c2"
-
 
 @pytest.fixture
-def secret(tmp_path: Path) -> Path:
-    where = tmp_path / "outside"
-    where.mkdir()
-    path = where / "secret.txt"
-    path.write_text(SECRET + "\n")
-    return path
+def secret(outside: Path) -> Path:
+    return outside / "secret.txt"
 
 
 def _programs(secret: Path) -> list[str]:

@@ -12,46 +12,28 @@ calls that follow links (extraction, dereferencing options) are refused; listing
 
 from __future__ import annotations
 
-import io
 import os
-import tarfile
 import zipfile
 from pathlib import Path
 
 import pytest
 from reach_shell import RunCommand, ShellSettings
-from shell_attack import snapshot
+from shell_attack import SECRET, snapshot, tar_archive
 
 from reach_core import InvalidArguments
 
-SECRET = "LINKSECRET-9e41"
 COMMANDS = ("tar", "unzip", "cp", "grep", "find", "du", "zip")
 
 
-def _tar(path: Path, members: dict[str, str | None], links: dict[str, str] | None = None) -> None:
-    with tarfile.open(path, "w", format=tarfile.GNU_FORMAT) as tar:
-        for name, text in members.items():
-            data = (text or "pwned\n").encode()
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-        for name, target in (links or {}).items():
-            info = tarfile.TarInfo(name)
-            info.type, info.linkname = tarfile.LNKTYPE, target
-            tar.addfile(info)
-
-
 @pytest.fixture
-def outside(tmp_path: Path, root: Path) -> Path:
-    """`outside/secret.txt` beside the root; the deployment's links `data` and `sub/more` lead there."""
-    where = tmp_path / "outside"
-    where.mkdir()
-    (where / "secret.txt").write_text(SECRET + "\n")
+def outside(outside: Path, root: Path) -> Path:
+    """conftest's `outside/secret.txt` beside the root; the deployment's links `data` and `sub/more` lead there."""
+    where = outside
     os.symlink("../outside", root / "data")
     os.symlink("../../outside", root / "sub" / "more")
-    _tar(root / "a.tar", {"data/x.txt": None})
-    _tar(root / "h.tar", {"sub/h0.txt": None}, {"h": "data/secret.txt"})
-    _tar(root / "d.tar", {"data/secret.txt": "guess\n"})
+    tar_archive(root / "a.tar", [("data/x.txt", None, b"pwned\n")])
+    tar_archive(root / "h.tar", [("sub/h0.txt", None, b"pwned\n")], {"h": "data/secret.txt"})
+    tar_archive(root / "d.tar", [("data/secret.txt", None, b"guess\n")])
     with zipfile.ZipFile(root / "c.zip", "w") as archive:
         archive.writestr("data/y.txt", "pwned\n")
     return where
@@ -69,8 +51,8 @@ ATTACKS = [
     ("cp", ["-rL", "sub", "copy"]), ("cp", ["-aL", "sub", "copy"]), ("cp", ["-alL", "sub", "copy"]),
     ("cp", ["-r", "--dereference", "sub", "copy"]), ("cp", ["-R", "-L", "sub", "copy"]),
     ("cp", ["--recursive", "--deref", "sub", "copy"]),
-    ("grep", ["-R", SECRET[:10], "."]), ("grep", ["-Rl", "LINK", "sub"]), ("grep", ["-nR", "LINK"]),
-    ("grep", ["--dereference-recursive", "LINK", "sub"]), ("grep", ["--dereference-r", "LINK", "sub"]),
+    ("grep", ["-R", SECRET[:10], "."]), ("grep", ["-Rl", "SECRET", "sub"]), ("grep", ["-nR", "SECRET"]),
+    ("grep", ["--dereference-recursive", "SECRET", "sub"]), ("grep", ["--dereference-r", "SECRET", "sub"]),
     ("find", ["-L", ".", "-name", "secret.txt"]), ("find", [".", "-follow", "-name", "secret.txt"]),
     ("find", ["-L", "sub", "-type", "f"]),
     ("du", ["-aL", "sub"]), ("du", ["-a", "--dereference", "sub"]),
@@ -130,7 +112,7 @@ async def test_unconfined_the_same_calls_reach_outside(
 async def test_a_link_the_deployment_adds_after_start_up_counts_too(root: Path, tmp_path: Path) -> None:
     (tmp_path / "outside").mkdir()
     tool = RunCommand(ShellSettings(root=root, commands={"tar": {}}))
-    _tar(root / "a.tar", {"data/x.txt": None})
+    tar_archive(root / "a.tar", [("data/x.txt", None, b"pwned\n")])
     os.symlink("../outside", root / "data")
     with pytest.raises(InvalidArguments):
         await tool.execute({"command": "tar", "args": ["-xf", "a.tar"]})
@@ -164,7 +146,7 @@ async def test_calls_that_do_not_follow_links_still_run_beside_them(
 async def test_without_a_link_leading_out_extraction_and_dereferencing_run(root: Path) -> None:
     (root / "inner").mkdir()
     os.symlink("inner", root / "data")  # a link that stays inside
-    _tar(root / "a.tar", {"data/x.txt": None})
+    tar_archive(root / "a.tar", [("data/x.txt", None, b"pwned\n")])
     tool = RunCommand(ShellSettings(root=root, commands={name: {} for name in COMMANDS}))
     assert (await tool.execute({"command": "tar", "args": ["-xf", "a.tar"]}))["exit_code"] == 0
     assert (root / "inner" / "x.txt").read_text() == "pwned\n"

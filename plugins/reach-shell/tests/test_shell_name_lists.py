@@ -20,11 +20,9 @@ import pytest
 from reach_shell import RunCommand, ShellSettings
 from reach_shell.grammar import parse
 from reach_shell.programs import DEFAULT, grammar_for
-from shell_attack import snapshot
+from shell_attack import SECRET, snapshot
 
 from reach_core import InvalidArguments
-
-SECRET = "TOPSECRET-7f3a"
 
 # (program, args): every spelling runs the real program over `list` (newline-separated names)
 # or `list0` (NUL-separated), both naming `outside/secret.txt`.
@@ -112,11 +110,10 @@ def _ids() -> list[str]:
 
 
 @pytest.fixture
-def outside(tmp_path: Path, root: Path) -> Path:
-    where = tmp_path / "outside"
-    where.mkdir()
+def outside(outside: Path, root: Path) -> Path:
+    """conftest's folder beside the root, and lists in the root naming its `secret.txt`."""
+    where = outside
     secret = where / "secret.txt"
-    secret.write_text(SECRET + "\n")
     (root / "list").write_text(f"{secret}\n")
     (root / "list0").write_bytes(f"{secret}\0".encode())
     data = secret.read_bytes()
