@@ -338,7 +338,8 @@ def _sandboxed(
     raise ConfigError(
         f"[plugins.reach-shell.commands.{name}]: {binary} does not accept "
         f"{' '.join(grammar.sandbox)}, which reach-shell needs to keep `{name}` from running "
-        "programs (sed's `e` command runs a shell command); install GNU sed 4.3 or newer, "
+        "programs or reading files no argument names (sed's `e` command runs a shell command, "
+        "ctags reads `./.ctags.d/*.ctags`); install GNU sed 4.3 or newer, Universal Ctags, "
         "or remove the entry"
     )
 

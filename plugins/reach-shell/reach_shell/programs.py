@@ -326,11 +326,20 @@ GETTEXT = Grammar(
     shorts_known=False,
     options=_options("-f --files-from=", escapes={"-f": _NAME_LIST}) + DEFAULT.options,
 )
-# Universal Ctags: `-L FILE` reads the names of the source files from FILE (their lines land in `tags`).
+# Universal Ctags: `-L FILE` reads the names of the source files from FILE (their lines land in `tags`),
+# `--options=FILE` more options from a file. And it reads every `./.ctags.d/*.ctags` of the working
+# directory by itself: a `-L/elsewhere/names` line there printed the lines of files outside. So it
+# always runs with `--options=NONE` first (no option file, no CTAGS variable); a ctags without it
+# (Exuberant) is a ConfigError.
+_OPTION_FILE = ("reads more options, with the names of the files to read, from a file, where no check sees "
+                "them (`-L/elsewhere/names` in it tagged the files outside)")
 CTAGS = Grammar(
     "ctags",
     shorts_known=False,
-    options=_options("-L=", escapes={"-L": _NAME_LIST}) + DEFAULT.options,
+    options=_options("-L=; --options=; --options-maybe=",
+                     escapes={"-L": _NAME_LIST, "--options": _OPTION_FILE, "--options-maybe": _OPTION_FILE})
+    + DEFAULT.options,
+    sandbox=("--options=NONE",), sandbox_probe=("--version",),
 )
 # curl: `-K`/`--config` reads more options from a file, which no check sees: a `url =
 # "file:///elsewhere/x"` line in a file of the root printed that file, `output = …` writes anywhere.
@@ -520,6 +529,12 @@ UNZIP = Grammar(
     follows=_EXTRACTS, follows_unless=("-l", "-v", "-t", "-Z", "-p", "-c", "-z"),  # listing, testing, stdout
 )
 # GNU cp -L, chown/chgrp -L (with -R), grep -R: links met on the way are followed.
+# GNU diff -r follows links to folders (`--no-dereference` keeps them links); ls -L (with -R) lists
+# what they lead to.
+DIFF = Grammar("diff", shorts_known=False, follows_unless=("--no-dereference",),
+               options=_options("-r --recursive", follows={"-r": _DEREFERENCES}) + DEFAULT.options)
+LS = Grammar("ls", shorts_known=False,
+             options=_options("-L --dereference", follows={"-L": _DEREFERENCES}) + DEFAULT.options)
 CP = Grammar("cp", shorts_known=False,
              options=_options("-L --dereference", follows={"-L": _DEREFERENCES}) + DEFAULT.options)
 GREP = Grammar("grep", shorts_known=False,
@@ -588,7 +603,8 @@ _BY_NAME = {
     **{name: CHECKSUMS for name in ("md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum",
                                     "b2sum", "cksum")},
     "shasum": SHASUM, "file": FILE, "curl": CURL, "ctags": CTAGS, "ctags-universal": CTAGS,
-    "cp": CP, "chown": CP, "chgrp": CP, "grep": GREP, "egrep": GREP, "fgrep": GREP, "rgrep": GREP,
+    "cp": CP, "chown": CP, "chgrp": CP, "diff": DIFF, "ls": LS,
+    "grep": GREP, "egrep": GREP, "fgrep": GREP, "rgrep": GREP,
     **{name: XZ for name in ("xz", "unxz", "xzcat", "lzma", "unlzma", "lzcat")},
     **{name: GETTEXT for name in ("xgettext", "msgcat", "msgcomm")},
     **{name: LAUNCHER for name in LAUNCHERS},

@@ -12,6 +12,7 @@ calls that follow links (extraction, dereferencing options) are refused; listing
 
 from __future__ import annotations
 
+import asyncio
 import os
 import zipfile
 from pathlib import Path
@@ -22,7 +23,7 @@ from shell_attack import SECRET, snapshot, tar_archive
 
 from reach_core import InvalidArguments
 
-COMMANDS = ("tar", "unzip", "cp", "grep", "find", "du", "zip")
+COMMANDS = ("tar", "unzip", "cp", "grep", "find", "du", "zip", "diff", "ls")
 
 
 @pytest.fixture
@@ -34,6 +35,7 @@ def outside(outside: Path, root: Path) -> Path:
     tar_archive(root / "a.tar", [("data/x.txt", None, b"pwned\n")])
     tar_archive(root / "h.tar", [("sub/h0.txt", None, b"pwned\n")], {"h": "data/secret.txt"})
     tar_archive(root / "d.tar", [("data/secret.txt", None, b"guess\n")])
+    (root / "empty").mkdir()
     with zipfile.ZipFile(root / "c.zip", "w") as archive:
         archive.writestr("data/y.txt", "pwned\n")
     return where
@@ -57,6 +59,9 @@ ATTACKS = [
     ("find", ["-L", "sub", "-type", "f"]),
     ("du", ["-aL", "sub"]), ("du", ["-a", "--dereference", "sub"]),
     ("zip", ["-r", "s.zip", "sub"]), ("zip", ["-qr", "s.zip", "sub"]), ("zip", ["--recurse-paths", "s.zip", "sub"]),
+    ("diff", ["-rN", "sub", "empty"]), ("diff", ["-Nr", "sub", "empty"]), ("diff", ["-ruN", "sub", "empty"]),
+    ("diff", ["--recursive", "-N", "sub", "empty"]), ("diff", ["-r", "--new-file", "sub", "empty"]),
+    ("ls", ["-RL", "sub"]), ("ls", ["-LR", "sub"]), ("ls", ["-R", "--dereference", "sub"]), ("ls", ["-lRL", "."]),
 ]
 
 
@@ -119,28 +124,31 @@ async def test_a_link_the_deployment_adds_after_start_up_counts_too(root: Path, 
     assert not (tmp_path / "outside" / "x.txt").exists()
 
 
-@pytest.mark.parametrize(
-    ("program", "args", "expected"),
-    [
-        ("tar", ["-tf", "a.tar"], "data/x.txt\n"),
-        ("tar", ["-cf", "s.tar", "sub"], ""),
-        ("unzip", ["-l", "c.zip"], "data/y.txt"),
-        ("unzip", ["-p", "c.zip"], "pwned\n"),
-        ("grep", ["-r", "alpha", "."], "./a.txt:alpha\n"),
-        ("cp", ["-r", "sub", "copy"], ""),
-        ("find", [".", "-name", "a.txt"], "./a.txt\n"),
-        ("du", ["-s", "--apparent-size", "-b", "a.txt"], "6\ta.txt\n"),
-        ("zip", ["-qry", "s.zip", "sub"], ""),
-    ],
-)
-async def test_calls_that_do_not_follow_links_still_run_beside_them(
-    root: Path, outside: Path, program: str, args: list[str], expected: str
-) -> None:
+HONEST = [
+    ("tar", ["-tf", "a.tar"], "data/x.txt\n", 0),
+    ("tar", ["-cf", "s.tar", "sub"], "", 0),
+    ("unzip", ["-l", "c.zip"], "data/y.txt", 0),
+    ("unzip", ["-p", "c.zip"], "pwned\n", 0),
+    ("grep", ["-r", "alpha", "."], "./a.txt:alpha\n", 0),
+    ("cp", ["-r", "sub", "copy"], "", 0),  # copies the link itself, which the sweep then removes
+    ("find", [".", "-name", "a.txt"], "./a.txt\n", 0),
+    ("du", ["-s", "--apparent-size", "-b", "a.txt"], "6\ta.txt\n", 0),
+    ("zip", ["-qry", "s.zip", "sub"], "", 0),
+    ("diff", ["-r", "--no-dereference", "sub", "empty"], "Only in sub: more", 1),
+    ("ls", ["-R", "sub"], "more", 0),
+]
+
+
+async def test_calls_that_do_not_follow_links_still_run_beside_them(root: Path, outside: Path) -> None:
+    """Listing, `grep -r`, `cp -r`, `zip -ry`, `diff --no-dereference` run, and the links stay."""
+    await asyncio.sleep(1.1)  # a call's sweep window starts a second early (ctime granularity)
     tool = RunCommand(ShellSettings(root=root, commands={name: {} for name in COMMANDS}))
-    content = await tool.execute({"command": program, "args": args})
-    assert content["exit_code"] == 0, content
-    assert expected in content["stdout"]
-    assert SECRET not in str(content)
+    for program, args, expected, code in HONEST:
+        content = await tool.execute({"command": program, "args": args})
+        made = ["copy/more -> ../../outside"] if program == "cp" else None
+        assert (content["exit_code"], content.get("removed")) == (code, made), (program, args, content)
+        assert expected in content["stdout"] and SECRET not in str(content), (program, args, content)
+    assert (root / "data").is_symlink() and (root / "sub" / "more").is_symlink()
 
 
 async def test_without_a_link_leading_out_extraction_and_dereferencing_run(root: Path) -> None:

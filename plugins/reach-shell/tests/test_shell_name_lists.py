@@ -237,3 +237,31 @@ def test_name_list_options_are_read_in_every_spelling_the_parsers_take(program: 
     """Spellings the real programs take (or call ambiguous, or read from stdin): all read as the name list."""
     grammar = grammar_for(program, f"/usr/bin/{program}")
     assert [f for f in parse(args, grammar).options if f.option is not None and f.option.escapes]
+
+
+@pytest.mark.parametrize("folder", [".ctags.d", "ctags.d", "sub/.ctags.d"])
+@pytest.mark.parametrize("line", ["-L{names}", "-L\n{names}", "--recurse\n-L{names}", "  -L{names}"])
+async def test_ctags_reads_no_option_file_of_the_root(root: Path, outside: Path, folder: str, line: str) -> None:
+    """Universal Ctags reads `./.ctags.d/*.ctags` (and `./ctags.d/`) by itself: a `-L` line there tagged
+    the files a list outside named (their source lines printed). It runs with `--options=NONE` now."""
+    (outside / "leak.c").write_text("int leaked_symbol;\n")
+    (root / "names").write_text(f"{outside / 'leak.c'}\n")
+    (root / folder).mkdir(parents=True)
+    (root / folder / "a.ctags").write_text(line.format(names=root / "names") + "\n")
+    (root / "sub" / "mine.c").write_text("int my_symbol;\n")
+    tool = RunCommand(ShellSettings(root=root, commands={"ctags": {}}))
+    cwd = "sub" if folder.startswith("sub/") else None
+    content = await tool.execute({"command": "ctags", "args": ["-f", "-", "sub/mine.c" if cwd is None else "mine.c"],
+                                  **({"cwd": cwd} if cwd else {})})
+    assert "my_symbol" in content["stdout"], content
+    assert "leaked_symbol" not in str(content) and "leak.c" not in str(content)
+
+
+@pytest.mark.parametrize("args", [["--options=opt", "-f", "-"], ["--options", "opt"], ["--options-maybe=opt"],
+                                  ["--opt=opt"], ["-Lnames", "-f", "-"], ["-f", "-", "-L", "names"]])
+async def test_ctags_option_and_name_files_are_refused(root: Path, outside: Path, args: list[str]) -> None:
+    (root / "opt").write_text(f"-L{root / 'names'}\n")
+    (root / "names").write_text(f"{outside / 'secret.txt'}\n")
+    tool = RunCommand(ShellSettings(root=root, commands={"ctags": {}}))
+    with pytest.raises(InvalidArguments):
+        await tool.execute({"command": "ctags", "args": args})
