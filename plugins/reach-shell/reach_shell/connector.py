@@ -339,8 +339,8 @@ def _sandboxed(
         f"[plugins.reach-shell.commands.{name}]: {binary} does not accept "
         f"{' '.join(grammar.sandbox)}, which reach-shell needs to keep `{name}` from running "
         "programs or reading files no argument names (sed's `e` command runs a shell command, "
-        "ctags reads `./.ctags.d/*.ctags`); install GNU sed 4.3 or newer, Universal Ctags, "
-        "or remove the entry"
+        "ctags reads `./.ctags.d/*.ctags`, sqlite3's `.shell`); install GNU sed 4.3 or newer, "
+        "Universal Ctags, sqlite3 3.37 or newer, or remove the entry"
     )
 
 

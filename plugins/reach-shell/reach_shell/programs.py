@@ -595,6 +595,54 @@ SSH = Grammar(
     text_check=_ssh_danger,
 )
 
+# sqlite3's shell: `.shell`/`.system` run commands, `edit()` runs an editor, `readfile()`/`writefile()`,
+# `.output`, `.read`, `.import`, ATTACH and VACUUM INTO read and write any file, from the SQL and dot
+# commands in its arguments (`-cmd`, the statements). Its `-safe` mode refuses all of them; it is put
+# first, and `-nonce` (the escape from safe mode for one command) and `-init FILE` (read before safe
+# mode starts: a `.shell` line in it ran) are refused. A sqlite3 without
+# `-safe` (before 3.37) is a ConfigError. Its options are whole words, with one or two dashes.
+SQLITE = Grammar(
+    "sqlite3",
+    shorts_known=False,
+    abbreviations=False,
+    options=_options(
+        "-nonce=; --nonce=; -unsafe-testing; --unsafe-testing; -init=; --init=",
+        {**{name: "lets the next dot command or SQL out of `-safe` mode (`.shell`, `readfile()`)"
+            for name in ("-nonce", "--nonce", "-unsafe-testing", "--unsafe-testing")},
+         **{name: "runs the commands of a file before `-safe` mode takes effect (`.shell` in it ran)"
+            for name in ("-init", "--init")}},
+    ),
+    sandbox=("-safe",), sandbox_probe=(":memory:", "select 1"),
+)
+
+# psql's meta-commands run programs (`\!`, `\copy … to program`, `\o |cmd`, `\g |cmd`, backticks in
+# any meta-command's arguments) and read or write client files (`\i`, `\lo_import`, `\copy … from
+# '/x'`, `\o file`, `\w`). A psql argument may hold one plain describing meta-command (`\dt`,
+# `\d+ users`, `\l`) but no other backslash, no backtick with one, and no `|` output target
+# (`-o |cmd`); `-f`/`--file` (a script file) is refused.
+_PSQL_SAFE_META = re.compile(r"\s*\\(?:d[A-Za-z]*\+?|l\+?|list\+?|conninfo|x|timing|encoding)(?:\s[^\\`|]*)?\s*")
+_PSQL_PIPE = re.compile(r"^(?:\s*\||-[A-Za-z]*o\s*\||--o[a-z-]*=\s*\|)")
+
+
+def _psql_danger(text: str) -> str | None:
+    """Why a psql argument may run a program or touch a client file, or None."""
+    if _PSQL_PIPE.search(text):
+        return "sends the output to a command (`|cmd`)"
+    if "\\" in text and not _PSQL_SAFE_META.fullmatch(text):
+        return ("holds a psql meta-command other than one plain describing command (`\\dt`, `\\d+ t`, `\\l`): "
+                "`\\!`, `\\copy … program`, `\\o |cmd` and backticks run programs, `\\i`, `\\lo_import` and "
+                "`\\copy` read client files")
+    return None
+
+
+PSQL = Grammar(
+    "psql",
+    shorts_known=False,
+    options=_options("-f --file=", {"-f": "reads a script whose meta-commands (`\\!`) run programs"})
+    + DEFAULT.options,
+    text_check=_psql_danger,
+)
+
 _BY_NAME = {
     "tar": TAR, "gtar": TAR, "git": GIT, "sort": SORT, "find": FIND, "env": ENV,
     "sed": SED, "gsed": SED, "awk": AWK, "gawk": AWK, "mawk": AWK, "nawk": AWK,
@@ -604,7 +652,7 @@ _BY_NAME = {
                                     "b2sum", "cksum")},
     "shasum": SHASUM, "file": FILE, "curl": CURL, "ctags": CTAGS, "ctags-universal": CTAGS,
     "cp": CP, "chown": CP, "chgrp": CP, "diff": DIFF, "ls": LS,
-    "grep": GREP, "egrep": GREP, "fgrep": GREP, "rgrep": GREP,
+    "grep": GREP, "egrep": GREP, "fgrep": GREP, "rgrep": GREP, "sqlite3": SQLITE, "psql": PSQL,
     **{name: XZ for name in ("xz", "unxz", "xzcat", "lzma", "unlzma", "lzcat")},
     **{name: GETTEXT for name in ("xgettext", "msgcat", "msgcomm")},
     **{name: LAUNCHER for name in LAUNCHERS},
