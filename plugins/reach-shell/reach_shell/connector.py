@@ -26,8 +26,8 @@ from .isolation import (
     hide_own_environment,
     with_git_config,
 )
-from .links import links_seen, sweep_way_outs
-from .paths import check_escapes, check_paths, resolve, working_dirs
+from .links import links_leading_out, links_seen, sweep_way_outs
+from .paths import check_escapes, check_paths, link_follower, resolve, working_dirs
 from .process import Completed, run_argv, sweep_escaped
 from .programs import GIT, grammar_for
 from .settings import ShellSettings
@@ -122,10 +122,11 @@ class RunCommand(Connector):
         cwd = self._working_dir(params.get("cwd"))
         if self.settings.confines(command):
             try:
-                check_escapes(command, parsed)
+                check_escapes(command, parsed, grammar)
                 check_paths(command, args, self.root, working_dirs(args, parsed, cwd, git=grammar is GIT))
             except ArgvRefused as refused:
                 raise InvalidArguments(refused.field, refused.expected, refused.example) from None
+            await self._check_links_followed(command, parsed, grammar)
         limit = self._time_left(command, ctx)
         binary = self.binaries[command]
         with self.isolation.dirs() as dirs:
@@ -193,6 +194,30 @@ class RunCommand(Connector):
         extra = list(GIT_INJECT.get(subcommand, ()))
         env = with_git_config(env, list(GIT_SUB_CONFIG.get(subcommand, ())))
         return [*args[: at + 1], *extra, *args[at + 1 :]], env
+
+    async def _check_links_followed(self, command: str, parsed: Parsed, grammar: Grammar) -> None:
+        """Refuse a call that follows the links in its input while the root holds one leading out.
+
+        The sweep keeps a deployment's own links (`data -> /srv/data`), and the path check refuses
+        every argument through them; but `tar -xf a.tar` with a member `data/x` wrote
+        `/srv/data/x`, a member `h` hard-linked to `data/secret` left a name in the root for a
+        file outside, and `cp -rL`, `grep -R`, `find -L`, `zip -r` read what the link led to.
+        The root is walked afresh (a link the deployment added since the last sweep counts too),
+        only for such calls."""
+        follower = link_follower(parsed, grammar)
+        if follower is None:
+            return
+        out = await asyncio.to_thread(links_leading_out, self.root)
+        if out:
+            field, why = follower
+            shown = ", ".join(f"`{link}`" for link in out[:3]) + (f" and {len(out) - 3} more" if len(out) > 3 else "")
+            raise InvalidArguments(
+                field,
+                f"a call that does not follow symbolic links out of the root; {why}, and the root holds "
+                f"links leading out ({shown}), so reach-shell refuses it while paths are confined. Remove or "
+                "replace those links, or name the files as arguments",
+                "the same call without that option",
+            )
 
     def lint_problems(self) -> list[tuple[str, str]]:
         """For `reach tools lint`: ways the agent can change what an allowed command does."""
@@ -313,8 +338,9 @@ def _sandboxed(
     raise ConfigError(
         f"[plugins.reach-shell.commands.{name}]: {binary} does not accept "
         f"{' '.join(grammar.sandbox)}, which reach-shell needs to keep `{name}` from running "
-        "programs (sed's `e` command runs a shell command); install GNU sed 4.3 or newer, "
-        "or remove the entry"
+        "programs or reading files no argument names (sed's `e` command runs a shell command, "
+        "ctags reads `./.ctags.d/*.ctags`, sqlite3's `.shell`); install GNU sed 4.3 or newer, "
+        "Universal Ctags, sqlite3 3.37 or newer, or remove the entry"
     )
 
 

@@ -45,6 +45,10 @@ class Option:
     #: Why it is refused while the command's paths are confined (`confine_paths`): it makes the
     #: program place files at names it reads from its input, not from the arguments (tar -P), or "".
     escapes: str = ""
+    #: Why it is refused while paths are confined *and* the root holds a symbolic link leading out
+    #: (a deployment's own): the program follows the links it meets in its input, where no path
+    #: check sees them (tar `-x` extracts `data/x` through `data -> /srv/data`, `grep -R`), or "".
+    follows: str = ""
     #: The shortest abbreviation read as this dangerous option (0: any of 3 characters or more).
     #: Lets a default-grammar entry (`--files0-from`) leave the common `--file` of grep alone.
     least: int = 0
@@ -68,6 +72,9 @@ class Grammar:
     old_style_first: bool = False
     #: getopt_long / argp / git parse-options accept unique prefixes of long options.
     abbreviations: bool = True
+    #: Perl's Getopt::Long (shasum) matches long names in any case: `--CHECK` is `--check`.
+    #: The grammar's long names are then written in lower case.
+    ignore_case: bool = False
     #: False: the letters of a short bundle are not known, so a `-xyz` argument is checked
     #: as a whole and letter by letter (the default grammar), plus any program-running letter.
     shorts_known: bool = True
@@ -87,12 +94,19 @@ class Grammar:
     #: Applied to plain arguments and to options the grammar does not know (their text may be a
     #: program given to an option it does not describe); the values of known options are exempt.
     text_check: Callable[[str], str | None] | None = None
+    #: Like `text_check`, applied while paths are confined only: a program text that opens files
+    #: the arguments do not name (awk's `ARGV[1] = "/elsewhere/x"`, `getline < f`).
+    escape_check: Callable[[str], str | None] | None = None
     #: Arguments put first that switch off what runs programs (`sed --sandbox`), when the binary
     #: accepts them (checked at start-up by running it with `sandbox_probe` after them); else
     #: `unsandboxed` is used instead, and when that is None the command is a ConfigError.
     sandbox: tuple[str, ...] = ()
     sandbox_probe: tuple[str, ...] = ()
     unsandboxed: Grammar | None = None
+    #: Like `Option.follows`, for the program's default mode (unzip extracts through links),
+    #: unless one of `follows_unless` is given (a letter in any bundle, or a long name).
+    follows: str = ""
+    follows_unless: tuple[str, ...] = ()
 
     def short(self, letter: str) -> Option | None:
         flag = "-" + letter
@@ -108,11 +122,13 @@ class Grammar:
         program-running option *is* that option, ambiguity or not: refusing an
         ambiguous spelling costs nothing, missing a dangerous one costs the host.
         """
+        if self.ignore_case:
+            name = name.lower()
         exact = self.exact_long(name)
         if exact is not None or not self.abbreviations or len(name) < 3:
             return exact
-        dangerous = [o for o in self.options
-                     if (o.runs or o.escapes) and len(name) >= o.least and any(n.startswith(name) for n in o.longs)]
+        dangerous = [o for o in self.options if (o.runs or o.escapes or o.follows) and len(name) >= o.least
+                     and any(n.startswith(name) for n in o.longs)]
         if dangerous:
             return dangerous[0]
         matches = {o for o in self.options if any(n.startswith(name) for n in o.longs)}
@@ -126,6 +142,7 @@ class Grammar:
             name=f"{self.name} {subcommand}",
             options=extra + self.options,  # the subcommand's meaning of `-x` comes first
             abbreviations=self.abbreviations,
+            ignore_case=self.ignore_case,
             shorts_known=self.shorts_known,
         )
 
@@ -238,7 +255,7 @@ def _option_at(args: Sequence[str], index: int, grammar: Grammar, parsed: Parsed
             parsed.found.append(Found(index, arg, word, spelling=arg))
         for letter in arg[1:]:
             option = grammar.short(letter)
-            if option is not None and (option.runs or option.escapes):
+            if option is not None and (option.runs or option.escapes or option.follows):
                 parsed.found.append(Found(index, arg, option, spelling=f"-{letter}"))
         return index + 1
     position = 1

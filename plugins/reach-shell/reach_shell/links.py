@@ -143,6 +143,15 @@ def links_seen(root: Path) -> Seen:
     return seen
 
 
+def links_leading_out(root: Path) -> list[str]:
+    """`name -> target` of every symbolic link under `root` (resolved) that leads out of it now:
+    a deployment's own, which the sweep keeps and programs following links would go through."""
+    top = str(root)
+    return sorted(f"{os.path.relpath(path, top)} -> {os.readlink(path)}"
+                  for path, info in _files(top, float("inf"), [])
+                  if stat.S_ISLNK(info.st_mode) and not _inside(_leads_to(path), top))
+
+
 def sweep_way_outs(root: Path, since: float, seen: Seen | None = None) -> list[str]:
     """Unlink the links under `root` that resolve outside `root` and were changed at or after
     `since` (epoch seconds, ctime) or, with `seen`, lead elsewhere than when last seen, and

@@ -41,9 +41,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .argv import ArgvRefused
-from .grammar import Parsed
+from .grammar import Grammar, Parsed
 
-__all__ = ["check_escapes", "check_paths", "resolve", "working_dirs"]
+__all__ = ["check_escapes", "check_paths", "link_follower", "resolve", "working_dirs"]
 
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*")
 
@@ -316,11 +316,24 @@ def text_slot(command: str, args: Sequence[str]) -> int | None:
     return candidate
 
 
-def check_escapes(command: str, parsed: Parsed) -> None:
+def check_escapes(command: str, parsed: Parsed, grammar: Grammar) -> None:
     """Raise `ArgvRefused` for an option that places files by names the program reads from its
     input rather than from the arguments (`Option.escapes`: tar `-P` extracts `/etc/x` and
     `../../x` members where they say). No argument names those paths, so only the option can
-    be refused; without it tar strips a leading `/` and skips members that climb."""
+    be refused; without it tar strips a leading `/` and skips members that climb. Likewise a
+    program text that picks its own files (`grammar.escape_check`: awk's `ARGV`)."""
+    check = grammar.escape_check
+    if check is not None:
+        known = set(grammar.options)
+        for found in parsed.found:
+            why = check(found.raw) if found.plain or found.option not in known else None
+            if why is not None:
+                raise ArgvRefused(
+                    f"args[{found.index}]",
+                    f"a program text that reads only the files named in the arguments; this one {why}, "
+                    f"and reach-shell keeps `{command}`'s files inside the root (confine_paths)",
+                    "the same program, with the files as arguments",
+                )
     for found in parsed.options:
         if found.option is not None and found.option.escapes:
             raise ArgvRefused(
@@ -330,6 +343,21 @@ def check_escapes(command: str, parsed: Parsed) -> None:
                 "(confine_paths)",
                 "the same call without it",
             )
+
+
+def link_follower(parsed: Parsed, grammar: Grammar) -> tuple[str, str] | None:
+    """(field, why) when the call makes the program follow the symbolic links it meets in its
+    input (`Option.follows`, or the grammar's default mode: unzip extracts), else None; None
+    too when one of `grammar.follows_unless` is given (`unzip -l`, `zip -ry`)."""
+    for found in parsed.options:
+        raw = found.raw
+        names = [raw.split("=", 1)[0]] if raw.startswith("--") else [f"-{c}" for c in raw[1:]]
+        if any(name in grammar.follows_unless for name in names):
+            return None
+    for found in parsed.options:
+        if found.option is not None and found.option.follows:
+            return f"args[{found.index}]", f"`{found.spelling or found.display}` {found.option.follows}"
+    return ("args", f"`{grammar.name}` {grammar.follows}") if grammar.follows else None
 
 
 def check_paths(command: str, args: Sequence[str], root: Path, dirs: Sequence[Sequence[Path]]) -> None:

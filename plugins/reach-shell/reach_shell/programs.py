@@ -17,10 +17,12 @@ from .grammar import Grammar, Option, Takes
 
 
 def _options(
-    spec: str, runs: dict[str, str] | None = None, escapes: dict[str, str] | None = None
+    spec: str, runs: dict[str, str] | None = None, escapes: dict[str, str] | None = None,
+    follows: dict[str, str] | None = None,
 ) -> tuple[Option, ...]:
     """`"-f --file=; -v --verbose; --backup[=]"`: `=` a required value, `[=]` an optional one.
-    `runs` and `escapes`: the reasons of `Option.runs` / `Option.escapes`, keyed by any one name."""
+    `runs`, `escapes`, `follows`: the reasons of `Option.runs` / `.escapes` / `.follows`, keyed by
+    any one name."""
     out = []
     for entry in spec.split(";"):
         names = entry.split()
@@ -36,9 +38,13 @@ def _options(
             clean.append(name)
         reason = next((r for n, r in (runs or {}).items() if n in clean), "")
         escape = next((r for n, r in (escapes or {}).items() if n in clean), "")
-        out.append(Option(tuple(clean), takes, reason, escape))
+        follow = next((r for n, r in (follows or {}).items() if n in clean), "")
+        out.append(Option(tuple(clean), takes, reason, escape, follow))
     return tuple(out)
 
+
+_EXTRACTS = "extracts members through the symbolic links on their way (`data/x` wrote `/srv/data/x`)"
+_DEREFERENCES = "follows the symbolic links it meets, reading or changing what they lead to"
 
 _TAR_RUNS = {
     "--to-command": "pipes every extracted file into a command",
@@ -89,7 +95,9 @@ TAR = Grammar(
         --show-transformed-names --show-stored-names; --totals[=]; --utc; -v --verbose;
         --warning=; -w --interactive --confirmation; --restrict; --usage; --version; -? --help""",
         _TAR_RUNS,
-        {"-P": "extracts members at the absolute or `..` names written in the archive, wherever they point",
+        follows={"-x": _EXTRACTS, "-d": "compares members with the files at their names, through the links on "
+                 "their way", "-h": _DEREFERENCES},
+        escapes={"-P": "extracts members at the absolute or `..` names written in the archive, wherever they point",
          "-T": "reads the names of the files to archive or extract from a file, where no path check sees "
                "them (a list naming `/elsewhere/x` archived that file)"},
     ),
@@ -205,9 +213,10 @@ FIND = Grammar(
     shorts_known=False,
     abbreviations=False,
     options=_options(
-        "-exec; -execdir; -ok; -okdir; -files0-from",
+        "-exec; -execdir; -ok; -okdir; -files0-from; -L; -follow",
         {name: "runs the given command for each file" for name in ("-exec", "-execdir", "-ok", "-okdir")},
-        {"-files0-from": "reads the names of its starting points from a file, where no path check sees them "
+        follows={"-L": _DEREFERENCES, "-follow": _DEREFERENCES},
+        escapes={"-files0-from": "reads the names of its starting points from a file, where no path check sees them "
                          "(a list naming `/elsewhere` walked it, and `-delete` deleted there)"},
     ),
 )
@@ -232,8 +241,10 @@ _COMMON_RUNS = {
 # `--files0-from` (coreutils), `--files-from` (rsync, bsdtar): names read from a file. Their
 # abbreviations are read down to `--files0` / `--files-` only: `--file` is grep's pattern file,
 # `--files` ripgrep's file listing (wc and du, which read both as `--files0-from`, have grammars).
-_COMMON_LISTS = tuple(Option((name,), "optional", escapes=_NAME_LIST, least=len("--files0"))
-                      for name in ("--files0-from", "--files-from"))
+# `--filelist` (zstd) and `--file-list` (rhash) likewise, down to `--filel` / `--file-`.
+_COMMON_LISTS = tuple(Option((name,), "optional", escapes=_NAME_LIST, least=least)
+                      for name, least in (("--files0-from", len("--files0")), ("--files-from", len("--files-")),
+                                          ("--filelist", len("--filel")), ("--file-list", len("--file-"))))
 DEFAULT = Grammar(
     "default",
     shorts_known=False,
@@ -257,7 +268,90 @@ DU = Grammar(
         --inodes; -k; -L --dereference; -l --count-links; -m; -P --no-dereference;
         -S --separate-dirs; -s --summarize; -t --threshold=; --time[=]; --time-style=;
         -X --exclude-from=; --exclude=; -x --one-file-system; --help; --version""",
-        escapes={"--files0-from": _NAME_LIST},
+        escapes={"--files0-from": _NAME_LIST}, follows={"-L": _DEREFERENCES},
+    ) + DEFAULT.options,
+)
+
+# Checksum programs (GNU md5sum, sha*sum, b2sum, cksum): `-c`/`--check` reads the names of the files
+# to hash from its operands, checksum lists the agent writes. `sha256sum -c list` with
+# `<hash>  /elsewhere/x` in it answered `OK` or `FAILED` for that file: whether it exists and
+# what it holds, one guess at a time. The union of their options, so abbreviations read as theirs.
+_CHECK_LIST = ("reads the names of the files to check from the checksum lists given, where no path check "
+               "sees them (`<hash>  /elsewhere/x` in a list answered OK or FAILED for that file)")
+CHECKSUMS = Grammar(
+    "checksums",
+    options=_options(
+        """-b --binary; -c --check; --tag; -t --text; -z --zero; --ignore-missing; --quiet; --status;
+        --strict; -w --warn; -l --length=; -a --algorithm=; --base64; --raw; --untagged; --debug;
+        --help; --version""",
+        escapes={"-c": _CHECK_LIST},
+    ) + DEFAULT.options,
+)
+# Perl's shasum (Getopt::Long with bundling): long names in any case (`--CHECK`), any unique prefix.
+SHASUM = Grammar(
+    "shasum",
+    ignore_case=True,
+    options=_options(
+        """-a --algorithm=; -b --binary; -c --check; --tag; -t --text; -u --universal; -0 --01;
+        -s --status; -q --quiet; --ignore-missing; -w --warn; --strict; -h --help; -v --version""",
+        escapes={"-c": _CHECK_LIST},
+    ) + DEFAULT.options,
+)
+# file(1): `-f`/`--files-from` reads the names to examine from a file (`-bfnames` in a bundle).
+FILE = Grammar(
+    "file",
+    options=_options(
+        """-0 --print0; -b --brief; -C --compile; -c --checking-printout; -d --debug; -E;
+        -e --exclude=; --exclude-quiet=; -F --separator=; -f --files-from=; -h --no-dereference;
+        -i --mime; --apple; --extension; --mime-type; --mime-encoding; -k --keep-going;
+        -L --dereference; -l --list; -m --magic-file=; -N --no-pad; -n --no-buffer;
+        -p --preserve-date; -P --parameter=; -r --raw; -s --special-files; -S --no-sandbox;
+        -v --version; -z --uncompress; -Z --uncompress-noreport; --help""",
+        escapes={"-f": _NAME_LIST},
+    ) + DEFAULT.options,
+)
+# xz (and unxz, xzcat, lzma): `--files[=FILE]` and `--files0[=FILE]` read the names to compress or
+# decompress from a file: `xz --files=list` wrote `/elsewhere/x.xz` beside the file the list named.
+# Its letters are left unknown (the dangerous options have none).
+XZ = Grammar(
+    "xz",
+    shorts_known=False,
+    options=_options("--files[=]; --files0[=]", escapes={"--files": _NAME_LIST, "--files0": _NAME_LIST})
+    + DEFAULT.options,
+)
+# GNU gettext's xgettext, msgcat, msgcomm: `-f`/`--files-from` (the input files, whose strings land
+# in the output). Letters unknown otherwise, so any bundle holding `f` is refused.
+GETTEXT = Grammar(
+    "gettext",
+    shorts_known=False,
+    options=_options("-f --files-from=", escapes={"-f": _NAME_LIST}) + DEFAULT.options,
+)
+# Universal Ctags: `-L FILE` reads the names of the source files from FILE (their lines land in `tags`),
+# `--options=FILE` more options from a file. And it reads every `./.ctags.d/*.ctags` of the working
+# directory by itself: a `-L/elsewhere/names` line there printed the lines of files outside. So it
+# always runs with `--options=NONE` first (no option file, no CTAGS variable); a ctags without it
+# (Exuberant) is a ConfigError.
+_OPTION_FILE = ("reads more options, with the names of the files to read, from a file, where no check sees "
+                "them (`-L/elsewhere/names` in it tagged the files outside)")
+CTAGS = Grammar(
+    "ctags",
+    shorts_known=False,
+    options=_options("-L=; --options=; --options-maybe=",
+                     escapes={"-L": _NAME_LIST, "--options": _OPTION_FILE, "--options-maybe": _OPTION_FILE})
+    + DEFAULT.options,
+    sandbox=("--options=NONE",), sandbox_probe=("--version",),
+)
+# curl: `-K`/`--config` reads more options from a file, which no check sees: a `url =
+# "file:///elsewhere/x"` line in a file of the root printed that file, `output = …` writes anywhere.
+# curl takes unique prefixes (`--conf`); letters are left unknown, so any bundle holding `K` goes.
+CURL = Grammar(
+    "curl",
+    shorts_known=False,
+    options=_options(
+        "-K --config=",
+        escapes={"-K": "reads more options, with the names of the files to read and write, from a file, where "
+                       "no check sees them (`url = \"file:///elsewhere/x\"` in it printed that file, `output = …` "
+                       "writes anywhere)"},
     ) + DEFAULT.options,
 )
 
@@ -276,6 +370,11 @@ LAUNCHERS = frozenset(
         "torsocks", "proxychains", "proxychains4", "chpst", "setuidgid", "softlimit", "envdir",
         "run-parts", "start-stop-daemon", "daemonize", "entr", "ssh-agent", "linux32", "linux64",
         "setarch", "tini", "dumb-init", "sshpass",
+        # coreutils' runcon, libcap's capsh, moreutils (ifne, pee, chronic, lckdo, mispipe),
+        # sandboxes and perf (`perf stat CMD`); GNU gettext's msgexec and msgfilter run their
+        # arguments for every message of a catalogue (`msgexec -i x.po sh -c …`).
+        "runcon", "capsh", "ifne", "pee", "chronic", "lckdo", "mispipe", "bwrap", "proot", "schroot",
+        "systemd-nspawn", "perf", "msgexec", "msgfilter",
     }
 )
 ENV = Grammar(
@@ -301,6 +400,28 @@ SED = Grammar(
 _AWK_SYSTEM = re.compile(r"system")
 _AWK_PIPE = re.compile(r"(?<!\|)\|(?!\|)")
 _AWK_REDIRECT = re.compile(r"print[\s\S]*>")
+_AWK_GETLINE_FILE = re.compile(r"getline[\s\S]*<")
+_AWK_ARGV = re.compile(r"ARGV")
+_AWK_INCLUDE = re.compile(r"@\s*(?:ns)?include")
+
+
+def awk_reads(text: str) -> str | None:
+    """Why an awk program text may open a file that no argument names, or None (every awk).
+
+    The program picks its input files itself: `ARGV[1] = "/elsewhere/x"` (also spelt
+    `"/else" "where/x"`, or computed) makes awk read that file next, and gawk's `--sandbox`
+    stops only names *added* to ARGV. No check of the arguments sees such a name, so any
+    program naming `ARGV` is refused (reading it too: `ARGV[1]` as text cannot be told apart).
+    gawk's `@include "file"` reads a source file (a file that is no program is printed in the
+    syntax error). awk has no `eval`: these words cannot be built at run time.
+    """
+    flat = text.replace("\\\r\n", "").replace("\\\n", "")
+    if _AWK_ARGV.search(flat):
+        return ("names `ARGV`: a program that changes it reads any file it names (`ARGV[1] = \"/elsewhere/x\"`); "
+                "name the files as arguments")
+    if _AWK_INCLUDE.search(flat):
+        return "has `@include`: it reads a source file the arguments do not name; name the files as arguments"
+    return None
 
 
 def awk_danger(text: str) -> str | None:
@@ -325,6 +446,19 @@ def awk_danger(text: str) -> str | None:
     return None
 
 
+def awk_reads_unsandboxed(text: str) -> str | None:
+    """`awk_reads`, and for an awk without `--sandbox` also `getline < file`: any `<` after a
+    `getline` (the file's name may be computed: `getline l < ("/else" "where/x")`)."""
+    reads = awk_reads(text)
+    if reads is not None:
+        return reads
+    flat = text.replace("\\\r\n", "").replace("\\\n", "")
+    if _AWK_GETLINE_FILE.search(flat):
+        return ("has a `<` after `getline`, which may read a file the arguments do not name "
+                "(`getline line < \"/elsewhere/x\"`); name the files as arguments")
+    return None
+
+
 _AWK_FILE = "reads the awk program from a file, where `system()` and pipes cannot be checked"
 # mawk, busybox awk, the one true awk: options from their manuals; every program text checked
 # (busybox's `-e PROGRAM` is left unknown on purpose, so its program is checked as text).
@@ -336,10 +470,11 @@ AWK_CHECKED = Grammar(
          "-E": _AWK_FILE},
     ),
     text_check=awk_danger,
+    escape_check=awk_reads_unsandboxed,
 )
 # gawk: --sandbox switches off system(), pipes, redirections and extensions.
 AWK = Grammar(
-    "awk", shorts_known=False, options=DEFAULT.options,
+    "awk", shorts_known=False, options=DEFAULT.options, escape_check=awk_reads,
     sandbox=("--sandbox",), sandbox_probe=("BEGIN { }",), unsandboxed=AWK_CHECKED,
 )
 
@@ -358,13 +493,14 @@ RSYNC = Grammar(
     "rsync",
     shorts_known=False,
     options=_options(
-        "-e --rsh=; --rsync-path=; --daemon; --config=",
+        "-e --rsh=; --rsync-path=; --daemon; --config=; -L --copy-links; -k --copy-dirlinks; --copy-unsafe-links",
         {
             "-e": "runs the given program as the remote shell",
             "--rsync-path": "runs the given program as rsync on the other side",
             "--daemon": "starts a daemon whose config file names commands to run (pre-xfer exec)",
             "--config": "names the daemon config file, whose `exec` lines run commands",
         },
+        follows={"-L": _DEREFERENCES, "-k": _DEREFERENCES, "--copy-unsafe-links": _DEREFERENCES},
     ) + DEFAULT.options,
 )
 
@@ -376,7 +512,12 @@ def _zip_danger(text: str) -> str | None:
     return None
 
 
-ZIP = Grammar("zip", shorts_known=False, options=DEFAULT.options, text_check=_zip_danger)
+# zip -r stores the files its links lead to (`-y`/`--symlinks` stores the links themselves).
+ZIP = Grammar(
+    "zip", shorts_known=False, text_check=_zip_danger, follows_unless=("-y", "--symlinks"),
+    options=_options("-r --recurse-paths; -R --recurse-patterns",
+                     follows={"-r": _DEREFERENCES, "-R": _DEREFERENCES}) + DEFAULT.options,
+)
 
 # Info-ZIP unzip: `-:` keeps `../` in member names (without it unzip skips them), so `unzip -: a.zip`
 # wrote `../elsewhere/x`. Its letters are unknown otherwise: `-o:`, `-:q` bundles hold it too.
@@ -385,7 +526,19 @@ UNZIP = Grammar(
     shorts_known=False,
     options=_options("-:", escapes={"-:": "extracts members at the `../` names written in the archive, "
                                           "wherever they point (without it unzip skips `../`)"}) + DEFAULT.options,
+    follows=_EXTRACTS, follows_unless=("-l", "-v", "-t", "-Z", "-p", "-c", "-z"),  # listing, testing, stdout
 )
+# GNU cp -L, chown/chgrp -L (with -R), grep -R: links met on the way are followed.
+# GNU diff -r follows links to folders (`--no-dereference` keeps them links); ls -L (with -R) lists
+# what they lead to.
+DIFF = Grammar("diff", shorts_known=False, follows_unless=("--no-dereference",),
+               options=_options("-r --recursive", follows={"-r": _DEREFERENCES}) + DEFAULT.options)
+LS = Grammar("ls", shorts_known=False,
+             options=_options("-L --dereference", follows={"-L": _DEREFERENCES}) + DEFAULT.options)
+CP = Grammar("cp", shorts_known=False,
+             options=_options("-L --dereference", follows={"-L": _DEREFERENCES}) + DEFAULT.options)
+GREP = Grammar("grep", shorts_known=False,
+               options=_options("-R --dereference-recursive", follows={"-R": _DEREFERENCES}) + DEFAULT.options)
 
 # GNU split: `--filter=CMD` pipes each chunk into `sh -c CMD`. (Not in the common list:
 # `docker ps --filter`, `rsync --filter` are harmless and common.)
@@ -442,18 +595,74 @@ SSH = Grammar(
     text_check=_ssh_danger,
 )
 
+# sqlite3's shell: `.shell`/`.system` run commands, `edit()` runs an editor, `readfile()`/`writefile()`,
+# `.output`, `.read`, `.import`, ATTACH and VACUUM INTO read and write any file, from the SQL and dot
+# commands in its arguments (`-cmd`, the statements). Its `-safe` mode refuses all of them; it is put
+# first, and `-nonce` (the escape from safe mode for one command) and `-init FILE` (read before safe
+# mode starts: a `.shell` line in it ran) are refused. A sqlite3 without
+# `-safe` (before 3.37) is a ConfigError. Its options are whole words, with one or two dashes.
+SQLITE = Grammar(
+    "sqlite3",
+    shorts_known=False,
+    abbreviations=False,
+    options=_options(
+        "-nonce=; --nonce=; -unsafe-testing; --unsafe-testing; -init=; --init=",
+        {**{name: "lets the next dot command or SQL out of `-safe` mode (`.shell`, `readfile()`)"
+            for name in ("-nonce", "--nonce", "-unsafe-testing", "--unsafe-testing")},
+         **{name: "runs the commands of a file before `-safe` mode takes effect (`.shell` in it ran)"
+            for name in ("-init", "--init")}},
+    ),
+    sandbox=("-safe",), sandbox_probe=(":memory:", "select 1"),
+)
+
+# psql's meta-commands run programs (`\!`, `\copy … to program`, `\o |cmd`, `\g |cmd`, backticks in
+# any meta-command's arguments) and read or write client files (`\i`, `\lo_import`, `\copy … from
+# '/x'`, `\o file`, `\w`). A psql argument may hold one plain describing meta-command (`\dt`,
+# `\d+ users`, `\l`) but no other backslash, no backtick with one, and no `|` output target
+# (`-o |cmd`); `-f`/`--file` (a script file) is refused.
+_PSQL_SAFE_META = re.compile(r"\s*\\(?:d[A-Za-z]*\+?|l\+?|list\+?|conninfo|x|timing|encoding)(?:\s[^\\`|]*)?\s*")
+_PSQL_PIPE = re.compile(r"^(?:\s*\||-[A-Za-z]*o\s*\||--o[a-z-]*=\s*\|)")
+
+
+def _psql_danger(text: str) -> str | None:
+    """Why a psql argument may run a program or touch a client file, or None."""
+    if _PSQL_PIPE.search(text):
+        return "sends the output to a command (`|cmd`)"
+    if "\\" in text and not _PSQL_SAFE_META.fullmatch(text):
+        return ("holds a psql meta-command other than one plain describing command (`\\dt`, `\\d+ t`, `\\l`): "
+                "`\\!`, `\\copy … program`, `\\o |cmd` and backticks run programs, `\\i`, `\\lo_import` and "
+                "`\\copy` read client files")
+    return None
+
+
+PSQL = Grammar(
+    "psql",
+    shorts_known=False,
+    options=_options("-f --file=", {"-f": "reads a script whose meta-commands (`\\!`) run programs"})
+    + DEFAULT.options,
+    text_check=_psql_danger,
+)
+
 _BY_NAME = {
     "tar": TAR, "gtar": TAR, "git": GIT, "sort": SORT, "find": FIND, "env": ENV,
     "sed": SED, "gsed": SED, "awk": AWK, "gawk": AWK, "mawk": AWK, "nawk": AWK,
     "original-awk": AWK, "busybox": LAUNCHER, "rsync": RSYNC, "zip": ZIP, "unzip": UNZIP, "wget": WGET,
     "split": SPLIT, "gsplit": SPLIT, "wc": WC, "du": DU, "ssh": SSH, "scp": SSH, "sftp": SSH, "slogin": SSH,
+    **{name: CHECKSUMS for name in ("md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum",
+                                    "b2sum", "cksum")},
+    "shasum": SHASUM, "file": FILE, "curl": CURL, "ctags": CTAGS, "ctags-universal": CTAGS,
+    "cp": CP, "chown": CP, "chgrp": CP, "diff": DIFF, "ls": LS,
+    "grep": GREP, "egrep": GREP, "fgrep": GREP, "rgrep": GREP, "sqlite3": SQLITE, "psql": PSQL,
+    **{name: XZ for name in ("xz", "unxz", "xzcat", "lzma", "unlzma", "lzcat")},
+    **{name: GETTEXT for name in ("xgettext", "msgcat", "msgcomm")},
     **{name: LAUNCHER for name in LAUNCHERS},
     **{name: RESPONSE_FILES for name in _RESPONSE_NAMES},
 }
 _DECLARED = {
     "tar": TAR, "git": GIT, "sort": SORT, "find": FIND, "default": DEFAULT, "env": ENV,
     "launcher": LAUNCHER, "sed": SED, "awk": AWK, "response-files": RESPONSE_FILES,
-    "rsync": RSYNC, "zip": ZIP, "wget": WGET, "ssh": SSH, "split": SPLIT,
+    "rsync": RSYNC, "zip": ZIP, "wget": WGET, "ssh": SSH, "split": SPLIT, "checksums": CHECKSUMS,
+    "shasum": SHASUM, "file": FILE, "xz": XZ, "gettext": GETTEXT, "ctags": CTAGS, "curl": CURL,
 }
 
 

@@ -44,12 +44,13 @@ class CommandRule(BaseModel):
     )
     grammar: Literal[
         "git", "tar", "sort", "find", "env", "launcher", "sed", "awk", "response-files", "rsync",
-        "zip", "wget", "ssh", "split", "default",
+        "zip", "wget", "ssh", "split", "checksums", "shasum", "file", "xz", "gettext", "ctags", "curl",
+        "default",
     ] | None = Field(
         default=None,
         description="How the program reads its options; default: from the binary's name "
         "(git, tar, sort, find, env, sed, awk, launchers such as xargs and timeout, gcc and "
-        "binutils), else the conservative default.",
+        "binutils, md5sum/sha*sum/b2sum/cksum, file, xz, curl, ...), else the conservative default.",
     )
     max_args: int = Field(default=32, ge=0, le=4096)
     confine_paths: bool | None = Field(

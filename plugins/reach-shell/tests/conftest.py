@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from reach_shell import RunCommand, ShellSettings
+from shell_attack import SECRET
 
 
 @pytest.fixture
@@ -18,6 +19,16 @@ def root(tmp_path: Path) -> Path:
     (work / "b.txt").write_text("beta\n")
     (work / "sub").mkdir()
     return work.resolve()
+
+
+@pytest.fixture
+def outside(tmp_path: Path, root: Path) -> Path:
+    """A folder beside the root (`<tmp>/outside`) holding `secret.txt` (`SECRET`): where an escape
+    lands or what it reads. A module adds its own files by a fixture of the same name asking for it."""
+    where = tmp_path / "outside"
+    where.mkdir()
+    (where / "secret.txt").write_text(SECRET + "\n")
+    return where
 
 
 @pytest.fixture

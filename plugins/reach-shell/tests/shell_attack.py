@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 import subprocess
+import tarfile
 from pathlib import Path
 
 GIT = shutil.which("git") or "/usr/bin/git"
+#: What the `outside` fixture (conftest.py) writes in `outside/secret.txt`, beside the root.
+SECRET = "TOP-SECRET-7f3a"
 TAR = shutil.which("tar") or "/usr/bin/tar"
 
 _SETUP_ENV = {
@@ -73,3 +77,28 @@ def make_archive(root: Path, gz: bool = False) -> str:
 def exists(path: Path) -> bool:
     """`path.exists()` outside the async tests (a blocking call is fine here, and ruff knows it)."""
     return path.exists()
+
+
+def lexists(path: Path) -> bool:
+    """The name is there, even as a dangling link (sync: the async tests call it)."""
+    return os.path.lexists(path)
+
+
+def tar_archive(
+    path: Path, members: list[tuple[str, str | None, bytes]], hard_links: dict[str, str] | None = None
+) -> None:
+    """A GNU tar archive at `path`: (name, symlink target or None, data) members, then
+    `hard_links` members (name -> the member it links to)."""
+    with tarfile.open(path, "w", format=tarfile.GNU_FORMAT) as tar:
+        for name, target, data in members:
+            info = tarfile.TarInfo(name)
+            if target is not None:
+                info.type, info.linkname = tarfile.SYMTYPE, target
+                tar.addfile(info)
+            else:
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+        for name, target in (hard_links or {}).items():
+            info = tarfile.TarInfo(name)
+            info.type, info.linkname = tarfile.LNKTYPE, target
+            tar.addfile(info)

@@ -15,11 +15,9 @@ from pathlib import Path
 
 import pytest
 from reach_shell import RunCommand, ShellSettings
-from shell_attack import TAR, make_repo, snapshot
+from shell_attack import SECRET, TAR, make_repo, snapshot
 
 from reach_core import InvalidArguments
-
-SECRET = "TOPSECRET-chdir"
 
 # (cwd, links to make as (name, target), command, args); the secret is at <tmp>/outside/secret.txt
 ATTACKS = [
@@ -39,10 +37,9 @@ ATTACKS = [
 
 
 @pytest.fixture
-def outside(tmp_path: Path, root: Path) -> Path:
-    where = tmp_path / "outside"
-    where.mkdir()
-    (where / "secret.txt").write_text(SECRET + "\n")
+def outside(outside: Path, root: Path) -> Path:
+    """conftest's folder (with `secret.txt`), and `a.txt` in `sub` and `sub/deep` of the root."""
+    where = outside
     (root / "sub" / "deep").mkdir()
     for folder in (root / "sub", root / "sub" / "deep"):
         (folder / "a.txt").write_text("alpha\n")

@@ -40,9 +40,9 @@ def _patches(outside: Path) -> dict[str, str]:
 
 
 @pytest.fixture
-def outside(tmp_path: Path, root: Path) -> Path:
-    where = tmp_path / "outside"
-    where.mkdir()
+def outside(outside: Path, root: Path) -> Path:
+    """conftest's folder with a `victim.txt` the patches aim at, and a repository in the root."""
+    where = outside
     (where / "victim.txt").write_text("keep\n")
     make_repo(root)
     return where

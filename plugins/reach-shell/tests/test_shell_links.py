@@ -19,36 +19,16 @@ from pathlib import Path
 
 import pytest
 from reach_shell.links import sweep_way_outs
-from shell_attack import snapshot
+from shell_attack import lexists, snapshot, tar_archive
 
 from reach_core import InvalidArguments
 
 
 @pytest.fixture
-def outside(tmp_path: Path) -> Path:
-    out = tmp_path / "outside"
-    out.mkdir()
-    (out / "victim.txt").write_text("keep\n")
-    return out
-
-
-def _archive(path: Path, members: list[tuple[str, str | None, bytes]]) -> None:
-    """(name, link target or None, data) -> a GNU tar archive at `path`."""
-    with tarfile.open(path, "w", format=tarfile.GNU_FORMAT) as tar:
-        for name, target, data in members:
-            info = tarfile.TarInfo(name)
-            if target is not None:
-                info.type = tarfile.SYMTYPE
-                info.linkname = target
-                tar.addfile(info)
-            else:
-                info.size = len(data)
-                tar.addfile(info, io.BytesIO(data))
-
-
-def lexists(path: Path) -> bool:
-    """The name is there, even as a dangling link (sync: the async tests call it)."""
-    return os.path.lexists(path)
+def outside(outside: Path) -> Path:
+    """conftest's folder beside the root, with a `victim.txt` the links aim at."""
+    (outside / "victim.txt").write_text("keep\n")
+    return outside
 
 
 def links_leading_out(root: Path) -> list[Path]:
@@ -85,8 +65,8 @@ async def test_a_link_leading_out_extracted_by_one_call_is_gone_before_the_next(
     target = _targets(root, outside)[spelling]
     if spelling in {"relative", "dot-slash", "parent-of-root"}:  # relative to the link's own folder
         target = "../" * name.count("/") + target
-    _archive(root / "one.tar", [(name, target, b"")])
-    _archive(root / "two.tar", [(f"{name}/x.txt", None, b"pwned\n"), (f"{name}/victim.txt", None, b"pwned\n")])
+    tar_archive(root / "one.tar", [(name, target, b"")])
+    tar_archive(root / "two.tar", [(f"{name}/x.txt", None, b"pwned\n"), (f"{name}/victim.txt", None, b"pwned\n")])
     before = snapshot(tmp_path, root)
     run = make_tool(tar=TAR)
     first = await run.execute({"command": "tar", "args": ["-xf", "one.tar"]})
@@ -123,7 +103,7 @@ async def test_link_shapes_that_lead_out_are_removed(make_tool,
             link.type, link.linkname = tarfile.SYMTYPE, "../.."
             tar.addfile(link)
     else:
-        _archive(root / "one.tar", members)
+        tar_archive(root / "one.tar", members)
     out = await make_tool(tar=TAR).execute({"command": "tar", "args": ["-xf", "one.tar"]})
     assert out["exit_code"] == 0, out["stderr"]
     assert out["removed"], out
@@ -144,7 +124,7 @@ async def test_link_shapes_that_lead_out_are_removed(make_tool,
 async def test_writes_by_other_programs_through_a_removed_link_stay_inside(make_tool,
     root: Path, tmp_path: Path, outside: Path, second: list
 ) -> None:
-    _archive(root / "one.tar", [("file-link", str(outside / "victim.txt"), b""), ("esc", str(outside), b"")])
+    tar_archive(root / "one.tar", [("file-link", str(outside / "victim.txt"), b""), ("esc", str(outside), b"")])
     before = snapshot(tmp_path, root)
     run = make_tool(tar=TAR, cp={}, sort={})
     first = await run.execute({"command": "tar", "args": ["-xf", "one.tar"]})
@@ -177,7 +157,7 @@ async def test_ln_whose_target_reads_inside_from_the_working_directory_but_not_f
 
 async def test_links_that_stay_inside_are_kept(make_tool, root: Path) -> None:
     (root / "d").mkdir()
-    _archive(root / "one.tar", [("alias", "a.txt", b""), ("d/up", "../sub", b""), ("self", ".", b""),
+    tar_archive(root / "one.tar", [("alias", "a.txt", b""), ("d/up", "../sub", b""), ("self", ".", b""),
                                 ("abs-inside", str(root / "b.txt"), b"")])
     out = await make_tool(tar=TAR).execute({"command": "tar", "args": ["-xf", "one.tar"]})
     assert out["exit_code"] == 0, out["stderr"]
@@ -192,8 +172,9 @@ async def test_links_there_before_the_call_are_a_deployments_and_kept(make_tool,
     (root / "deep").mkdir()
     (root / "deep" / "old").symlink_to("../../" + outside.name)
     await asyncio.sleep(1.1)  # the call's window starts a second early (ctime granularity)
-    _archive(root / "one.tar", [("new.txt", None, b"new\n")])
-    out = await make_tool(tar=TAR).execute({"command": "tar", "args": ["-xf", "one.tar"]})
+    (root / "new.txt").write_text("new\n")
+    # (extracting is refused while such links are there: test_shell_links_followed.py)
+    out = await make_tool(tar={}).execute({"command": "tar", "args": ["-cf", "one.tar", "new.txt"]})
     assert out["exit_code"] == 0 and "removed" not in out
     assert (root / "shared").is_symlink() and (root / "deep" / "old").is_symlink()
 
@@ -209,7 +190,7 @@ def test_the_sweep_leaves_links_older_than_the_call(root: Path, outside: Path) -
 
 async def test_an_unconfined_command_keeps_its_links(make_tool, root: Path, outside: Path) -> None:
     """`confine_paths = false` lets a command name any file: its links are its deployer's choice."""
-    _archive(root / "one.tar", [("esc", str(outside), b"")])
+    tar_archive(root / "one.tar", [("esc", str(outside), b"")])
     out = await make_tool(tar=TAR, confine_paths=False).execute({"command": "tar", "args": ["-xf", "one.tar"]})
     assert "removed" not in out
     assert (root / "esc").is_symlink()
@@ -217,7 +198,7 @@ async def test_an_unconfined_command_keeps_its_links(make_tool, root: Path, outs
 
 async def test_a_failed_or_timed_out_call_is_swept_too(make_tool, root: Path, tmp_path: Path, outside: Path) -> None:
     """tar stops on a damaged member after restoring the link: the call fails, the link goes."""
-    _archive(root / "one.tar", [("esc", str(outside), b""), ("x.txt", None, b"data\n")])
+    tar_archive(root / "one.tar", [("esc", str(outside), b""), ("x.txt", None, b"data\n")])
     data = (root / "one.tar").read_bytes()
     (root / "one.tar").write_bytes(data[:1024 + 100])  # cut inside the second member
     out = await make_tool(tar=TAR).execute({"command": "tar", "args": ["-xf", "one.tar"]})
@@ -274,8 +255,8 @@ async def test_one_turns_calls_cannot_race_the_sweep(make_tool, root: Path, tmp_
     starts after the first's sweep, whatever the per-turn limit."""
     from reach_core import Reach
 
-    _archive(root / "one.tar", [("esc", str(outside), b"")])
-    _archive(root / "two.tar", [("esc/x.txt", None, b"pwned\n")])
+    tar_archive(root / "one.tar", [("esc", str(outside), b"")])
+    tar_archive(root / "two.tar", [("esc/x.txt", None, b"pwned\n")])
     before = snapshot(tmp_path, root)
     reach = Reach({"reach": {"data_dir": str(tmp_path / "data")}, "agents": {"ops": {"auto_tier": "dangerous"}}})
     reach.register(make_tool(tar=TAR))

@@ -12,28 +12,13 @@ it (a deployment's own link, made outside reach's calls).
 from __future__ import annotations
 
 import asyncio
-import io
-import os
-import tarfile
 from pathlib import Path
 
 import pytest
 from reach_shell import RunCommand, ShellSettings
-from shell_attack import snapshot
+from shell_attack import lexists, snapshot, tar_archive
 
 COMMANDS = {"mkdir": {}, "ln": {}, "mv": {}, "tar": {"allow_options": ["-x", "-f"]}}
-
-
-def _archive(path: Path, member: str) -> None:
-    with tarfile.open(path, "w", format=tarfile.GNU_FORMAT) as tar:
-        info = tarfile.TarInfo(member)
-        info.size = 6
-        tar.addfile(info, io.BytesIO(b"pwned\n"))
-
-
-def _lexists(path: Path) -> bool:
-    """The name is there, even as a dangling link (sync: the async tests call it)."""
-    return os.path.lexists(path)
 
 
 async def _run(tool: RunCommand, command: str, *args: str, cwd: str | None = None) -> dict[str, object]:
@@ -97,8 +82,8 @@ async def test_a_link_that_comes_to_lead_out_is_removed(
     for command, args, cwd in turn:
         removed += list((await _run(tool, command, *args, cwd=cwd)).get("removed", []))  # type: ignore[call-overload]
     assert [r.split(" -> ")[0] for r in removed] == [link]
-    assert not _lexists(root / link)
-    _archive(root / "e.tar", f"{link}/escaped.txt")
+    assert not lexists(root / link)
+    tar_archive(root / "e.tar", [(f"{link}/escaped.txt", None, b"pwned\n")])
     before = snapshot(tmp_path, root)
     await tool.execute({"command": "tar", "args": ["-xf", "e.tar"]})
     assert snapshot(tmp_path, root) == before

@@ -15,19 +15,9 @@ from typing import Any
 
 import pytest
 from reach_shell import RunCommand, ShellSettings
-from shell_attack import make_archive, make_repo, snapshot
+from shell_attack import SECRET, make_archive, make_repo, snapshot
 
 from reach_core import InvalidArguments, Reach
-
-SECRET = "TOP-SECRET-7f3a"
-
-
-@pytest.fixture
-def outside(root: Path) -> Path:
-    place = root.parent / "outside"
-    place.mkdir()
-    (place / "secret.txt").write_text(SECRET + "\n")
-    return place
 
 
 def tool(root: Path, **extra: Any) -> RunCommand:

@@ -12,17 +12,14 @@ through /proc (also by a link, `/dev/fd`) is outside the root, in the check and 
 
 from __future__ import annotations
 
-import os
-import tarfile
 from pathlib import Path
 
 import pytest
 from reach_shell import RunCommand, ShellSettings
-from shell_attack import snapshot
+from shell_attack import SECRET, lexists, snapshot, tar_archive
 
 from reach_core import InvalidArguments
 
-SECRET = "TOPSECRET-proc"
 COMMANDS = {"cat": {}, "head": {}, "sort": {}, "ln": {}, "tar": {}, "cp": {}}
 
 # The program runs in the root; reach in `root/sub`: `/proc/self/cwd/..` is the root to reach,
@@ -53,18 +50,10 @@ LINK_TARGETS = [
 
 
 @pytest.fixture
-def inside_root(root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """reach started in a folder of the root; a secret beside the root."""
-    outside = tmp_path / "outside"
-    outside.mkdir()
-    (outside / "secret.txt").write_text(SECRET + "\n")
+def inside_root(root: Path, outside: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """reach started in a folder of the root; conftest's secret beside the root."""
     monkeypatch.chdir(root / "sub")
     return outside
-
-
-def _lexists(path: Path) -> bool:
-    """The name is there, even as a dangling link (sync: the async tests call it)."""
-    return os.path.lexists(path)
 
 
 def _copied_in(root: Path) -> list[str]:
@@ -85,18 +74,14 @@ async def test_paths_through_proc_self_are_outside_the_root(
     assert SECRET not in str(content)
     assert snapshot(tmp_path, root) == before
     assert _copied_in(root) == []
-    assert not _lexists(root / "pc")
+    assert not lexists(root / "pc")
 
 
 @pytest.mark.parametrize("target", LINK_TARGETS)
 async def test_a_link_through_proc_self_is_removed(
     root: Path, tmp_path: Path, inside_root: Path, target: str
 ) -> None:
-    with tarfile.open(root / "l.tar", "w", format=tarfile.GNU_FORMAT) as tar:
-        info = tarfile.TarInfo("pc")
-        info.type = tarfile.SYMTYPE
-        info.linkname = target
-        tar.addfile(info)
+    tar_archive(root / "l.tar", [("pc", target, b"")])
     tool = RunCommand(ShellSettings(root=root, commands=COMMANDS))
     first = await tool.execute({"command": "tar", "args": ["-xf", "l.tar"]})
     assert first.get("removed") == [f"pc -> {target}"]

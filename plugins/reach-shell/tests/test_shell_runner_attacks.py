@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -89,6 +90,15 @@ def _launcher_attacks(mark: str) -> list[tuple[str, list[str]]]:
         ("script", ["-q", "-c", f"touch {mark}", "/dev/null"]),
         ("time", touch),
         ("strace", ["-o", "/dev/null", *touch]),
+        # GNU gettext runs its arguments for every message of a catalogue (x.po in the root)
+        ("msgexec", ["-i", "x.po", *touch]),
+        ("msgexec", ["-ix.po", "sh", "-c", f"touch {mark}"]),
+        ("msgexec", ["--input=x.po", "--", *touch]),
+        ("msgexec", ["--in", "x.po", "/usr/bin/touch", mark]),
+        ("msgfilter", ["-i", "x.po", "sh", "-c", f"touch {mark}; cat"]),
+        ("msgfilter", ["--input=x.po", "-o", "out.po", "sh", "-c", f"touch {mark}; cat"]),
+        ("msgfilter", ["-ix.po", "--keep-header", "sh", "-c", f"touch {mark}; cat"]),
+        ("runcon", ["-t", "unconfined_t", *touch]),
     ]
 
 
@@ -97,8 +107,18 @@ async def test_a_launcher_never_runs_a_program_from_its_arguments(root: Path, ma
     command, args = _launcher_attacks(str(mark))[index]
     if shutil.which(command, path="/usr/local/bin:/usr/bin:/bin") is None:
         pytest.fail(f"{command} is not installed on this machine")
+    (root / "x.po").write_text('msgid "a"\nmsgstr "b"\n')
     refused = await _refused(_tool(root, **{command: {}}), command, args, mark)
     assert refused.field.startswith("args")
+
+
+@pytest.mark.parametrize("command", ["msgexec", "msgfilter"])
+def test_gettext_runners_run_their_arguments_without_reach(root: Path, mark: Path, command: str) -> None:
+    """Control: msgexec and msgfilter really run the command they are given."""
+    (root / "x.po").write_text('msgid "a"\nmsgstr "b"\n')
+    subprocess.run([command, "-i", "x.po", "sh", "-c", f"touch {mark}; cat"], cwd=root, capture_output=True,
+                   check=False, env={"PATH": "/usr/bin:/bin"})
+    assert mark.exists()
 
 
 async def test_a_launcher_under_another_name_is_still_a_launcher(root: Path, tmp_path: Path, mark: Path) -> None:

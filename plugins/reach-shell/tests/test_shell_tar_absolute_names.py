@@ -10,14 +10,12 @@ spelling tar accepts, whatever the allow-list says. A command with
 
 from __future__ import annotations
 
-import io
 import subprocess
-import tarfile
 from pathlib import Path
 
 import pytest
 from reach_shell import RunCommand, ShellSettings
-from shell_attack import TAR, make_archive, snapshot
+from shell_attack import TAR, make_archive, snapshot, tar_archive
 
 from reach_core import InvalidArguments
 
@@ -32,18 +30,14 @@ SPELLINGS = [
 
 def _evil(root: Path, outside: Path) -> None:
     """An archive whose members name paths outside: absolute, and climbing from the root."""
-    with tarfile.open(root / "evil.tar", "w", format=tarfile.GNU_FORMAT) as tar:
-        for name in (f"{outside}/absolute.txt", f"../{outside.name}/climbing.txt"):
-            data = b"pwned\n"
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
+    tar_archive(root / "evil.tar", [(name, None, b"pwned\n")
+                                    for name in (f"{outside}/absolute.txt", f"../{outside.name}/climbing.txt")])
 
 
 @pytest.fixture
-def outside(tmp_path: Path, root: Path) -> Path:
-    where = tmp_path / "outside"
-    where.mkdir()
+def outside(outside: Path, root: Path) -> Path:
+    """conftest's folder, and `evil.tar` in the root naming it (absolute and climbing)."""
+    where = outside
     _evil(root, where)
     return where
 

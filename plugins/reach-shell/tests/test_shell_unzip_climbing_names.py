@@ -27,9 +27,9 @@ MEMBERS = ["../outside/climb.txt", "sub/../../outside/climb.txt", "./../outside/
 
 
 @pytest.fixture
-def outside(tmp_path: Path, root: Path) -> Path:
-    where = tmp_path / "outside"
-    where.mkdir()
+def outside(outside: Path, root: Path) -> Path:
+    """conftest's folder, and `evil.zip` in the root with members climbing to it."""
+    where = outside
     with zipfile.ZipFile(root / "evil.zip", "w") as archive:
         for member in MEMBERS:
             archive.writestr(member, "pwned\n")
