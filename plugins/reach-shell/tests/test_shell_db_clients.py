@@ -130,7 +130,10 @@ async def test_psql_meta_commands_that_run_programs_or_read_files_are_refused(
 def _pg_url() -> str:
     url = os.environ.get("REACH_TEST_POSTGRES_READ_URL", "")
     if not url:
-        pytest.skip("REACH_TEST_POSTGRES_READ_URL is not set (source /work/services.env)")
+        reason = "REACH_TEST_POSTGRES_READ_URL is not set (bash scripts/start-postgres.sh prints it)"
+        if os.environ.get("REACH_REQUIRE_SERVICES") == "1":
+            pytest.fail(reason + " (REACH_REQUIRE_SERVICES=1 forbids skipping)")
+        pytest.skip(reason)
     return url.replace("postgresql+psycopg://", "postgresql://")
 
 
