@@ -309,6 +309,10 @@ class ListDir(_FilesConnector):
 
     def run(self, params: dict[str, Any], ctx: Any) -> Any:
         loc = self._locate(params.get("path") or ".")
+        if not self.settings.allow_secret_files and (
+                secret_store(loc.via, reading=True, file=False)
+                or secret_store(loc.parts, reading=True, file=False, above=_above(loc.root))):
+            raise InvalidArguments("path", message=_secret_message(loc, "list_dir"))
         most = self.settings.max_search_entries
         deadline = None  # worked out when a folder is big enough to need it
         stopped = None
@@ -404,8 +408,11 @@ class SearchFiles(_FilesConnector):
         skipped: list[str] = []
         secrets_skipped = 0
         guard = needle is not None and not self.settings.allow_secret_files
-        base_secret = guard and (secret_store(loc.via, reading=True, file=False)
-                                 or secret_store(loc.parts, reading=True, file=False))
+        hide = not self.settings.allow_secret_files  # a secret folder's names are not listed either
+        above = _above(loc.root)
+        base_secret = hide and (secret_store(loc.via, reading=True, file=False)
+                                or secret_store(loc.parts, reading=True, file=False, above=above))
+        names_hidden = 0
 
         def enter(states: frozenset[int], name: str) -> frozenset[int] | None:
             nxt = glob.step(states, name)
@@ -421,7 +428,7 @@ class SearchFiles(_FilesConnector):
                     continue  # reach's own state: never searched
                 matches = glob.file_predicate(folder.state)
                 path_parts = (*loc.parts, *folder.rel.split("/")[:-1])
-                in_secret = guard and (base_secret or secret_store(path_parts, reading=True, file=False))
+                in_secret = hide and (base_secret or secret_store(path_parts, reading=True, file=False, above=above))
                 for index, name in enumerate(folder.files):
                     # one huge folder: its names are matched here, after the listing's own clock checks
                     if index & 63 == 63 and not budget.check_clock():
@@ -435,6 +442,9 @@ class SearchFiles(_FilesConnector):
                         stopped = f"stopped after looking at {self.settings.max_search_files} files"
                         break
                     if needle is None:
+                        if in_secret:
+                            names_hidden += 1  # inside a secret folder: the names are its secrets too
+                            continue
                         try:
                             st = os.stat(name, dir_fd=folder.fd, follow_symlinks=False)
                         except OSError:
@@ -445,7 +455,7 @@ class SearchFiles(_FilesConnector):
                         if time.monotonic() >= budget.deadline:  # reading files is the slow part of a text search
                             budget.stopped = budget.out_of_time()
                             break
-                        if guard and (in_secret or secret_store((*path_parts[-1:], name), reading=True)):
+                        if guard and (in_secret or secret_store((*path_parts, name), reading=True, above=above)):
                             secrets_skipped += 1  # never opened: its lines are the secrets
                             continue
                         shown = _shown_name(prefix + folder.rel + name)
@@ -474,6 +484,10 @@ class SearchFiles(_FilesConnector):
             out["note"] = (out.get("note", "") + " " + (
                 f"[{secrets_skipped} secret file(s) (.env, credentials, private keys) not searched; "
                 "[plugins.reach-files] allow_secret_files opens them]")).strip()
+        if names_hidden:
+            out["note"] = (out.get("note", "") + " " + (
+                f"[{names_hidden} file(s) inside secret folders (.gnupg, .aws, .password-store, .env.d ...) not "
+                "listed: their names are secrets too; [plugins.reach-files] allow_secret_files opens them]")).strip()
         return out
 
     def _grep(self, dfd: int, name: str, shown: str, needle: str, ignore_case: bool,
@@ -632,7 +646,8 @@ class WriteFile(_FilesConnector):
                 "secrets or code run on entering the folder, so write_file refuses it unless the operator sets "
                 "[plugins.reach-files] allow_env_writes = true (or allow_secret_files = true). "
                 "Write the file elsewhere."))
-        if not s.allow_secret_files and any(secret_store(n, reading=False, env=False) for n in (loc.via, loc.parts)):
+        if not s.allow_secret_files and (secret_store(loc.via, reading=False, env=False)
+                                         or secret_store(loc.parts, reading=False, env=False, above=_above(loc.root))):
             raise InvalidArguments("path", message=_secret_message(loc, "write_file"))
         if "*" not in s.allow_autorun_writes:
             places = [autorun_place(loc.via), autorun_place(loc.parts)]
@@ -749,8 +764,13 @@ def _refuse_secret(loc: Located, settings: FilesSettings, tool: str) -> None:
     """Secret stores (``protect.secret_store``) are not read: their content is the secrets.
     Both the path as given and the path its symlinks lead to are looked at."""
     if not settings.allow_secret_files and (secret_store(loc.via, reading=True)
-                                            or secret_store(loc.parts, reading=True)):
+                                            or secret_store(loc.parts, reading=True, above=_above(loc.root))):
         raise InvalidArguments("path", message=_secret_message(loc, tool))
+
+
+def _above(root: str) -> tuple[str, ...]:
+    """The folders of a root's own path (`protect.secret_store`'s ``above``): a root may lie inside a store."""
+    return tuple(p for p in root.split("/") if p)
 
 
 def _key_named(loc: Located) -> bool:
@@ -760,7 +780,9 @@ def _key_named(loc: Located) -> bool:
 
 def _secret_message(loc: Located, tool: str) -> str:
     return (f"`{loc.shown}` is a secret store (.env, .envrc, .env.*, NAME.env, .netrc, .pgpass, .git-credentials, "
-            ".aws/credentials or a private key such as id_rsa, a *.key holding text, a *.pem to write, or any "
+            "a credential file of a common tool such as pip.conf, .npmrc or .m2/settings.xml, a folder such as "
+            ".aws, .gnupg or .password-store, a shell history, a private key such as id_rsa, a *.key holding "
+            "text, a *.pem to write, a key store such as *.p12 or *.kdbx, or any "
             "file holding a -----BEGIN ... PRIVATE KEY----- block, in any spelling or through a link) "
             f"or lies inside one; {tool} refuses it so that its secrets do not reach the model, unless the "
             "operator sets [plugins.reach-files] allow_secret_files = true. Templates such as .env.example "
