@@ -317,11 +317,15 @@ class ListDir(_FilesConnector):
         deadline = None  # worked out when a folder is big enough to need it
         stopped = None
         entries: list[dict[str, Any]] = []
-        hidden = self.jail.hidden[loc.root]
+        state = self.jail.state_ids()
         base = os.path.join(loc.root, *loc.parts)
         with self.jail.open_dir(loc) as fd, os.scandir(fd) as it:
             for entry in it:
-                if hidden and self.jail.is_hidden(loc.root, os.path.join(base, entry.name)):
+                try:
+                    st = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue  # removed while listing
+                if self.jail.is_state_entry(loc.root, os.path.join(base, entry.name), st, state):
                     continue  # reach's own state is not shown either
                 if len(entries) >= most:
                     stopped = f"stopped after looking at {most} folder entries"
@@ -331,10 +335,6 @@ class ListDir(_FilesConnector):
                     if time.monotonic() >= deadline:
                         stopped = f"stopped at the time limit after looking at {len(entries)} entries"
                         break
-                try:
-                    st = entry.stat(follow_symlinks=False)
-                except OSError:
-                    continue  # removed while listing
                 if stat.S_ISLNK(st.st_mode):
                     kind = "symlink"
                 elif stat.S_ISDIR(st.st_mode):
@@ -421,10 +421,14 @@ class SearchFiles(_FilesConnector):
         with self.jail.open_dir(loc) as top, closing(
             walk(top, glob.start(), enter, budget, self.settings.max_search_depth, skipped)
         ) as folders:
-            hidden = self.jail.hidden[loc.root]
+            state = self.jail.state_ids()
             base = os.path.join(loc.root, *loc.parts)
+            pruned: tuple[str, ...] = ()  # folders that are reach's state: nothing below them is searched
             for folder in folders:
-                if hidden and self.jail.is_hidden(loc.root, os.path.join(base, folder.rel)):
+                if pruned and folder.rel.startswith(pruned):
+                    continue
+                if self.jail.is_state_entry(loc.root, os.path.join(base, folder.rel), os.fstat(folder.fd), state):
+                    pruned += (folder.rel,)
                     continue  # reach's own state: never searched
                 matches = glob.file_predicate(folder.state)
                 path_parts = (*loc.parts, *folder.rel.split("/")[:-1])
@@ -435,7 +439,11 @@ class SearchFiles(_FilesConnector):
                         break
                     if not matches(name):
                         continue
-                    if hidden and self.jail.is_hidden(loc.root, os.path.join(base, folder.rel, name)):
+                    try:
+                        st = os.stat(name, dir_fd=folder.fd, follow_symlinks=False)
+                    except OSError:
+                        continue  # removed while searching
+                    if self.jail.is_state_entry(loc.root, os.path.join(base, folder.rel, name), st, state):
                         continue
                     scanned += 1
                     if scanned > self.settings.max_search_files:
@@ -445,10 +453,6 @@ class SearchFiles(_FilesConnector):
                         if in_secret:
                             names_hidden += 1  # inside a secret folder: the names are its secrets too
                             continue
-                        try:
-                            st = os.stat(name, dir_fd=folder.fd, follow_symlinks=False)
-                        except OSError:
-                            continue  # removed while searching
                         if stat.S_ISREG(st.st_mode):
                             hits.append({"path": _shown_name(prefix + folder.rel + name), "size": st.st_size})
                     else:
