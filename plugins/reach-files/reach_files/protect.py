@@ -9,8 +9,12 @@
   planted there runs on its next use), but a folder's files are *read* by their own names: a
   virtualenv named ``.env`` holds ``site.py``, not secrets.
 * **Secret stores** (the .env files, ``.netrc``, ``.pgpass``, ``.git-credentials``,
-  ``.aws/credentials``, private keys): reading one hands the model every secret in it, so
-  they are neither read, searched nor written unless the operator opens them. Shared
+  ``.aws/credentials``, the credential files of common tools such as ``pip.conf`` and
+  ``.m2/settings.xml``, shell histories, key stores, private keys; whole folders such as
+  ``.aws``, ``.gnupg`` and ``.password-store``, whose names are secrets too): reading one
+  hands the model every secret in it, and writing one often runs a program (``.aws/config``'s
+  ``credential_process``), so they are neither read, searched nor written unless the
+  operator opens them. Shared
   templates (``.env.example``, ``.env.sample``, ``.env.template``, ``.env.dist``) are
   meant to be read. A ``*.key`` file is judged by its content when read (`key_file`): text
   in it is a key (PEM, Rails' ``master.key``, WireGuard, OpenVPN), a binary one (a Keynote
