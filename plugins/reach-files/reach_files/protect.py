@@ -309,11 +309,15 @@ def autorun_place(names: Sequence[str]) -> str | None:
 
 
 # the armour of a private key, whatever the file is called: PEM (PKCS#1, PKCS#8, SEC1, encrypted),
-# OpenSSH, PGP, SSH2 (RFC 4716), PuTTY; the END line too (a file or page that starts inside a key)
+# OpenSSH, PGP, SSH2 (RFC 4716), PuTTY; the END line too (a file or page that starts inside a key);
+# keys that name themselves in one line: age's (``AGE-SECRET-KEY-1`` and 58 Bech32 letters, what
+# ``age-keygen`` prints and sops reads), minisign's and signify's secret key files
 _PRIVATE_KEY = re.compile(
     rb"-----(?:BEGIN|END) (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
     rb"|---- (?:BEGIN|END) SSH2 (?:ENCRYPTED )?PRIVATE KEY ----"
     rb"|PuTTY-User-Key-File-\d+:"
+    rb"|AGE-(?:SECRET-KEY|PLUGIN-[A-Z0-9]+)-1[02-9AC-HJ-NP-Z]{20,}"
+    rb"|untrusted comment: (?:minisign encrypted |signify )secret key"
 )
 # a PEM line URL-encoded, as a key travels in a query string or a form: `-----BEGIN+RSA+PRIVATE+KEY-----`,
 # `%2D%2D%2D%2D%2DBEGIN%20...` (looked for only when `PRIVATE+KEY` or `PRIVATE%20KEY` is there). Each word

@@ -302,3 +302,41 @@ async def test_allow_secret_files_opens_the_new_stores(tmp_path: Path) -> None:
     assert r.ok and [e["name"] for e in r.content["entries"]] == ["chase.gpg"]
     r = await reach.invoke("write_file", {"path": ".aws/config", "content": "[default]\n", "mode": "overwrite"})
     assert r.ok
+
+
+# ------------------------------------------------------------------- keys that name themselves, in any file
+
+_AGE = "AGE-SECRET-KEY-1" + "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L" + "QPZRY9X8GF2TVDW0S3JN54KHCE"  # 58 Bech32 letters
+_SELF_NAMED = [
+    "# created: 2026-12-04T00:00:00Z\n"
+    f"# public key: age1ql3z7hjy54pw3hyww5ayyfg7zqgvc7w3j2elw8zmrj2kg5sfn9aqmcac8p\n{_AGE}\n",
+    f"{_AGE}\r\n",
+    f"sops:\n  age_key: {_AGE}\n",
+    f"export SOPS_AGE_KEY={_AGE}\n",
+    "AGE-PLUGIN-YUBIKEY-1QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ\n",
+    "untrusted comment: minisign encrypted secret key\nRWRTY0IyAAAAAAAAAAAAAAAAAAAAAAAAAAAA\n",
+    "untrusted comment: signify secret key\nRWRCSwAAAACzJBN2gWbXsqnjaUqFMnqAcJwK\n",
+]
+
+
+@pytest.mark.parametrize("body", range(len(_SELF_NAMED)))
+async def test_keys_that_name_themselves_are_found_by_content(tmp_path: Path, body: int) -> None:
+    reach, root = _reach(tmp_path)
+    _put(root, "deploy/notes.txt", _SELF_NAMED[body] + f"# {SECRET}\n")
+    r = await reach.invoke("read_file", {"path": "deploy/notes.txt"})
+    assert not r.ok and "allow_secret_files" in r.error.message, r.content if r.ok else r.error
+    r = await reach.invoke("search_files", {"text": SECRET})
+    assert r.ok and SECRET not in str(r.content) and "1 secret" in r.content.get("note", ""), r.content
+
+
+@pytest.mark.parametrize("body", [
+    "age1ql3z7hjy54pw3hyww5ayyfg7zqgvc7w3j2elw8zmrj2kg5sfn9aqmcac8p is my public key\n",
+    "Put your AGE-SECRET-KEY-1... line in keys.txt\n",
+    "untrusted comment: minisign public key 5A0B1C2D\nRWQf6LRCGA9i53mlYecO4IzT51TGPpvWucNSCh1CBM0QTaLn73Y7GFO3\n",
+    "untrusted comment: signify public key\nRWRCSwAAAACzJBN2gWbXsqnjaUqFMnqAcJwK\n",
+])
+async def test_public_halves_and_mentions_stay_readable(tmp_path: Path, body: str) -> None:
+    reach, root = _reach(tmp_path)
+    _put(root, "docs/keys.md", body)
+    r = await reach.invoke("read_file", {"path": "docs/keys.md"})
+    assert r.ok and r.content["content"] == body, r.error
