@@ -137,7 +137,8 @@ _SECRET_NAMES = frozenset({
     "pip.conf", "pip.ini", ".terraformrc", "terraform.rc", ".databrickscfg", ".passwd-s3fs", ".smbcredentials",
     ".credentials", ".xauthority",
     # shell and REPL histories: `export AWS_SECRET_ACCESS_KEY=...`, `mysql -p...` as typed
-    ".histfile", ".sh_history",
+    ".histfile", ".sh_history", ".history", ".zhistory", "fish_history", "consolehost_history.txt",
+    ".wakatime.cfg",
 })
 # OpenSSH's private keys under their default names and the names people give them (`id_rsa_github`,
 # `id_ed25519-work`, `id_ecdsa.old`); not the public half (`.pub`) nor a document about one
@@ -184,6 +185,17 @@ _SECRET_IN: dict[str, re.Pattern[str]] = {folder: re.compile(names) for folder, 
     ".snowsql": r"config",
     ".lein": r"credentials\.clj(?:\.gpg)?",
     "age": r"keys\.txt",  # sops' age keys
+    # command-line clients' tokens: Firebase, Netlify, Vercel, Stripe, GitLab's glab, Gitea's tea,
+    # CircleCI's and Travis' CLIs, Helm's repository passwords
+    "configstore": r"firebase-tools\.json",
+    "netlify": r"config\.json",
+    "com.vercel.cli": r"auth\.json",
+    "stripe": r"config\.toml",
+    "glab-cli": r"config\.ya?ml",
+    "tea": r"config\.ya?ml",
+    ".circleci": r"cli\.ya?ml",
+    ".travis": r"config\.ya?ml",
+    "helm": r"repositories\.ya?ml",
 }.items()}
 _SECRET_SHORT = re.compile(r"(netrc|pgpass|git-cr)~\d+")
 # ``.pem`` holds certificates as often as keys and ``.key`` keys as often as Keynote documents:
