@@ -414,6 +414,19 @@ class SearchFiles(_FilesConnector):
                                 or secret_store(loc.parts, reading=True, file=False, above=above))
         names_hidden = 0
 
+        secret_folders: dict[str, bool] = {"": base_secret}
+
+        def secret_folder(rel: str) -> bool:
+            """Is the folder ``rel`` (``"a/b/"``) a secret one? Worked out from its parent's answer (the
+            walk yields a parent first) and its own name, so a deep tree costs one check per folder."""
+            known = secret_folders.get(rel)
+            if known is None:
+                parts = (*loc.parts, *rel.split("/")[:-1])
+                parent = rel[: rel.rstrip("/").rfind("/") + 1]
+                known = secret_folders.get(parent, base_secret) or _secret_in(parts[:-1], parts[-1], above, file=False)
+                secret_folders[rel] = known
+            return known
+
         def enter(states: frozenset[int], name: str) -> frozenset[int] | None:
             nxt = glob.step(states, name)
             return nxt if glob.can_continue(nxt) else None
@@ -432,7 +445,7 @@ class SearchFiles(_FilesConnector):
                     continue  # reach's own state: never searched
                 matches = glob.file_predicate(folder.state)
                 path_parts = (*loc.parts, *folder.rel.split("/")[:-1])
-                in_secret = hide and (base_secret or secret_store(path_parts, reading=True, file=False, above=above))
+                in_secret = hide and secret_folder(folder.rel)
                 for index, name in enumerate(folder.files):
                     # one huge folder: its names are matched here, after the listing's own clock checks
                     if index & 63 == 63 and not budget.check_clock():
@@ -459,7 +472,7 @@ class SearchFiles(_FilesConnector):
                         if time.monotonic() >= budget.deadline:  # reading files is the slow part of a text search
                             budget.stopped = budget.out_of_time()
                             break
-                        if guard and (in_secret or secret_store((*path_parts, name), reading=True, above=above)):
+                        if guard and (in_secret or _secret_in(path_parts, name, above, file=True)):
                             secrets_skipped += 1  # never opened: its lines are the secrets
                             continue
                         shown = _shown_name(prefix + folder.rel + name)
@@ -770,6 +783,13 @@ def _refuse_secret(loc: Located, settings: FilesSettings, tool: str) -> None:
     if not settings.allow_secret_files and (secret_store(loc.via, reading=True)
                                             or secret_store(loc.parts, reading=True, above=_above(loc.root))):
         raise InvalidArguments("path", message=_secret_message(loc, tool))
+
+
+def _secret_in(folders: tuple[str, ...], name: str, above: tuple[str, ...], *, file: bool) -> bool:
+    """`protect.secret_store` for ``name`` in ``folders`` (below the root) when the folders were judged
+    already: only ``name`` and the folder it lies in (its context) are looked at, or the root's own
+    path when it lies in the root itself. A deep tree costs one check per entry, not one per level."""
+    return secret_store((*folders[-1:], name), reading=True, file=file, above=() if folders else above)
 
 
 def _above(root: str) -> tuple[str, ...]:

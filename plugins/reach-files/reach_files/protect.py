@@ -151,8 +151,10 @@ _STORE_SUFFIXES = (".kdbx", ".kdb", ".p12", ".pfx", ".jks", ".keystore", ".ppk")
 # folders that are secret stores as a whole, their names included (`.password-store/bank/chase.gpg` says
 # where the user banks): GnuPG's home (private keys; gpg-agent.conf's pinentry-program runs on the next
 # signature), pass, the AWS CLI's (config: keys and credential_process, a program the next `aws` runs;
-# sso/ and cli/ token caches), the Azure CLI's, browsers' profiles (logins.json with key4.db)
-_SECRET_FOLDERS = frozenset({".gnupg", ".password-store", ".aws", ".azure", ".mozilla", ".thunderbird"})
+# sso/ and cli/ token caches), the Azure CLI's, kubectl's (kubeconfigs under any name: `configs/prod`,
+# `clusters/x.yaml`; a kubeconfig's `exec` runs a program on the next kubectl), browsers' profiles
+# (logins.json with key4.db)
+_SECRET_FOLDERS = frozenset({".gnupg", ".password-store", ".aws", ".azure", ".kube", ".mozilla", ".thunderbird"})
 # the same, known by the folder above them: `.config/gcloud/` (credentials, tokens, configurations
 # and logs of commands), GNOME's `.local/share/keyrings/`
 _SECRET_FOLDERS_IN = {".config": frozenset({"gcloud"}), "share": frozenset({"keyrings"})}

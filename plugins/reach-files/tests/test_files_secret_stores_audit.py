@@ -61,6 +61,9 @@ _MISSING = {
     ".aws/config": f"[default]\naws_secret_access_key = {SECRET}\n",
     ".aws/sso/cache/4f2a.json": f'{{"accessToken": "{SECRET}"}}\n',
     ".aws/cli/cache/9b1c.json": f'{{"Credentials": {{"SessionToken": "{SECRET}"}}}}\n',
+    ".kube/configs/prod": f"users:\n- name: ada\n  user:\n    token: {SECRET}\n",
+    ".kube/clusters/staging.yaml": f"users:\n- user:\n    exec:\n      command: /tmp/{SECRET}\n",
+    ".kube/kubectx": f"{SECRET}\n",
     ".azure/service_principal_entries.json": f'[{{"client_secret": "{SECRET}"}}]\n',
     ".azure/azureProfile.json": f'{{"subscriptions": [{{"user": "{SECRET}"}}]}}\n',
     ".config/gcloud/configurations/config_default": f"[core]\naccount = {SECRET}\n",
@@ -153,7 +156,7 @@ async def _refused_everywhere(reach: Reach, root: Path, rel: str) -> list[str]:
 
 def _folder_store(rel: str) -> bool:
     low = rel.lower()
-    return any(f in low for f in (".aws/", ".gnupg/", ".password-store/", ".azure/", "gcloud/", ".mozilla/"))
+    return any(f in low for f in (".aws/", ".gnupg/", ".password-store/", ".azure/", "gcloud/", ".mozilla/", ".kube/"))
 
 
 @pytest.mark.parametrize("rel", list(_MISSING))
@@ -234,7 +237,7 @@ async def test_a_folder_store_through_a_symlinked_folder_is_refused(tmp_path: Pa
 
 # ------------------------------------------------------------------- folder stores: names are secrets too
 
-_FOLDER_STORES = [".password-store/bank", ".gnupg/private-keys-v1.d", ".aws/sso/cache", ".azure",
+_FOLDER_STORES = [".kube/configs", ".password-store/bank", ".gnupg/private-keys-v1.d", ".aws/sso/cache", ".azure",
                   ".config/gcloud/legacy_credentials", ".GNUPG/openpgp-revocs.d", ".Password-Store/work",
                   ".mozilla/firefox/abcd.default-release"]
 
