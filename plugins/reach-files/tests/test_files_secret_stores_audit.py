@@ -127,6 +127,13 @@ _MISSING = {
     ".\u0430ws/config": f"[default]\naws_secret_access_key = {SECRET}\n",  # Cyrillic а
     ".gnupg/gpg-agent.conf.bak": f"pinentry-program /tmp/{SECRET}\n",
     "pip.conf~": f"index-url = https://ada:{SECRET}@pypi.example.com/simple\n",
+    ".\u0261nupg/gpg-agent.conf": f"pinentry-program /tmp/{SECRET}\n",  # script small g
+    ".gnu\u200dpg/gpg-agent.conf": f"pinentry-program /tmp/{SECRET}\n",  # zero-width joiner
+    ".aws./config": f"[default]\naws_secret_access_key = {SECRET}\n",  # Windows' trailing dot
+    "\uff0eaws/config": f"[default]\naws_secret_access_key = {SECRET}\n",  # fullwidth full stop
+    ".aws.bak/config": f"[default]\naws_secret_access_key = {SECRET}\n",
+    ".password-store.old/bank/chase.gpg": f"{SECRET}\n",
+    ".KUBE/Configs/prod": f"users:\n- user:\n    token: {SECRET}\n",
 }
 
 
