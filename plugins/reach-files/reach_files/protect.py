@@ -141,10 +141,11 @@ _SECRET_NAMES = frozenset({
     ".wakatime.cfg",
 })
 # OpenSSH's private keys under their default names and the names people give them (`id_rsa_github`,
-# `id_ed25519-work`, `id_ecdsa.old`); not the public half (`.pub`) nor a document about one
-# (`id_rsa_notes.md`: a key pasted into a document is found by its content)
+# `id_ed25519-work`, `id_ecdsa.old`); not the public half (`.pub`) nor a document or program about one
+# (`id_rsa_notes.md`, `id_rsa_utils.py`: a key pasted into a text file is found by its content)
 _ID_KEY = re.compile(r"id_(?:rsa|dsa|ecdsa|ed25519|xmss)(?:_sk)?(?:[._-].*)?", re.DOTALL)
-_NOT_KEY = (".pub", ".md", ".txt", ".rst", ".adoc", ".html", ".org")
+_NOT_KEY = (".pub", ".md", ".txt", ".rst", ".adoc", ".html", ".org", ".py", ".sh", ".js", ".ts", ".go", ".rs",
+            ".rb", ".java", ".c", ".h", ".json", ".yaml", ".yml", ".toml")
 _HISTORY = re.compile(r"\..+_history", re.DOTALL)  # .bash_history, .zsh_history, .python_history, .psql_history
 # key stores by their kind, read or written: KeePass, PKCS#12, Java key stores, PuTTY keys
 _STORE_SUFFIXES = (".kdbx", ".kdb", ".p12", ".pfx", ".jks", ".keystore", ".ppk")

@@ -295,6 +295,7 @@ _HONEST = [
     ".m2/repository/org/x/x-1.0.pom", "gradle.properties", "app/gradle.properties", ".gradle/caches/notes.txt",
     "aws/config", ".aws-notes.md", "config", "history.md", "bash_history.md", ".bash_history.md",
     "id_rsa.pub", "id_rsa_github.pub", "id_ed25519_howto.md", "keys/id_rsa-rotation.txt", "keys/id_ed25519-work.pub",
+    "src/id_rsa_utils.py", "tests/id_ed25519_test.go",
     "id_card.txt", "keystore.md", "p12-notes.txt",
     "gnupg/README", "docs/password-store.md", "auth.json", "composer.json", "bundle/config", "config.yml",
     "logins.json.md", ".config/containers/registries.conf", ".config/fish-notes.md", ".credentials.md",
