@@ -309,15 +309,23 @@ class ListDir(_FilesConnector):
 
     def run(self, params: dict[str, Any], ctx: Any) -> Any:
         loc = self._locate(params.get("path") or ".")
+        if not self.settings.allow_secret_files and (
+                secret_store(loc.via, reading=True, file=False)
+                or secret_store(loc.parts, reading=True, file=False, above=_above(loc.root))):
+            raise InvalidArguments("path", message=_secret_message(loc, "list_dir"))
         most = self.settings.max_search_entries
         deadline = None  # worked out when a folder is big enough to need it
         stopped = None
         entries: list[dict[str, Any]] = []
-        hidden = self.jail.hidden[loc.root]
+        state = self.jail.state_ids()
         base = os.path.join(loc.root, *loc.parts)
         with self.jail.open_dir(loc) as fd, os.scandir(fd) as it:
             for entry in it:
-                if hidden and self.jail.is_hidden(loc.root, os.path.join(base, entry.name)):
+                try:
+                    st = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue  # removed while listing
+                if self.jail.is_state_entry(loc.root, os.path.join(base, entry.name), st, state):
                     continue  # reach's own state is not shown either
                 if len(entries) >= most:
                     stopped = f"stopped after looking at {most} folder entries"
@@ -327,10 +335,6 @@ class ListDir(_FilesConnector):
                     if time.monotonic() >= deadline:
                         stopped = f"stopped at the time limit after looking at {len(entries)} entries"
                         break
-                try:
-                    st = entry.stat(follow_symlinks=False)
-                except OSError:
-                    continue  # removed while listing
                 if stat.S_ISLNK(st.st_mode):
                     kind = "symlink"
                 elif stat.S_ISDIR(st.st_mode):
@@ -404,8 +408,24 @@ class SearchFiles(_FilesConnector):
         skipped: list[str] = []
         secrets_skipped = 0
         guard = needle is not None and not self.settings.allow_secret_files
-        base_secret = guard and (secret_store(loc.via, reading=True, file=False)
-                                 or secret_store(loc.parts, reading=True, file=False))
+        hide = not self.settings.allow_secret_files  # a secret folder's names are not listed either
+        above = _above(loc.root)
+        base_secret = hide and (secret_store(loc.via, reading=True, file=False)
+                                or secret_store(loc.parts, reading=True, file=False, above=above))
+        names_hidden = 0
+
+        secret_folders: dict[str, bool] = {"": base_secret}
+
+        def secret_folder(rel: str) -> bool:
+            """Is the folder ``rel`` (``"a/b/"``) a secret one? Worked out from its parent's answer (the
+            walk yields a parent first) and its own name, so a deep tree costs one check per folder."""
+            known = secret_folders.get(rel)
+            if known is None:
+                parts = (*loc.parts, *rel.split("/")[:-1])
+                parent = rel[: rel.rstrip("/").rfind("/") + 1]
+                known = secret_folders.get(parent, base_secret) or _secret_in(parts[:-1], parts[-1], above, file=False)
+                secret_folders[rel] = known
+            return known
 
         def enter(states: frozenset[int], name: str) -> frozenset[int] | None:
             nxt = glob.step(states, name)
@@ -414,38 +434,45 @@ class SearchFiles(_FilesConnector):
         with self.jail.open_dir(loc) as top, closing(
             walk(top, glob.start(), enter, budget, self.settings.max_search_depth, skipped)
         ) as folders:
-            hidden = self.jail.hidden[loc.root]
+            state = self.jail.state_ids()
             base = os.path.join(loc.root, *loc.parts)
+            pruned: tuple[str, ...] = ()  # folders that are reach's state: nothing below them is searched
             for folder in folders:
-                if hidden and self.jail.is_hidden(loc.root, os.path.join(base, folder.rel)):
+                if pruned and folder.rel.startswith(pruned):
+                    continue
+                if self.jail.is_state_entry(loc.root, os.path.join(base, folder.rel), os.fstat(folder.fd), state):
+                    pruned += (folder.rel,)
                     continue  # reach's own state: never searched
                 matches = glob.file_predicate(folder.state)
                 path_parts = (*loc.parts, *folder.rel.split("/")[:-1])
-                in_secret = guard and (base_secret or secret_store(path_parts, reading=True, file=False))
+                in_secret = hide and secret_folder(folder.rel)
                 for index, name in enumerate(folder.files):
                     # one huge folder: its names are matched here, after the listing's own clock checks
                     if index & 63 == 63 and not budget.check_clock():
                         break
                     if not matches(name):
                         continue
-                    if hidden and self.jail.is_hidden(loc.root, os.path.join(base, folder.rel, name)):
+                    try:
+                        st = os.stat(name, dir_fd=folder.fd, follow_symlinks=False)
+                    except OSError:
+                        continue  # removed while searching
+                    if self.jail.is_state_entry(loc.root, os.path.join(base, folder.rel, name), st, state):
                         continue
                     scanned += 1
                     if scanned > self.settings.max_search_files:
                         stopped = f"stopped after looking at {self.settings.max_search_files} files"
                         break
                     if needle is None:
-                        try:
-                            st = os.stat(name, dir_fd=folder.fd, follow_symlinks=False)
-                        except OSError:
-                            continue  # removed while searching
+                        if in_secret:
+                            names_hidden += 1  # inside a secret folder: the names are its secrets too
+                            continue
                         if stat.S_ISREG(st.st_mode):
                             hits.append({"path": _shown_name(prefix + folder.rel + name), "size": st.st_size})
                     else:
                         if time.monotonic() >= budget.deadline:  # reading files is the slow part of a text search
                             budget.stopped = budget.out_of_time()
                             break
-                        if guard and (in_secret or secret_store((*path_parts[-1:], name), reading=True)):
+                        if guard and (in_secret or _secret_in(path_parts, name, above, file=True)):
                             secrets_skipped += 1  # never opened: its lines are the secrets
                             continue
                         shown = _shown_name(prefix + folder.rel + name)
@@ -474,6 +501,10 @@ class SearchFiles(_FilesConnector):
             out["note"] = (out.get("note", "") + " " + (
                 f"[{secrets_skipped} secret file(s) (.env, credentials, private keys) not searched; "
                 "[plugins.reach-files] allow_secret_files opens them]")).strip()
+        if names_hidden:
+            out["note"] = (out.get("note", "") + " " + (
+                f"[{names_hidden} file(s) inside secret folders (.gnupg, .aws, .password-store, .env.d ...) not "
+                "listed: their names are secrets too; [plugins.reach-files] allow_secret_files opens them]")).strip()
         return out
 
     def _grep(self, dfd: int, name: str, shown: str, needle: str, ignore_case: bool,
@@ -632,7 +663,8 @@ class WriteFile(_FilesConnector):
                 "secrets or code run on entering the folder, so write_file refuses it unless the operator sets "
                 "[plugins.reach-files] allow_env_writes = true (or allow_secret_files = true). "
                 "Write the file elsewhere."))
-        if not s.allow_secret_files and any(secret_store(n, reading=False, env=False) for n in (loc.via, loc.parts)):
+        if not s.allow_secret_files and (secret_store(loc.via, reading=False, env=False)
+                                         or secret_store(loc.parts, reading=False, env=False, above=_above(loc.root))):
             raise InvalidArguments("path", message=_secret_message(loc, "write_file"))
         if "*" not in s.allow_autorun_writes:
             places = [autorun_place(loc.via), autorun_place(loc.parts)]
@@ -749,8 +781,20 @@ def _refuse_secret(loc: Located, settings: FilesSettings, tool: str) -> None:
     """Secret stores (``protect.secret_store``) are not read: their content is the secrets.
     Both the path as given and the path its symlinks lead to are looked at."""
     if not settings.allow_secret_files and (secret_store(loc.via, reading=True)
-                                            or secret_store(loc.parts, reading=True)):
+                                            or secret_store(loc.parts, reading=True, above=_above(loc.root))):
         raise InvalidArguments("path", message=_secret_message(loc, tool))
+
+
+def _secret_in(folders: tuple[str, ...], name: str, above: tuple[str, ...], *, file: bool) -> bool:
+    """`protect.secret_store` for ``name`` in ``folders`` (below the root) when the folders were judged
+    already: only ``name`` and the folder it lies in (its context) are looked at, or the root's own
+    path when it lies in the root itself. A deep tree costs one check per entry, not one per level."""
+    return secret_store((*folders[-1:], name), reading=True, file=file, above=() if folders else above)
+
+
+def _above(root: str) -> tuple[str, ...]:
+    """The folders of a root's own path (`protect.secret_store`'s ``above``): a root may lie inside a store."""
+    return tuple(p for p in root.split("/") if p)
 
 
 def _key_named(loc: Located) -> bool:
@@ -760,7 +804,9 @@ def _key_named(loc: Located) -> bool:
 
 def _secret_message(loc: Located, tool: str) -> str:
     return (f"`{loc.shown}` is a secret store (.env, .envrc, .env.*, NAME.env, .netrc, .pgpass, .git-credentials, "
-            ".aws/credentials or a private key such as id_rsa, a *.key holding text, a *.pem to write, or any "
+            "a credential file of a common tool such as pip.conf, .npmrc or .m2/settings.xml, a folder such as "
+            ".aws, .gnupg or .password-store, a shell history, a private key such as id_rsa, a *.key holding "
+            "text, a *.pem to write, a key store such as *.p12 or *.kdbx, or any "
             "file holding a -----BEGIN ... PRIVATE KEY----- block, in any spelling or through a link) "
             f"or lies inside one; {tool} refuses it so that its secrets do not reach the model, unless the "
             "operator sets [plugins.reach-files] allow_secret_files = true. Templates such as .env.example "

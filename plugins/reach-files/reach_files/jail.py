@@ -25,6 +25,7 @@ import errno
 import os
 import re
 import stat
+import unicodedata
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -87,6 +88,10 @@ class Jail:
         #: a root inside one of them (the default ``<data_dir>/files``) does not hide itself
         self.hidden = {r: tuple(h for h in hidden if h != r and _inside(h, r) and not _inside(r, h))
                        for r in self.roots}
+        #: all of them, also those the text puts outside every root: a bind mount, a hard link or a
+        #: case-insensitive file system reaches them by other spellings (`is_state`)
+        self.state = tuple(dict.fromkeys(hidden))
+        self._state_names = {_ci(os.path.basename(h)) for h in self.state}
         self.name_max = min(_pathconf(r, "PC_NAME_MAX", NAME_MAX) for r in self.roots)
         self.path_max = min(_pathconf(r, "PC_PATH_MAX", PATH_MAX) for r in self.roots)
         self._short = min(self.name_max, self.path_max) // 4  # shorter (in characters) is always fine
@@ -165,16 +170,74 @@ class Jail:
         )
 
     def _refuse_hidden(self, root: str, real: str, path: str) -> None:
-        for h in self.hidden[root]:
-            if _inside(real, h):
-                raise PathRefused(
+        if self.is_state(root, real):
+            raise PathRefused(
                     f"`{path}` is reach's own state (its data folder, state store, pin file, audit log or "
                     "config file), which no tool reads or changes; use another file"
                 )
 
     def is_hidden(self, root: str, real: str) -> bool:
-        """Is ``real`` (a path below ``root``) reach's own state? (For walks that list what they find.)"""
+        """Is ``real`` (a path below ``root``) reach's own state by its text? (The walks' quick test;
+        `state_ids` and `is_state_entry` look at what each entry is.)"""
         return any(_inside(real, h) for h in self.hidden[root])
+
+    def state_ids(self) -> frozenset[tuple[int, int]]:
+        """The (device, inode) of each of reach's own files and folders that exists now (the
+        side files of SQLite come and go, so this is asked once per call, not once for all)."""
+        ids = set()
+        for h in self.state:
+            try:
+                st = os.stat(h)
+            except (OSError, ValueError):
+                continue
+            ids.add((st.st_dev, st.st_ino))
+        return frozenset(ids)
+
+    def is_state(self, root: str, real: str) -> bool:
+        """Is ``real`` (a path below ``root``, resolved) reach's own state, or inside it?
+
+        Path text alone is not enough: a bind mount of the data dir, a hard link to the pin file or a
+        case-insensitive file system (``REACH.DB`` is ``reach.db`` on macOS) reaches the same file by
+        a spelling ``realpath`` keeps. So the path and each folder between it and the root are
+        compared by identity (device and inode) with the state that exists, and a name not made yet
+        by its folded form (case, Unicode normalisation) in the folder of a state file: created
+        first as ``PINS.JSON``, on such a file system it *is* the pin file reach reads next."""
+        if self.is_hidden(root, real):
+            return True
+        ids = self.state_ids()
+        path = real
+        while path != root and _inside(path, root):
+            try:
+                st = os.lstat(path)
+            except (OSError, ValueError):
+                pass
+            else:
+                if (st.st_dev, st.st_ino) in ids:
+                    return True
+            path = os.path.dirname(path)
+        return self.state_twin(real)
+
+    def is_state_entry(self, root: str, real: str, st: os.stat_result | None,
+                       ids: frozenset[tuple[int, int]]) -> bool:
+        """`is_state` for an entry a walk found in a folder already let through (``st`` its
+        ``lstat``): only the entry itself is compared."""
+        return (self.is_hidden(root, real) or (st is not None and (st.st_dev, st.st_ino) in ids)
+                or self.state_twin(real))
+
+    def state_twin(self, real: str) -> bool:
+        """Does ``real`` fold (case, Unicode normalisation) to the name of a state file in that
+        file's own folder (the folder compared by identity)?"""
+        name = _ci(os.path.basename(real))
+        if name not in self._state_names:
+            return False
+        for h in self.state:
+            if _ci(os.path.basename(h)) == name:
+                try:
+                    if os.path.samefile(os.path.dirname(real), os.path.dirname(h)):
+                        return True
+                except (OSError, ValueError):
+                    continue
+        return False
 
     def _check_lengths(self, path: str, what: str) -> None:
         """Names and paths the OS would refuse (``ENAMETOOLONG``), refused here with the limit."""
@@ -361,6 +424,12 @@ def _pathconf(path: str, name: str, default: int) -> int:
     except (OSError, ValueError):
         return default
     return min(value, default) if value > 0 else default
+
+
+def _ci(name: str) -> str:
+    """A name as a case-insensitive file system compares it (APFS, NTFS, ext4 ``casefold``):
+    Unicode-normalised and case-folded."""
+    return unicodedata.normalize("NFC", name).casefold()
 
 
 def _inside(path: str, root: str) -> bool:

@@ -9,8 +9,12 @@
   planted there runs on its next use), but a folder's files are *read* by their own names: a
   virtualenv named ``.env`` holds ``site.py``, not secrets.
 * **Secret stores** (the .env files, ``.netrc``, ``.pgpass``, ``.git-credentials``,
-  ``.aws/credentials``, private keys): reading one hands the model every secret in it, so
-  they are neither read, searched nor written unless the operator opens them. Shared
+  ``.aws/credentials``, the credential files of common tools such as ``pip.conf`` and
+  ``.m2/settings.xml``, shell histories, key stores, private keys; whole folders such as
+  ``.aws``, ``.gnupg`` and ``.password-store``, whose names are secrets too): reading one
+  hands the model every secret in it, and writing one often runs a program (``.aws/config``'s
+  ``credential_process``), so they are neither read, searched nor written unless the
+  operator opens them. Shared
   templates (``.env.example``, ``.env.sample``, ``.env.template``, ``.env.dist``) are
   meant to be read. A ``*.key`` file is judged by its content when read (`key_file`): text
   in it is a key (PEM, Rails' ``master.key``, WireGuard, OpenVPN), a binary one (a Keynote
@@ -125,11 +129,36 @@ def env_file(name: str) -> bool:
 _ENV_TEMPLATE = re.compile(
     r"\.env[._-](?:example|sample|template|dist)|(?:.*[._-])?(?:example|sample|template|dist)\.env", re.DOTALL)
 _SECRET_NAMES = frozenset({
-    ".netrc", "_netrc", ".pgpass", ".git-credentials",
-    "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "id_ecdsa_sk", "id_ed25519_sk",
+    ".netrc", "_netrc", ".pgpass", "pgpass.conf", ".git-credentials",
     # credential stores of common tools, each read from the home folder by its own name
     ".npmrc", ".pypirc", ".my.cnf", ".mylogin.cnf", ".vault-token", ".s3cfg", ".boto", ".htpasswd", ".dockercfg",
+    # pip's config (`index-url = https://user:token@...`; written, the index the next `pip install` trusts),
+    # Terraform's CLI config, Databricks', s3fs', mount.cifs', sbt's and ivy's, X11's cookie
+    "pip.conf", "pip.ini", ".terraformrc", "terraform.rc", ".databrickscfg", ".passwd-s3fs", ".smbcredentials",
+    ".credentials", ".xauthority",
+    # shell and REPL histories: `export AWS_SECRET_ACCESS_KEY=...`, `mysql -p...` as typed
+    ".histfile", ".sh_history", ".history", ".zhistory", "fish_history", "consolehost_history.txt",
+    ".wakatime.cfg",
 })
+# OpenSSH's private keys under their default names and the names people give them (`id_rsa_github`,
+# `id_ed25519-work`, `id_ecdsa.old`); not the public half (`.pub`) nor a document or program about one
+# (`id_rsa_notes.md`, `id_rsa_utils.py`: a key pasted into a text file is found by its content)
+_ID_KEY = re.compile(r"id_(?:rsa|dsa|ecdsa|ed25519|xmss)(?:_sk)?(?:[._-].*)?", re.DOTALL)
+_NOT_KEY = (".pub", ".md", ".txt", ".rst", ".adoc", ".html", ".org", ".py", ".sh", ".js", ".ts", ".go", ".rs",
+            ".rb", ".java", ".c", ".h", ".json", ".yaml", ".yml", ".toml")
+_HISTORY = re.compile(r"\..+_history", re.DOTALL)  # .bash_history, .zsh_history, .python_history, .psql_history
+# key stores by their kind, read or written: KeePass, PKCS#12, Java key stores, PuTTY keys
+_STORE_SUFFIXES = (".kdbx", ".kdb", ".p12", ".pfx", ".jks", ".keystore", ".ppk")
+# folders that are secret stores as a whole, their names included (`.password-store/bank/chase.gpg` says
+# where the user banks): GnuPG's home (private keys; gpg-agent.conf's pinentry-program runs on the next
+# signature), pass, the AWS CLI's (config: keys and credential_process, a program the next `aws` runs;
+# sso/ and cli/ token caches), the Azure CLI's, kubectl's (kubeconfigs under any name: `configs/prod`,
+# `clusters/x.yaml`; a kubeconfig's `exec` runs a program on the next kubectl), browsers' profiles
+# (logins.json with key4.db)
+_SECRET_FOLDERS = frozenset({".gnupg", ".password-store", ".aws", ".azure", ".kube", ".mozilla", ".thunderbird"})
+# the same, known by the folder above them: `.config/gcloud/` (credentials, tokens, configurations
+# and logs of commands), GNOME's `.local/share/keyrings/`
+_SECRET_FOLDERS_IN = {".config": frozenset({"gcloud"}), "share": frozenset({"keyrings"})}
 # credential stores known by their folder and name (`~/.docker/config.json`, `~/.config/git/credentials`,
 # kubeconfigs `~/.kube/config-prod`); a name matched whole, after folding
 _SECRET_IN: dict[str, re.Pattern[str]] = {folder: re.compile(names) for folder, names in {
@@ -143,8 +172,33 @@ _SECRET_IN: dict[str, re.Pattern[str]] = {folder: re.compile(names) for folder, 
     ".cargo": r"credentials(?:\.toml)?",
     ".gem": r"credentials",
     ".terraform.d": r"credentials\.tfrc\.json",
-    "gcloud": r"application_default_credentials\.json|credentials\.db|access_tokens\.db|legacy_credentials",
-    ".azure": r"accesstokens\.json|msal_token_cache\.(?:json|bin)",
+    ".m2": r"settings(?:-security)?\.xml",  # Maven's servers' passwords; written, its mirrors
+    ".gradle": r"gradle\.properties",
+    ".pulumi": r"credentials\.json",
+    ".composer": r"auth\.json",
+    "composer": r"auth\.json",
+    "containers": r"auth\.json",  # podman, buildah, skopeo
+    ".bundle": r"config",
+    "nuget": r"nuget\.config",
+    "ngrok": r"ngrok\.ya?ml",
+    ".ngrok2": r"ngrok\.ya?ml",
+    ".fly": r"config\.ya?ml",
+    "doctl": r"config\.ya?ml",
+    "hcloud": r"cli\.toml",
+    ".snowsql": r"config",
+    ".lein": r"credentials\.clj(?:\.gpg)?",
+    "age": r"keys\.txt",  # sops' age keys
+    # command-line clients' tokens: Firebase, Netlify, Vercel, Stripe, GitLab's glab, Gitea's tea,
+    # CircleCI's and Travis' CLIs, Helm's repository passwords
+    "configstore": r"firebase-tools\.json",
+    "netlify": r"config\.json",
+    "com.vercel.cli": r"auth\.json",
+    "stripe": r"config\.toml",
+    "glab-cli": r"config\.ya?ml",
+    "tea": r"config\.ya?ml",
+    ".circleci": r"cli\.ya?ml",
+    ".travis": r"config\.ya?ml",
+    "helm": r"repositories\.ya?ml",
 }.items()}
 _SECRET_SHORT = re.compile(r"(netrc|pgpass|git-cr)~\d+")
 # ``.pem`` holds certificates as often as keys and ``.key`` keys as often as Keynote documents:
@@ -154,18 +208,28 @@ _AWS = re.compile(r"\.aws|aws~\d+")
 _AWS_CREDENTIALS = re.compile(r"credentials|creden~\d+")
 
 
-def secret_store(names: Iterable[str], *, reading: bool, env: bool = True, file: bool = True) -> bool:
+def secret_store(names: Iterable[str], *, reading: bool, env: bool = True, file: bool = True,
+                 above: Iterable[str] = ()) -> bool:
     """Do the path components ``names`` (below a root) name a secret store (see the module doc)
     or lie inside one? ``file``: the last name is the file itself (``False``: every name is a
-    folder, as when a search walks them). For reading, a folder named ``.env`` (a virtualenv:
+    folder, as when a search walks them or a folder is listed). For reading, a folder named ``.env`` (a virtualenv:
     ``python -m venv .env``) holds ordinary files, judged by their own names; other .env-named
     folders (``.env.d``, ``.env.local/``) hold env files under any name and stay refused. A
     template (``.env.example``) is one only for writing (``reading=False``): the .env write
     guard has always covered every ``.env.*``. ``env=False`` leaves the .env files out
-    (``allow_env_writes`` opens them for writing)."""
-    folded = [uncopied(fold(n)) for n in names]
+    (``allow_env_writes`` opens them for writing). ``above``: the folders above the root
+    (its own path), where a store that holds the root begins: a root ``~/.aws`` is inside
+    one, and in a root ``~/.config`` the folder ``gcloud`` is gcloud's."""
+    up = [uncopied(fold(n)) for n in above if n not in ("", "/")]
+    folded = up + [uncopied(fold(n)) for n in names]
+    first = len(up)  # folded[first:] are the names below the root
     last = len(folded) - 1 if file else -1
     for i, f in enumerate(folded):
+        outer = folded[i - 1] if i else ""
+        if f in _SECRET_FOLDERS or f in _SECRET_FOLDERS_IN.get(outer, ()) or _AWS.fullmatch(f):
+            return True  # a store as a whole: everything below it, and the folder itself
+        if i < first:
+            continue  # above the root: only what holds the root counts
         if env and env_file(f):
             if not reading:
                 return True  # the .env write guard covers every .env name: templates and folders too
@@ -176,10 +240,12 @@ def secret_store(names: Iterable[str], *, reading: bool, env: bool = True, file:
                 # a folder of env files: `.env.d/`, or `prod.env/` (an envdir: one file per variable,
                 # its value the file's content); only a folder named exactly .env is a virtualenv
                 return True
-        if f in _SECRET_NAMES or (not reading and f.endswith(_SECRET_SUFFIXES)) or _SECRET_SHORT.fullmatch(f):
+        if (f in _SECRET_NAMES or f.endswith(_STORE_SUFFIXES) or (not reading and f.endswith(_SECRET_SUFFIXES))
+                or _SECRET_SHORT.fullmatch(f) or _HISTORY.fullmatch(f)
+                or (_ID_KEY.fullmatch(f) and not f.endswith(_NOT_KEY))):
             return True
-        if i and ((_AWS.fullmatch(folded[i - 1]) and _AWS_CREDENTIALS.fullmatch(f))
-                  or ((inside := _SECRET_IN.get(folded[i - 1])) is not None and inside.fullmatch(f))):
+        if i and ((_AWS.fullmatch(outer) and _AWS_CREDENTIALS.fullmatch(f))
+                  or ((inside := _SECRET_IN.get(outer)) is not None and inside.fullmatch(f))):
             return True
     return False
 
@@ -258,11 +324,15 @@ def autorun_place(names: Sequence[str]) -> str | None:
 
 
 # the armour of a private key, whatever the file is called: PEM (PKCS#1, PKCS#8, SEC1, encrypted),
-# OpenSSH, PGP, SSH2 (RFC 4716), PuTTY; the END line too (a file or page that starts inside a key)
+# OpenSSH, PGP, SSH2 (RFC 4716), PuTTY; the END line too (a file or page that starts inside a key);
+# keys that name themselves in one line: age's (``AGE-SECRET-KEY-1`` and 58 Bech32 letters, what
+# ``age-keygen`` prints and sops reads), minisign's and signify's secret key files
 _PRIVATE_KEY = re.compile(
     rb"-----(?:BEGIN|END) (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
     rb"|---- (?:BEGIN|END) SSH2 (?:ENCRYPTED )?PRIVATE KEY ----"
     rb"|PuTTY-User-Key-File-\d+:"
+    rb"|AGE-(?:SECRET-KEY|PLUGIN-[A-Z0-9]+)-1[02-9AC-HJ-NP-Z]{20,}"
+    rb"|untrusted comment: (?:minisign encrypted |signify )secret key"
 )
 # a PEM line URL-encoded, as a key travels in a query string or a form: `-----BEGIN+RSA+PRIVATE+KEY-----`,
 # `%2D%2D%2D%2D%2DBEGIN%20...` (looked for only when `PRIVATE+KEY` or `PRIVATE%20KEY` is there). Each word

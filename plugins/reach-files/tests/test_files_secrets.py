@@ -175,7 +175,7 @@ async def test_certificates_and_public_keys_are_read(tmp_path: Path, body: str, 
 _HONEST = [
     ".env.example", ".env.sample", ".env.template", ".ENV.EXAMPLE", "app/.env.example", ".env.dist",
     "id_rsa.pub", ".ssh/id_ed25519.pub", ".ssh/config", ".ssh/known_hosts", "cert.crt", "keys.md",
-    "key.txt", "pem.txt", "monkey.txt", "netrc.md", "credentials.md", "docs/credentials.md", ".aws/config",
+    "key.txt", "pem.txt", "monkey.txt", "netrc.md", "credentials.md", "docs/credentials.md",
     "environment.md", ".environment", "env/settings.md", "dotenv.md", "x.envy", "keyboard.py", "id_rsa_notes.md",
     "aws/credentials", ".awsx/credentials", "credentials/aws.md",
 ]
