@@ -22,8 +22,10 @@ believed. ``[connectors.NAME] idempotent = false`` restores the reviewed behavio
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -93,9 +95,16 @@ class PinStore:
             tiers[t.name] = t.risk
             idempotent[t.name] = t.idempotent
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"tools": pins, "tiers": tiers, "idempotent": idempotent}, indent=2,
-                                  sort_keys=True), encoding="utf-8")
-        os.replace(tmp, self.path)
+        text = json.dumps({"tools": pins, "tiers": tiers, "idempotent": idempotent}, indent=2, sort_keys=True)
+        # a fresh name made with O_EXCL: a link planted at a fixed ``pins.tmp`` would be written through
+        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(text)
+            os.replace(tmp, self.path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
         self._pins, self._tiers, self._idempotent = pins, tiers, idempotent
         return pins

@@ -110,3 +110,15 @@ def test_positive_control_pins_written_before_this_check_the_rest_only(tmp_path)
     assert data["idempotent"] == {"charge_card": False}
     path.write_text(json.dumps({"tools": data["tools"], "tiers": data["tiers"]}))  # an older pin file
     assert _reach(tmp_path, "class", "write", True).tool("charge_card").blocked is None
+
+
+def test_pinning_never_writes_through_a_link_planted_beside_the_pins(tmp_path):
+    """The pins used to be written to a fixed ``pins.tmp`` first, following a link planted there."""
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    for name in ("pins.tmp", ".pins.json.tmp"):
+        (tmp_path / name).symlink_to(victim)
+    _reach(tmp_path, "class", "write", False).pin_tools()
+    assert victim.read_text() == "keep me"
+    assert json.loads((tmp_path / "pins.json").read_text())["tools"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".pins.json.tmp", "pins.json", "pins.tmp", "victim.txt"]
