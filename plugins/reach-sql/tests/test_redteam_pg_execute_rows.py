@@ -249,7 +249,8 @@ MANY = [
     "INSERT INTO {t} (id, v) SELECT g, 'm' FROM generate_series(100, 2099) g RETURNING "
     + ", ".join(f"gen_random_uuid() AS u{i}" for i in range(100)),
     # wide rows: one row alone over max_result_bytes is sent with every value cut
-    "UPDATE {t} SET v = 'w' WHERE id = 1 RETURNING " + ", ".join(f"repeat('{i % 10}', 9000) AS c{i}" for i in range(60)),
+    "UPDATE {t} SET v = 'w' WHERE id = 1 RETURNING "
+    + ", ".join(f"repeat('{i % 10}', 9000) AS c{i}" for i in range(60)),
     "WITH d AS (DELETE FROM {t} WHERE id = 2 RETURNING *) SELECT "
     + ", ".join(f"decode(repeat('ab', 4500), 'hex') AS c{i}" for i in range(60)) + " FROM d",
 ]
@@ -269,7 +270,12 @@ async def test_many_or_wide_rows_stop_at_the_result_cap(pg, table, sql: str) -> 
         assert "max_result_bytes" in r.content["note"] or "limit" in r.content["note"]
     else:  # one wide row: sent with its values cut
         assert r.content["cut"] is True and r.content["cut_values"] == 60
-        assert "not sent: the result reached its size cap" in str(r.content["rows"]) or "bytes" in str(r.content)
+        (row,) = r.content["rows"]
+        for cell in row:
+            if isinstance(cell, dict):
+                assert cell["truncated"] is True and cell["bytes"] == 4500
+            else:
+                assert "not sent: the result reached its size cap" in cell
     if sql.startswith("INSERT") or sql.startswith("WITH i"):
         assert owner(f"SELECT count(*) FROM {table} WHERE id >= 100") == [(2000,)]
     if "n = n + 1" in sql:
@@ -385,3 +391,51 @@ async def test_small_answers_are_unchanged(pg, table) -> None:
                       params={"v": "x%:y", "id": 4})
     assert r.ok, r.error
     assert r.content == {"rows_changed": 1, "columns": ["id", "v", "?column?"], "rows": [[4, "x%:y", True]]}
+    r, _ = await _run(pg, f"WITH d AS (DELETE FROM {table} WHERE id = :id RETURNING *) SELECT id, :s AS s FROM d",
+                      params={"id": 4, "s": "said"})
+    assert r.ok, r.error
+    assert r.content == {"rows_changed": 1, "columns": ["id", "s"], "rows": [[4, "said"]]}
+    r, wire = await _run(pg, "SELECT FROM generate_series(1, 200000)")  # no columns: run, counted, nothing sent
+    assert r.ok and r.content == {"rows_changed": 200000}
+    assert wire < 10_000
+
+
+# SQLite runs in reach's own process. RETURNING rows are held by SQLite as records, so the write
+# cap on one value (SQLITE_LIMIT_LENGTH = max_write_value_bytes) bounds a whole RETURNING row too:
+# a value built only for the answer (never written), or a row of many values each under the cap,
+# is refused before any of it reaches Python, and nothing is changed.
+SQLITE_RETURNING = [
+    "zeroblob(300000)",
+    "randomblob(300000)",
+    "printf('%.*c', 90000, 'x') || printf('%.*c', 90000, 'x')",  # alone past the cap, printf answers NULL
+    "hex(randomblob(150000))",
+    "replace(hex(zeroblob(60000)), '0', 'ab')",
+    "(WITH RECURSIVE r(n, s) AS (SELECT 1, 'x' UNION ALL SELECT n + 1, s || s FROM r WHERE n < 20) "
+    "SELECT max(s) FROM r)",
+    ", ".join(["zeroblob(60000)"] * 5),
+    ", ".join(["printf('%.*c', 40000, 'y')"] * 8),
+    ", ".join([f"randomblob({20000 + i})" for i in range(30)]),
+]
+SQLITE_SHAPES = [
+    "UPDATE accounts SET owner = 'q' WHERE id = 1 RETURNING {e}",
+    "DELETE FROM accounts WHERE id = 2 RETURNING id, {e}",
+    "INSERT INTO accounts (id, owner) VALUES (9, 'n') RETURNING {e}",
+    "INSERT INTO accounts (id, owner) SELECT 10 + id, owner FROM accounts WHERE id < 3 RETURNING {e}",
+]
+
+
+@pytest.mark.parametrize("shape", SQLITE_SHAPES)
+@pytest.mark.parametrize("expr", SQLITE_RETURNING)
+async def test_sqlite_returning_rows_are_bounded_by_the_write_value_cap(sql_reach, tmp_path: Path, shape: str,
+                                                                       expr: str) -> None:
+    import sqlite3
+
+    path = tmp_path / "shop.sqlite3"
+    with sqlite3.connect(path) as con:
+        con.execute("CREATE TABLE accounts (id INTEGER PRIMARY KEY, owner TEXT NOT NULL)")
+        con.executemany("INSERT INTO accounts VALUES (?, ?)", [(1, "ada"), (2, "bob"), (3, "cyd")])
+    reach = sql_reach(tmp_path / "data", {"url": f"sqlite:///{path}", "max_write_value_bytes": 100_000})
+    r = await reach.invoke("sql_execute", {"sql": shape.format(e=expr)})
+    assert not r.ok and "max_write_value_bytes" in r.error.message, r.content
+    with sqlite3.connect(path) as con:
+        assert con.execute("SELECT * FROM accounts ORDER BY id").fetchall() == [(1, "ada"), (2, "bob"), (3, "cyd")]
