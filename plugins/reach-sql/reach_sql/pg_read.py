@@ -20,6 +20,7 @@ and fetching stops when the result is full. Rows not sent are counted with
 from __future__ import annotations
 
 import re
+import secrets
 from dataclasses import dataclass
 from typing import Any
 
@@ -294,7 +295,13 @@ def _counted(cur: Any, name: str, out: Fetched, limit: int, count_cap: int) -> F
 # alone, and the outer query cuts the values, takes at most ``limit`` rows within
 # ``max_result_bytes`` and counts them all, on the server, before anything is sent.
 
-_ROWS_NAME = "reach_q"
+
+
+def _rows_name() -> str:
+    """The capping query's name for the statement, new for every call: a name the statement
+    could know (a table of its own, or one of its CTEs under WITH RECURSIVE, where every name
+    is visible to every CTE) would otherwise resolve to reach's CTE instead."""
+    return f"reach_q_{secrets.token_hex(8)}"
 
 
 @dataclass(frozen=True)
@@ -303,7 +310,7 @@ class RowPlan:
 
     ``cursor``: a SELECT without data-modifying CTEs; ``statement`` runs through
     :func:`fetch_capped`. Otherwise ``statement`` writes and returns rows: it becomes
-    the CTE ``reach_q`` of :func:`fetch_written`; ``with_text`` is its own WITH clause when
+    the CTE ``reach_q_<random>`` of :func:`fetch_written`; ``with_text`` is its own WITH clause when
     that holds a data-modifying CTE (which must stay at the top level, so it is
     hoisted in front of ``reach_q``), and ``statement`` then the rest of it.
     """
@@ -425,7 +432,7 @@ def _strip_locations(tree: Any) -> Any:
     return tree
 
 
-def _check_wrapped(original: str, wrapped: str) -> None:
+def _check_wrapped(original: str, wrapped: str, name: str) -> None:
     """Refuse unless ``wrapped`` parses as one SELECT whose CTEs are exactly ``original``'s
     (its own WITH clause's CTEs, then ``reach_q`` holding the rest), trees compared without
     positions: the server then runs the statement that was classified, and nothing of it
@@ -452,7 +459,7 @@ def _check_wrapped(original: str, wrapped: str) -> None:
         if bool(own.get("recursive")) != bool(with_clause.get("recursive")):
             raise WrapError(_NOT_SPLIT)
     if (
-        mine.get("ctename") != _ROWS_NAME
+        mine.get("ctename") != name
         or _strip_locations(ctes[:-1]) != _strip_locations(expected_ctes)
         or _strip_locations(mine.get("ctequery")) != _strip_locations(expected_body)
     ):
@@ -460,7 +467,7 @@ def _check_wrapped(original: str, wrapped: str) -> None:
 
 
 def written_query(plan: RowPlan, original: str, type_oids: list[int], *, limit: int, max_value: int,
-                  max_total: int, max_chars: int) -> str:
+                  max_total: int, max_chars: int, name: str | None = None) -> str:
     """The capping query around a writing statement (``:name`` placeholders kept), checked.
 
     Columns: the values (cut on the server past ``max_value``, or all cut when the first
@@ -474,12 +481,13 @@ def written_query(plan: RowPlan, original: str, type_oids: list[int], *, limit: 
             FROM (SELECT q.*, <sizes> FROM reach_q AS q(c0, …) OFFSET 0) AS s LIMIT <limit>) AS u
         ) AS t WHERE t.reach_n = 1 OR t.reach_run <= <max_total> ORDER BY t.reach_n
     """
+    name = name or _rows_name()
     n = len(type_oids)
     head = f"{plan.with_text},\n" if plan.with_text else "WITH "
-    count = f"(SELECT count(*) FROM {_ROWS_NAME})"
+    count = f"(SELECT count(*) FROM {name})"
     if n == 0:  # SELECT with no columns over a writing CTE: only its rows are counted
-        sql = f"{head}{_ROWS_NAME} AS (\n{plan.statement}\n) SELECT {count}"
-        _check_wrapped(original, sql)
+        sql = f"{head}{name} AS (\n{plan.statement}\n) SELECT {count}"
+        _check_wrapped(original, sql, name)
         return sql
     measured = [i for i, oid in enumerate(type_oids) if oid not in _FIXED]
     fixed_bytes = sum(_FIXED.get(oid, 0) for oid in type_oids)
@@ -510,14 +518,14 @@ def written_query(plan: RowPlan, original: str, type_oids: list[int], *, limit: 
     )
     size_array = "ARRAY[" + ", ".join(f"t.z{i}" for i in measured) + "]::int8[]"
     sql = (
-        f"{head}{_ROWS_NAME} AS (\n{plan.statement}\n)\n"
+        f"{head}{name} AS (\n{plan.statement}\n)\n"
         f"SELECT {outs}, {size_array}, t.reach_run, {count} FROM ("
         f"SELECT u.*, sum(u.reach_b) OVER (ORDER BY u.reach_n) AS reach_run FROM ("
         f"SELECT {cut}{sizes}, {sent} AS reach_b, row_number() OVER () AS reach_n FROM ("
-        f"SELECT q.*{inner} FROM {_ROWS_NAME} AS q({cols}) OFFSET 0) AS s LIMIT {int(limit)}) AS u"
+        f"SELECT q.*{inner} FROM {name} AS q({cols}) OFFSET 0) AS s LIMIT {int(limit)}) AS u"
         f") AS t WHERE t.reach_n = 1 OR t.reach_run <= {int(max_total)} ORDER BY t.reach_n"
     )
-    _check_wrapped(original, sql)
+    _check_wrapped(original, sql, name)
     return sql
 
 

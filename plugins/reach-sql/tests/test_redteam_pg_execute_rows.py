@@ -362,10 +362,25 @@ async def test_the_guards_still_hold_around_the_capping_query(pg, table) -> None
     assert not r.ok and "max_write_value_bytes" in r.error.message
     assert wire < WIRE_CAP
     assert owner(f"SELECT id, v FROM {table} ORDER BY id") == [(1, "a"), (2, "b"), (3, "c")]
-    # a CTE named like reach's own: an error, nothing changed
-    r, _ = await _run(pg, f"WITH reach_q AS (DELETE FROM {table} WHERE id = 3 RETURNING *) SELECT * FROM reach_q")
-    assert not r.ok
-    assert owner(f"SELECT count(*) FROM {table}") == [(3,)]
+    _assert_clean(owner)
+
+
+async def test_names_the_statement_uses_still_mean_what_they_meant(pg, table) -> None:
+    """reach's capping CTE has a new random name per call: a CTE or table the statement names
+    like it (under WITH RECURSIVE every CTE sees every other) still means the statement's own."""
+    owner = pg[3]
+    r, _ = await _run(pg, f"WITH reach_q AS (DELETE FROM {table} WHERE id = 3 RETURNING *) SELECT id FROM reach_q")
+    assert r.ok, r.error
+    assert r.content["rows"] == [[3]]
+    owner(f"DROP TABLE IF EXISTS reach_q; CREATE TABLE reach_q (id integer); INSERT INTO reach_q VALUES (77)")
+    try:
+        r, _ = await _run(pg, f"WITH RECURSIVE x AS (SELECT id FROM reach_q), "
+                              f"i AS (INSERT INTO {table} (id, v) SELECT id, 'from reach_q' FROM x RETURNING id) "
+                              "SELECT 1")
+        assert r.ok, r.error
+        assert owner(f"SELECT id, v FROM {table} WHERE id = 77") == [(77, "from reach_q")]
+    finally:
+        owner("DROP TABLE IF EXISTS reach_q")
     _assert_clean(owner)
 
 
