@@ -15,6 +15,10 @@ are replaced by a short prefix (text, bytes) or nothing (JSON, arrays, ...)::
 enough that one page cannot pass ``max_result_bytes`` (each value is capped),
 and fetching stops when the result is full. Rows not sent are counted with
 ``MOVE``, which the server does without sending them.
+
+``sql_execute`` uses the same caps for the rows it answers (see the section at the end):
+a SELECT through these cursors, run to its end; a statement that writes as the
+data-modifying CTE of one capping query, which PostgreSQL runs exactly once.
 """
 
 from __future__ import annotations

@@ -372,7 +372,7 @@ async def test_names_the_statement_uses_still_mean_what_they_meant(pg, table) ->
     r, _ = await _run(pg, f"WITH reach_q AS (DELETE FROM {table} WHERE id = 3 RETURNING *) SELECT id FROM reach_q")
     assert r.ok, r.error
     assert r.content["rows"] == [[3]]
-    owner(f"DROP TABLE IF EXISTS reach_q; CREATE TABLE reach_q (id integer); INSERT INTO reach_q VALUES (77)")
+    owner("DROP TABLE IF EXISTS reach_q; CREATE TABLE reach_q (id integer); INSERT INTO reach_q VALUES (77)")
     try:
         r, _ = await _run(pg, f"WITH RECURSIVE x AS (SELECT id FROM reach_q), "
                               f"i AS (INSERT INTO {table} (id, v) SELECT id, 'from reach_q' FROM x RETURNING id) "
