@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from .classify import SqlParseError, pg_read_statement
-from .pg_read import Cut, fetch_capped, to_pyformat
+from .pg_read import Cut, WrapError, fetch_capped, fetch_written, row_plan, to_pyformat
 from .pg_session import Abort, Watchdog, pg_cancel, pg_hard_stop, reset_session
 from .sqlite_guard import Authorizer, read_only_authorizer, write_authorizer
 from .write_guard import PgWriteGuard, SqliteWriteGuard
@@ -314,18 +314,45 @@ class Database:
                     guard.start()
                 with guard.limits() if isinstance(guard, SqliteWriteGuard) else nullcontext(), \
                         _sqlite_authorizer(conn, write_authorizer(admin=admin)):
-                    result = conn.execute(text(sql), params or {})
-                    if result.returns_rows:
-                        out = self._collect(result, limit)
-                        out.rowcount = result.rowcount if result.rowcount >= 0 else None
+                    pg_rows = self._pg_rows(conn, sql, params or {}, limit) if self.dialect == "postgresql" else None
+                    if pg_rows is not None:
+                        out = pg_rows
                     else:
-                        out = Rows(columns=[], rows=[], rowcount=result.rowcount)
-                    result.close()
+                        result = conn.execute(text(sql), params or {})
+                        if result.returns_rows:
+                            out = self._collect(result, limit)
+                            out.rowcount = result.rowcount if result.rowcount >= 0 else None
+                        else:
+                            out = Rows(columns=[], rows=[], rowcount=result.rowcount)
+                        result.close()
                 if guard is not None and (why := guard.refusal()):
                     conn.rollback()
                     raise SqlRefused(f"sql_execute refused this statement: {why}.")
             conn.commit()
             return out
+
+    def _pg_rows(self, conn: Connection, sql: str, params: dict[str, Any], limit: int) -> Rows | None:
+        """The rows a PostgreSQL statement answers ``sql_execute``, capped on the server before
+        they are fetched as ``sql_query``'s are (``pg_read``): a SELECT through cursors run to
+        its end, a statement that writes as the CTE of one capping query (run exactly once).
+        None, without running it, for a statement that answers no rows."""
+        raw = conn.connection.driver_connection
+        caps: dict[str, Any] = {"limit": limit, "max_value": self.max_value_bytes,
+                                "max_total": self.max_result_bytes, "max_chars": self.max_chars}
+        try:
+            plan = row_plan(sql)
+            if plan is None:
+                return None
+            if plan.cursor:
+                got = fetch_capped(raw, to_pyformat(plan.statement), params, count_cap=self.count_cap,
+                                   run_to_end=True, **caps)
+                total = len(got.rows) + got.more_rows
+            else:
+                got, total = fetch_written(raw, plan, sql, params, **caps)
+        except WrapError as exc:
+            raise SqlFailed(str(exc)) from exc
+        return Rows(columns=got.columns, rows=got.rows, more_rows=got.more_rows, more_rows_capped=got.more_rows_capped,
+                    cut_values=got.cut_values, result_full=got.result_full, rowcount=total)
 
     def _write_guard(self, conn: Connection, sql: str) -> SqliteWriteGuard | PgWriteGuard | None:
         """The every-row check and size caps of ``write_guard`` for this dialect (none for others)."""

@@ -201,7 +201,9 @@ LEAKS = [
      "SELECT count(*) FROM pg_tables WHERE schemaname LIKE 'pg_temp%%'", 0),
     ("SELECT * INTO TEMP {t} FROM {t}", "SELECT count(*) FROM pg_tables WHERE schemaname LIKE 'pg_temp%%'", 0),
     ("CREATE TEMP TABLE scratch AS SELECT 1 AS x", "SELECT to_regclass('pg_temp.scratch') IS NULL", True),
-    ("DECLARE leak_cursor CURSOR WITH HOLD FOR SELECT 1", "SELECT count(*) FROM pg_cursors WHERE name <> ''", 0),
+    # by name: the probe's own SELECT runs through sql_execute's cursor (reach_rows), open while it runs
+    ("DECLARE leak_cursor CURSOR WITH HOLD FOR SELECT 1",
+     "SELECT count(*) FROM pg_cursors WHERE name = 'leak_cursor'", 0),
 ]
 
 
