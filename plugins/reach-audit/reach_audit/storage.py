@@ -9,6 +9,7 @@ else in this plugin only uses that small interface.
 from __future__ import annotations
 
 import asyncio
+import re
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Sequence
@@ -206,6 +207,49 @@ def _landed(conn: sqlite3.Connection, rows: list[Row], head_seq: int) -> bool:
     return found is not None
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _escaped(text: str) -> str:
+    """``text`` with each lone UTF-16 surrogate written as its visible escape (``\\ud800``)."""
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    if isinstance(value, str):
+        return _SURROGATE.search(value) is not None
+    if isinstance(value, dict):
+        return any(_has_lone_surrogate(k) or _has_lone_surrogate(v) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return any(_has_lone_surrogate(v) for v in value)
+    return False
+
+
+def _without_surrogates(value: Any) -> Any:
+    if isinstance(value, str):
+        return _escaped(value)
+    if isinstance(value, dict):
+        return {_without_surrogates(k): _without_surrogates(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_without_surrogates(v) for v in value]
+    return value
+
+
+def _scrub_row(row: Row) -> None:
+    """Make a record that holds lone UTF-16 surrogates storable, and keep its columns equal
+    to its fields (``verify`` compares them).
+
+    Why: a framework that parses the model's JSON itself (LangChain, the Python API)
+    hands reach strings with lone surrogates; reach refuses the call, but its record is
+    not UTF-8, so SQLite and the hash refused it and the writer retried that batch for
+    ever, with every later record of the process behind it. Written as visible escapes,
+    the record keeps what the model sent and the log goes on.
+    """
+    record = row.record = _without_surrogates(row.record)
+    row.agent, row.tool, row.status = record.get("agent"), record.get("tool"), record.get("status")
+    row.run_id, row.call_id = record.get("run_id"), record.get("call_id")
+
+
 def chain(rows: list[Row], prev: str, prev_seq: int) -> list[tuple[Any, ...]]:
     """Number and hash ``rows`` as the continuation of ``(prev_seq, prev)``; return their
     INSERT parameters.
@@ -224,6 +268,9 @@ def chain(rows: list[Row], prev: str, prev_seq: int) -> list[tuple[Any, ...]]:
         try:  # chain.link, written out: the writer chains every record
             raw = dumps(record, option=_SORTED)
         except TypeError:
+            if _has_lone_surrogate(record):  # (orjson refuses them; also ints past 64 bits, kept)
+                _scrub_row(row)
+                record = row.record
             canonical, prev = link(prev, record)
         else:
             canonical = raw.decode("utf-8")

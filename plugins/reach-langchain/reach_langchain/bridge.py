@@ -17,8 +17,9 @@ id) and a step that is replayed writes once, as with the pydantic-ai bridge: the
 ``run_id`` given to :func:`as_langchain_tools`, else the one the caller gave
 LangGraph (``config={"run_id": ...}``), else one made for the graph invocation
 the call belongs to. On a LangGraph thread (a checkpointer and ``thread_id``) the
-key is the thread's and the tool-call id, so a node re-run when the thread is
-resumed does not repeat a write that already happened.
+key is the thread's, the reach agent's and the tool-call id, so a node re-run when
+the thread is resumed does not repeat a write that already happened, and two reach
+agents on one thread do not take each other's keys.
 
 Calls that reach's policy wants a person to approve follow reach's confirmer
 (``approval="reach"``, the default), or, with ``approval="interrupt"``, LangGraph's
@@ -155,7 +156,10 @@ class ReachTool(BaseTool):
         run_id = self.run_id or run_id
         kwargs: dict[str, Any] = {"agent": self.agent, "query": self.query, "run_id": run_id}
         if thread is not None and given_id is not None:
-            kwargs["idempotency_key"] = f"lc:{thread}:{given_id}"
+            # the agent too: the ledger keeps a key per agent and refuses another agent's, so two
+            # reach agents on one thread (a supervisor's sub-agents) whose models number their calls
+            # alike had the second write denied, with a "new key" the model cannot send through LangChain
+            kwargs["idempotency_key"] = f"lc:{thread}:{self.agent or 'default'}:{given_id}"
         if self.ask_person:
             approved, message = _ask_person(self, arguments, call_id)
             if not approved:

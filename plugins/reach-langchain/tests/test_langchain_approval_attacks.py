@@ -84,3 +84,23 @@ async def test_langchain_reserved_names_in_arguments_smuggle_nothing(make_reach,
     assert out.status == "error" and "invalid_arguments" in out.content
     assert out.tool_call_id == "call_1"
     assert await ran(reach) == []
+
+
+@pytest.mark.parametrize("raw", ['{"city":"上海\\ud800"}', '{"city":"\\udfff"}', '{"city":"\\ud83d"}'])
+async def test_a_lone_surrogate_from_the_model_is_refused_and_the_audit_log_goes_on(make_reach, scripted, raw):
+    """LangChain parses ``"\\ud800"`` into a ``str`` with a lone surrogate: reach refuses the
+    call, and its audit record is written (the surrogate as its escape), and so is every
+    later one. (LangChain's own next request to the model may fail on that text: not
+    reach's loop.) Before, the writer could not store the record and stopped for good."""
+    reach = make_reach()
+    server = scripted([ToolCalls([Call("get_weather", raw, id="call_bad")]), Answer("done")])
+    agent = create_agent(chat_model(server.url), reach_langchain.tools(reach))
+    try:
+        await agent.ainvoke({"messages": [{"role": "user", "content": "weather"}]})
+    except UnicodeEncodeError:  # langchain-openai sending the surrogate back to the model
+        pass
+    [tool] = reach_langchain.tools(reach, names=["get_weather"])
+    await tool.ainvoke({"name": "get_weather", "args": {"city": "北京"}, "id": "call_ok", "type": "tool_call"})
+    await reach_audit.flush(reach)
+    records = {e.record["call_id"]: e.record for e in tail_sync(reach.store, limit=10, kind="call")}
+    assert records["call_bad"]["status"] == "invalid_arguments" and records["call_ok"]["status"] == "ok"

@@ -135,3 +135,40 @@ async def test_the_run_id_reaches_reach(payments, scripted):
     await create_agent(chat_model(server.url), reach_langchain.tools(reach)).ainvoke(
         {"messages": [{"role": "user", "content": "who"}]})
     assert len(seen) == 2 and seen[0] and seen[0] == seen[1] and seen[0].startswith("lc-")
+
+
+@pytest.mark.parametrize(("first", "second"), [
+    ("billing", "refunds"), (None, "billing"), ("billing", None), ("billing", "Billing"), ("billing", "billing "),
+    ("支付", "退款"),
+])
+@pytest.mark.parametrize("call_id", ["call_0", "0", "调用"])
+async def test_two_reach_agents_on_one_thread_each_write(payments, scripted, first, second, call_id):
+    """Two reach agents on one LangGraph thread (a supervisor's sub-agents share its
+    ``thread_id``) whose models number their calls alike: each write is its own. The
+    key was the thread's and the call id only, and the ledger denies another agent's
+    key, so the second agent's payment was refused with a "new key" it cannot send."""
+    reach, paid = payments
+    step = ToolCalls([Call("pay", {"to": "ann", "amount": 5}, id=call_id)])
+    config = {"configurable": {"thread_id": "t-shared"}}
+    replies = []
+    for agent_name in (first, second):
+        agent = create_agent(chat_model(scripted([step, Answer("ok")]).url),
+                             reach_langchain.tools(reach, agent=agent_name), checkpointer=InMemorySaver())
+        state = await agent.ainvoke({"messages": [{"role": "user", "content": "pay ann 5"}]}, config)
+        replies.extend(tool_results(state))
+    assert paid == [("ann", 5), ("ann", 5)], replies
+    assert all("error" not in r for r in replies)
+
+
+async def test_one_agent_replayed_on_a_shared_thread_still_writes_once(payments, scripted):
+    """The agent in the key does not split one agent's replay: same agent, same thread,
+    same call id, a second invocation: one payment."""
+    reach, paid = payments
+    step = ToolCalls([Call("pay", {"to": "ann", "amount": 5}, id="call_0")])
+    config = {"configurable": {"thread_id": "t-one"}}
+    server = scripted([step, Answer("one"), step, Answer("two")])
+    agent = create_agent(chat_model(server.url), reach_langchain.tools(reach, agent="billing"),
+                         checkpointer=InMemorySaver())
+    for _ in range(2):
+        await agent.ainvoke({"messages": [{"role": "user", "content": "pay ann 5"}]}, config)
+    assert paid == [("ann", 5)]

@@ -3,7 +3,10 @@
 Why an ``AbstractToolset`` and not ``FunctionToolset``: the tools' JSON Schemas
 are reach's own (declared by connectors, not derived from Python signatures),
 and arguments are validated once, by reach, with its model-friendly messages.
-pydantic-ai's own argument validator is a pass-through here.
+pydantic-ai's own argument validator only reads the model's JSON text, with reach's
+decoder (:class:`_ReachArguments`), so what reach refuses in JSON text (a key given
+twice, lone surrogates, ``NaN``, oversized or too deeply nested arguments) is refused
+here too instead of being settled silently by a laxer parser before reach sees it.
 
 How reach's outcomes look to a pydantic-ai agent:
 
@@ -32,8 +35,9 @@ from pydantic_ai.toolsets import AbstractToolset
 from pydantic_ai.toolsets.abstract import ToolsetTool
 from pydantic_core import SchemaValidator, core_schema
 
-from reach_core import Reach, ToolResult
+from reach_core import Reach, ToolFailure, ToolResult
 from reach_core.approvals import approved_call, native_approval
+from reach_core.calls import decode_arguments
 
 try:  # pydantic-ai >= 1.x has a terminal "the model should see this" failure
     from pydantic_ai.exceptions import ToolFailed
@@ -43,6 +47,35 @@ except ImportError:  # pragma: no cover - older pydantic-ai: the error payload i
 __all__ = ["ReachToolset", "as_pydantic_ai_toolset"]
 
 _PASS_THROUGH = SchemaValidator(core_schema.any_schema())
+
+
+class _ReachArguments:
+    """pydantic-ai's argument validator for reach's tools: the model's JSON text read by
+    reach's own decoder.
+
+    Why not a pass-through ``SchemaValidator``: pydantic's JSON parser keeps the last of
+    two equal keys, so ``{"target": "tmp", "target": "prod"}`` reached reach as
+    ``{"target": "prod"}``, a dict reach cannot tell from a clean one, while the
+    conversation, the traces and any approval screen show the text with both. Read
+    here, the text gets reach's rules and message (a ``ModelRetry``: the model resends
+    the call), as it does through the other bridges and reach's own loop. Partial
+    (streamed) text and Python values are passed through: reach checks the values of a
+    dict again when the call is made.
+    """
+
+    def __init__(self, max_bytes: int, max_depth: int) -> None:
+        self.max_bytes, self.max_depth = max_bytes, max_depth
+
+    def validate_json(self, input: str | bytes | bytearray, *, allow_partial: Any = False, **kwargs: Any) -> Any:
+        if allow_partial not in (False, "off"):
+            return _PASS_THROUGH.validate_json(input, allow_partial=allow_partial, **kwargs)
+        try:
+            return decode_arguments(input, self.max_bytes, self.max_depth)
+        except ToolFailure as exc:
+            raise ModelRetry(exc.message) from None
+
+    def validate_python(self, input: Any, *, allow_partial: Any = False, **kwargs: Any) -> Any:
+        return _PASS_THROUGH.validate_python(input, allow_partial=allow_partial, **kwargs)
 _RETRY_CODES = frozenset({"invalid_arguments", "invalid_json"})
 
 Approval = Literal["auto", "native", "reach"]
@@ -94,6 +127,8 @@ class ReachToolset(AbstractToolset[Any]):
         query = self._query(ctx) if self.limit is not None else self.query
         tools = self.reach.select(agent=self.agent, query=query, limit=self.limit, names=self.names)
         policy = self.reach.policy(self.agent)
+        caps = self.reach.config.reach
+        arguments = _ReachArguments(caps.max_argument_bytes, caps.max_argument_depth)
         return {
             t.name: ToolsetTool(
                 toolset=self,
@@ -105,7 +140,7 @@ class ReachToolset(AbstractToolset[Any]):
                               "needs_approval": policy.needs_confirmation(t)},
                 ),
                 max_retries=self.max_retries,
-                args_validator=_PASS_THROUGH,
+                args_validator=arguments,
             )
             for t in tools
         }
