@@ -147,7 +147,7 @@ def bearer_agent(values: Sequence[str], tokens: Sequence[tuple[bytes, str]]) -> 
 
     ``values`` are the header's values as the server decoded them (latin-1: one character a
     byte, Starlette's ``Headers.getlist("authorization")``); ``tokens`` the configured tokens
-    as UTF-8 bytes with their agents. Anything else than exactly one header of the form
+    as UTF-8 bytes with their agents. Anything but exactly one header of the form
     ``Bearer <token>`` (the scheme in any case, spaces or tabs after it) whose token is a
     configured one, byte for byte, raises :class:`BadToken`: another scheme (``Basic``,
     ``Token``), ``Bearer`` alone, an empty header, two headers, a token with characters
