@@ -99,7 +99,7 @@ CROSS_SITE = [
 async def test_a_cross_site_page_runs_nothing_without_a_token(reach: Any, bind: str) -> None:
     async with ServedMcp(reach, ServeSettings(anonymous_agent="guest"), bind) as served:
         for headers in CROSS_SITE:
-            res = await served.post(headers)
+            res = await served.post(headers, CALL)
             assert res.status_code == 403, (headers, res.status_code, res.text[:300])
             assert "another site" in res.json()["error"], res.text
     assert ran == []
@@ -114,7 +114,7 @@ KNOWN = [{}, {"host": "127.0.0.1:{port}"}, {"host": "localhost:{port}"}, {"host"
 async def test_addresses_and_localhost_still_work_without_a_token(reach: Any, bind: str) -> None:
     async with ServedMcp(reach, ServeSettings(anonymous_agent="guest"), bind) as served:
         for headers in KNOWN:
-            res = await served.post(headers)
+            res = await served.post(headers, CALL)
             assert res.status_code == 200, (headers, res.status_code, res.text[:300])
             assert res.json()["result"]["isError"] is False, res.text
     assert len(ran) == len(KNOWN)
@@ -126,7 +126,7 @@ async def test_allowed_hosts_names_still_work_without_a_token(reach: Any, host: 
     settings = ServeSettings(anonymous_agent="guest",
                              allowed_hosts=["mcp.internal:*", "mcp.example.com:443", "[fd00::5]:8766"])
     async with ServedMcp(reach, settings, "0.0.0.0") as served:
-        res = await served.post({"host": host})
+        res = await served.post({"host": host}, CALL)
         assert res.status_code == 200, (host, res.status_code, res.text[:300])
     assert len(ran) == 1
 
@@ -135,8 +135,8 @@ async def test_allowed_hosts_names_still_work_without_a_token(reach: Any, host: 
 async def test_a_request_with_a_token_is_judged_by_its_token(reach: Any, headers: dict[str, str]) -> None:
     settings = ServeSettings(tokens={TOKEN: "support"}, anonymous_agent="guest")
     async with ServedMcp(reach, settings, "0.0.0.0") as served:
-        good = await served.post({**headers, "authorization": f"Bearer {TOKEN}"})
+        good = await served.post({**headers, "authorization": f"Bearer {TOKEN}"}, CALL)
         assert good.status_code == 200 and good.json()["result"]["isError"] is False, good.text
-        wrong = await served.post({**headers, "authorization": "Bearer tok-not-a-real-one"})
+        wrong = await served.post({**headers, "authorization": "Bearer tok-not-a-real-one"}, CALL)
         assert wrong.status_code == 401
     assert ran == ["from a web page"]
