@@ -11,17 +11,26 @@ reach-serve's HTTP API and reach-mcp's server both map ``tokens = {"<token>" = "
   ``default`` agent's rights, usually wider than those of the restricted agent a token
   was meant for, so a typo (``"suport"`` for ``[agents.support]``) widened rights silently;
 * a request without a token that a web page sent (:func:`tokenless_refusal`): cross-site,
-  or same-origin through DNS rebinding.
+  or same-origin through DNS rebinding;
+* an ``Authorization`` header that is not exactly one configured token (:func:`bearer_agent`):
+  a wrong scheme, ``Bearer`` with nothing after it, two headers, a token with junk around it;
+  these used to fall back to the anonymous agent, as if no header had been sent;
+* many failed tokens from one client, which are guesses (:class:`TokenFailures`);
+* client-chosen ids (call ids, run ids, idempotency keys) of any length or characters
+  (:func:`client_id_problem`), which end up in logs, the audit trail and the console.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import hmac
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from .errors import ConfigError
 
-__all__ = ["MIN_TOKEN_CHARS", "check_token", "require_agents", "tokenless_refusal"]
+__all__ = ["MAX_CLIENT_ID", "MIN_TOKEN_CHARS", "UVICORN_LIMITS", "BadToken", "TokenFailures", "bearer_agent",
+           "check_token", "client_id_problem", "require_agents", "tokenless_refusal"]
 
 #: The shortest bearer token a front-end accepts, in ``tokens`` and ``clients`` alike.
 MIN_TOKEN_CHARS = 8
@@ -126,3 +135,144 @@ def tokenless_refusal(headers: Mapping[str, str], allowed_hosts: Iterable[str], 
         return ("a request without a token sent by a web page of another site is refused; "
                 "send Authorization: Bearer <token>")
     return None
+
+
+class BadToken(Exception):
+    """An ``Authorization`` header that names no agent: answer 401 with ``str(exc)``, never fall back
+    to the anonymous agent (a client that sent a header meant to be someone)."""
+
+
+def bearer_agent(values: Sequence[str], tokens: Sequence[tuple[bytes, str]]) -> str | None:
+    """The agent of a request's ``Authorization`` header(s), ``None`` when it sent none.
+
+    ``values`` are the header's values as the server decoded them (latin-1: one character a
+    byte, Starlette's ``Headers.getlist("authorization")``); ``tokens`` the configured tokens
+    as UTF-8 bytes with their agents. Anything but exactly one header of the form
+    ``Bearer <token>`` (the scheme in any case, spaces or tabs after it) whose token is a
+    configured one, byte for byte, raises :class:`BadToken`: another scheme (``Basic``,
+    ``Token``), ``Bearer`` alone, an empty header, two headers, a token with characters
+    around it (a no-break space, a second token). Each configured token is compared in
+    constant time, all of them every time (no timing hint of which one nearly matched).
+    A token with non-ASCII characters matches when the client sends it as UTF-8.
+    """
+    if not values:
+        return None
+    if len(values) > 1:
+        raise BadToken("send one Authorization header, not several")
+    value = values[0].strip(" \t")  # what the server already trims (optional whitespace)
+    end = next((i for i, ch in enumerate(value) if ch in " \t"), len(value))
+    scheme, given = value[:end], value[end:].lstrip(" \t")  # the token as sent, inner spaces kept
+    if scheme.lower() != "bearer":
+        raise BadToken("use Authorization: Bearer <token> (other schemes are not accepted)")
+    if not given:
+        raise BadToken("Authorization: Bearer carries no token; send Bearer <token>")
+    try:
+        raw = given.encode("latin-1")  # the bytes the client sent
+    except UnicodeEncodeError:
+        raw = given.encode("utf-8", "surrogatepass")
+    found = None
+    for known, agent in tokens:
+        if hmac.compare_digest(known, raw):
+            found = agent
+    if found is None:
+        raise BadToken("unknown bearer token")
+    return found
+
+
+class TokenFailures:
+    """Failed token attempts per client address, to slow guessing: ``limit`` in ``window`` seconds,
+    then ``retry_after`` says how long that client waits (HTTP 429 with ``Retry-After``).
+
+    Owned by one app instance (nothing global), and bounded: at most ``clients`` addresses are
+    remembered, the least recently failing forgotten first. IPv6 clients are counted by their
+    /64, which one host usually holds whole. A blocked client's token is not even read, so
+    the answer (429) says nothing about whether a guess was right, and a valid token sent in
+    between does not reset the count (an agent with a token of its own could otherwise guess an
+    operator's between its own calls). The block ends with the window: the holder of the valid
+    token is kept out for at most ``window`` seconds after the last counted failure.
+    """
+
+    def __init__(self, limit: int = 30, window: float = 60.0, clients: int = 10_000,
+                 clock: Callable[[], float] | None = None) -> None:
+        import time
+        from collections import OrderedDict
+
+        self.limit, self.window, self.clients = limit, window, clients
+        self._clock = clock or time.monotonic
+        self._seen: OrderedDict[str, tuple[float, int]] = OrderedDict()  # client -> (window start, failures)
+
+    @staticmethod
+    def client_key(address: str | None) -> str:
+        """The counted unit of a peer address: the address, or the /64 of an IPv6 one."""
+        import ipaddress
+
+        if not address:
+            return "?"
+        try:
+            ip = ipaddress.ip_address(address.split("%")[0])
+        except ValueError:
+            return address[:64]
+        if isinstance(ip, ipaddress.IPv6Address):
+            if ip.ipv4_mapped is not None:
+                return str(ip.ipv4_mapped)
+            return str(ipaddress.ip_network(f"{ip}/64", strict=False))
+        return str(ip)
+
+    def retry_after(self, address: str | None) -> int | None:
+        """Whole seconds ``address`` must wait before its token is read again, or ``None``."""
+        entry = self._seen.get(self.client_key(address))
+        if entry is None:
+            return None
+        start, count = entry
+        left = start + self.window - self._clock()
+        if left <= 0 or count < self.limit:
+            return None
+        return max(1, math.ceil(left))
+
+    def failed(self, address: str | None) -> None:
+        """Count one failed token from ``address``."""
+        key, now = self.client_key(address), self._clock()
+        start, count = self._seen.pop(key, (now, 0))
+        if start + self.window <= now:
+            start, count = now, 0
+        self._seen[key] = (start, count + 1)
+        while len(self._seen) > self.clients:
+            self._seen.popitem(last=False)
+
+
+#: The longest call id or run id a client may choose (an idempotency key may have ``checked_key``'s 512).
+MAX_CLIENT_ID = 256
+
+
+def client_id_problem(field: str, value: object, limit: int = MAX_CLIENT_ID) -> str | None:
+    """Why a client-chosen id (``id``, ``run_id``, ``idempotency_key``, an MCP request id) is refused,
+    or ``None``. Such ids are written to logs, the audit trail, the ledger and the console, and
+    link runs together: a line break forges a log line, an invisible or bidi character makes two
+    ids look alike, and 100,000 characters fill every record they touch. So: a string of 1 to
+    ``limit`` printable characters (``str.isprintable``: no control, line-break, format or
+    non-ASCII space characters; letters of any script, ``/``, ``:``, ``.`` and spaces are fine)."""
+    if not isinstance(value, str):
+        return f"`{field}` must be a string"
+    if not value:
+        return f"`{field}` is empty; send 1-{limit} printable characters or leave the field out"
+    if len(value) > limit:
+        return f"`{field}` has {len(value)} characters; send at most {limit}"
+    if not value.isprintable():
+        return (f"`{field}` holds a control, line-break or invisible character; send 1-{limit} printable "
+                "characters")
+    return None
+
+
+#: Bounds for the uvicorn server of ``reach serve http`` and ``reach serve mcp --http``:
+#: the h11 parser (httptools has no bound on a request head of its own that reach can set), a request
+#: head of at most 16 KiB, idle keep-alive connections closed after 5 s, and at most 1,000
+#: connections and requests at once (each may buffer a body), more answered 503.
+#: uvicorn has no timeout for reading a request's head: a client that sends a byte a minute
+#: holds a connection until it gives up; a reverse proxy in front (nginx ``client_header_timeout``,
+#: ``client_body_timeout``) is where such clients are cut off.
+UVICORN_LIMITS: dict[str, Any] = {
+    "http": "h11",
+    "h11_max_incomplete_event_size": 16 * 1024,
+    "timeout_keep_alive": 5,
+    "limit_concurrency": 1000,
+}

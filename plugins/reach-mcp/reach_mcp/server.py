@@ -15,7 +15,6 @@ spoken at all.
 from __future__ import annotations
 
 import contextvars
-import hmac
 import json
 from typing import Any
 
@@ -23,6 +22,7 @@ import mcp_types as types
 from mcp.server.lowlevel import Server
 
 from reach_core import ToolResult
+from reach_core.tokens import client_id_problem
 
 from .annotations import annotations_for, open_world
 from .link import IDEMPOTENCY_META_KEY
@@ -145,11 +145,11 @@ def meta_problem(meta: Any) -> str | None:
     return None
 
 
-def _meta_refusal(call_id: str, name: str, problem: str) -> types.CallToolResult:
+def _meta_refusal(call_id: str, name: str, problem: str, what: str = "_meta") -> types.CallToolResult:
     from reach_core import ToolError
 
     result = ToolResult(call_id, name, False, None,
-                        ToolError("invalid_arguments", f"{problem}; send the call again with a valid _meta."))
+                        ToolError("invalid_arguments", f"{problem}; send the call again with a valid {what}."))
     return to_call_result(result, structured=False)
 
 
@@ -199,6 +199,10 @@ def build_server(reach: Any, settings: ServeSettings, *, agent: str | None = Non
     async def on_call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         caller = who(ctx)
         call_id = f"mcp-{ctx.request_id}" if ctx.request_id is not None else "mcp"
+        # the JSON-RPC id is the client's choice and becomes reach's call id (logs, audit, console)
+        problem = client_id_problem("the request id", call_id)
+        if problem is not None:
+            return _meta_refusal("mcp", params.name, problem, "id")
         problem = meta_problem(params.meta)
         if problem is not None:
             return _meta_refusal(call_id, params.name, problem)
@@ -238,7 +242,10 @@ class TokenGate:
     """ASGI gate in front of the MCP endpoint: bearer token -> reach agent, or 401;
     a body over ``max_body`` bytes -> 413, decided while it streams in.
 
-    Tokens are compared in constant time. Without any configured token every
+    Tokens are compared in constant time; a request with an ``Authorization`` header that
+    is not exactly one configured token is 401, and a client address that sent
+    ``max_token_failures`` of them in a minute gets 429 (``Retry-After``) until the minute
+    is over, whatever it sends. Without any configured token every
     request runs as ``anonymous_agent`` (or ``default``); with tokens, a request
     without one runs as ``anonymous_agent`` only when that is set. A request without
     a token must also name this server by IP address, ``localhost`` or an
@@ -251,23 +258,28 @@ class TokenGate:
     """
 
     def __init__(self, app: Any, settings: ServeSettings, max_body: int | None = None) -> None:
+        from reach_core.tokens import TokenFailures
+
         self.app = app
-        self.tokens = [(t.encode(), a) for t, a in settings.token_agents().items()]
+        self.tokens = [(t.encode("utf-8"), a) for t, a in settings.token_agents().items()]
         self.anonymous = settings.anonymous_agent
         self.allowed_hosts = list(settings.allowed_hosts)
         self.max_body = max_body
+        #: failed tokens per client address, this gate's own
+        self.failures = TokenFailures(limit=settings.max_token_failures)
 
-    def agent_for(self, header: str | None) -> tuple[bool, str | None]:
-        if header:
-            scheme, _, token = header.partition(" ")
-            if scheme.lower() != "bearer" or not token:
+    def agent_for(self, headers: str | list[str] | None) -> tuple[bool, str | None]:
+        """``(admitted, agent)`` for the request's ``Authorization`` value(s). A request that sends
+        the header is judged by it alone: anything but exactly one configured token is refused,
+        never run as the anonymous agent (``reach_core.tokens.bearer_agent``)."""
+        from reach_core.tokens import BadToken, bearer_agent
+
+        values = [headers] if isinstance(headers, str) else list(headers or ())
+        if values:
+            try:
+                return True, bearer_agent(values, self.tokens)
+            except BadToken:
                 return False, None
-            found = None
-            given = token.strip().encode()
-            for known, agent in self.tokens:
-                if hmac.compare_digest(known, given):
-                    found = agent
-            return (found is not None), found
         if self.tokens and self.anonymous is None:
             return False, None
         return True, self.anonymous
@@ -276,20 +288,27 @@ class TokenGate:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        header = None
-        for key, value in scope.get("headers") or ():
-            if key == b"authorization":
-                header = value.decode("latin-1")
-                break
-        ok, agent = self.agent_for(header)
+        headers = [value.decode("latin-1") for key, value in scope.get("headers") or () if key == b"authorization"]
+        client = scope.get("client")
+        address = client[0] if client else None
+        if headers and (wait := self.failures.retry_after(address)) is not None:
+            body = json.dumps({"error": f"rate_limited: too many failed tokens from this address; try again in "
+                                        f"{wait} s"}).encode()
+            await send({"type": "http.response.start", "status": 429,
+                        "headers": [(b"content-type", b"application/json"), (b"retry-after", str(wait).encode())]})
+            await send({"type": "http.response.body", "body": body})
+            return
+        ok, agent = self.agent_for(headers)
         if not ok:
+            if headers:
+                self.failures.failed(address)
             body = (b'{"error":"unauthorized: send Authorization: Bearer <token> with a token configured in '
                     b'[plugins.reach-mcp.server]"}')
             await send({"type": "http.response.start", "status": 401,
                         "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")]})
             await send({"type": "http.response.body", "body": body})
             return
-        if not header:
+        if not headers:
             from starlette.datastructures import Headers
 
             from reach_core.tokens import tokenless_refusal

@@ -127,6 +127,8 @@ class ServeSettings(BaseModel):
     name: str = "reach"
     output_schemas: bool = True
     allowed_hosts: list[str] = Field(default_factory=list)
+    #: failed bearer tokens one client address may send per minute; then 429 until the minute is over
+    max_token_failures: int = Field(default=30, ge=1)
 
     @field_validator("tokens")
     @classmethod

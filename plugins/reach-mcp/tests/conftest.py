@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 import subprocess
@@ -11,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import reach_mcp.plugin as mcp_plugin
 
@@ -85,3 +87,48 @@ def reach_for(tmp_path: Path) -> Any:
         return reach
 
     return build
+
+
+#: the headers a streamable-HTTP MCP client sends with a JSON-RPC POST
+MCP_HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json",
+               "mcp-protocol-version": "2025-06-18"}
+
+
+class ServedMcp:
+    """``reach serve mcp --http`` in this test's event loop: ``http_app`` built for ``bind`` (what
+    ``--http BIND:PORT`` builds) under uvicorn, listening on 127.0.0.1 at ``port``::
+
+        async with ServedMcp(reach, ServeSettings(...)) as served:
+            res = await served.post({"authorization": "Bearer ..."}, body)
+    """
+
+    def __init__(self, reach: Any, settings: Any = None, bind: str = "127.0.0.1") -> None:
+        import uvicorn
+        from reach_mcp.server import http_app
+        from reach_mcp.settings import ServeSettings
+
+        self.port = free_port()
+        self.app = http_app(reach, settings if settings is not None else ServeSettings(), host=bind)
+        self.server = uvicorn.Server(uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_level="error",
+                                                    lifespan="on"))
+        self.task: asyncio.Task[Any] | None = None
+
+    async def __aenter__(self) -> ServedMcp:
+        self.task = asyncio.create_task(self.server.serve())
+        for _ in range(400):
+            if self.server.started:
+                return self
+            await asyncio.sleep(0.025)
+        raise RuntimeError("uvicorn did not start")
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        assert self.task is not None
+        await self.task
+
+    async def post(self, headers: dict[str, str], body: str | bytes) -> httpx.Response:
+        """POST ``body`` to ``/mcp`` with the MCP headers and ``headers`` (``{port}`` filled in)."""
+        headers = {k: v.format(port=self.port) for k, v in headers.items()}
+        async with httpx.AsyncClient(timeout=20) as client:
+            return await client.post(f"http://127.0.0.1:{self.port}/mcp", content=body,
+                                     headers={**MCP_HEADERS, **headers})

@@ -17,15 +17,11 @@ Requests with a token are judged by the token alone. Real uvicorn on 127.0.0.1.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any
 
-import httpx
 import pytest
-import uvicorn
-from conftest import free_port
-from reach_mcp.server import http_app
+from conftest import ServedMcp
 from reach_mcp.settings import ServeSettings
 
 from reach_core import connector
@@ -46,40 +42,9 @@ def add_note(text: str) -> str:
     return "noted"
 
 
-HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json",
-           "mcp-protocol-version": "2025-06-18"}
 CALL = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                    "params": {"name": "add_note", "arguments": {"text": "from a web page"}}})
 LIST = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
-
-
-class Served:
-    """``http_app`` built for ``bind`` (what ``--http BIND:PORT`` builds), listening on 127.0.0.1."""
-
-    def __init__(self, reach: Any, settings: ServeSettings, bind: str) -> None:
-        self.port = free_port()
-        self.server = uvicorn.Server(uvicorn.Config(http_app(reach, settings, host=bind), host="127.0.0.1",
-                                                    port=self.port, log_level="error", lifespan="on"))
-        self.task: asyncio.Task[Any] | None = None
-
-    async def __aenter__(self) -> Served:
-        self.task = asyncio.create_task(self.server.serve())
-        for _ in range(400):
-            if self.server.started:
-                return self
-            await asyncio.sleep(0.025)
-        raise RuntimeError("uvicorn did not start")
-
-    async def __aexit__(self, *exc: object) -> None:
-        self.server.should_exit = True
-        assert self.task is not None
-        await self.task
-
-    async def post(self, headers: dict[str, str], body: str = CALL) -> httpx.Response:
-        headers = {k: v.format(port=self.port) for k, v in headers.items()}
-        async with httpx.AsyncClient(timeout=20) as client:
-            return await client.post(f"http://127.0.0.1:{self.port}/mcp", content=body,
-                                     headers={**HEADERS, **headers})
 
 
 @pytest.fixture
@@ -112,7 +77,7 @@ REBOUND = [
 @pytest.mark.parametrize("bind", BINDS)
 @pytest.mark.parametrize("kind", list(SETTINGS))
 async def test_a_rebound_name_runs_nothing_without_a_token(reach: Any, bind: str, kind: str) -> None:
-    async with Served(reach, ServeSettings(**SETTINGS[kind]), bind) as served:
+    async with ServedMcp(reach, ServeSettings(**SETTINGS[kind]), bind) as served:
         for headers in REBOUND:
             for body in (CALL, LIST):
                 res = await served.post(headers, body)
@@ -132,9 +97,9 @@ CROSS_SITE = [
 
 @pytest.mark.parametrize("bind", ["0.0.0.0", "::"])
 async def test_a_cross_site_page_runs_nothing_without_a_token(reach: Any, bind: str) -> None:
-    async with Served(reach, ServeSettings(anonymous_agent="guest"), bind) as served:
+    async with ServedMcp(reach, ServeSettings(anonymous_agent="guest"), bind) as served:
         for headers in CROSS_SITE:
-            res = await served.post(headers)
+            res = await served.post(headers, CALL)
             assert res.status_code == 403, (headers, res.status_code, res.text[:300])
             assert "another site" in res.json()["error"], res.text
     assert ran == []
@@ -147,9 +112,9 @@ KNOWN = [{}, {"host": "127.0.0.1:{port}"}, {"host": "localhost:{port}"}, {"host"
 
 @pytest.mark.parametrize("bind", ["0.0.0.0", "::", "127.0.0.2"])
 async def test_addresses_and_localhost_still_work_without_a_token(reach: Any, bind: str) -> None:
-    async with Served(reach, ServeSettings(anonymous_agent="guest"), bind) as served:
+    async with ServedMcp(reach, ServeSettings(anonymous_agent="guest"), bind) as served:
         for headers in KNOWN:
-            res = await served.post(headers)
+            res = await served.post(headers, CALL)
             assert res.status_code == 200, (headers, res.status_code, res.text[:300])
             assert res.json()["result"]["isError"] is False, res.text
     assert len(ran) == len(KNOWN)
@@ -160,8 +125,8 @@ async def test_allowed_hosts_names_still_work_without_a_token(reach: Any, host: 
     # with allowed_hosts the SDK admits exactly those Host values; reach's rule reads their names
     settings = ServeSettings(anonymous_agent="guest",
                              allowed_hosts=["mcp.internal:*", "mcp.example.com:443", "[fd00::5]:8766"])
-    async with Served(reach, settings, "0.0.0.0") as served:
-        res = await served.post({"host": host})
+    async with ServedMcp(reach, settings, "0.0.0.0") as served:
+        res = await served.post({"host": host}, CALL)
         assert res.status_code == 200, (host, res.status_code, res.text[:300])
     assert len(ran) == 1
 
@@ -169,9 +134,9 @@ async def test_allowed_hosts_names_still_work_without_a_token(reach: Any, host: 
 @pytest.mark.parametrize("headers", REBOUND[:3] + CROSS_SITE[:3])
 async def test_a_request_with_a_token_is_judged_by_its_token(reach: Any, headers: dict[str, str]) -> None:
     settings = ServeSettings(tokens={TOKEN: "support"}, anonymous_agent="guest")
-    async with Served(reach, settings, "0.0.0.0") as served:
-        good = await served.post({**headers, "authorization": f"Bearer {TOKEN}"})
+    async with ServedMcp(reach, settings, "0.0.0.0") as served:
+        good = await served.post({**headers, "authorization": f"Bearer {TOKEN}"}, CALL)
         assert good.status_code == 200 and good.json()["result"]["isError"] is False, good.text
-        wrong = await served.post({**headers, "authorization": "Bearer tok-not-a-real-one"})
+        wrong = await served.post({**headers, "authorization": "Bearer tok-not-a-real-one"}, CALL)
         assert wrong.status_code == 401
     assert ran == ["from a web page"]

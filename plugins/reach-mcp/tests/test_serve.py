@@ -231,3 +231,28 @@ async def test_tool_progress_reaches_the_mcp_client(tmp_path: Path) -> None:
         assert not plain.is_error
     assert seen == [(1.0, 3, "page 1 of 3"), (2.0, 3, "page 2 of 3"), (3.0, 3, "page 3 of 3")]
     await reach.aclose()
+
+
+def test_idle_connections_are_bounded_by_the_command(reach_server: str) -> None:
+    """``reach serve mcp --http`` passes ``reach_core.tokens.UVICORN_LIMITS``: past 1,000
+    connections (here idle ones, a slow client's) a request is answered 503 rather than each
+    connection holding memory and a file descriptor without end. Before: no bound, every
+    request answered. (Cutting slow clients off is a proxy's job: docs/plugins/reach-mcp.md.)"""
+    import socket
+
+    port = int(reach_server.rsplit(":", 1)[1].split("/")[0])
+    idle: list[socket.socket] = []
+    try:
+        for _ in range(1000):
+            idle.append(socket.create_connection(("127.0.0.1", port), timeout=10))
+        statuses = []
+        for _ in range(50):  # the server accepts the idle ones in order; a probe soon finds them counted
+            statuses.append(httpx.get(reach_server, timeout=10).status_code)
+            if statuses[-1] == 503:
+                break
+        assert statuses[-1] == 503, statuses
+    finally:
+        for sock in idle:
+            sock.close()
+    # and it serves again once the server has seen them close
+    assert any(httpx.get(reach_server, timeout=10).status_code != 503 for _ in range(200))

@@ -8,12 +8,10 @@ import asyncio
 import json
 from typing import Any
 
-import httpx
 import pytest
-import uvicorn
-from conftest import free_port
+from conftest import MCP_HEADERS, ServedMcp
 from mcp import Client
-from reach_mcp.server import body_limit, build_server, http_app
+from reach_mcp.server import body_limit, build_server
 from reach_mcp.settings import ServeSettings
 
 from reach_core import Connector, connector
@@ -113,34 +111,8 @@ async def test_a_served_call_within_the_caps_runs(reach):
 
 # ------------------------------------------------------------------ over HTTP: the body limit holds as it streams
 
-class Served:
-    def __init__(self, reach: Any) -> None:
-        self.port = free_port()
-        self.app = http_app(reach, ServeSettings())
-        self.server = uvicorn.Server(uvicorn.Config(self.app, host="127.0.0.1", port=self.port,
-                                                    log_level="error", lifespan="on"))
-        self.task: asyncio.Task[Any] | None = None
-
-    async def __aenter__(self) -> Served:
-        self.task = asyncio.create_task(self.server.serve())
-        for _ in range(400):
-            if self.server.started:
-                return self
-            await asyncio.sleep(0.025)
-        raise RuntimeError("uvicorn did not start")
-
-    async def __aexit__(self, *exc: object) -> None:
-        self.server.should_exit = True
-        assert self.task is not None
-        await self.task
-
-
 def rpc(name: str, arguments: Any) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
-
-
-HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json",
-           "mcp-protocol-version": "2025-06-18"}
 
 
 async def _raw(port: int, head: bytes, chunks: Any) -> tuple[bytes, int]:
@@ -180,10 +152,10 @@ async def test_a_chunked_body_without_length_is_refused_once_past_the_limit(reac
     limit = body_limit(reach)
     assert limit == 6 * CAPS["max_argument_bytes"] + 65_536
     head = ("POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ntransfer-encoding: chunked\r\n"
-            + "".join(f"{k}: {v}\r\n" for k, v in HEADERS.items()) + "\r\n").encode()
+            + "".join(f"{k}: {v}\r\n" for k, v in MCP_HEADERS.items()) + "\r\n").encode()
     total = 50 * limit
     parts = (b"x" * chunk for _ in range(total // chunk + 1))
-    async with Served(reach) as served:
+    async with ServedMcp(reach) as served:
         response, sent = await _raw(served.port, head, parts)
     # a large chunk in flight may turn the server's close into a reset before its 413 is read
     assert response.startswith(b"HTTP/1.1 413") or (chunk >= 1_000_000 and response == b"(reset)"), response[:200]
@@ -193,10 +165,10 @@ async def test_a_chunked_body_without_length_is_refused_once_past_the_limit(reac
 
 @pytest.mark.parametrize("declared", ["200000", "10000000", "300000000", "99999999999999"])
 async def test_a_declared_length_over_the_limit_is_refused_before_reading(reach, declared):
-    async with Served(reach) as served:
+    async with ServedMcp(reach) as served:
         reader, writer = await asyncio.open_connection("127.0.0.1", served.port)
         writer.write((f"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: {declared}\r\n"
-                      + "".join(f"{k}: {v}\r\n" for k, v in HEADERS.items()) + "\r\n").encode())
+                      + "".join(f"{k}: {v}\r\n" for k, v in MCP_HEADERS.items()) + "\r\n").encode())
         await writer.drain()
         response = await asyncio.wait_for(reader.read(65536), 10)
         writer.close()
@@ -207,8 +179,8 @@ async def test_a_declared_length_over_the_limit_is_refused_before_reading(reach,
 async def test_deep_json_over_http_is_a_client_error_not_a_crash(reach, depth):
     body = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"store","arguments":{"x":' + \
         "[" * depth + "]" * depth + "}}}"
-    async with Served(reach) as served, httpx.AsyncClient(timeout=20) as client:
-        res = await client.post(f"http://127.0.0.1:{served.port}/mcp", content=body, headers=HEADERS)
+    async with ServedMcp(reach) as served:
+        res = await served.post({}, body)
     assert res.status_code < 500, (res.status_code, res.text[:300])
     if res.status_code == 200:
         err = res.json().get("result", {}).get("structuredContent", {}).get("error") or res.json().get("error")
@@ -217,10 +189,8 @@ async def test_deep_json_over_http_is_a_client_error_not_a_crash(reach, depth):
 
 
 async def test_a_call_within_the_limit_runs_over_http(reach):
-    async with Served(reach) as served, httpx.AsyncClient(timeout=20) as client:
-        res = await client.post(f"http://127.0.0.1:{served.port}/mcp",
-                                content=json.dumps(rpc("note", {"text": "北京" * 3000}), ensure_ascii=True),
-                                headers=HEADERS)
+    async with ServedMcp(reach) as served:
+        res = await served.post({}, json.dumps(rpc("note", {"text": "北京" * 3000}), ensure_ascii=True))
     assert res.status_code == 200, res.text[:300]
     assert res.json()["result"]["isError"] is False
     assert len(ran) == 1

@@ -38,11 +38,13 @@ def test_an_empty_bearer_never_passes_the_gate(header: str) -> None:
     assert not ok and agent is None
 
 
-def test_the_control_an_empty_configured_token_matched_an_empty_bearer() -> None:
-    """What the refused config did: a gate holding the empty token let `Bearer  ` in."""
+def test_even_a_gate_holding_an_empty_token_refuses_an_empty_bearer() -> None:
+    """What the refused config did: a gate holding the empty token let `Bearer  ` in. The header's
+    reading now refuses a bearer without a token before any comparison, a second guard."""
     gate = TokenGate(None, ServeSettings(tokens={"tok-long-enough-1": "ops"}))
     gate.tokens.append((b"", "ops"))  # as a ServeSettings with "" in tokens produced it
-    assert gate.agent_for("Bearer  ") == (True, "ops")
+    for header in ("Bearer  ", "Bearer", "Bearer \t"):
+        assert gate.agent_for(header) == (False, None)
 
 
 @pytest.mark.parametrize("token", ["abcdefgh", "tok-dev-only-123", "x" * 200, "Zx9-_.~+/=Zx9"])

@@ -5,7 +5,7 @@ Endpoints (JSON in, JSON out; ``Authorization: Bearer <token>`` names the agent)
 * ``POST /v1/invoke`` ``{name, arguments, id?, agent?, run_id?, idempotency_key?}``
   → the ``ToolResult`` as a dict. A tool failure is a *result* (HTTP 200 with
   ``ok: false`` and an error code), exactly what ``reach.invoke`` returns;
-  HTTP errors are only for the request itself (401, 403, 400, 413).
+  HTTP errors are only for the request itself (401, 403, 400, 413, 429).
 * ``GET /v1/tools?query=&limit=`` → ``{"tools": [...]}`` (OpenAI ``tools`` entries).
 * ``GET /v1/confirmations?status=pending|all``, ``GET /v1/confirmations/{id}``,
   ``POST /v1/confirmations/{id}/approve|reject`` ``{reason?}`` (operators only;
@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hmac
 import json
 import uuid
 from collections.abc import AsyncIterator
@@ -36,6 +35,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from reach_core.logs import plugin_logger
+from reach_core.tokens import MAX_CLIENT_ID, BadToken, TokenFailures, bearer_agent, client_id_problem
 
 from .agents import check_agents
 from .console import console_routes as _console_routes
@@ -50,9 +50,9 @@ def _log(reach: Any) -> Any:
 
 
 class HttpError(Exception):
-    def __init__(self, status: int, code: str, message: str) -> None:
+    def __init__(self, status: int, code: str, message: str, headers: dict[str, str] | None = None) -> None:
         super().__init__(message)
-        self.status, self.code, self.message = status, code, message
+        self.status, self.code, self.message, self.headers = status, code, message, headers
 
 
 def _json(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
@@ -171,21 +171,35 @@ class Api:
     def __init__(self, reach: Any, settings: ServeHttpSettings) -> None:
         self.reach = reach
         self.settings = settings
-        self._tokens = list(settings.token_agents().items())
+        self._tokens = [(t.encode("utf-8"), a) for t, a in settings.token_agents().items()]
         self._operators = set(settings.operators)
+        #: failed tokens per client address (API and console login alike), this instance's own
+        self.failures = TokenFailures(limit=settings.max_token_failures)
 
     # ------------------------------------------------------------ request helpers
+    def check_failures(self, request: Request) -> str | None:
+        """The client's address, after a 429 if it sent too many failed tokens of late."""
+        address = request.client.host if request.client else None
+        wait = self.failures.retry_after(address)
+        if wait is not None:
+            raise HttpError(429, "rate_limited", f"too many failed tokens from this address; try again in {wait} s",
+                            {"Retry-After": str(wait)})
+        return address
+
     def agent_of(self, request: Request) -> str:
-        header = request.headers.get("authorization", "")
-        scheme, _, token = header.partition(" ")
-        if scheme.lower() == "bearer" and token:
-            agent = None
-            for known, who in self._tokens:  # compare every token: no timing hint
-                if hmac.compare_digest(known.encode(), token.strip().encode()):
-                    agent = who
+        """The agent the request's token names. A request that sends an ``Authorization`` header
+        is judged by it alone: anything but exactly one configured token is 401 (and counted
+        against the client), never the anonymous agent (``reach_core.tokens.bearer_agent``)."""
+        values = request.headers.getlist("authorization")
+        if values:
+            address = self.check_failures(request)
+            try:
+                agent = bearer_agent(values, self._tokens)
+            except BadToken as exc:
+                self.failures.failed(address)
+                raise HttpError(401, "unauthorized", str(exc)) from None
             if agent is not None:
                 return agent
-            raise HttpError(401, "unauthorized", "unknown bearer token")
         if self.settings.anonymous_agent:
             self._anonymous_from_here(request)
             return self.settings.anonymous_agent
@@ -205,8 +219,7 @@ class Api:
     def operator_of(self, request: Request) -> str:
         """The operator a request's bearer token names. Operators act only with a token: no header
         (X-Forwarded-For, Host: localhost, an Origin) and no ``anonymous_agent`` stands in for one."""
-        scheme, _, token = request.headers.get("authorization", "").partition(" ")
-        if scheme.lower() != "bearer" or not token.strip():
+        if not request.headers.getlist("authorization"):
             raise HttpError(401, "unauthorized",
                             "confirmations and the audit log need Authorization: Bearer <token> with an "
                             "operator's token from [plugins.reach-serve]")
@@ -254,12 +267,11 @@ class Api:
         claimed = data.get("agent")
         if claimed is not None and claimed != agent:
             raise HttpError(403, "forbidden", f"this token acts as agent {agent!r}, not {claimed!r}")
-        for field in ("id", "run_id", "idempotency_key"):
-            if data.get(field) is not None and not isinstance(data[field], str):
-                raise HttpError(400, "invalid_request", f"`{field}` must be a string")
-        if data.get("idempotency_key") == "":  # dropped, a client's retry would run the call again
-            raise HttpError(400, "invalid_request", "`idempotency_key` is empty; send a key (1-512 printable "
-                                                    "characters) or leave the field out")
+        # ids the client chooses end up in logs, the audit trail and the console; an empty one is
+        # refused rather than dropped (an unset variable: a dropped key lets a retry run twice)
+        for field, most in (("id", MAX_CLIENT_ID), ("run_id", MAX_CLIENT_ID), ("idempotency_key", 512)):
+            if data.get(field) is not None and (problem := client_id_problem(field, data[field], most)):
+                raise HttpError(400, "invalid_request", problem)
         call = {"id": data.get("id") or f"http_{uuid.uuid4().hex[:16]}", "name": name, "arguments": arguments}
         run_id, key = data.get("run_id"), data.get("idempotency_key")
         if not key and run_id:  # what the core would derive (run id + call id), scoped the same way
@@ -390,7 +402,7 @@ def build_app(reach: Any, settings: ServeHttpSettings | None = None, *, manage: 
             try:
                 return await handler(request)  # type: ignore[no-any-return]
             except HttpError as exc:
-                headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+                headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else exc.headers
                 return _json({"error": {"code": exc.code, "message": exc.message}}, exc.status, headers)
             except ClientDisconnect:
                 return Response(status_code=400)  # nobody is listening for an answer

@@ -41,11 +41,14 @@ def serve_http(ctx: click.Context, host: str, port: int, log_level: str) -> None
 async def _serve(reach: Any, host: str, port: int, log_level: str) -> None:
     import uvicorn
 
+    from reach_core.tokens import UVICORN_LIMITS
+
     from .app import build_app
 
     app = build_app(reach)
+    # a bounded request head, keep-alive and concurrency; slow clients are a proxy's to cut off
     config = uvicorn.Config(app, host=host, port=port, log_level=log_level, lifespan="on",
-                            access_log=False, timeout_graceful_shutdown=10)
+                            access_log=False, timeout_graceful_shutdown=10, **UVICORN_LIMITS)
     server = uvicorn.Server(config)
 
     async def announce() -> None:

@@ -53,6 +53,11 @@ class ServeHttpSettings(BaseModel):
                     "a name a web page re-points at this server is refused (DNS rebinding)",
     )
     max_body_bytes: int = Field(default=1_000_000, ge=1024)
+    max_token_failures: int = Field(
+        default=30, ge=1,
+        description="failed bearer tokens (API and console login) one client address may send per minute; "
+                    "then its tokens are not read until the minute is over (429 with Retry-After)",
+    )
     sweep_interval: float = Field(
         default=15.0, ge=0,
         description="on a shared store: how often (s) ledger rows of dead instances are marked unknown; "

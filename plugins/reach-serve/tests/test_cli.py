@@ -19,7 +19,7 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def test_serve_http_command_serves_and_stops_cleanly(tmp_path: Any) -> None:
+def _start(tmp_path: Any) -> tuple[subprocess.Popen[bytes], int]:
     config = tmp_path / "reach.toml"
     config.write_text(f"""
 [reach]
@@ -39,6 +39,15 @@ tokens = {{ "tok-cli-0000001" = "cli" }}
     try:
         wait_ready(f"http://127.0.0.1:{port}", proc, timeout=30,
                    log=lambda: proc.stdout.read().decode() if proc.stdout else "")
+    except Exception:
+        proc.kill()
+        raise
+    return proc, port
+
+
+def test_serve_http_command_serves_and_stops_cleanly(tmp_path: Any) -> None:
+    proc, port = _start(tmp_path)
+    try:
         tools = httpx.get(f"http://127.0.0.1:{port}/v1/tools",
                           headers={"Authorization": "Bearer tok-cli-0000001"}).json()
         assert tools == {"agent": "cli", "tools": []}
@@ -48,3 +57,26 @@ tokens = {{ "tok-cli-0000001" = "cli" }}
     # uvicorn shuts down gracefully (lifespan: reach.aclose), then re-raises the signal
     assert proc.returncode in (0, -signal.SIGTERM), out
     assert f"serving http://127.0.0.1:{port}/v1/" in out
+
+
+def test_idle_connections_are_bounded_by_the_command(tmp_path: Any) -> None:
+    """``reach serve http`` passes ``reach_core.tokens.UVICORN_LIMITS``: past 1,000 connections
+    (here idle ones, a slow client's) a request is answered 503 rather than each connection
+    holding memory and a file descriptor without end. Before: uvicorn's default, no bound,
+    every request 200. (Cutting the slow clients off is a proxy's job: docs/plugins/reach-serve.md.)"""
+    proc, port = _start(tmp_path)
+    idle: list[socket.socket] = []
+    try:
+        for _ in range(1000):
+            idle.append(socket.create_connection(("127.0.0.1", port), timeout=10))
+        statuses = []
+        for _ in range(50):  # the server accepts the idle ones in order; a probe soon finds them counted
+            statuses.append(httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=10).status_code)
+            if statuses[-1] == 503:
+                break
+        assert statuses[-1] == 503, statuses
+    finally:
+        for sock in idle:
+            sock.close()
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=20)

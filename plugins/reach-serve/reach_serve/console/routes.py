@@ -227,8 +227,17 @@ class Console:
         if nonce is None or not self.sessions.check(self.sessions.login_csrf(nonce), data.get("csrf")):
             return self.login_form(request, 403, "The login form expired or did not come from this page; "
                                                  "enter the token again.")
+        # the API's count of failed tokens per client address: a login form is one more place to guess
+        address = request.client.host if request.client else None
+        wait = self.api.failures.retry_after(address)
+        if wait is not None:
+            response = self.login_form(request, 429, f"Too many unknown tokens from this address; try again in "
+                                                     f"{wait} s.")
+            response.headers["Retry-After"] = str(wait)
+            return response
         found = self.sessions.agent_of_token(data.get("token", ""))
         if found is None:
+            self.api.failures.failed(address)
             return self.login_form(request, 401, "Unknown token. Use an operator token from "
                                                  "[plugins.reach-serve] tokens or clients.")
         agent, digest = found
