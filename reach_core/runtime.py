@@ -271,16 +271,9 @@ class Runtime:
         """Log an agent name that has no table but is close to one that has: ``agent="Support"``
         or ``"suport"`` runs under ``[agents.default]``, not the ``[agents.support]`` it was
         surely meant for, which may deny what default allows. (Once per name: policies are cached.)"""
-        import difflib
+        from .config_problems import suggest
 
-        named = [a for a in self.config.agents if a != "default"]
-        if not named:
-            return
-        folded = {a.casefold().replace("-", "_").strip(): a for a in named}
-        meant = folded.get(agent.casefold().replace("-", "_").strip())
-        if meant is None:
-            close = difflib.get_close_matches(agent, named, n=1, cutoff=0.8)
-            meant = close[0] if close else None
+        meant = suggest(agent, (a for a in self.config.agents if a != "default"))
         if meant is not None:
             self.log.warning("reach.config_unknown_agent", agent=agent, meant=meant,
                              problem=f"agent {agent!r} has no [agents.{agent}] table, so it runs under "
