@@ -22,7 +22,7 @@ from reach_weather.demo_server import DemoServer, start_demo_server
 
 from reach_core import Reach, connector
 
-__all__ = ["delete_city", "make_reach", "scripted", "weather_service"]
+__all__ = ["delete_city", "make_reach", "saver", "scripted", "weather_service"]
 
 
 @connector(risk="dangerous")
@@ -73,3 +73,24 @@ async def make_reach(tmp_path, weather_service, bridge) -> AsyncIterator[Callabl
     yield make
     for reach in made:
         await reach.aclose()
+
+
+@pytest.fixture
+def saver(make_reach: Callable[..., Reach]) -> tuple[Reach, list[str]]:
+    """A Reach holding one write, ``save(target)``, and the list of targets it saved: a call
+    the bridge should have refused shows up there."""
+    saved: list[str] = []
+
+    @connector(risk="write", name="save")
+    def save(target: str) -> str:
+        """Save a target (a write: counted by the test).
+
+        Args:
+            target: what to save
+        """
+        saved.append(target)
+        return f"saved {target}"
+
+    reach = make_reach()
+    reach.register(save)
+    return reach, saved

@@ -11,7 +11,7 @@ import reach_openai_agents.plugin as bridge_plugin
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # plugins/: bridge_testing.py
 
-from bridge_testing import make_reach, scripted, weather_service  # noqa: E402,F401 - fixtures
+from bridge_testing import make_reach, saver, scripted, weather_service  # noqa: E402,F401 - fixtures
 
 API_KEY = "sk-scripted-openai-agents"
 

@@ -15,8 +15,6 @@ from agents import Agent, OpenAIChatCompletionsModel, RunConfig, Runner
 from openai import AsyncOpenAI
 from reach_openai.scripted import Answer, Call, ToolCalls
 
-from reach_core import connector
-
 API_KEY = "sk-scripted-openai-agents"
 PAD = " " * 4000
 
@@ -34,21 +32,8 @@ REFUSED = [
 
 
 @pytest.mark.parametrize(("raw", "says"), REFUSED)
-async def test_ambiguous_json_text_is_refused_and_nothing_runs(make_reach, scripted, raw, says):
-    saved: list[str] = []
-
-    @connector(risk="write", name="save")
-    def save(target: str) -> str:
-        """Save a target (a write: counted by the test).
-
-        Args:
-            target: what to save
-        """
-        saved.append(target)
-        return f"saved {target}"
-
-    reach = make_reach()
-    reach.register(save)
+async def test_ambiguous_json_text_is_refused_and_nothing_runs(saver, scripted, raw, says):
+    reach, saved = saver
     server = scripted([ToolCalls([Call("save", raw, id="c1")]), Answer("done")])
     model = OpenAIChatCompletionsModel(model="reach-scripted",
                                        openai_client=AsyncOpenAI(base_url=server.url, api_key=API_KEY, max_retries=0))

@@ -15,8 +15,6 @@ from pydantic_ai.providers.openai import OpenAIProvider
 from reach_audit.query import tail_sync
 from reach_openai.scripted import Answer, Call, ToolCalls
 
-from reach_core import connector
-
 API_KEY = "sk-scripted-pydantic-ai"
 PAD = " " * 4000
 
@@ -33,25 +31,6 @@ TWICE = [
     '{"target":"上海","target":"北京"}',
     '{"target":"tmp","TARGET":"prod","target":"prod"}',
 ]
-
-
-@pytest.fixture
-def saver(make_reach):
-    saved: list[str] = []
-
-    @connector(risk="write", name="save")
-    def save(target: str) -> str:
-        """Save a target (a write: counted by the test).
-
-        Args:
-            target: what to save
-        """
-        saved.append(target)
-        return f"saved {target}"
-
-    reach = make_reach()
-    reach.register(save)
-    return reach, saved
 
 
 def agent_for(reach, url: str) -> Agent:
