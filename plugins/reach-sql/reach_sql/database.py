@@ -241,7 +241,8 @@ class Database:
     @contextmanager
     def _read_transaction(self, timeout: float, abort: Abort | None = None) -> Iterator[Connection]:
         with self._connect(self.read_engine()) as conn:
-            with _translate(timeout, read=True), _deadline(conn, timeout, abort), _sqlite_deadline(conn, timeout):
+            with _translate(timeout, read=True), _deadline(conn, timeout, abort), \
+                    _sqlite_deadline(conn, timeout, read_only_authorizer):
                 if self.dialect == "postgresql":
                     # The connection is read_only (BEGIN READ ONLY); SET LOCAL ends with the transaction.
                     conn.exec_driver_sql(f"SET LOCAL statement_timeout = {_ms(timeout)}")
@@ -566,11 +567,11 @@ def _deadline(conn: Connection, timeout: float, abort: Abort | None) -> Iterator
     try:
         yield watchdog
     except SqlProblem as exc:
-        if watchdog.fired and not isinstance(exc, SqlTimeout):
+        if watchdog.fired and not isinstance(exc, (SqlTimeout, SqlUnavailable)):
             raise SqlTimeout(_timeout_message(timeout)) from exc
         raise
     except Exception as exc:
-        if watchdog.fired:
+        if watchdog.fired and not _locked(exc):
             raise SqlTimeout(_timeout_message(timeout)) from exc
         raise
     finally:
@@ -582,6 +583,14 @@ def _deadline(conn: Connection, timeout: float, abort: Abort | None) -> Iterator
         # it for .info would raise PendingRollbackError over the timeout.
         if watchdog.fired and not isinstance(raw, sqlite3.Connection) and not conn.invalidated:
             conn.info["reach_discard"] = True
+
+
+def _locked(exc: BaseException) -> bool:
+    """SQLite's "database is locked": the statement waited its whole time for another
+    connection's lock and never ran (reported as such, not as a statement cut short)."""
+    orig = getattr(exc, "orig", None) or exc
+    return isinstance(orig, sqlite3.OperationalError) and _first_line(orig).lower().startswith(
+        ("database is locked", "database table is locked"))
 
 
 def _timeout_message(timeout: float) -> str:
@@ -633,13 +642,24 @@ def _sqlite_authorizer(conn: Connection, authorizer: Authorizer) -> Iterator[Non
 
 
 @contextmanager
-def _sqlite_deadline(conn: Connection, timeout: float) -> Iterator[None]:
-    """SQLite has no statement_timeout; a progress handler interrupts past the deadline."""
+def _sqlite_deadline(conn: Connection, timeout: float, authorizer: Authorizer | None = None) -> Iterator[None]:
+    """SQLite has no statement_timeout; a progress handler interrupts past the deadline.
+
+    The busy timeout is the same deadline: a statement that meets another connection's
+    lock waits for it as long as it may run (Python's default is 5 s, whatever the setting),
+    and past it fails as `_raise_driver_problem` says, "another connection holds the lock".
+    `authorizer` is the one the connection holds (reads: installed at connect), lifted for
+    that one pragma of reach's own and put back before any statement of the model's."""
     raw = _sqlite_raw(conn)
     if raw is None:
         yield
         return
     deadline = time.monotonic() + timeout
+    raw.set_authorizer(None)
+    try:
+        raw.execute(f"PRAGMA busy_timeout = {_ms(timeout)}")
+    finally:
+        raw.set_authorizer(authorizer)
     raw.set_progress_handler(lambda: int(time.monotonic() > deadline), 2000)
     try:
         yield
@@ -717,6 +737,11 @@ def _raise_driver_problem(
         ) from exc
     if lost:
         raise SqlUnavailable(f"lost the database connection ({msg}); try again later") from exc
+    if orig is not None and _locked(orig):
+        raise SqlUnavailable(
+            f"another connection holds the database's lock and kept it for the whole {timeout:g} s this "
+            f"statement may run ({msg}); nothing was changed. Try again later"
+        ) from exc
     if state == "42601" and read:
         raise SqlFailed(f"{msg} (sql_query accepts one SELECT, WITH … SELECT or VALUES statement)") from exc
     raise SqlFailed(msg) from exc

@@ -97,9 +97,16 @@ class SqliteWriteGuard:
         """Before the statement: open the transaction the check may roll back (Python's sqlite3
         opens one implicitly only for a statement that starts with INSERT/UPDATE/DELETE/REPLACE,
         so ``WITH … UPDATE`` ran in autocommit); an INSERT that may replace rows needs the row
-        count before."""
+        count before.
+
+        ``BEGIN IMMEDIATE`` takes the write lock first, waiting for another writer within the
+        busy timeout (`database._sqlite_deadline`). A deferred transaction read (page and row
+        counts) under a shared lock and then asked for the write lock, and SQLite answers that
+        at once with "database is locked" while another connection writes (waiting there could
+        deadlock): a second tool, another process, or reach's own statement that the core's
+        deadline abandoned and that is still rolling back."""
         if not self.raw.in_transaction:
-            self.raw.execute("BEGIN")
+            self.raw.execute("BEGIN IMMEDIATE")
         if self.kind == "insert" and self.table is not None:
             self.before = self._count()
 
