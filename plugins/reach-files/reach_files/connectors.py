@@ -804,7 +804,8 @@ def _key_named(loc: Located) -> bool:
 
 def _secret_message(loc: Located, tool: str) -> str:
     return (f"`{loc.shown}` is a secret store (.env, .envrc, .env.*, NAME.env, .netrc, .pgpass, .git-credentials, "
-            "a credential file of a common tool such as pip.conf, .npmrc or .m2/settings.xml, a folder such as "
+            "a credential file of a common tool such as pip.conf, .npmrc or .m2/settings.xml, an application file "
+            "that holds credentials such as wp-config.php or terraform.tfstate, a folder such as "
             ".aws, .gnupg or .password-store, a shell history, a private key such as id_rsa, a *.key holding "
             "text, a *.pem to write, a key store such as *.p12 or *.kdbx, or any "
             "file holding a -----BEGIN ... PRIVATE KEY----- block, in any spelling or through a link) "

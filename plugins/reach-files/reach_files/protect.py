@@ -10,8 +10,9 @@
   virtualenv named ``.env`` holds ``site.py``, not secrets.
 * **Secret stores** (the .env files, ``.netrc``, ``.pgpass``, ``.git-credentials``,
   ``.aws/credentials``, the credential files of common tools such as ``pip.conf`` and
-  ``.m2/settings.xml``, shell histories, key stores, private keys; whole folders such as
-  ``.aws``, ``.gnupg`` and ``.password-store``, whose names are secrets too): reading one
+  ``.m2/settings.xml``, application files that hold credentials by construction such as
+  ``wp-config.php``, ``.yarnrc.yml`` and ``terraform.tfstate``, shell histories, key stores, private
+  keys; whole folders such as ``.aws``, ``.gnupg`` and ``.password-store``, whose names are secrets too): reading one
   hands the model every secret in it, and writing one often runs a program (``.aws/config``'s
   ``credential_process``), so they are neither read, searched nor written unless the
   operator opens them. Shared
@@ -139,7 +140,22 @@ _SECRET_NAMES = frozenset({
     # shell and REPL histories: `export AWS_SECRET_ACCESS_KEY=...`, `mysql -p...` as typed
     ".histfile", ".sh_history", ".history", ".zhistory", "fish_history", "consolehost_history.txt",
     ".wakatime.cfg",
+    # application files that hold credentials by construction, not by chance: WordPress' installer writes
+    # DB_PASSWORD and the eight AUTH_KEY/..._SALT secrets into wp-config.php (written, it is PHP run on
+    # every request); Yarn's project and user config keep npmAuthToken/_authToken as .npmrc does (and
+    # yarnPath runs a program: the autorun guard's too); clasp's OAuth refresh token; rclone's remotes
+    # (tokens, passwords it can reverse) also outside rclone/
+    "wp-config.php", ".yarnrc.yml", ".yarnrc.yaml", ".yarnrc", ".clasprc.json", "rclone.conf", ".rclone.conf",
 })
+# Terraform state: every attribute of every resource in clear, generated passwords and keys included
+# (`terraform.tfstate`, its `.backup`, `errored.tfstate`, workspaces' and `.terraform/`'s, which holds
+# the backend's access keys); not `terraform.tfstate.lock.info` nor `.tfstate.md`
+_TFSTATE = re.compile(r".+\.tfstate(?:\.backup)?", re.DOTALL)
+# kubeconfigs outside ~/.kube, by the names kind, k3d, cluster-api and CI give them (`kubeconfig`,
+# `kubeconfig.yaml`, `kubeconfig-prod`, `prod.kubeconfig`, `ci-kubeconfig.yml`): client keys, tokens and
+# `exec`, a program the next kubectl runs; not a program or document about one (`kubeconfig.go`,
+# `kubeconfig-howto.md`)
+_KUBECONFIG = re.compile(r"(?:.+[._-])?kubeconfig(?:[_-][^.]*)?(?:\.(?:ya?ml|json|conf|config))?", re.DOTALL)
 # OpenSSH's private keys under their default names and the names people give them (`id_rsa_github`,
 # `id_ed25519-work`, `id_ecdsa.old`); not the public half (`.pub`) nor a document or program about one
 # (`id_rsa_notes.md`, `id_rsa_utils.py`: a key pasted into a text file is found by its content)
@@ -199,6 +215,10 @@ _SECRET_IN: dict[str, re.Pattern[str]] = {folder: re.compile(names) for folder, 
     ".circleci": r"cli\.ya?ml",
     ".travis": r"config\.ya?ml",
     "helm": r"repositories\.ya?ml",
+    # Streamlit's secrets (st.secrets), kubeadm's and k3s' kubeconfigs
+    ".streamlit": r"secrets\.toml",
+    "kubernetes": r"(?:super-)?admin\.conf|kubelet\.conf|controller-manager\.conf|scheduler\.conf",
+    "k3s": r"k3s\.ya?ml",
 }.items()}
 _SECRET_SHORT = re.compile(r"(netrc|pgpass|git-cr)~\d+")
 # ``.pem`` holds certificates as often as keys and ``.key`` keys as often as Keynote documents:
@@ -242,6 +262,8 @@ def secret_store(names: Iterable[str], *, reading: bool, env: bool = True, file:
                 return True
         if (f in _SECRET_NAMES or f.endswith(_STORE_SUFFIXES) or (not reading and f.endswith(_SECRET_SUFFIXES))
                 or _SECRET_SHORT.fullmatch(f) or _HISTORY.fullmatch(f)
+                # a file (a Go package `pkg/kubeconfig/` is a folder of source code)
+                or (i == last and (_TFSTATE.fullmatch(f) or _KUBECONFIG.fullmatch(f)))
                 or (_ID_KEY.fullmatch(f) and not f.endswith(_NOT_KEY))):
             return True
         if i and ((_AWS.fullmatch(outer) and _AWS_CREDENTIALS.fullmatch(f))
