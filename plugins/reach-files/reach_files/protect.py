@@ -348,14 +348,19 @@ def autorun_place(names: Sequence[str]) -> str | None:
 # the armour of a private key, whatever the file is called: PEM (PKCS#1, PKCS#8, SEC1, encrypted),
 # OpenSSH, PGP, SSH2 (RFC 4716), PuTTY; the END line too (a file or page that starts inside a key);
 # keys that name themselves in one line: age's (``AGE-SECRET-KEY-1`` and 58 Bech32 letters, what
-# ``age-keygen`` prints and sops reads), minisign's and signify's secret key files
+# ``age-keygen`` prints and sops reads; Bech32 is read in either case, and rage writes it in lower
+# case), minisign's and signify's secret key files
 _PRIVATE_KEY = re.compile(
     rb"-----(?:BEGIN|END) (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
     rb"|---- (?:BEGIN|END) SSH2 (?:ENCRYPTED )?PRIVATE KEY ----"
     rb"|PuTTY-User-Key-File-\d+:"
-    rb"|AGE-(?:SECRET-KEY|PLUGIN-[A-Z0-9]+)-1[02-9AC-HJ-NP-Z]{20,}"
+    rb"|(?i:AGE-(?:SECRET-KEY|PLUGIN-[A-Z0-9]+)-1[02-9AC-HJ-NP-Z]{20,})"
     rb"|untrusted comment: (?:minisign encrypted |signify )secret key"
 )
+# a piece of every kind of armour `_PRIVATE_KEY` knows (for age, in both cases): what base64 holding a
+# key holds encoded (`_B64_SIGNS`)
+_KEY_MARKS = (b"PRIVATE KEY", b"PuTTY-User-Key-File-", b"AGE-SECRET-KEY-1", b"age-secret-key-1", b"AGE-PLUGIN-",
+              b"age-plugin-", b" secret key")
 # a PEM line URL-encoded, as a key travels in a query string or a form: `-----BEGIN+RSA+PRIVATE+KEY-----`,
 # `%2D%2D%2D%2D%2DBEGIN%20...` (looked for only when `PRIVATE+KEY` or `PRIVATE%20KEY` is there). Each word
 # is followed by exactly one separator, so the words repeat without ambiguity (nothing to backtrack over)
@@ -380,10 +385,12 @@ def _stable_b64(text: bytes) -> list[bytes]:
 # (``tls.key: LS0tLS1CRUdJTi...``), and GCP service-account JSON, whose ``private_key`` is a PEM, is
 # base64-encoded whole (``key.json: ewogICJ0eXBlIjog...``), where the PEM lies at any alignment;
 # wrapped 76 to a line in a YAML block; or encoded twice (a Helm b64enc of a value that already was).
-# "PRIVATE KEY" encoded, at every alignment, once or twice, is in all of them: the quick test before
-# the base64-looking runs are decoded.
+# Keys that name themselves travel the same way (an age ``keys.txt``, a minisign key, a PuTTY file in
+# a Kubernetes secret). A mark of `_KEY_MARKS` encoded, at every alignment, once or twice, is in all
+# of them: the quick test before the base64-looking runs are decoded.
 _B64_SIGNS = tuple(dict.fromkeys(
-    [*(once := _stable_b64(b"PRIVATE KEY")), *(twice for s in once for twice in _stable_b64(s))]))
+    [*(once := [sign for mark in _KEY_MARKS for sign in _stable_b64(mark)]),
+     *(twice for s in once for twice in _stable_b64(s))]))
 _B64_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 _B64_ALT = bytes.maketrans(b"-_", b"+/")
 _B64_MASK = bytes(ord("A") if i in _B64_CHARS else ord(" ") for i in range(256))  # after _B64_ALT
@@ -404,7 +411,8 @@ def key_file(name: str) -> bool:
 
 def private_key_in(data: bytes, _depth: int = 0) -> bool:
     """Does ``data`` hold a private key (its ``-----BEGIN ... PRIVATE KEY-----`` line, its END line,
-    URL-encoded, or base64-encoded alone or inside other encoded text)? A key saved as ``deploy_key``
+    URL-encoded; a key that names itself, such as age's; any of them base64-encoded alone or inside
+    other encoded text)? A key saved as ``deploy_key``
     or ``notes.txt`` is as secret as ``id_rsa``; a certificate or a public key (``BEGIN CERTIFICATE``,
     ``BEGIN PUBLIC KEY``) is not."""
     if _PRIVATE_KEY.search(data) is not None:
@@ -422,16 +430,17 @@ def _key_in_base64(data: bytes, depth: int) -> bool:
     its front (``abcLS0t...``) shift where the encoded text starts; what decodes to ASCII is looked
     into once more. Runs are found with ``translate`` and ``find``: linear, in C."""
     flat = b"".join(line.lstrip(b" \t") for line in data.replace(b"\r", b"\n").split(b"\n")).translate(_B64_ALT)
-    if not any(sign in flat for sign in _B64_SIGNS):
-        return False
     runs = flat.translate(_B64_MASK)
     least = b"A" * _B64_MIN_RUN
     start = runs.find(least)
-    while start >= 0:
+    if start < 0:
+        return False  # no run long enough (most text): the signs are not looked for
+    signs = [sign for sign in _B64_SIGNS if sign in flat]  # each run is then tried for these few only
+    while signs and start >= 0:
         end = runs.find(b" ", start)
         end = len(runs) if end < 0 else end
         text = flat[start:end]
-        for skip in range(4) if any(sign in text for sign in _B64_SIGNS) else ():
+        for skip in range(4) if any(sign in text for sign in signs) else ():
             decoded = base64.b64decode(text[skip: skip + (len(text) - skip) // 4 * 4])
             if private_key_in(decoded, depth + 1) if decoded.isascii() else _PRIVATE_KEY.search(decoded):
                 return True
