@@ -808,7 +808,8 @@ def _secret_message(loc: Located, tool: str) -> str:
             "that holds credentials such as wp-config.php or terraform.tfstate, a folder such as "
             ".aws, .gnupg or .password-store, a shell history, a private key such as id_rsa, a *.key holding "
             "text, a *.pem to write, a key store such as *.p12 or *.kdbx, or any "
-            "file holding a -----BEGIN ... PRIVATE KEY----- block, in any spelling or through a link) "
+            "file holding a -----BEGIN ... PRIVATE KEY----- block, a key without it, or credentials such as a "
+            "service-account JSON, in any spelling or through a link) "
             f"or lies inside one; {tool} refuses it so that its secrets do not reach the model, unless the "
             "operator sets [plugins.reach-files] allow_secret_files = true. Templates such as .env.example "
             "can be read.")

@@ -354,13 +354,34 @@ _PRIVATE_KEY = re.compile(
     rb"-----(?:BEGIN|END) (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
     rb"|---- (?:BEGIN|END) SSH2 (?:ENCRYPTED )?PRIVATE KEY ----"
     rb"|PuTTY-User-Key-File-\d+:"
-    rb"|(?i:AGE-(?:SECRET-KEY|PLUGIN-[A-Z0-9]+)-1[02-9AC-HJ-NP-Z]{20,})"
+    rb"|AGE-(?:SECRET-KEY|PLUGIN-[A-Z0-9]+)-1[02-9AC-HJ-NP-Z]{20,}"
     rb"|untrusted comment: (?:minisign encrypted |signify )secret key"
+    rb"|openssh-key-v1\x00"  # the body of an OpenSSH key, decoded from base64 that lost its armour
 )
+# the same in lower case, looked for apart (only where `age-` is): an alternative that ignores case
+# made every search of `_PRIVATE_KEY` twice as slow
+_AGE_LOWER = re.compile(rb"age-(?:secret-key|plugin-[a-z0-9]+)-1[02-9ac-hj-np-z]{20,}")
 # a piece of every kind of armour `_PRIVATE_KEY` knows (for age, in both cases): what base64 holding a
 # key holds encoded (`_B64_SIGNS`)
 _KEY_MARKS = (b"PRIVATE KEY", b"PuTTY-User-Key-File-", b"AGE-SECRET-KEY-1", b"age-secret-key-1", b"AGE-PLUGIN-",
-              b"age-plugin-", b" secret key")
+              b"age-plugin-", b" secret key", b"openssh-key-v1", b"service_account", b"authorized_user")
+# Credentials in JSON known by their shape rather than by an armour line: Google's (and Firebase's)
+# service-account key file, `"type": "service_account"` with its `private_key` (a PEM, or its body
+# alone, or with its dashes escaped as `\u002d`), and user credentials, `"type": "authorized_user"`
+# with a `refresh_token` (what `gcloud auth application-default login` writes); a private JSON Web
+# Key, a `"kty"` with `"d"` (RSA, EC, OKP) or an `oct` key's `"k"`, alone or in a key set, in JSON
+# or YAML. A value of 16 characters at least, so a document's placeholder (`"REFRESH_TOKEN"`) is not one.
+_Q = rb"[\"']?"
+_GOOGLE_KIND = re.compile(_Q + rb"type" + _Q + rb"\s*:\s*" + _Q + rb"(?:service_account|authorized_user)\b")
+_GOOGLE_SECRET = re.compile(_Q + rb"(?:private_key|refresh_token)" + _Q + rb"\s*:\s*" + _Q + rb"[^\s\"',}]{16,}")
+_JWK_KIND = re.compile(_Q + rb"kty" + _Q + rb"\s*:\s*" + _Q + rb"(?:RSA|EC|OKP|oct|AKP)\b")
+_JWK_SECRET = re.compile(rb"(?<![\w$-])" + _Q + rb"[dk]" + _Q + rb"\s*:\s*" + _Q + rb"[A-Za-z0-9_-]{16,}")
+# The base64 body of a key in DER whose BEGIN/END lines were stripped, as Snowflake's, JWT signers'
+# and Java apps' settings hold one (`private_key: MIIEvQIBADANBg...`): a run of base64 that starts
+# with `M` (a DER SEQUENCE), decoded and judged by its first bytes (`_der_private`)
+_DER_B64 = re.compile(rb"M(?<![A-Za-z0-9+/]M)[A-Za-z0-9+/]{31}")
+# the algorithms of an encrypted PKCS#8 key (PBES2; PKCS#12's PBE): `06 09 2a864886f70d01050d`, `06 0a ...0c01`
+_PBE_OIDS = (b"\x06\x09\x2a\x86\x48\x86\xf7\x0d\x01\x05\x0d", b"\x06\x0a\x2a\x86\x48\x86\xf7\x0d\x01\x0c\x01")
 # a PEM line URL-encoded, as a key travels in a query string or a form: `-----BEGIN+RSA+PRIVATE+KEY-----`,
 # `%2D%2D%2D%2D%2DBEGIN%20...` (looked for only when `PRIVATE+KEY` or `PRIVATE%20KEY` is there). Each word
 # is followed by exactly one separator, so the words repeat without ambiguity (nothing to backtrack over)
@@ -386,11 +407,14 @@ def _stable_b64(text: bytes) -> list[bytes]:
 # base64-encoded whole (``key.json: ewogICJ0eXBlIjog...``), where the PEM lies at any alignment;
 # wrapped 76 to a line in a YAML block; or encoded twice (a Helm b64enc of a value that already was).
 # Keys that name themselves travel the same way (an age ``keys.txt``, a minisign key, a PuTTY file in
-# a Kubernetes secret). A mark of `_KEY_MARKS` encoded, at every alignment, once or twice, is in all
-# of them: the quick test before the base64-looking runs are decoded.
+# a Kubernetes secret). A mark of `_KEY_MARKS` encoded at every alignment is in all of them, and
+# encoded twice, for the marks that travel so (a Helm b64enc of a PEM, an age key, an OpenSSH body or a service
+# account's JSON that already was base64): the quick test before the base64-looking runs are decoded.
+# Each sign costs a pass over the file, so not every mark is looked for twice encoded.
 _B64_SIGNS = tuple(dict.fromkeys(
-    [*(once := [sign for mark in _KEY_MARKS for sign in _stable_b64(mark)]),
-     *(twice for s in once for twice in _stable_b64(s))]))
+    [*(sign for mark in _KEY_MARKS for sign in _stable_b64(mark)),
+     *(twice for mark in (b"PRIVATE KEY", b"AGE-SECRET-KEY-1", b"service_account", b"openssh-key-v1")
+       for once in _stable_b64(mark) for twice in _stable_b64(once))]))
 _B64_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 _B64_ALT = bytes.maketrans(b"-_", b"+/")
 _B64_MASK = bytes(ord("A") if i in _B64_CHARS else ord(" ") for i in range(256))  # after _B64_ALT
@@ -417,9 +441,41 @@ def private_key_in(data: bytes, _depth: int = 0) -> bool:
     ``BEGIN PUBLIC KEY``) is not."""
     if _PRIVATE_KEY.search(data) is not None:
         return True
+    if (b"age-secret-key-1" in data or b"age-plugin-" in data) and _AGE_LOWER.search(data) is not None:
+        return True
     if any(mark in data for mark in _URL_MARKS) and _PRIVATE_KEY_URL.search(data) is not None:
         return True
+    if ((b"service_account" in data or b"authorized_user" in data)
+            and _GOOGLE_KIND.search(data) is not None and _GOOGLE_SECRET.search(data) is not None):
+        return True
+    if b"kty" in data and _JWK_KIND.search(data) is not None and _JWK_SECRET.search(data) is not None:
+        return True
     return _depth < _B64_NESTING and _key_in_base64(data, _depth)
+
+
+def _der_private(der: bytes) -> bool:
+    """Do the first bytes of ``der`` begin a private key: a SEQUENCE holding version 0 and then an
+    algorithm (PKCS#8) or an INTEGER (PKCS#1 RSA, DSA), version 1 and an OCTET STRING (SEC1 EC) or
+    an algorithm (PKCS#8 v2), version 3 (a PKCS#12 keystore), or an encrypted PKCS#8 key's PBE
+    algorithm? A certificate, a CSR and a public key start with a SEQUENCE inside the first one,
+    never with these."""
+    if len(der) < 8 or der[0] != 0x30:
+        return False
+    size = der[1]
+    at = 2 + (size & 0x7F if size & 0x80 else 0)
+    if size & 0x80 and not 1 <= size & 0x7F <= 3:
+        return False
+    rest = der[at:]
+    if rest[:3] == b"\x02\x01\x00" and rest[3:4] in (b"\x30", b"\x02"):
+        return True
+    if rest[:3] == b"\x02\x01\x01" and rest[3:4] in (b"\x04", b"\x30"):
+        return True
+    if rest[:4] == b"\x02\x01\x03\x30":
+        return True  # PKCS#12 (a .p12 keystore: a key and its certificate), as a Kubernetes secret carries one
+    if rest[:1] == b"\x30" and len(rest) > 2:
+        inner = 2 + (rest[1] & 0x7F if rest[1] & 0x80 else 0)
+        return any(rest[inner:].startswith(oid) for oid in _PBE_OIDS)
+    return False
 
 
 def _key_in_base64(data: bytes, depth: int) -> bool:
@@ -435,6 +491,9 @@ def _key_in_base64(data: bytes, depth: int) -> bool:
     start = runs.find(least)
     if start < 0:
         return False  # no run long enough (most text): the signs are not looked for
+    for der in _DER_B64.finditer(flat):
+        if _der_private(base64.b64decode(der.group()[:24])):
+            return True
     signs = [sign for sign in _B64_SIGNS if sign in flat]  # each run is then tried for these few only
     while signs and start >= 0:
         end = runs.find(b" ", start)

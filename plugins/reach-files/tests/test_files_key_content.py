@@ -11,7 +11,19 @@ line, and must be neither read (``read_file``) nor found (``search_files`` with 
 * **age keys in lower case**: Bech32 is case-insensitive and rage (the Rust age) writes the
   prefix in lower case (``age-secret-key-1...``);
 
-Honest neighbours: public halves, documents that mention the formats, base64 of ordinary text.
+* **keys without armour**: the base64 body of a key with its BEGIN/END lines stripped, as
+  Snowflake's, JWT signers' and Java apps' settings hold them (``private_key: MIIEvQIBADANBg...``):
+  PKCS#8 (RSA, EC, Ed25519), PKCS#1, SEC1, encrypted PKCS#8 (PBES2), PKCS#12, OpenSSH's
+  ``openssh-key-v1`` body (``b3BlbnNzaC1rZXktdjE...``), wrapped, in JSON, YAML, env files;
+* **credentials in JSON by their shape**: Google/Firebase service-account JSON (``"type":
+  "service_account"`` with its ``private_key``, even when that key is not a PEM) and user
+  credentials (``"type": "authorized_user"`` with a ``refresh_token``, what ``gcloud auth
+  application-default login`` writes), in any key order and spacing, pretty or on one line, or
+  base64-encoded whole; private JSON Web Keys (a ``"kty"`` with ``"d"``, or an ``oct`` key's
+  ``"k"``), alone or in a key set.
+
+Honest neighbours: public halves (certificates, public keys, CSRs, public JWK sets), documents
+that mention the formats, base64 of ordinary text.
 """
 
 from __future__ import annotations
@@ -140,3 +152,113 @@ async def test_public_halves_and_mentions_in_base64_stay_readable(tmp_path: Path
     text = body + f"# {SECRET}\n"
     _put(root, "deploy/values.yaml", text)
     await _assert_readable(reach, text)
+
+
+# ------------------------------------------------------------------- keys without armour
+
+# the first characters of real keys made with openssl and ssh-keygen for these tests (throwaway)
+_PKCS8_RSA = ("MIICdwIBADANBgkqhkiG9w0BAQEFAASCAmEwggJdAgEAAoGBAKY6zJOh+I0wH4hdFR3+N9uWtVFz4xNrc6rPLAkm"
+              "kKYBet/m3Frctj3e0yX7U85CzdaWrEUU")
+_PKCS1_RSA = ("MIICXQIBAAKBgQCmOsyTofiNMB+IXRUd/jfblrVRc+MTa3OqzywJJpCmAXrf5txa3LY93tMl+1POQs3WlqxFFM/1"
+              "ZB2wTb5Br9vnrQYAiaqvfcai0DyhImpO")
+_PKCS8_ED = "MC4CAQAwBQYDK2VwBCIEIAyf0LHFkEWvDlZVzRKnERj1Y7U4P91Tnd2YiJnl5zUg"
+_SEC1_EC = ("MHcCAQEEIJ6TY+F/56T1RGWlfO+BkDQ78gvJMVwJK+4lYWIa6OvmoAoGCCqGSM49AwEHoUQDQgAE4s39kW4kBh8D"
+            "Suk6eC6l7+tRWoTxGIG5EHxQBUEjRnfW")
+_PKCS8_EC = ("MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgnpNj4X/npPVEZaV874GQNDvyC8kxXAkr7iVhYhro"
+             "6+ahRANCAATizf2RbiQGHwNK6Tp4LqXv")
+_PKCS8_ENC = ("MIIC3TBXBgkqhkiG9w0BBQ0wSjApBgkqhkiG9w0BBQwwHAQIq0CKXMJX1ugCAggAMAwGCCqGSIb3DQIJBQAwHQYJ"
+              "YIZIAWUDBAEqBBCoEAONNvEMXEswkQQ4")
+_OPENSSH = ("b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZWQyNTUxOQAAACAw4OEV"
+            "Iua06pF0DAUr3TGxQcVqcjTJUD1/lzy7gt2vgwAAAIh3G2RydxtkcgAAAAtzc2gtZWQyNTUx")
+_PKCS12 = ("MIIGfwIBAzCCBjUGCSqGSIb3DQEHAaCCBiYEggYiMIIGHjCCAuIGCSqGSIb3DQEHBqCCAtMwggLPAgEAMIICyAYJ"
+           "KoZIhvcNAQcB")  # keystore.p12, as a Kubernetes secret carries one
+_BARE = [_PKCS8_RSA, _PKCS1_RSA, _PKCS8_ED, _SEC1_EC, _PKCS8_EC, _PKCS8_ENC, _OPENSSH, _PKCS12]
+_BARE_BODIES = [
+    *(f"snowflake:\n  private_key: {key}\n" for key in _BARE),
+    *(f'{{"signing_key": "{key}"}}\n' for key in _BARE),
+    f"JWT_PRIVATE_KEY={_PKCS8_RSA}\n",
+    f"JWT_PRIVATE_KEY='{_PKCS8_EC}'\n",
+    f"key: |\n{_wrapped(_PKCS8_RSA, 64)}\n",
+    f"key: >-\n{_wrapped(_OPENSSH, 70, '  ')}\n",
+    f"<privateKey>{_PKCS1_RSA}</privateKey>\n",
+    f"ssh_key = \"{_OPENSSH}\"\n",
+    f"k: {_PKCS8_RSA.replace('+', '-').replace('/', '_')}\n",  # URL-safe alphabet
+    f"a: {_b64(_OPENSSH)}\n",  # the OpenSSH body encoded once more
+]
+
+
+@pytest.mark.parametrize("body", range(len(_BARE_BODIES)))
+async def test_keys_without_armour_are_found(tmp_path: Path, body: int) -> None:
+    reach, root = _reach(tmp_path)
+    text = _BARE_BODIES[body] + f"# {SECRET}\n"
+    _put(root, "deploy/values.yaml", text)
+    await _assert_hidden(reach, text)
+
+
+# ------------------------------------------------------------------- credentials in JSON by their shape
+
+_SA_PEM = "-----BEGIN PRIVATE KEY-----\\n" + _PKCS8_RSA + "\\n-----END PRIVATE KEY-----\\n"
+_SA = ('{\n  "type": "service_account",\n  "project_id": "p",\n  "private_key_id": "3f2a9c",\n'
+       '  "private_key": "%s",\n  "client_email": "a@p.iam.gserviceaccount.com",\n  "client_id": "1"\n}\n')
+_USER = ('{\n  "client_id": "76408.apps.googleusercontent.com",\n  "client_secret": "d-FL95Q19q7MQmFpd7hHD0Ty",\n'
+         '  "refresh_token": "1//0gXy7wQ3kR8sLCgYIARAAGBASNwF-L9IrZ4xq",\n  "type": "authorized_user"\n}\n')
+_JSON_CREDS = [
+    _SA % "MIIEvQ...KEY-BODY-WITHOUT-ARMOUR...QIBADANBgkqhkiG9w0BAQEFAASC",  # not a PEM: not found before
+    _SA % _SA_PEM.replace("-", "\\u002d"),  # the dashes escaped, as JSON allows
+    (_SA % "xYzq8u1e0PjZs4fKqLr7T2w9mNcVbA3d").replace("\n", ""),  # one line
+    (_SA % "xYzq8u1e0PjZs4fKqLr7T2w9mNcVbA3d").replace('": "', '" : "').replace(",\n", " ,\r\n"),
+    '{"private_key": "xYzq8u1e0PjZs4fKqLr7T2w9mNcVbA3d", "type":"service_account"}\n',  # key order
+    _USER,
+    _USER.replace("\n", "").replace(": ", ":"),
+    '{"refresh_token": "1//0gXy7wQ3kR8sLCgYIARAAGBASNwF", "type": "authorized_user"}\n',
+    "GOOGLE_CREDENTIALS=" + _b64(_USER) + "\n",
+    "key.json: " + _b64(_SA % "xYzq8u1e0PjZs4fKqLr7T2w9mNcVbA3d") + "\n",
+    # private JSON Web Keys: RSA, EC, OKP, a symmetric oct key, inside a key set
+    '{"kty": "RSA", "n": "0vx7agoebGcQSuuPiLJXZptN9nndrQmbXEps2aiAFbWhM78LhWx4", "e": "AQAB",'
+    ' "d": "X4cTteJY_gn4FYPsXB8rdXix5vwsg1FLN5E3EaG6RJoVH-HLLKD9"}\n',
+    '{"kty":"EC","crv":"P-256","x":"f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU",'
+    '"y":"x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0","d":"jpsQnnGQmL-YBIffH1136cLyZ9qL0aJ5F9R8PSFy4oI"}\n',
+    '{"kty": "OKP", "crv": "Ed25519", "x": "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo",\n'
+    ' "d": "nWGxne_9WmC6hEr0kuwsxERJxWl7MmkZcDusAxyuf2A"}\n',
+    '{"kty": "oct", "alg": "HS256", "k": "AyM1SysPpbyDfgZld3umj1qzKObwVMkoqQ-EstJQLr_T-1qS0gZH75"}\n',
+    '{"keys": [{"kty": "RSA", "kid": "2026", "use": "sig", "n": "0vx7agoebGcQSuuPiLJXZptN9nndrQmb",'
+    ' "e": "AQAB", "d": "X4cTteJY_gn4FYPsXB8rdXix5vwsg1FLN5E3EaG6RJoVH"}]}\n',
+    'jwk:\n  kty: RSA\n  n: 0vx7agoebGcQSuuPiLJXZptN9nndrQmb\n  e: AQAB\n  d: X4cTteJY_gn4FYPsXB8rdXix5vwsg1FLN\n',
+]
+
+
+@pytest.mark.parametrize("body", range(len(_JSON_CREDS)))
+async def test_credentials_in_json_are_found_by_their_shape(tmp_path: Path, body: int) -> None:
+    reach, root = _reach(tmp_path)
+    text = _JSON_CREDS[body] + f"# {SECRET}\n"
+    _put(root, "config/app.json", text)
+    await _assert_hidden(reach, text, "config/app.json")
+
+
+_HONEST_SHAPES = [
+    # public halves of the same keys: a certificate, SubjectPublicKeyInfo, PKCS#1 public, a CSR, OpenSSH public
+    "cert: MIIB9DCCAV2gAwIBAgIUFpD5P8mZsVzXBkAOcARgmAmSRxswDQYJKoZIhvcNAQELBQAwDDEKMAgGA1UEAwwBeDAeFw0y\n",
+    "pub: MIGfMA0GCSqGSIb3DQEBAQUAA4GNADCBiQKBgQCmOsyTofiNMB+IXRUd/jfblrVRc+MTa3OqzywJJpCmAXrf5txa\n",
+    "pub: MIGJAoGBAKY6zJOh+I0wH4hdFR3+N9uWtVFz4xNrc6rPLAkmkKYBet/m3Frctj3e0yX7U85CzdaWrEUUz/VkHbBN\n",
+    "csr: MIIBSzCBtQIBADAMMQowCAYDVQQDDAF4MIGfMA0GCSqGSIb3DQEBAQUAA4GNADCBiQKBgQCmOsyTofiNMB+IXRUd\n",
+    "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIDDg4RUi5rTqkXQMBSvdMbFBxWpyNMlQPX+XPLuC3a+D ada@laptop\n",
+    "hash: MzE4YmQ5ZjI0ZDJhMWMwNzE5YzM0ZWQ1NzM4NjQ1ZTJlMDc1YjQ4Y2Q3NzY0ZjZhMWY3YjU0\n",
+    # a public key set, and documents about the credential files
+    '{"keys": [{"kty": "RSA", "kid": "2026", "use": "sig", "n": "0vx7agoebGcQSuuPiLJXZptN9nndrQmb",'
+    ' "e": "AQAB"}]}\n',
+    '{"kty": "EC", "crv": "P-256", "x": "f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU", "y": "x_FEzRu9m36HLN"}\n',
+    'Set "type": "service_account" and add your "private_key": "..." from the console.\n',
+    '{"type": "service_account", "project_id": "p", "client_email": "a@p.iam.gserviceaccount.com"}\n',
+    '{"type": "authorized_user", "refresh_token": "REFRESH_TOKEN"}\n',
+    '{"type": "external_account", "audience": "//iam.googleapis.com/projects/1/x", "credential_source":'
+    ' {"file": "/var/run/token"}}\n',
+    '{"d": "2026-12-04", "kind": "diary"}\n',
+]
+
+
+@pytest.mark.parametrize("body", _HONEST_SHAPES)
+async def test_public_halves_and_documents_stay_readable(tmp_path: Path, body: str) -> None:
+    reach, root = _reach(tmp_path)
+    text = body + f"# {SECRET}\n"
+    _put(root, "config/app.json", text)
+    await _assert_readable(reach, text, "config/app.json")
