@@ -287,14 +287,17 @@ AUTORUN_PLACES: dict[str, str] = {
     ".circleci": "a CircleCI pipeline, run in CI with the repository's secrets",
     ".pre-commit-config.yaml": "pre-commit's hook list, run by git on commit",
     ".gitconfig": "git's user configuration (core.fsmonitor, core.pager, aliases and hooks run code)",
-    "shell-startup": "a shell startup file (.bashrc, .profile, .zshrc, fish's config ...), run by every new shell",
+    "shell-startup": "a shell startup file (.bashrc, .profile, .zshrc, fish's config ..., direnv's direnvrc and "
+                     "lib/, mise's config with its hooks and env._.source), run by every new shell or on entering "
+                     "the folder",
     "git-hooks": "in the folder the repository's core.hooksPath names, whose hooks git runs on commit, checkout "
                  "and push",
     "ssh": "the SSH folder (.ssh: authorized_keys lets a key log in, rc runs on every login, config's "
            "ProxyCommand runs on the next ssh)",
     "package-manager": "a package manager's project config that names a program it runs on every command "
                        "(.yarnrc.yml's yarnPath, .yarnrc's yarn-path, .pnpmfile.cjs, .cargo/config.toml's "
-                       "runner and rustc-wrapper)",
+                       "runner and rustc-wrapper, rust-toolchain.toml's path), or a program it so runs (Yarn's "
+                       ".yarn/releases, .yarn/plugins, .yarn/sdks, .yarn/unplugged, its .pnp.cjs loader)",
     "python-env": "in a Python environment (site-packages, or a folder holding pyvenv.cfg or conda-meta/: a .pth "
                   "file or sitecustomize.py there runs in every Python it starts, bin/activate in every shell "
                   "that activates it)",
@@ -312,10 +315,23 @@ _AUTORUN_FILES = {
     "pyvenv.cfg": "python-env",
     ".yarnrc.yml": "package-manager", ".yarnrc.yaml": "package-manager", ".yarnrc": "package-manager",
     ".pnpmfile.cjs": "package-manager", ".pnpmfile.mjs": "package-manager",
+    # Yarn's Plug'n'Play loader, which `yarn node`/`yarn run` make node load first, and its map; rustup's toolchain
+    # file, whose `path` names the cargo and rustc every cargo command in the folder runs
+    ".pnp.cjs": "package-manager", ".pnp.js": "package-manager", ".pnp.loader.mjs": "package-manager",
+    ".pnp.data.json": "package-manager",  # where .pnp.cjs finds each package: which file a require runs
+    "rust-toolchain": "package-manager", "rust-toolchain.toml": "package-manager",
+    # direnv's own startup file, sourced before every .envrc; mise's config (trusted by path, not content:
+    # its `[hooks]` and `env._.source` run on entering the folder once trusted)
+    ".direnvrc": "shell-startup", "mise.toml": "shell-startup", ".mise.toml": "shell-startup",
+    "mise.local.toml": "shell-startup", ".mise.local.toml": "shell-startup", ".rtx.toml": "shell-startup",
+    ".rtx.local.toml": "shell-startup",
     **dict.fromkeys((".bashrc", ".bash_aliases", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
                      ".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout", ".kshrc", ".mkshrc", ".cshrc", ".tcshrc",
                      ".login", ".xprofile", ".xinitrc", ".xsession"), "shell-startup"),
 }
+
+
+_MISE_ENV = re.compile(r"\.?(?:mise|rtx)\.[^.]+(?:\.local)?\.toml")
 
 
 def autorun_place(names: Sequence[str]) -> str | None:
@@ -333,13 +349,19 @@ def autorun_place(names: Sequence[str]) -> str | None:
                     "circle": ".circleci", "ssh": "ssh"}[short.group(1)]
         if f in (".github", "github~1") and i + 1 < len(folded) and folded[i + 1] in ("workflows", "workfl~1"):
             return ".github/workflows"
-        if i > 0 and folded[i - 1] == ".config" and f == "fish":
+        if i > 0 and folded[i - 1] == ".config" and f in ("fish", "direnv", "mise"):
             return "shell-startup"
+        if f in (".mise", "mise") and i + 2 == len(folded) and folded[-1] == "config.toml":
+            return "shell-startup"  # .mise/config.toml, mise/config.toml
+        if f == ".yarn" and i + 1 < len(folded) and folded[i + 1] in ("releases", "plugins", "sdks", "unplugged"):
+            return "package-manager"  # the programs yarnPath and plugins name, the SDKs editors start
     last = folded[-1] if folded else ""
     if last in _AUTORUN_FILES:
         return _AUTORUN_FILES[last]
     if folded[-3:] == [".config", "git", "config"]:
         return ".gitconfig"
+    if _MISE_ENV.fullmatch(last) or folded[-2:] == [".config", "mise.toml"]:
+        return "shell-startup"  # mise.production.toml, .mise.dev.local.toml, .config/mise.toml
     if folded[-2:-1] == [".cargo"] and last in ("config", "config.toml"):
         return "package-manager"
     return None

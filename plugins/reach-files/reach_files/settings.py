@@ -48,7 +48,8 @@ class FilesSettings(BaseModel):
         "themselves later: \".husky\", \".vscode\", \".devcontainer\", \".github/workflows\", \".gitlab-ci.yml\", "
         "\".circleci\", \".pre-commit-config.yaml\", \".gitconfig\", \"shell-startup\", \"git-hooks\" (a repository's "
         "core.hooksPath folder), \"ssh\" (.ssh), \"python-env\" (site-packages, a virtualenv or conda environment), "
-        "\"package-manager\" (.yarnrc.yml, .yarnrc, .pnpmfile.cjs, .cargo/config.toml), or \"*\" for all of them")
+        "\"package-manager\" (.yarnrc.yml, .yarnrc, .pnpmfile.cjs, .cargo/config.toml, rust-toolchain.toml, "
+        ".yarn/releases and plugins, .pnp.cjs), or \"*\" for all of them")
     allow_secret_files: bool = Field(
         default=False, description="let read_file read, search_files search and write_file change secret stores "
         "(.env files, .netrc, .pgpass, .git-credentials, .aws/credentials, private keys), and show credentials in "
