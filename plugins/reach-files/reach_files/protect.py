@@ -146,7 +146,11 @@ _SECRET_NAMES = frozenset({
     # yarnPath runs a program: the autorun guard's too); clasp's OAuth refresh token; rclone's remotes
     # (tokens, passwords it can reverse) also outside rclone/
     "wp-config.php", ".yarnrc.yml", ".yarnrc.yaml", ".yarnrc", ".clasprc.json", "rclone.conf", ".rclone.conf",
+    # Wrangler's local secrets (dotenv lines: `wrangler dev` reads them as the Worker's secrets), sentry-cli's token
+    ".dev.vars", ".sentryclirc",
 })
+# `.dev.vars.staging`: Wrangler's per-environment secrets file (not a template, `.dev.vars.example`)
+_DEV_VARS = re.compile(r"\.dev\.vars[._-](?!(?:example|sample|template|dist)$).+", re.DOTALL)
 # Terraform state: every attribute of every resource in clear, generated passwords and keys included
 # (`terraform.tfstate`, its `.backup`, `errored.tfstate`, workspaces' and `.terraform/`'s, which holds
 # the backend's access keys); not `terraform.tfstate.lock.info` nor `.tfstate.md`
@@ -171,7 +175,9 @@ _STORE_SUFFIXES = (".kdbx", ".kdb", ".p12", ".pfx", ".jks", ".keystore", ".ppk")
 # sso/ and cli/ token caches), the Azure CLI's, kubectl's (kubeconfigs under any name: `configs/prod`,
 # `clusters/x.yaml`; a kubeconfig's `exec` runs a program on the next kubectl), browsers' profiles
 # (logins.json with key4.db)
-_SECRET_FOLDERS = frozenset({".gnupg", ".password-store", ".aws", ".azure", ".kube", ".mozilla", ".thunderbird"})
+_SECRET_FOLDERS = frozenset({".gnupg", ".password-store", ".aws", ".azure", ".kube", ".mozilla", ".thunderbird",
+                             # .NET's user secrets (`usersecrets/<id>/secrets.json`, `dotnet user-secrets set`)
+                             "usersecrets"})
 # the same, known by the folder above them: `.config/gcloud/` (credentials, tokens, configurations
 # and logs of commands), GNOME's `.local/share/keyrings/`
 _SECRET_FOLDERS_IN = {".config": frozenset({"gcloud"}), "share": frozenset({"keyrings"})}
@@ -217,6 +223,15 @@ _SECRET_IN: dict[str, re.Pattern[str]] = {folder: re.compile(names) for folder, 
     "helm": r"repositories\.ya?ml",
     # Streamlit's secrets (st.secrets), kubeadm's and k3s' kubeconfigs
     ".streamlit": r"secrets\.toml",
+    # tools that write their credentials to a file of their own: dbt's database logins, the MinIO client's
+    # keys, Hugging Face's and Supabase's tokens, Kaggle's API key, Poetry's repository passwords
+    ".dbt": r"profiles\.ya?ml",
+    ".mc": r"config\.json",
+    "huggingface": r"token|stored_tokens",
+    ".huggingface": r"token",
+    ".kaggle": r"kaggle\.json",
+    ".supabase": r"access-token",
+    "pypoetry": r"auth\.toml",
     "kubernetes": r"(?:super-)?admin\.conf|kubelet\.conf|controller-manager\.conf|scheduler\.conf",
     "k3s": r"k3s\.ya?ml",
 }.items()}
@@ -261,7 +276,7 @@ def secret_store(names: Iterable[str], *, reading: bool, env: bool = True, file:
                 # its value the file's content); only a folder named exactly .env is a virtualenv
                 return True
         if (f in _SECRET_NAMES or f.endswith(_STORE_SUFFIXES) or (not reading and f.endswith(_SECRET_SUFFIXES))
-                or _SECRET_SHORT.fullmatch(f) or _HISTORY.fullmatch(f)
+                or _SECRET_SHORT.fullmatch(f) or _HISTORY.fullmatch(f) or _DEV_VARS.fullmatch(f)
                 # a file (a Go package `pkg/kubeconfig/` is a folder of source code)
                 or (i == last and (_TFSTATE.fullmatch(f) or _KUBECONFIG.fullmatch(f)))
                 or (_ID_KEY.fullmatch(f) and not f.endswith(_NOT_KEY))):

@@ -219,3 +219,62 @@ async def test_yarn_config_stays_an_autorun_place_when_secrets_are_open(tmp_path
     reach, root = _reach(tmp_path / "both", allow_secret_files=True, allow_autorun_writes=["package-manager"])
     r = await reach.invoke("write_file", {"path": rel, "content": "nodeLinker: pnp\n"})
     assert r.ok, r.error
+
+
+# ------------------------------------------------------------------- tools' own credential files
+
+_TOOL_STORES = {
+    ".dev.vars": f"API_TOKEN={SECRET}\n",  # Wrangler: `wrangler dev` reads it as the Worker's secrets
+    "worker/.dev.vars.staging": f"API_TOKEN={SECRET}\n",
+    ".sentryclirc": f"[auth]\ntoken={SECRET}\n",
+    ".dbt/profiles.yml": f"jaffle:\n  outputs:\n    dev:\n      type: postgres\n      password: {SECRET}\n",
+    ".mc/config.json": f'{{"aliases": {{"s3": {{"accessKey": "AK", "secretKey": "{SECRET}"}}}}}}\n',
+    ".cache/huggingface/token": f"hf_{SECRET}\n",
+    ".cache/huggingface/stored_tokens": f"[work]\nhf_token = hf_{SECRET}\n",
+    ".huggingface/token": f"hf_{SECRET}\n",
+    ".kaggle/kaggle.json": f'{{"username": "ada", "key": "{SECRET}"}}\n',
+    ".supabase/access-token": f"sbp_{SECRET}\n",
+    ".config/pypoetry/auth.toml": f'[http-basic.corp]\nusername = "ada"\npassword = "{SECRET}"\n',
+    ".microsoft/usersecrets/6f1e2a/secrets.json": f'{{"ConnectionStrings:Db": "Password={SECRET}"}}\n',
+    "AppData/Roaming/Microsoft/UserSecrets/6f1e2a/secrets.json": f'{{"Stripe:Key": "{SECRET}"}}\n',
+    # spellings and copies
+    ".DEV.VARS": f"API_TOKEN={SECRET}\n", ".dev.vars.": f"API_TOKEN={SECRET}\n",
+    ".dev.vars.bak": f"API_TOKEN={SECRET}\n", ".d\u0435v.vars": f"API_TOKEN={SECRET}\n",
+    ".SentryCliRC": f"[auth]\ntoken={SECRET}\n", ".DBT/Profiles.YML": f"x:\n  password: {SECRET}\n",
+    ".dbt/profiles.yml~": f"x:\n  password: {SECRET}\n", ".k\u0430ggle/kaggle.json": f'{{"key": "{SECRET}"}}\n',
+    ".cache/HuggingFace/TOKEN": f"hf_{SECRET}\n",
+}
+
+
+@pytest.mark.parametrize("rel", list(_TOOL_STORES))
+async def test_tools_own_credential_files_are_refused(tmp_path: Path, rel: str) -> None:
+    reach, root = _reach(tmp_path)
+    _put(root, rel, _TOOL_STORES[rel])
+    assert await _leaks(reach, root, rel) == []
+
+
+async def test_the_names_in_user_secrets_are_not_listed(tmp_path: Path) -> None:
+    """.NET's user-secrets folder is a store as a whole: the project ids in it are not listed either."""
+    reach, root = _reach(tmp_path)
+    _put(root, f".microsoft/usersecrets/{SECRET}/secrets.json", "{}\n")
+    for path in (".microsoft/usersecrets", f".microsoft/usersecrets/{SECRET}"):
+        r = await reach.invoke("list_dir", {"path": path})
+        assert not r.ok and r.error.code == "invalid_arguments", (path, r.content if r.ok else r.error)
+    r = await reach.invoke("search_files", {"pattern": "**"})
+    assert r.ok and SECRET not in str(r.content), r.content
+
+
+@pytest.mark.parametrize("rel", [
+    ".dev.vars.example", ".dev.vars.sample", "dev.vars", "docs/dev.vars.md", "sentryclirc.md", "profiles.yml",
+    "dbt/profiles.yml", "models/schema.yml", ".mc/share/uploads.json", "mc/config.json", "huggingface/tokenizer.json",
+    ".cache/huggingface/hub/models--x/config.json", "kaggle.json", ".kaggle/notes.md", "supabase/config.toml",
+    ".config/pypoetry/config.toml", "secrets.json", "usersecrets.md", "pyproject.toml",
+])
+async def test_their_honest_neighbours_stay_readable(tmp_path: Path, rel: str) -> None:
+    reach, root = _reach(tmp_path)
+    body = "example_setting = changeme\n"
+    _put(root, rel, body)
+    r = await reach.invoke("read_file", {"path": rel})
+    assert r.ok and r.content["content"] == body, (rel, r.error)
+    r = await reach.invoke("search_files", {"text": "example_setting"})
+    assert r.ok and [m["path"] for m in r.content["matches"]] == [rel] and "note" not in r.content, r.content
