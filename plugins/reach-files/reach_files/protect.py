@@ -427,6 +427,11 @@ _DASHES = rb"(?:-|%2[dD]){5}"
 _PRIVATE_KEY_URL = re.compile(_DASHES + rb"(?:BEGIN|END)" + _SEP + rb"(?:[A-Z0-9]+" + _SEP + rb")*PRIVATE" + _SEP
                               + rb"KEY(?:" + _SEP + rb"BLOCK)?" + _DASHES)
 _URL_MARKS = (b"PRIVATE+KEY", b"PRIVATE%20KEY")
+# a dash written as an escape of the text around it: JSON's and JavaScript's `\u002d`, YAML's and
+# Python's `\x2d`, an HTML or XML character reference (`&#45;`, `&#x2d;`). A PEM line or an age key
+# whose dashes are escaped so is the same key once the file is parsed
+_DASH_ESCAPE = re.compile(rb"\\u002[dD]|\\x2[dD]|&#(?:0*45|[xX]0*2[dD]);")
+_DASH_MARKS = (b"\\u002", b"\\x2", b"&#")
 
 
 def _stable_b64(text: bytes) -> list[bytes]:
@@ -480,6 +485,9 @@ def private_key_in(data: bytes, _depth: int = 0) -> bool:
         return True
     if (b"age-secret-key-1" in data or b"age-plugin-" in data) and _AGE_LOWER.search(data) is not None:
         return True
+    if any(mark in data for mark in _DASH_MARKS) and _DASH_ESCAPE.search(data) is not None:
+        if _PRIVATE_KEY.search(_DASH_ESCAPE.sub(b"-", data)) is not None:
+            return True
     if any(mark in data for mark in _URL_MARKS) and _PRIVATE_KEY_URL.search(data) is not None:
         return True
     if ((b"service_account" in data or b"authorized_user" in data)

@@ -22,6 +22,9 @@ line, and must be neither read (``read_file``) nor found (``search_files`` with 
   base64-encoded whole; private JSON Web Keys (a ``"kty"`` with ``"d"``, or an ``oct`` key's
   ``"k"``), alone or in a key set.
 
+* **armour with its dashes escaped** as the text around it allows (JSON's ``\\u002d``, YAML's
+  ``\\x2d``, XML's ``&#45;`` and ``&#x2D;``): the parsed file holds the very key.
+
 Honest neighbours: public halves (certificates, public keys, CSRs, public JWK sets), documents
 that mention the formats, base64 of ordinary text.
 """
@@ -258,6 +261,48 @@ _HONEST_SHAPES = [
 
 @pytest.mark.parametrize("body", _HONEST_SHAPES)
 async def test_public_halves_and_documents_stay_readable(tmp_path: Path, body: str) -> None:
+    reach, root = _reach(tmp_path)
+    text = body + f"# {SECRET}\n"
+    _put(root, "config/app.json", text)
+    await _assert_readable(reach, text, "config/app.json")
+
+
+# ------------------------------------------------------------------- armour with escaped dashes
+
+def _escaped(text: str, escape: str) -> str:
+    return text.replace("-", escape)
+
+
+_PEM_LINE = "-----BEGIN OPENSSH PRIVATE KEY-----\\nQUJDREVGR0g=\\n"  # a body too short to be judged alone
+_ESCAPED = [
+    '{"key": "' + _escaped(_PEM_LINE, "\\u002d") + '"}\n',
+    '{"key": "' + _escaped(_PEM_LINE, "\\u002D") + '"}\n',
+    'key: "' + _escaped(_PEM_LINE, "\\x2d") + '"\n',
+    'key: "' + _escaped(_PEM_LINE, "\\x2D") + '"\n',
+    "<key>" + _escaped(_PEM_LINE, "&#45;") + "</key>\n",
+    "<key>" + _escaped(_PEM_LINE, "&#x2D;") + "</key>\n",
+    "<key>" + _escaped(_PEM_LINE, "&#x2d;") + "</key>\n",
+    "<key>" + _escaped(_PEM_LINE, "&#0045;") + "</key>\n",
+    '{"key": "' + _PEM_LINE.replace("-----BEGIN", "\\u002d-\\u002d-\\u002dBEGIN") + '"}\n',  # some escaped
+    '{"identity": "' + _escaped(_AGE, "\\u002d") + '"}\n',
+    '{"key": "' + _escaped(_PEM_LINE.replace("OPENSSH", "RSA"), "\\u002d") + '"}\n',
+]
+
+
+@pytest.mark.parametrize("body", range(len(_ESCAPED)))
+async def test_armour_with_escaped_dashes_is_found(tmp_path: Path, body: int) -> None:
+    reach, root = _reach(tmp_path)
+    text = _ESCAPED[body] + f"# {SECRET}\n"
+    _put(root, "config/app.json", text)
+    await _assert_hidden(reach, text, "config/app.json")
+
+
+@pytest.mark.parametrize("body", [
+    '{"cert": "' + _escaped("-----BEGIN CERTIFICATE-----\\nMIIB9DCCAV2g\\n", "\\u002d") + '"}\n',
+    '{"note": "a\\u002db \\x2d &#45; &#x2d; are dashes"}\n',
+    "<p>&#45;&#45; PRIVATE KEY handling is described in the manual</p>\n",
+])
+async def test_escaped_dashes_elsewhere_stay_readable(tmp_path: Path, body: str) -> None:
     reach, root = _reach(tmp_path)
     text = body + f"# {SECRET}\n"
     _put(root, "config/app.json", text)
