@@ -536,7 +536,7 @@ def _key_in_base64(data: bytes, depth: int) -> bool:
     start = runs.find(least)
     if start < 0:
         return False  # no run long enough (most text): the signs are not looked for
-    for der in _DER_B64.finditer(flat):
+    for der in _DER_B64.finditer(data.translate(_B64_ALT)):  # lines apart: joined, `adaMIIE` hides a start
         if _der_private(base64.b64decode(der.group()[:24])):
             return True
     signs = [sign for sign in _B64_SIGNS if sign in flat]  # each run is then tried for these few only

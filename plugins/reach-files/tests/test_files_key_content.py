@@ -187,6 +187,9 @@ _BARE_BODIES = [
     f"ssh_key = \"{_OPENSSH}\"\n",
     f"k: {_PKCS8_RSA.replace('+', '-').replace('/', '_')}\n",  # URL-safe alphabet
     f"a: {_b64(_OPENSSH)}\n",  # the OpenSSH body encoded once more
+    f"# snowflake key\n{_PKCS8_RSA}\n",  # after a line that ends in a letter
+    f"user = ada\n{_wrapped(_PKCS1_RSA, 64, '')}\n",
+    f"[keys]\nsigning=\n{_SEC1_EC}\n",
 ]
 
 
