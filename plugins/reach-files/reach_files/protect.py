@@ -21,7 +21,8 @@
   in it is a key (PEM, Rails' ``master.key``, WireGuard, OpenVPN), a binary one (a Keynote
   document) is only ever described, never shown.
 * **Files other programs run by themselves later** (`AUTORUN_PLACES`: husky's hooks,
-  ``.vscode/``, ``.devcontainer/``, CI pipelines, ``.pre-commit-config.yaml``, ``.gitconfig``,
+  ``.vscode/``, ``.devcontainer/``, CI pipelines, ``.pre-commit-config.yaml`` and other hook managers'
+  configs, the programs a package manager's config names, ``.gitconfig``,
   shell startup files; the ``core.hooksPath`` folder is found on disk by the connector): a
   write there runs code on the user's machine, or in CI with the repository's secrets, without
   the user choosing to run it. Not written unless ``allow_autorun_writes`` names the place;
@@ -301,6 +302,8 @@ AUTORUN_PLACES: dict[str, str] = {
     ".gitlab-ci.yml": "a GitLab CI pipeline, run in CI with the repository's secrets",
     ".circleci": "a CircleCI pipeline, run in CI with the repository's secrets",
     ".pre-commit-config.yaml": "pre-commit's hook list, run by git on commit",
+    "git-hook-config": "a git hook manager's config (lefthook, overcommit, husky 4, simple-git-hooks, lint-staged), "
+                       "whose commands the hooks it installed run on commit, checkout and push",
     ".gitconfig": "git's user configuration (core.fsmonitor, core.pager, aliases and hooks run code)",
     "shell-startup": "a shell startup file (.bashrc, .profile, .zshrc, fish's config ..., direnv's direnvrc and "
                      "lib/, mise's config with its hooks and env._.source), run by every new shell or on entering "
@@ -346,6 +349,13 @@ _AUTORUN_FILES = {
 }
 
 
+# git hook managers whose installed hook reads its config at every run: lefthook (`lefthook.yml`, any
+# format, the `-local` variant, the `.lefthook/` script folders), overcommit, husky 4 (`.huskyrc*`,
+# `husky.config.js`), simple-git-hooks, and lint-staged (run by the pre-commit hook most setups install)
+_HOOK_CONFIG = re.compile(
+    r"\.?lefthook(?:-local)?\.(?:ya?ml|json|toml)|\.overcommit\.ya?ml|\.huskyrc(?:\.(?:json|ya?ml|js|cjs))?"
+    r"|husky\.config\.c?js|\.?simple-git-hooks(?:\.(?:json|c?js|mjs))?|\.lintstagedrc(?:\.(?:json|ya?ml|c?js|mjs))?"
+    r"|lint-staged\.config\.(?:c?js|mjs|ts)")
 _MISE_ENV = re.compile(r"\.?(?:mise|rtx)\.[^.]+(?:\.local)?\.toml")
 
 
@@ -366,6 +376,8 @@ def autorun_place(names: Sequence[str]) -> str | None:
             return ".github/workflows"
         if i > 0 and folded[i - 1] == ".config" and f in ("fish", "direnv", "mise"):
             return "shell-startup"
+        if f in (".lefthook", ".lefthook-local") and i + 1 < len(folded):
+            return "git-hook-config"  # lefthook's scripts: .lefthook/pre-commit/lint.sh
         if f in (".mise", "mise") and i + 2 == len(folded) and folded[-1] == "config.toml":
             return "shell-startup"  # .mise/config.toml, mise/config.toml
         if f == ".yarn" and i + 1 < len(folded) and folded[i + 1] in ("releases", "plugins", "sdks", "unplugged"):
@@ -375,6 +387,8 @@ def autorun_place(names: Sequence[str]) -> str | None:
         return _AUTORUN_FILES[last]
     if folded[-3:] == [".config", "git", "config"]:
         return ".gitconfig"
+    if _HOOK_CONFIG.fullmatch(last):
+        return "git-hook-config"
     if _MISE_ENV.fullmatch(last) or folded[-2:] == [".config", "mise.toml"]:
         return "shell-startup"  # mise.production.toml, .mise.dev.local.toml, .config/mise.toml
     if folded[-2:-1] == [".cargo"] and last in ("config", "config.toml"):

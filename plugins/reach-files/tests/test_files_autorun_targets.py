@@ -9,7 +9,9 @@ plugins ``.yarnrc.yml`` lists (``.yarn/plugins/``), the SDKs editors start for t
 the Plug'n'Play loader ``yarn run`` makes node load first (``.pnp.cjs``, ``.pnp.loader.mjs``,
 and ``.pnp.data.json``, its map of which file a ``require`` runs). rustup's
 ``rust-toolchain.toml`` may name a toolchain by ``path``: its cargo then runs on every cargo
-command in the folder. direnv sources ``~/.config/direnv/direnvrc`` and ``lib/*.sh`` before every
+command in the folder. Git hook managers (lefthook, overcommit, husky 4, simple-git-hooks,
+lint-staged) install a hook that reads their config on every commit: the config is the hook.
+direnv sources ``~/.config/direnv/direnvrc`` and ``lib/*.sh`` before every
 ``.envrc`` (itself under the .env guard), and mise, once a config is trusted (by path, not by
 content), runs its ``[hooks]`` and ``env._.source`` script on entering the folder.
 
@@ -43,6 +45,15 @@ _PLACES = {
     ".mise.dev.local.toml": "shell-startup", ".config/mise/config.toml": "shell-startup",
     ".config/mise.toml": "shell-startup", ".mise/config.toml": "shell-startup", "mise/config.toml": "shell-startup",
     ".rtx.toml": "shell-startup", "svc/api/mise.toml": "shell-startup",
+    # git hook managers: the hook they installed reads this config at every commit, checkout and push
+    "lefthook.yml": "git-hook-config", ".lefthook.yml": "git-hook-config", "lefthook.json": "git-hook-config",
+    "lefthook-local.yml": "git-hook-config", ".lefthook/pre-commit/lint.sh": "git-hook-config",
+    ".lefthook-local/pre-push/x.sh": "git-hook-config", ".overcommit.yml": "git-hook-config",
+    ".huskyrc": "git-hook-config", ".huskyrc.json": "git-hook-config", ".huskyrc.js": "git-hook-config",
+    "husky.config.js": "git-hook-config", ".simple-git-hooks.json": "git-hook-config",
+    "simple-git-hooks.cjs": "git-hook-config", ".lintstagedrc": "git-hook-config",
+    ".lintstagedrc.json": "git-hook-config", "lint-staged.config.mjs": "git-hook-config",
+    "web/.lintstagedrc.yml": "git-hook-config",
 }
 _SPELLINGS = {
     ".Yarn/Releases/yarn-4.1.0.cjs": "package-manager", ".yarn./releases/yarn.cjs": "package-manager",
@@ -54,6 +65,9 @@ _SPELLINGS = {
     "\uff4d\uff49\uff53\uff45.toml": "shell-startup", "m\u0456se.toml": "shell-startup",
     ".Config/Direnv/direnvrc": "shell-startup", ".config/direnv./lib/x.sh": "shell-startup",
     ".DIRENVRC": "shell-startup",
+    "LEFTHOOK.YML": "git-hook-config", "lefthook.yml.": "git-hook-config", "lеfthook.yml": "git-hook-config",
+    ".Lefthook/pre-commit/x.sh": "git-hook-config", ".HuskyRC": "git-hook-config",
+    ".lintstagedrc ": "git-hook-config", "\uff4cefthook.yml": "git-hook-config",
 }
 
 
@@ -113,7 +127,7 @@ async def test_through_a_symlink(tmp_path: Path, link: str, target: str, path: s
 
 
 async def test_allow_autorun_writes_opens_them(tmp_path: Path) -> None:
-    reach, root = rooted_reach(tmp_path, allow_autorun_writes=["package-manager", "shell-startup"])
+    reach, root = rooted_reach(tmp_path, allow_autorun_writes=["package-manager", "shell-startup", "git-hook-config"])
     for path in _PLACES:
         r = await reach.invoke("write_file", {"path": path, "content": "ok\n"})
         assert r.ok, (path, r.error)
@@ -127,6 +141,7 @@ async def test_allow_autorun_writes_opens_them(tmp_path: Path) -> None:
     "src/pnp.cjs", ".pnp-notes.md", "rust-toolchain.md", "docs/rust-toolchain.toml.md", "toolchain.toml",
     "mise.md", "mise-notes.toml", "docs/mise.toml.md", "mise/tasks/build", ".mise/tasks/lint.sh",
     "direnv.md", "config/direnv/notes.md", "direnvrc.example", "mise/README.md",
+    "lefthook.md", "docs/lefthook.yml.md", "lefthook/README.md", "husky.md", "lint-staged.md", "overcommit.md",
 ])
 async def test_honest_neighbours_are_written(tmp_path: Path, path: str) -> None:
     reach, root = rooted_reach(tmp_path)
