@@ -485,8 +485,9 @@ def key_file(name: str) -> bool:
     """A ``*.key`` name (in any spelling `fold` knows). Read, such a file is judged by what it
     holds: text is refused whatever it says (keys without a ``BEGIN ... PRIVATE KEY`` line:
     Rails' ``master.key``, ``wg genkey``, OpenVPN's static key, age), binary (a Keynote
-    document, a DER key) is described by size and type and never shown."""
-    return fold(name).endswith(".key")
+    document, a DER key) is described by size and type and never shown. A copy under a backup or
+    editor name (``master.key.bak``, ``master.key~``) holds the same key."""
+    return uncopied(fold(name)).endswith(".key")
 
 
 def private_key_in(data: bytes, _depth: int = 0) -> bool:

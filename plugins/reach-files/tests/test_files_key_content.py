@@ -310,3 +310,32 @@ async def test_escaped_dashes_elsewhere_stay_readable(tmp_path: Path, body: str)
     text = body + f"# {SECRET}\n"
     _put(root, "config/app.json", text)
     await _assert_readable(reach, text, "config/app.json")
+
+
+# ------------------------------------------------------------------- copies of *.key files
+
+# a *.key holding text is refused whatever the text (Rails' master.key: 32 hex digits, no armour; a
+# WireGuard key: 44 base64 characters); a copy under a backup or editor name holds the same key
+_RAILS_KEY = "9f86d081884c7d659a2feaa0c55ad015\n"
+_WG_KEY = "yAnz5TF+lXXJte14tji3zlMNq+hd2rYUIgJBgB3fBmk=\n"
+
+
+@pytest.mark.parametrize("rel", [
+    "config/master.key.bak", "config/master.key~", "config/#master.key#", "config/master.key.orig",
+    "config/master.key.1", "config/master.key (copy)", "config/MASTER.KEY.BAK", "config/master.key.bak.",
+    "config/credentials/production.key.old", "config/.#master.key", "config/master.key.save",
+    "wg/wg0.key.dpkg-old", "wg/wg0.key.swp~",
+])
+async def test_a_copy_of_a_key_file_is_refused(tmp_path: Path, rel: str) -> None:
+    reach, root = _reach(tmp_path)
+    text = (_WG_KEY if rel.startswith("wg/") else _RAILS_KEY) + f"# {SECRET}\n"
+    _put(root, rel, text)
+    await _assert_hidden(reach, text, rel)
+
+
+@pytest.mark.parametrize("rel", ["config/master.key.md", "docs/keys.txt", "config/monkey.bak", "notes/key.bak"])
+async def test_names_near_a_key_copy_stay_readable(tmp_path: Path, rel: str) -> None:
+    reach, root = _reach(tmp_path)
+    text = f"how we rotate keys\n# {SECRET}\n"
+    _put(root, rel, text)
+    await _assert_readable(reach, text, rel)
