@@ -30,6 +30,7 @@ from .jail import Jail, Located, Made, NotRegular, PathMissing, PathRefused, is_
 from .protect import (
     AUTORUN_PLACES,
     KEY_REACH,
+    YARNRC_NAMES,
     autorun_place,
     env_file,
     git_dir_after,
@@ -39,6 +40,7 @@ from .protect import (
     python_env_on_disk,
     secret_store,
     vcs_name,
+    yarn_programs,
 )
 from .settings import FilesSettings
 from .sniff import SNIFF_BYTES, describe_size, guess_type, looks_binary
@@ -670,6 +672,8 @@ class WriteFile(_FilesConnector):
             places = [autorun_place(loc.via), autorun_place(loc.parts)]
             if "git-hooks" not in s.allow_autorun_writes and self._in_hooks_path(loc):
                 places.append("git-hooks")
+            if "package-manager" not in s.allow_autorun_writes and self._is_yarn_program(loc):
+                places.append("package-manager")
             if "python-env" not in s.allow_autorun_writes and self._in_python_env(loc):
                 places.append("python-env")
             for place in places:
@@ -710,6 +714,30 @@ class WriteFile(_FilesConnector):
             path = os.path.join(path, part) if part else path
             if python_env_on_disk(path):
                 return True
+        return False
+
+    def _is_yarn_program(self, loc: Located) -> bool:
+        """Is the file a program the Yarn config of a folder above it names (``yarnPath``, a plugin's
+        ``path``, Yarn 1's ``yarn-path``)? Yarn runs it on every command there, wherever it lies:
+        ``.yarn/releases/`` is only the usual place. Each config is opened inside the root without
+        following links, like the `_in_hooks_path` configs."""
+        target = os.path.join(loc.root, *loc.parts)
+        for depth in range(len(loc.parts)):
+            top = loc.parts[:depth]
+            for rc in YARNRC_NAMES:
+                if not os.path.lexists(os.path.join(loc.root, *top, rc)):
+                    continue  # most folders: three lstats, nothing opened
+                try:
+                    with self.jail.open_file(Located(loc.root, (*top, rc), ""), os.O_RDONLY | os.O_NONBLOCK) as fd:
+                        st = os.fstat(fd)
+                        if not stat.S_ISREG(st.st_mode):
+                            continue
+                        data = os.pread(fd, min(st.st_size, self.settings.max_search_file_bytes), 0)
+                except (OSError, PathMissing, PathRefused, NotRegular):
+                    continue
+                for program in yarn_programs(data):
+                    if os.path.realpath(os.path.join(loc.root, *top, os.path.expanduser(program))) == target:
+                        return True
         return False
 
     def _in_hooks_path(self, loc: Located) -> bool:

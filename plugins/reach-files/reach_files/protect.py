@@ -49,7 +49,8 @@ from typing import Any
 
 __all__ = ["AUTORUN_PLACES", "autorun_place",
            "device_name", "env_file", "fold", "git_dir_after", "git_dir_on_disk", "key_file", "private_key_in",
-           "python_env_on_disk", "reach_paths", "secret_store", "through_magic", "uncopied", "vcs_name"]
+           "python_env_on_disk", "reach_paths", "secret_store", "through_magic", "uncopied", "vcs_name",
+           "yarn_programs"]
 
 _VCS = frozenset({".git", ".hg", ".svn", ".bzr"})
 _SHORT = re.compile(r"(git|hg|svn|bzr|env|envrc)~\d+")
@@ -357,6 +358,25 @@ _HOOK_CONFIG = re.compile(
     r"|husky\.config\.c?js|\.?simple-git-hooks(?:\.(?:json|c?js|mjs))?|\.lintstagedrc(?:\.(?:json|ya?ml|c?js|mjs))?"
     r"|lint-staged\.config\.(?:c?js|mjs|ts)")
 _MISE_ENV = re.compile(r"\.?(?:mise|rtx)\.[^.]+(?:\.local)?\.toml")
+
+
+# the programs Yarn's config names, which it runs on every command in the folder (and below): Yarn 2+'s
+# `yarnPath: tools/yarn.cjs` and its plugins' `- path: tools/plugin.cjs` in `.yarnrc.yml`, Yarn 1's
+# `yarn-path "./bin/yarn.js"` in `.yarnrc`; a value may be quoted and followed by a comment
+_YARN_PATH = re.compile(rb"""(?m)^[ \t-]*(?:yarnPath|path|"?yarn-path"?)[ \t]*[: \t][ \t]*"""
+                        rb"""(?P<v>"[^"\n]*"|'[^'\n]*'|[^\s#]+)""")
+YARNRC_NAMES = (".yarnrc.yml", ".yarnrc.yaml", ".yarnrc")
+
+
+def yarn_programs(data: bytes) -> list[str]:
+    """The programs a ``.yarnrc.yml`` or ``.yarnrc`` names (``yarnPath``, plugins' ``path``,
+    ``yarn-path``), as written: relative ones are relative to the folder of the file."""
+    found = []
+    for m in _YARN_PATH.finditer(data):
+        value = m.group("v").strip(b"\"'").strip()
+        if value:
+            found.append(value.decode("utf-8", "surrogateescape"))
+    return found
 
 
 def autorun_place(names: Sequence[str]) -> str | None:

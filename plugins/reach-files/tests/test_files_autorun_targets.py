@@ -149,3 +149,61 @@ async def test_honest_neighbours_are_written(tmp_path: Path, path: str) -> None:
         r = await reach.invoke("write_file", {"path": path, "content": text, "mode": mode})
         assert r.ok, (path, mode, r.error)
     assert (root / path).read_text() == "three\n"
+
+
+# ------------------------------------------------------------------- the program a Yarn config names, anywhere
+
+_YARN_CONFIGS = [  # (the config file, its text, the program it names)
+    (".yarnrc.yml", "yarnPath: tools/yarn.cjs\n", "tools/yarn.cjs"),
+    (".yarnrc.yml", 'nodeLinker: pnp\nyarnPath: "./tools/yarn-4.cjs"  # pinned\n', "tools/yarn-4.cjs"),
+    (".yarnrc.yml", "yarnPath: 'bin dir/yarn.cjs'\n", "bin dir/yarn.cjs"),
+    (".yarnrc.yml", "yarnPath:   scripts/y.js\r\n", "scripts/y.js"),
+    (".yarnrc.yaml", "yarnPath: tools/yarn.cjs\n", "tools/yarn.cjs"),
+    (".yarnrc.yml", "plugins:\n  - path: tools/plugin-x.cjs\n    spec: x\n", "tools/plugin-x.cjs"),
+    (".yarnrc.yml", "plugins:\n- path: 'tools/p.cjs'\n", "tools/p.cjs"),
+    (".yarnrc", 'yarn-path "./bin/yarn-1.22.js"\n', "bin/yarn-1.22.js"),
+    (".yarnrc", '"yarn-path" bin/yarn.js\n', "bin/yarn.js"),
+    ("web/.yarnrc.yml", "yarnPath: tools/yarn.cjs\n", "web/tools/yarn.cjs"),
+    (".yarnrc.yml", "yarnPath: {root}/abs/yarn.cjs\n", "abs/yarn.cjs"),
+]
+
+
+@pytest.mark.parametrize(("config", "text", "program"), _YARN_CONFIGS)
+async def test_the_program_a_yarn_config_names_is_not_written(tmp_path: Path, config: str, text: str,
+                                                              program: str) -> None:
+    reach, root = rooted_reach(tmp_path)
+    (root / config).parent.mkdir(parents=True, exist_ok=True)
+    (root / config).write_text(text.replace("{root}", str(root)), encoding="utf-8")
+    for mode in ("create", "overwrite", "append"):
+        await _refused(reach, root, program, "package-manager", mode)
+    (root / program).parent.mkdir(parents=True, exist_ok=True)
+    (root / program).write_text("// yarn\n", encoding="utf-8")
+    for mode in ("overwrite", "append", "create"):
+        await _refused(reach, root, program, "package-manager", mode)
+    r = await reach.invoke("read_file", {"path": program})
+    assert r.ok and r.content["content"] == "// yarn\n"
+
+
+async def test_the_named_program_through_a_symlinked_folder(tmp_path: Path) -> None:
+    reach, root = rooted_reach(tmp_path)
+    (root / ".yarnrc.yml").write_text("yarnPath: tools/yarn.cjs\n", encoding="utf-8")
+    (root / "tools").mkdir()
+    (root / "bin").symlink_to(root / "tools", target_is_directory=True)
+    for mode in ("create", "overwrite", "append"):
+        await _refused(reach, root, "bin/yarn.cjs", "package-manager", mode)
+
+
+@pytest.mark.parametrize(("config", "text", "path"), [
+    (".yarnrc.yml", "yarnPath: tools/yarn.cjs\n", "tools/other.cjs"),
+    (".yarnrc.yml", "yarnPath: tools/yarn.cjs\n", "tools/yarn.cjs.md"),
+    ("web/.yarnrc.yml", "yarnPath: tools/yarn.cjs\n", "tools/yarn.cjs"),  # a sibling's config: not above it
+    (".yarnrc.yml", "cacheFolder: tools\nnpmScopes:\n  x:\n    npmRegistryServer: tools/yarn.cjs\n", "tools/yarn.cjs"),
+    (".yarnrc.yml", "# yarnPath: tools/yarn.cjs\n", "tools/yarn.cjs"),
+])
+async def test_other_files_beside_a_yarn_config_are_written(tmp_path: Path, config: str, text: str,
+                                                            path: str) -> None:
+    reach, root = rooted_reach(tmp_path)
+    (root / config).parent.mkdir(parents=True, exist_ok=True)
+    (root / config).write_text(text, encoding="utf-8")
+    r = await reach.invoke("write_file", {"path": path, "content": "ok\n"})
+    assert r.ok, (path, r.error)
