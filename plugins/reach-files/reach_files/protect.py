@@ -150,6 +150,8 @@ _SECRET_NAMES = frozenset({
     "wp-config.php", ".yarnrc.yml", ".yarnrc.yaml", ".yarnrc", ".clasprc.json", "rclone.conf", ".rclone.conf",
     # Wrangler's local secrets (dotenv lines: `wrangler dev` reads them as the Worker's secrets), sentry-cli's token
     ".dev.vars", ".sentryclirc",
+    # Docker's config under the name a Kubernetes image pull secret gives it
+    ".dockerconfigjson",
 })
 # `.dev.vars.staging`: Wrangler's per-environment secrets file (not a template, `.dev.vars.example`)
 _DEV_VARS = re.compile(r"\.dev\.vars[._-](?!(?:example|sample|template|dist)$).+", re.DOTALL)
@@ -435,7 +437,8 @@ _AGE_LOWER = re.compile(rb"age-(?:secret-key|plugin-[a-z0-9]+)-1[02-9ac-hj-np-z]
 # a piece of every kind of armour `_PRIVATE_KEY` knows (for age, in both cases): what base64 holding a
 # key holds encoded (`_B64_SIGNS`)
 _KEY_MARKS = (b"PRIVATE KEY", b"PuTTY-User-Key-File-", b"AGE-SECRET-KEY-1", b"age-secret-key-1", b"AGE-PLUGIN-",
-              b"age-plugin-", b" secret key", b"openssh-key-v1", b"service_account", b"authorized_user")
+              b"age-plugin-", b" secret key", b"openssh-key-v1", b"service_account", b"authorized_user",
+              b'"auths"', b"kind: Config")
 # Credentials in JSON known by their shape rather than by an armour line: Google's (and Firebase's)
 # service-account key file, `"type": "service_account"` with its `private_key` (a PEM, or its body
 # alone, or with its dashes escaped as `\u002d`), and user credentials, `"type": "authorized_user"`
@@ -447,6 +450,16 @@ _GOOGLE_KIND = re.compile(_Q + rb"type" + _Q + rb"\s*:\s*" + _Q + rb"(?:service_
 _GOOGLE_SECRET = re.compile(_Q + rb"(?:private_key|refresh_token)" + _Q + rb"\s*:\s*" + _Q + rb"[^\s\"',}]{16,}")
 _JWK_KIND = re.compile(_Q + rb"kty" + _Q + rb"\s*:\s*" + _Q + rb"(?:RSA|EC|OKP|oct|AKP)\b")
 _JWK_SECRET = re.compile(rb"(?<![\w$-])" + _Q + rb"[dk]" + _Q + rb"\s*:\s*" + _Q + rb"[A-Za-z0-9_-]{16,}")
+# A kubeconfig under any name (`kind: Config`, YAML or JSON) with a user's `token`, `password`,
+# `client-secret` or `id-token`/`refresh-token` (an OIDC login), as CI files and Kubernetes secrets
+# carry one (Cluster API's `<cluster>-kubeconfig`, Argo CD's cluster secrets, base64-encoded); and
+# a registry login in Docker's config shape (`"auths": {"host": {"auth": "dXNlcjpwYXNz"}}`, what a
+# Kubernetes image pull secret's `.dockerconfigjson` holds)
+_KUBE_KIND = re.compile(_Q + rb"kind" + _Q + rb"[ \t]*:[ \t]*" + _Q + rb"Config\b(?!-)")
+_KUBE_SECRET = re.compile(_Q + rb"(?:token|password|client-secret|id-token|refresh-token)" + _Q
+                          + rb"[ \t]*:[ \t]*" + _Q + rb"[^\s\"',}]{16,}")
+_DOCKER_AUTHS = re.compile(_Q + rb"auths" + _Q + rb"\s*:\s*\{")
+_DOCKER_SECRET = re.compile(rb'"(?:auth|identitytoken|password|registrytoken)"\s*:\s*"[^"\s]{8,}"')
 # The base64 body of a key in DER whose BEGIN/END lines were stripped, as Snowflake's, JWT signers'
 # and Java apps' settings hold one (`private_key: MIIEvQIBADANBg...`): a run of base64 that starts
 # with `M` (a DER SEQUENCE), decoded and judged by its first bytes (`_der_private`)
@@ -529,6 +542,10 @@ def private_key_in(data: bytes, _depth: int = 0) -> bool:
             and _GOOGLE_KIND.search(data) is not None and _GOOGLE_SECRET.search(data) is not None):
         return True
     if b"kty" in data and _JWK_KIND.search(data) is not None and _JWK_SECRET.search(data) is not None:
+        return True
+    if b"Config" in data and _KUBE_KIND.search(data) is not None and _KUBE_SECRET.search(data) is not None:
+        return True
+    if b"auths" in data and _DOCKER_AUTHS.search(data) is not None and _DOCKER_SECRET.search(data) is not None:
         return True
     return _depth < _B64_NESTING and _key_in_base64(data, _depth)
 

@@ -339,3 +339,59 @@ async def test_names_near_a_key_copy_stay_readable(tmp_path: Path, rel: str) -> 
     text = f"how we rotate keys\n# {SECRET}\n"
     _put(root, rel, text)
     await _assert_readable(reach, text, rel)
+
+
+# ------------------------------------------------------------------- kubeconfigs and registry logins by shape
+
+_KUBECONFIG = ("apiVersion: v1\nkind: Config\nclusters:\n- cluster:\n    server: https://10.0.0.1:6443\n  name: prod\n"
+               "users:\n- name: ci\n  user:\n    token: eyJhbGciOiJSUzI1NiIsImtpZCI6Ijk4\n")
+_DOCKER = '{"auths": {"ghcr.io": {"auth": "YWRhOmdocF9hYmNkZWYxMjM0NTY3OA=="}}}\n'
+_SHAPES = [
+    _KUBECONFIG,
+    _KUBECONFIG.replace("token: ", "password: ").replace("name: ci\n", "name: ci\n    username: ada\n"),
+    _KUBECONFIG.replace("    token: eyJ", "    auth-provider:\n      config:\n        id-token: eyJ"),
+    _KUBECONFIG.replace("kind: Config", "kind: 'Config'"),
+    '{"apiVersion": "v1", "kind": "Config", "users": [{"name": "ci", "user": {"token": "sha256~abcdefghijklmnop"}}]}\n',
+    "apiVersion: v1\nkind: Secret\nmetadata:\n  name: prod-kubeconfig\ndata:\n  value: " + _b64(_KUBECONFIG) + "\n",
+    "kubeconfig: |\n" + _wrapped(_b64(_KUBECONFIG)) + "\n",
+    _DOCKER,
+    '{\n\t"auths": {\n\t\t"registry.example.com": {\n\t\t\t"identitytoken": "eyJhbGciOiJIUzI1"\n\t\t}\n\t}\n}\n',
+    '{"auths":{"https://index.docker.io/v1/":{"username":"ada","password":"dckr_pat_abcdef"}}}\n',
+    "apiVersion: v1\nkind: Secret\ntype: kubernetes.io/dockerconfigjson\ndata:\n  .dockerconfigjson: "
+    + _b64(_DOCKER) + "\n",
+    "REGISTRY_AUTH=" + _b64(_DOCKER, urlsafe=True) + "\n",
+]
+
+
+@pytest.mark.parametrize("body", range(len(_SHAPES)))
+async def test_kubeconfigs_and_registry_logins_are_found_by_their_shape(tmp_path: Path, body: int) -> None:
+    reach, root = _reach(tmp_path)
+    text = _SHAPES[body] + f"# {SECRET}\n"
+    _put(root, "deploy/values.yaml", text)
+    await _assert_hidden(reach, text)
+
+
+@pytest.mark.parametrize("body", [
+    _KUBECONFIG.replace("    token: eyJhbGciOiJSUzI1NiIsImtpZCI6Ijk4\n",
+                        "    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: aws\n"),
+    "apiVersion: v1\nkind: ConfigMap\ndata:\n  password: not-a-kubeconfig-value\n",
+    "kind: Config\n# token: see the wiki\n",
+    '{"auths": {"ghcr.io": {}}, "credsStore": "desktop"}\n',
+    '{"auths": {"ghcr.io": {"auth": ""}}}\n',
+    "Docker keeps logins under \"auths\" in config.json; an \"auth\" is base64 of user:password.\n",
+])
+async def test_kubeconfigs_and_docker_configs_without_credentials_stay_readable(tmp_path: Path, body: str) -> None:
+    reach, root = _reach(tmp_path)
+    text = body + f"# {SECRET}\n"
+    _put(root, "deploy/values.yaml", text)
+    await _assert_readable(reach, text)
+
+
+async def test_a_dockerconfigjson_file_is_a_store(tmp_path: Path) -> None:
+    reach, root = _reach(tmp_path)
+    for rel in (".dockerconfigjson", "secrets/.dockerconfigjson", ".DockerConfigJson", ".dockerconfigjson.bak"):
+        _put(root, rel, '{"auths": {}}\n')
+        r = await reach.invoke("read_file", {"path": rel})
+        assert not r.ok and "allow_secret_files" in r.error.message, rel
+        r = await reach.invoke("write_file", {"path": rel, "content": "{}\n", "mode": "overwrite"})
+        assert not r.ok, rel
