@@ -30,6 +30,7 @@ from .jail import Jail, Located, Made, NotRegular, PathMissing, PathRefused, is_
 from .protect import (
     AUTORUN_PLACES,
     KEY_REACH,
+    YARNRC_NAMES,
     autorun_place,
     env_file,
     git_dir_after,
@@ -39,6 +40,7 @@ from .protect import (
     python_env_on_disk,
     secret_store,
     vcs_name,
+    yarn_programs,
 )
 from .settings import FilesSettings
 from .sniff import SNIFF_BYTES, describe_size, guess_type, looks_binary
@@ -670,6 +672,8 @@ class WriteFile(_FilesConnector):
             places = [autorun_place(loc.via), autorun_place(loc.parts)]
             if "git-hooks" not in s.allow_autorun_writes and self._in_hooks_path(loc):
                 places.append("git-hooks")
+            if "package-manager" not in s.allow_autorun_writes and self._is_yarn_program(loc):
+                places.append("package-manager")
             if "python-env" not in s.allow_autorun_writes and self._in_python_env(loc):
                 places.append("python-env")
             for place in places:
@@ -710,6 +714,30 @@ class WriteFile(_FilesConnector):
             path = os.path.join(path, part) if part else path
             if python_env_on_disk(path):
                 return True
+        return False
+
+    def _is_yarn_program(self, loc: Located) -> bool:
+        """Is the file a program the Yarn config of a folder above it names (``yarnPath``, a plugin's
+        ``path``, Yarn 1's ``yarn-path``)? Yarn runs it on every command there, wherever it lies:
+        ``.yarn/releases/`` is only the usual place. Each config is opened inside the root without
+        following links, like the `_in_hooks_path` configs."""
+        target = os.path.join(loc.root, *loc.parts)
+        for depth in range(len(loc.parts)):
+            top = loc.parts[:depth]
+            for rc in YARNRC_NAMES:
+                if not os.path.lexists(os.path.join(loc.root, *top, rc)):
+                    continue  # most folders: three lstats, nothing opened
+                try:
+                    with self.jail.open_file(Located(loc.root, (*top, rc), ""), os.O_RDONLY | os.O_NONBLOCK) as fd:
+                        st = os.fstat(fd)
+                        if not stat.S_ISREG(st.st_mode):
+                            continue
+                        data = os.pread(fd, min(st.st_size, self.settings.max_search_file_bytes), 0)
+                except (OSError, PathMissing, PathRefused, NotRegular):
+                    continue
+                for program in yarn_programs(data):
+                    if os.path.realpath(os.path.join(loc.root, *top, os.path.expanduser(program))) == target:
+                        return True
         return False
 
     def _in_hooks_path(self, loc: Located) -> bool:
@@ -804,10 +832,12 @@ def _key_named(loc: Located) -> bool:
 
 def _secret_message(loc: Located, tool: str) -> str:
     return (f"`{loc.shown}` is a secret store (.env, .envrc, .env.*, NAME.env, .netrc, .pgpass, .git-credentials, "
-            "a credential file of a common tool such as pip.conf, .npmrc or .m2/settings.xml, a folder such as "
+            "a credential file of a common tool such as pip.conf, .npmrc or .m2/settings.xml, an application file "
+            "that holds credentials such as wp-config.php or terraform.tfstate, a folder such as "
             ".aws, .gnupg or .password-store, a shell history, a private key such as id_rsa, a *.key holding "
             "text, a *.pem to write, a key store such as *.p12 or *.kdbx, or any "
-            "file holding a -----BEGIN ... PRIVATE KEY----- block, in any spelling or through a link) "
+            "file holding a -----BEGIN ... PRIVATE KEY----- block, a key without it, or credentials such as a "
+            "service-account JSON, in any spelling or through a link) "
             f"or lies inside one; {tool} refuses it so that its secrets do not reach the model, unless the "
             "operator sets [plugins.reach-files] allow_secret_files = true. Templates such as .env.example "
             "can be read.")

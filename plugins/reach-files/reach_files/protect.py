@@ -10,8 +10,9 @@
   virtualenv named ``.env`` holds ``site.py``, not secrets.
 * **Secret stores** (the .env files, ``.netrc``, ``.pgpass``, ``.git-credentials``,
   ``.aws/credentials``, the credential files of common tools such as ``pip.conf`` and
-  ``.m2/settings.xml``, shell histories, key stores, private keys; whole folders such as
-  ``.aws``, ``.gnupg`` and ``.password-store``, whose names are secrets too): reading one
+  ``.m2/settings.xml``, application files that hold credentials by construction such as
+  ``wp-config.php``, ``.yarnrc.yml`` and ``terraform.tfstate``, shell histories, key stores, private
+  keys; whole folders such as ``.aws``, ``.gnupg`` and ``.password-store``, whose names are secrets too): reading one
   hands the model every secret in it, and writing one often runs a program (``.aws/config``'s
   ``credential_process``), so they are neither read, searched nor written unless the
   operator opens them. Shared
@@ -20,7 +21,8 @@
   in it is a key (PEM, Rails' ``master.key``, WireGuard, OpenVPN), a binary one (a Keynote
   document) is only ever described, never shown.
 * **Files other programs run by themselves later** (`AUTORUN_PLACES`: husky's hooks,
-  ``.vscode/``, ``.devcontainer/``, CI pipelines, ``.pre-commit-config.yaml``, ``.gitconfig``,
+  ``.vscode/``, ``.devcontainer/``, CI pipelines, ``.pre-commit-config.yaml`` and other hook managers'
+  configs, the programs a package manager's config names, ``.gitconfig``,
   shell startup files; the ``core.hooksPath`` folder is found on disk by the connector): a
   write there runs code on the user's machine, or in CI with the repository's secrets, without
   the user choosing to run it. Not written unless ``allow_autorun_writes`` names the place;
@@ -47,7 +49,8 @@ from typing import Any
 
 __all__ = ["AUTORUN_PLACES", "autorun_place",
            "device_name", "env_file", "fold", "git_dir_after", "git_dir_on_disk", "key_file", "private_key_in",
-           "python_env_on_disk", "reach_paths", "secret_store", "through_magic", "uncopied", "vcs_name"]
+           "python_env_on_disk", "reach_paths", "secret_store", "through_magic", "uncopied", "vcs_name",
+           "yarn_programs"]
 
 _VCS = frozenset({".git", ".hg", ".svn", ".bzr"})
 _SHORT = re.compile(r"(git|hg|svn|bzr|env|envrc)~\d+")
@@ -139,7 +142,28 @@ _SECRET_NAMES = frozenset({
     # shell and REPL histories: `export AWS_SECRET_ACCESS_KEY=...`, `mysql -p...` as typed
     ".histfile", ".sh_history", ".history", ".zhistory", "fish_history", "consolehost_history.txt",
     ".wakatime.cfg",
+    # application files that hold credentials by construction, not by chance: WordPress' installer writes
+    # DB_PASSWORD and the eight AUTH_KEY/..._SALT secrets into wp-config.php (written, it is PHP run on
+    # every request); Yarn's project and user config keep npmAuthToken/_authToken as .npmrc does (and
+    # yarnPath runs a program: the autorun guard's too); clasp's OAuth refresh token; rclone's remotes
+    # (tokens, passwords it can reverse) also outside rclone/
+    "wp-config.php", ".yarnrc.yml", ".yarnrc.yaml", ".yarnrc", ".clasprc.json", "rclone.conf", ".rclone.conf",
+    # Wrangler's local secrets (dotenv lines: `wrangler dev` reads them as the Worker's secrets), sentry-cli's token
+    ".dev.vars", ".sentryclirc",
+    # Docker's config under the name a Kubernetes image pull secret gives it
+    ".dockerconfigjson",
 })
+# `.dev.vars.staging`: Wrangler's per-environment secrets file (not a template, `.dev.vars.example`)
+_DEV_VARS = re.compile(r"\.dev\.vars[._-](?!(?:example|sample|template|dist)$).+", re.DOTALL)
+# Terraform state: every attribute of every resource in clear, generated passwords and keys included
+# (`terraform.tfstate`, its `.backup`, `errored.tfstate`, workspaces' and `.terraform/`'s, which holds
+# the backend's access keys); not `terraform.tfstate.lock.info` nor `.tfstate.md`
+_TFSTATE = re.compile(r".+\.tfstate(?:\.backup)?", re.DOTALL)
+# kubeconfigs outside ~/.kube, by the names kind, k3d, cluster-api and CI give them (`kubeconfig`,
+# `kubeconfig.yaml`, `kubeconfig-prod`, `prod.kubeconfig`, `ci-kubeconfig.yml`): client keys, tokens and
+# `exec`, a program the next kubectl runs; not a program or document about one (`kubeconfig.go`,
+# `kubeconfig-howto.md`)
+_KUBECONFIG = re.compile(r"(?:.+[._-])?kubeconfig(?:[_-][^.]*)?(?:\.(?:ya?ml|json|conf|config))?", re.DOTALL)
 # OpenSSH's private keys under their default names and the names people give them (`id_rsa_github`,
 # `id_ed25519-work`, `id_ecdsa.old`); not the public half (`.pub`) nor a document or program about one
 # (`id_rsa_notes.md`, `id_rsa_utils.py`: a key pasted into a text file is found by its content)
@@ -155,7 +179,9 @@ _STORE_SUFFIXES = (".kdbx", ".kdb", ".p12", ".pfx", ".jks", ".keystore", ".ppk")
 # sso/ and cli/ token caches), the Azure CLI's, kubectl's (kubeconfigs under any name: `configs/prod`,
 # `clusters/x.yaml`; a kubeconfig's `exec` runs a program on the next kubectl), browsers' profiles
 # (logins.json with key4.db)
-_SECRET_FOLDERS = frozenset({".gnupg", ".password-store", ".aws", ".azure", ".kube", ".mozilla", ".thunderbird"})
+_SECRET_FOLDERS = frozenset({".gnupg", ".password-store", ".aws", ".azure", ".kube", ".mozilla", ".thunderbird",
+                             # .NET's user secrets (`usersecrets/<id>/secrets.json`, `dotnet user-secrets set`)
+                             "usersecrets"})
 # the same, known by the folder above them: `.config/gcloud/` (credentials, tokens, configurations
 # and logs of commands), GNOME's `.local/share/keyrings/`
 _SECRET_FOLDERS_IN = {".config": frozenset({"gcloud"}), "share": frozenset({"keyrings"})}
@@ -199,6 +225,19 @@ _SECRET_IN: dict[str, re.Pattern[str]] = {folder: re.compile(names) for folder, 
     ".circleci": r"cli\.ya?ml",
     ".travis": r"config\.ya?ml",
     "helm": r"repositories\.ya?ml",
+    # Streamlit's secrets (st.secrets), kubeadm's and k3s' kubeconfigs
+    ".streamlit": r"secrets\.toml",
+    # tools that write their credentials to a file of their own: dbt's database logins, the MinIO client's
+    # keys, Hugging Face's and Supabase's tokens, Kaggle's API key, Poetry's repository passwords
+    ".dbt": r"profiles\.ya?ml",
+    ".mc": r"config\.json",
+    "huggingface": r"token|stored_tokens",
+    ".huggingface": r"token",
+    ".kaggle": r"kaggle\.json",
+    ".supabase": r"access-token",
+    "pypoetry": r"auth\.toml",
+    "kubernetes": r"(?:super-)?admin\.conf|kubelet\.conf|controller-manager\.conf|scheduler\.conf",
+    "k3s": r"k3s\.ya?ml",
 }.items()}
 _SECRET_SHORT = re.compile(r"(netrc|pgpass|git-cr)~\d+")
 # ``.pem`` holds certificates as often as keys and ``.key`` keys as often as Keynote documents:
@@ -241,7 +280,9 @@ def secret_store(names: Iterable[str], *, reading: bool, env: bool = True, file:
                 # its value the file's content); only a folder named exactly .env is a virtualenv
                 return True
         if (f in _SECRET_NAMES or f.endswith(_STORE_SUFFIXES) or (not reading and f.endswith(_SECRET_SUFFIXES))
-                or _SECRET_SHORT.fullmatch(f) or _HISTORY.fullmatch(f)
+                or _SECRET_SHORT.fullmatch(f) or _HISTORY.fullmatch(f) or _DEV_VARS.fullmatch(f)
+                # a file (a Go package `pkg/kubeconfig/` is a folder of source code)
+                or (i == last and (_TFSTATE.fullmatch(f) or _KUBECONFIG.fullmatch(f)))
                 or (_ID_KEY.fullmatch(f) and not f.endswith(_NOT_KEY))):
             return True
         if i and ((_AWS.fullmatch(outer) and _AWS_CREDENTIALS.fullmatch(f))
@@ -264,15 +305,20 @@ AUTORUN_PLACES: dict[str, str] = {
     ".gitlab-ci.yml": "a GitLab CI pipeline, run in CI with the repository's secrets",
     ".circleci": "a CircleCI pipeline, run in CI with the repository's secrets",
     ".pre-commit-config.yaml": "pre-commit's hook list, run by git on commit",
+    "git-hook-config": "a git hook manager's config (lefthook, overcommit, husky 4, simple-git-hooks, lint-staged), "
+                       "whose commands the hooks it installed run on commit, checkout and push",
     ".gitconfig": "git's user configuration (core.fsmonitor, core.pager, aliases and hooks run code)",
-    "shell-startup": "a shell startup file (.bashrc, .profile, .zshrc, fish's config ...), run by every new shell",
+    "shell-startup": "a shell startup file (.bashrc, .profile, .zshrc, fish's config ..., direnv's direnvrc and "
+                     "lib/, mise's config with its hooks and env._.source), run by every new shell or on entering "
+                     "the folder",
     "git-hooks": "in the folder the repository's core.hooksPath names, whose hooks git runs on commit, checkout "
                  "and push",
     "ssh": "the SSH folder (.ssh: authorized_keys lets a key log in, rc runs on every login, config's "
            "ProxyCommand runs on the next ssh)",
     "package-manager": "a package manager's project config that names a program it runs on every command "
                        "(.yarnrc.yml's yarnPath, .yarnrc's yarn-path, .pnpmfile.cjs, .cargo/config.toml's "
-                       "runner and rustc-wrapper)",
+                       "runner and rustc-wrapper, rust-toolchain.toml's path), or a program it so runs (Yarn's "
+                       ".yarn/releases, .yarn/plugins, .yarn/sdks, .yarn/unplugged, its .pnp.cjs loader)",
     "python-env": "in a Python environment (site-packages, or a folder holding pyvenv.cfg or conda-meta/: a .pth "
                   "file or sitecustomize.py there runs in every Python it starts, bin/activate in every shell "
                   "that activates it)",
@@ -290,10 +336,49 @@ _AUTORUN_FILES = {
     "pyvenv.cfg": "python-env",
     ".yarnrc.yml": "package-manager", ".yarnrc.yaml": "package-manager", ".yarnrc": "package-manager",
     ".pnpmfile.cjs": "package-manager", ".pnpmfile.mjs": "package-manager",
+    # Yarn's Plug'n'Play loader, which `yarn node`/`yarn run` make node load first, and its map; rustup's toolchain
+    # file, whose `path` names the cargo and rustc every cargo command in the folder runs
+    ".pnp.cjs": "package-manager", ".pnp.js": "package-manager", ".pnp.loader.mjs": "package-manager",
+    ".pnp.data.json": "package-manager",  # where .pnp.cjs finds each package: which file a require runs
+    "rust-toolchain": "package-manager", "rust-toolchain.toml": "package-manager",
+    # direnv's own startup file, sourced before every .envrc; mise's config (trusted by path, not content:
+    # its `[hooks]` and `env._.source` run on entering the folder once trusted)
+    ".direnvrc": "shell-startup", "mise.toml": "shell-startup", ".mise.toml": "shell-startup",
+    "mise.local.toml": "shell-startup", ".mise.local.toml": "shell-startup", ".rtx.toml": "shell-startup",
+    ".rtx.local.toml": "shell-startup",
     **dict.fromkeys((".bashrc", ".bash_aliases", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
                      ".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout", ".kshrc", ".mkshrc", ".cshrc", ".tcshrc",
                      ".login", ".xprofile", ".xinitrc", ".xsession"), "shell-startup"),
 }
+
+
+# git hook managers whose installed hook reads its config at every run: lefthook (`lefthook.yml`, any
+# format, the `-local` variant, the `.lefthook/` script folders), overcommit, husky 4 (`.huskyrc*`,
+# `husky.config.js`), simple-git-hooks, and lint-staged (run by the pre-commit hook most setups install)
+_HOOK_CONFIG = re.compile(
+    r"\.?lefthook(?:-local)?\.(?:ya?ml|json|toml)|\.overcommit\.ya?ml|\.huskyrc(?:\.(?:json|ya?ml|js|cjs))?"
+    r"|husky\.config\.c?js|\.?simple-git-hooks(?:\.(?:json|c?js|mjs))?|\.lintstagedrc(?:\.(?:json|ya?ml|c?js|mjs))?"
+    r"|lint-staged\.config\.(?:c?js|mjs|ts)")
+_MISE_ENV = re.compile(r"\.?(?:mise|rtx)\.[^.]+(?:\.local)?\.toml")
+
+
+# the programs Yarn's config names, which it runs on every command in the folder (and below): Yarn 2+'s
+# `yarnPath: tools/yarn.cjs` and its plugins' `- path: tools/plugin.cjs` in `.yarnrc.yml`, Yarn 1's
+# `yarn-path "./bin/yarn.js"` in `.yarnrc`; a value may be quoted and followed by a comment
+_YARN_PATH = re.compile(rb"""(?m)^[ \t-]*(?:yarnPath|path|"?yarn-path"?)[ \t]*[: \t][ \t]*"""
+                        rb"""(?P<v>"[^"\n]*"|'[^'\n]*'|[^\s#]+)""")
+YARNRC_NAMES = (".yarnrc.yml", ".yarnrc.yaml", ".yarnrc")
+
+
+def yarn_programs(data: bytes) -> list[str]:
+    """The programs a ``.yarnrc.yml`` or ``.yarnrc`` names (``yarnPath``, plugins' ``path``,
+    ``yarn-path``), as written: relative ones are relative to the folder of the file."""
+    found = []
+    for m in _YARN_PATH.finditer(data):
+        value = m.group("v").strip(b"\"'").strip()
+        if value:
+            found.append(value.decode("utf-8", "surrogateescape"))
+    return found
 
 
 def autorun_place(names: Sequence[str]) -> str | None:
@@ -311,13 +396,23 @@ def autorun_place(names: Sequence[str]) -> str | None:
                     "circle": ".circleci", "ssh": "ssh"}[short.group(1)]
         if f in (".github", "github~1") and i + 1 < len(folded) and folded[i + 1] in ("workflows", "workfl~1"):
             return ".github/workflows"
-        if i > 0 and folded[i - 1] == ".config" and f == "fish":
+        if i > 0 and folded[i - 1] == ".config" and f in ("fish", "direnv", "mise"):
             return "shell-startup"
+        if f in (".lefthook", ".lefthook-local") and i + 1 < len(folded):
+            return "git-hook-config"  # lefthook's scripts: .lefthook/pre-commit/lint.sh
+        if f in (".mise", "mise") and i + 2 == len(folded) and folded[-1] == "config.toml":
+            return "shell-startup"  # .mise/config.toml, mise/config.toml
+        if f == ".yarn" and i + 1 < len(folded) and folded[i + 1] in ("releases", "plugins", "sdks", "unplugged"):
+            return "package-manager"  # the programs yarnPath and plugins name, the SDKs editors start
     last = folded[-1] if folded else ""
     if last in _AUTORUN_FILES:
         return _AUTORUN_FILES[last]
     if folded[-3:] == [".config", "git", "config"]:
         return ".gitconfig"
+    if _HOOK_CONFIG.fullmatch(last):
+        return "git-hook-config"
+    if _MISE_ENV.fullmatch(last) or folded[-2:] == [".config", "mise.toml"]:
+        return "shell-startup"  # mise.production.toml, .mise.dev.local.toml, .config/mise.toml
     if folded[-2:-1] == [".cargo"] and last in ("config", "config.toml"):
         return "package-manager"
     return None
@@ -326,14 +421,51 @@ def autorun_place(names: Sequence[str]) -> str | None:
 # the armour of a private key, whatever the file is called: PEM (PKCS#1, PKCS#8, SEC1, encrypted),
 # OpenSSH, PGP, SSH2 (RFC 4716), PuTTY; the END line too (a file or page that starts inside a key);
 # keys that name themselves in one line: age's (``AGE-SECRET-KEY-1`` and 58 Bech32 letters, what
-# ``age-keygen`` prints and sops reads), minisign's and signify's secret key files
+# ``age-keygen`` prints and sops reads; Bech32 is read in either case, and rage writes it in lower
+# case), minisign's and signify's secret key files
 _PRIVATE_KEY = re.compile(
     rb"-----(?:BEGIN|END) (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
     rb"|---- (?:BEGIN|END) SSH2 (?:ENCRYPTED )?PRIVATE KEY ----"
     rb"|PuTTY-User-Key-File-\d+:"
     rb"|AGE-(?:SECRET-KEY|PLUGIN-[A-Z0-9]+)-1[02-9AC-HJ-NP-Z]{20,}"
     rb"|untrusted comment: (?:minisign encrypted |signify )secret key"
+    rb"|openssh-key-v1\x00"  # the body of an OpenSSH key, decoded from base64 that lost its armour
 )
+# the same in lower case, looked for apart (only where `age-` is): an alternative that ignores case
+# made every search of `_PRIVATE_KEY` twice as slow
+_AGE_LOWER = re.compile(rb"age-(?:secret-key|plugin-[a-z0-9]+)-1[02-9ac-hj-np-z]{20,}")
+# a piece of every kind of armour `_PRIVATE_KEY` knows (for age, in both cases): what base64 holding a
+# key holds encoded (`_B64_SIGNS`)
+_KEY_MARKS = (b"PRIVATE KEY", b"PuTTY-User-Key-File-", b"AGE-SECRET-KEY-1", b"age-secret-key-1", b"AGE-PLUGIN-",
+              b"age-plugin-", b" secret key", b"openssh-key-v1", b"service_account", b"authorized_user",
+              b'"auths"', b"kind: Config")
+# Credentials in JSON known by their shape rather than by an armour line: Google's (and Firebase's)
+# service-account key file, `"type": "service_account"` with its `private_key` (a PEM, or its body
+# alone, or with its dashes escaped as `\u002d`), and user credentials, `"type": "authorized_user"`
+# with a `refresh_token` (what `gcloud auth application-default login` writes); a private JSON Web
+# Key, a `"kty"` with `"d"` (RSA, EC, OKP) or an `oct` key's `"k"`, alone or in a key set, in JSON
+# or YAML. A value of 16 characters at least, so a document's placeholder (`"REFRESH_TOKEN"`) is not one.
+_Q = rb"[\"']?"
+_GOOGLE_KIND = re.compile(_Q + rb"type" + _Q + rb"\s*:\s*" + _Q + rb"(?:service_account|authorized_user)\b")
+_GOOGLE_SECRET = re.compile(_Q + rb"(?:private_key|refresh_token)" + _Q + rb"\s*:\s*" + _Q + rb"[^\s\"',}]{16,}")
+_JWK_KIND = re.compile(_Q + rb"kty" + _Q + rb"\s*:\s*" + _Q + rb"(?:RSA|EC|OKP|oct|AKP)\b")
+_JWK_SECRET = re.compile(rb"(?<![\w$-])" + _Q + rb"[dk]" + _Q + rb"\s*:\s*" + _Q + rb"[A-Za-z0-9_-]{16,}")
+# A kubeconfig under any name (`kind: Config`, YAML or JSON) with a user's `token`, `password`,
+# `client-secret` or `id-token`/`refresh-token` (an OIDC login), as CI files and Kubernetes secrets
+# carry one (Cluster API's `<cluster>-kubeconfig`, Argo CD's cluster secrets, base64-encoded); and
+# a registry login in Docker's config shape (`"auths": {"host": {"auth": "dXNlcjpwYXNz"}}`, what a
+# Kubernetes image pull secret's `.dockerconfigjson` holds)
+_KUBE_KIND = re.compile(_Q + rb"kind" + _Q + rb"[ \t]*:[ \t]*" + _Q + rb"Config\b(?!-)")
+_KUBE_SECRET = re.compile(_Q + rb"(?:token|password|client-secret|id-token|refresh-token)" + _Q
+                          + rb"[ \t]*:[ \t]*" + _Q + rb"[^\s\"',}]{16,}")
+_DOCKER_AUTHS = re.compile(_Q + rb"auths" + _Q + rb"\s*:\s*\{")
+_DOCKER_SECRET = re.compile(rb'"(?:auth|identitytoken|password|registrytoken)"\s*:\s*"[^"\s]{8,}"')
+# The base64 body of a key in DER whose BEGIN/END lines were stripped, as Snowflake's, JWT signers'
+# and Java apps' settings hold one (`private_key: MIIEvQIBADANBg...`): a run of base64 that starts
+# with `M` (a DER SEQUENCE), decoded and judged by its first bytes (`_der_private`)
+_DER_B64 = re.compile(rb"M(?<![A-Za-z0-9+/]M)[A-Za-z0-9+/]{31}")
+# the algorithms of an encrypted PKCS#8 key (PBES2; PKCS#12's PBE): `06 09 2a864886f70d01050d`, `06 0a ...0c01`
+_PBE_OIDS = (b"\x06\x09\x2a\x86\x48\x86\xf7\x0d\x01\x05\x0d", b"\x06\x0a\x2a\x86\x48\x86\xf7\x0d\x01\x0c\x01")
 # a PEM line URL-encoded, as a key travels in a query string or a form: `-----BEGIN+RSA+PRIVATE+KEY-----`,
 # `%2D%2D%2D%2D%2DBEGIN%20...` (looked for only when `PRIVATE+KEY` or `PRIVATE%20KEY` is there). Each word
 # is followed by exactly one separator, so the words repeat without ambiguity (nothing to backtrack over)
@@ -342,6 +474,11 @@ _DASHES = rb"(?:-|%2[dD]){5}"
 _PRIVATE_KEY_URL = re.compile(_DASHES + rb"(?:BEGIN|END)" + _SEP + rb"(?:[A-Z0-9]+" + _SEP + rb")*PRIVATE" + _SEP
                               + rb"KEY(?:" + _SEP + rb"BLOCK)?" + _DASHES)
 _URL_MARKS = (b"PRIVATE+KEY", b"PRIVATE%20KEY")
+# a dash written as an escape of the text around it: JSON's and JavaScript's `\u002d`, YAML's and
+# Python's `\x2d`, an HTML or XML character reference (`&#45;`, `&#x2d;`). A PEM line or an age key
+# whose dashes are escaped so is the same key once the file is parsed
+_DASH_ESCAPE = re.compile(rb"\\u002[dD]|\\x2[dD]|&#(?:0*45|[xX]0*2[dD]);")
+_DASH_MARKS = (b"\\u002", b"\\x2", b"&#")
 
 
 def _stable_b64(text: bytes) -> list[bytes]:
@@ -358,10 +495,15 @@ def _stable_b64(text: bytes) -> list[bytes]:
 # (``tls.key: LS0tLS1CRUdJTi...``), and GCP service-account JSON, whose ``private_key`` is a PEM, is
 # base64-encoded whole (``key.json: ewogICJ0eXBlIjog...``), where the PEM lies at any alignment;
 # wrapped 76 to a line in a YAML block; or encoded twice (a Helm b64enc of a value that already was).
-# "PRIVATE KEY" encoded, at every alignment, once or twice, is in all of them: the quick test before
-# the base64-looking runs are decoded.
+# Keys that name themselves travel the same way (an age ``keys.txt``, a minisign key, a PuTTY file in
+# a Kubernetes secret). A mark of `_KEY_MARKS` encoded at every alignment is in all of them, and
+# encoded twice, for the marks that travel so (a Helm b64enc of a PEM, an age key, an OpenSSH body or a service
+# account's JSON that already was base64): the quick test before the base64-looking runs are decoded.
+# Each sign costs a pass over the file, so not every mark is looked for twice encoded.
 _B64_SIGNS = tuple(dict.fromkeys(
-    [*(once := _stable_b64(b"PRIVATE KEY")), *(twice for s in once for twice in _stable_b64(s))]))
+    [*(sign for mark in _KEY_MARKS for sign in _stable_b64(mark)),
+     *(twice for mark in (b"PRIVATE KEY", b"AGE-SECRET-KEY-1", b"service_account", b"openssh-key-v1")
+       for once in _stable_b64(mark) for twice in _stable_b64(once))]))
 _B64_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 _B64_ALT = bytes.maketrans(b"-_", b"+/")
 _B64_MASK = bytes(ord("A") if i in _B64_CHARS else ord(" ") for i in range(256))  # after _B64_ALT
@@ -376,20 +518,61 @@ def key_file(name: str) -> bool:
     """A ``*.key`` name (in any spelling `fold` knows). Read, such a file is judged by what it
     holds: text is refused whatever it says (keys without a ``BEGIN ... PRIVATE KEY`` line:
     Rails' ``master.key``, ``wg genkey``, OpenVPN's static key, age), binary (a Keynote
-    document, a DER key) is described by size and type and never shown."""
-    return fold(name).endswith(".key")
+    document, a DER key) is described by size and type and never shown. A copy under a backup or
+    editor name (``master.key.bak``, ``master.key~``) holds the same key."""
+    return uncopied(fold(name)).endswith(".key")
 
 
 def private_key_in(data: bytes, _depth: int = 0) -> bool:
     """Does ``data`` hold a private key (its ``-----BEGIN ... PRIVATE KEY-----`` line, its END line,
-    URL-encoded, or base64-encoded alone or inside other encoded text)? A key saved as ``deploy_key``
+    URL-encoded; a key that names itself, such as age's; any of them base64-encoded alone or inside
+    other encoded text)? A key saved as ``deploy_key``
     or ``notes.txt`` is as secret as ``id_rsa``; a certificate or a public key (``BEGIN CERTIFICATE``,
     ``BEGIN PUBLIC KEY``) is not."""
     if _PRIVATE_KEY.search(data) is not None:
         return True
+    if (b"age-secret-key-1" in data or b"age-plugin-" in data) and _AGE_LOWER.search(data) is not None:
+        return True
+    if any(mark in data for mark in _DASH_MARKS) and _DASH_ESCAPE.search(data) is not None:
+        if _PRIVATE_KEY.search(_DASH_ESCAPE.sub(b"-", data)) is not None:
+            return True
     if any(mark in data for mark in _URL_MARKS) and _PRIVATE_KEY_URL.search(data) is not None:
         return True
+    if ((b"service_account" in data or b"authorized_user" in data)
+            and _GOOGLE_KIND.search(data) is not None and _GOOGLE_SECRET.search(data) is not None):
+        return True
+    if b"kty" in data and _JWK_KIND.search(data) is not None and _JWK_SECRET.search(data) is not None:
+        return True
+    if b"Config" in data and _KUBE_KIND.search(data) is not None and _KUBE_SECRET.search(data) is not None:
+        return True
+    if b"auths" in data and _DOCKER_AUTHS.search(data) is not None and _DOCKER_SECRET.search(data) is not None:
+        return True
     return _depth < _B64_NESTING and _key_in_base64(data, _depth)
+
+
+def _der_private(der: bytes) -> bool:
+    """Do the first bytes of ``der`` begin a private key: a SEQUENCE holding version 0 and then an
+    algorithm (PKCS#8) or an INTEGER (PKCS#1 RSA, DSA), version 1 and an OCTET STRING (SEC1 EC) or
+    an algorithm (PKCS#8 v2), version 3 (a PKCS#12 keystore), or an encrypted PKCS#8 key's PBE
+    algorithm? A certificate, a CSR and a public key start with a SEQUENCE inside the first one,
+    never with these."""
+    if len(der) < 8 or der[0] != 0x30:
+        return False
+    size = der[1]
+    at = 2 + (size & 0x7F if size & 0x80 else 0)
+    if size & 0x80 and not 1 <= size & 0x7F <= 3:
+        return False
+    rest = der[at:]
+    if rest[:3] == b"\x02\x01\x00" and rest[3:4] in (b"\x30", b"\x02"):
+        return True
+    if rest[:3] == b"\x02\x01\x01" and rest[3:4] in (b"\x04", b"\x30"):
+        return True
+    if rest[:4] == b"\x02\x01\x03\x30":
+        return True  # PKCS#12 (a .p12 keystore: a key and its certificate), as a Kubernetes secret carries one
+    if rest[:1] == b"\x30" and len(rest) > 2:
+        inner = 2 + (rest[1] & 0x7F if rest[1] & 0x80 else 0)
+        return any(rest[inner:].startswith(oid) for oid in _PBE_OIDS)
+    return False
 
 
 def _key_in_base64(data: bytes, depth: int) -> bool:
@@ -400,16 +583,20 @@ def _key_in_base64(data: bytes, depth: int) -> bool:
     its front (``abcLS0t...``) shift where the encoded text starts; what decodes to ASCII is looked
     into once more. Runs are found with ``translate`` and ``find``: linear, in C."""
     flat = b"".join(line.lstrip(b" \t") for line in data.replace(b"\r", b"\n").split(b"\n")).translate(_B64_ALT)
-    if not any(sign in flat for sign in _B64_SIGNS):
-        return False
     runs = flat.translate(_B64_MASK)
     least = b"A" * _B64_MIN_RUN
     start = runs.find(least)
-    while start >= 0:
+    if start < 0:
+        return False  # no run long enough (most text): the signs are not looked for
+    for der in _DER_B64.finditer(data.translate(_B64_ALT)):  # lines apart: joined, `adaMIIE` hides a start
+        if _der_private(base64.b64decode(der.group()[:24])):
+            return True
+    signs = [sign for sign in _B64_SIGNS if sign in flat]  # each run is then tried for these few only
+    while signs and start >= 0:
         end = runs.find(b" ", start)
         end = len(runs) if end < 0 else end
         text = flat[start:end]
-        for skip in range(4) if any(sign in text for sign in _B64_SIGNS) else ():
+        for skip in range(4) if any(sign in text for sign in signs) else ():
             decoded = base64.b64decode(text[skip: skip + (len(text) - skip) // 4 * 4])
             if private_key_in(decoded, depth + 1) if decoded.isascii() else _PRIVATE_KEY.search(decoded):
                 return True

@@ -8,8 +8,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 #: the names of `protect.AUTORUN_PLACES` (and ``*``: all of them)
 AutorunPlace = Literal[".husky", ".vscode", ".devcontainer", ".github/workflows", ".gitlab-ci.yml", ".circleci",
-                       ".pre-commit-config.yaml", ".gitconfig", "shell-startup", "git-hooks", "ssh", "python-env",
-                       "package-manager", "*"]
+                       ".pre-commit-config.yaml", "git-hook-config", ".gitconfig", "shell-startup", "git-hooks", "ssh",
+                       "python-env", "package-manager", "*"]
 
 
 class FilesSettings(BaseModel):
@@ -46,9 +46,11 @@ class FilesSettings(BaseModel):
     allow_autorun_writes: list[AutorunPlace] = Field(
         default_factory=list, description="places write_file may change although other programs run them by "
         "themselves later: \".husky\", \".vscode\", \".devcontainer\", \".github/workflows\", \".gitlab-ci.yml\", "
-        "\".circleci\", \".pre-commit-config.yaml\", \".gitconfig\", \"shell-startup\", \"git-hooks\" (a repository's "
+        "\".circleci\", \".pre-commit-config.yaml\", \"git-hook-config\" (lefthook, overcommit, husky 4, "
+        "simple-git-hooks, lint-staged), \".gitconfig\", \"shell-startup\", \"git-hooks\" (a repository's "
         "core.hooksPath folder), \"ssh\" (.ssh), \"python-env\" (site-packages, a virtualenv or conda environment), "
-        "\"package-manager\" (.yarnrc.yml, .yarnrc, .pnpmfile.cjs, .cargo/config.toml), or \"*\" for all of them")
+        "\"package-manager\" (.yarnrc.yml, .yarnrc, .pnpmfile.cjs, .cargo/config.toml, rust-toolchain.toml, "
+        ".yarn/releases and plugins, .pnp.cjs), or \"*\" for all of them")
     allow_secret_files: bool = Field(
         default=False, description="let read_file read, search_files search and write_file change secret stores "
         "(.env files, .netrc, .pgpass, .git-credentials, .aws/credentials, private keys), and show credentials in "

@@ -59,7 +59,7 @@ _PLACES: dict[str, str] = {
     "usr/lib/python3/dist-packages/usercustomize.py": "python-env",
     "app/pyvenv.cfg": "python-env",
     # a package manager's project config naming a program it runs on every command in the folder
-    ".yarnrc.yml": "package-manager", "web/.yarnrc.yml": "package-manager", ".yarnrc": "package-manager",
+    # (.yarnrc.yml and .yarnrc are secret stores too, refused first: test_files_app_credentials.py)
     ".pnpmfile.cjs": "package-manager", ".cargo/config.toml": "package-manager", ".cargo/config": "package-manager",
     "crates/x/.cargo/config.toml": "package-manager",
 }
@@ -84,7 +84,7 @@ _SPELLINGS: dict[str, str] = {
     "SSH~1/authorized_keys": "ssh", ".Bash_Aliases": "shell-startup",
     "lib/python3.11/Site-Packages/x.pth": "python-env", "lib/site-packages./x.pth": "python-env",
     "PyVenv.cfg": "python-env",
-    ".YarnRC.yml": "package-manager", ".yarnrc.yml.": "package-manager", ".CARGO/Config.TOML": "package-manager",
+    ".PnpmFile.CJS": "package-manager", ".pnpmfile.cjs.": "package-manager", ".CARGO/Config.TOML": "package-manager",
 }
 
 
