@@ -63,8 +63,9 @@ async def _serve_http(reach: Any, settings: Any, host: str, port: int) -> None:
     await reach.start()
     try:
         app = http_app(reach, settings, host=host)
-        # a bounded request head, keep-alive and concurrency; slow clients are a proxy's to cut off
-        config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on", **UVICORN_LIMITS)
+        # a bounded request head, keep-alive and concurrency; no X-Forwarded-For from uvicorn
+        config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on",
+                                **UVICORN_LIMITS)
         click.echo(f"reach: MCP on http://{host}:{port}{settings.path} (stateless streamable HTTP)", err=True)
         if not settings.token_agents():
             who = settings.anonymous_agent or "default"

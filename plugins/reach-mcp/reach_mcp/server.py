@@ -391,4 +391,10 @@ def http_app(reach: Any, settings: ServeSettings, *, host: str = "127.0.0.1") ->
                                              allowed_hosts=list(settings.allowed_hosts))
     app = server.streamable_http_app(streamable_http_path=settings.path, stateless_http=True, json_response=True,
                                      host=host, transport_security=security)
-    return TokenGate(app, settings, max_body=body_limit(reach))
+    gate = TokenGate(app, settings, max_body=body_limit(reach))
+    if not settings.trusted_proxies:
+        return gate
+    from reach_core.tokens import TrustedProxies
+
+    # the address the gate counts failed tokens by: the peer, or what the named proxies say
+    return TrustedProxies(gate, settings.trusted_proxies)

@@ -17,6 +17,7 @@ import pytest
 import reach_mcp.plugin as mcp_plugin
 
 from reach_core.testing import make_reach
+from reach_core.tokens import UVICORN_LIMITS
 
 DEMO = Path(__file__).parent / "servers" / "demo_server.py"
 PY = sys.executable
@@ -109,8 +110,9 @@ class ServedMcp:
 
         self.port = free_port()
         self.app = http_app(reach, settings if settings is not None else ServeSettings(), host=bind)
+        # the uvicorn options `reach serve mcp --http` uses (bounded heads, uvicorn's X-Forwarded-For off)
         self.server = uvicorn.Server(uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_level="error",
-                                                    lifespan="on"))
+                                                    lifespan="on", **UVICORN_LIMITS))
         self.task: asyncio.Task[Any] | None = None
 
     async def __aenter__(self) -> ServedMcp:

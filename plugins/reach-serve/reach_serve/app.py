@@ -30,12 +30,13 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.middleware import Middleware
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
 
 from reach_core.logs import plugin_logger
-from reach_core.tokens import MAX_CLIENT_ID, BadToken, TokenFailures, bearer_agent, client_id_problem
+from reach_core.tokens import MAX_CLIENT_ID, BadToken, TokenFailures, TrustedProxies, bearer_agent, client_id_problem
 
 from .agents import check_agents
 from .console import console_routes as _console_routes
@@ -456,4 +457,8 @@ def build_app(reach: Any, settings: ServeHttpSettings | None = None, *, manage: 
         headers = getattr(exc, "headers", None)
         return _json({"error": {"code": code, "message": message}}, status, headers)
 
-    return Starlette(routes=routes, lifespan=lifespan, exception_handlers={StarletteHTTPException: http_error})
+    # the client address every handler reads (failed tokens, console logins): the peer, or what the
+    # proxies named in trusted_proxies say; never a header the client wrote itself
+    middleware = [Middleware(TrustedProxies, trusted=settings.trusted_proxies)] if settings.trusted_proxies else []
+    return Starlette(routes=routes, lifespan=lifespan, middleware=middleware,
+                     exception_handlers={StarletteHTTPException: http_error})

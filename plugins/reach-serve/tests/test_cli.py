@@ -19,7 +19,7 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _start(tmp_path: Any) -> tuple[subprocess.Popen[bytes], int]:
+def _start(tmp_path: Any, settings: str = "") -> tuple[subprocess.Popen[bytes], int]:
     config = tmp_path / "reach.toml"
     config.write_text(f"""
 [reach]
@@ -27,6 +27,7 @@ data_dir = "{tmp_path / 'data'}"
 [agents.cli]
 [plugins.reach-serve]
 tokens = {{ "tok-cli-0000001" = "cli" }}
+{settings}
 """)
     port = _free_port()
     env = {**os.environ, "REACH_PLUGINS": "reach-serve"}
@@ -78,5 +79,19 @@ def test_idle_connections_are_bounded_by_the_command(tmp_path: Any) -> None:
     finally:
         for sock in idle:
             sock.close()
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=20)
+
+
+def test_the_command_believes_no_x_forwarded_for_from_127_0_0_1(tmp_path: Any) -> None:
+    """uvicorn's default believed it, so a guesser on this host rotated its address and was never
+    blocked (before: 401 every time). The families are in test_redteam_serve_proxies.py."""
+    proc, port = _start(tmp_path, "max_token_failures = 2")
+    try:
+        statuses = [httpx.get(f"http://127.0.0.1:{port}/v1/tools", headers={
+            "Authorization": "Bearer tok-guess-0000001", "X-Forwarded-For": f"198.51.100.{n}"}).status_code
+            for n in range(3)]
+        assert statuses == [401, 401, 429]
+    finally:
         proc.send_signal(signal.SIGTERM)
         proc.communicate(timeout=20)
