@@ -12,7 +12,8 @@
 * For the front-ends that serve reach over HTTP (``reach serve http``, ``reach serve mcp
   --http``), one set of attacks and checks both plugins' tests run: :func:`raw_http` (a
   request written byte for byte), :data:`FORWARDING_SPOOFS` (headers a client writes to pass
-  for another address).
+  for another address), :func:`slow_client` with :data:`SLOW_HEADS` and :func:`slow_bodies`
+  (clients that send a request a byte at a time, or stop halfway).
 """
 
 from __future__ import annotations
@@ -32,8 +33,8 @@ from .hookspecs import hookimpl
 from .logs import _quiet_by_default
 from .reach import Reach
 
-__all__ = ["FORWARDING_SPOOFS", "ConnectorConformance", "HookRecorder", "LoopbackHandler", "make_reach", "raw_http",
-           "serve_loopback"]
+__all__ = ["FORWARDING_SPOOFS", "SLOW_HEADS", "ConnectorConformance", "HookRecorder", "LoopbackHandler", "make_reach",
+           "raw_http", "serve_loopback", "slow_bodies", "slow_client"]
 
 #: where the loopback servers' access lines (DEBUG) and handler failures (WARNING) go: a test
 #: run shows them with a failing test's captured logs, and nothing lands on stdout or stderr.
@@ -313,3 +314,70 @@ FORWARDING_SPOOFS: list[tuple[str, Callable[[int], list[bytes]]]] = [
     ("every header at once", lambda n: [f"X-Forwarded-For: 198.51.100.{n}".encode(),
                                         f"X-Real-IP: 203.0.113.{n}".encode(), f"Forwarded: for=192.0.2.{n}".encode()]),
 ]
+
+
+def slow_client(port: int, first: bytes = b"", trickle: bytes = b"", *, pause: float = 0.2,
+                bound: float = 30.0) -> bytes:
+    """A client of 127.0.0.1:``port`` that sends ``first`` at once, then ``trickle`` one byte every
+    ``pause`` seconds, then nothing, until the server closes the connection; returns all the server
+    sent (``b""``: it closed without a word). ``AssertionError`` if it is still open after
+    ``bound`` seconds: a server that waits for a slow client without end holds a connection
+    (of its 1,000) for as long as the client likes. ``bound`` is a generous ceiling, no timing."""
+    import select
+    import socket
+    import time
+
+    received = b""
+    with socket.create_connection(("127.0.0.1", port), timeout=bound) as sock:
+        if first:
+            sock.sendall(first)
+        end = time.monotonic() + bound
+        while time.monotonic() < end:
+            if select.select([sock], [], [], pause)[0]:
+                try:
+                    chunk = sock.recv(65536)
+                except ConnectionResetError:
+                    return received
+                if not chunk:
+                    return received
+                received += chunk
+            elif trickle:
+                try:
+                    sock.sendall(trickle[:1])
+                except (BrokenPipeError, ConnectionResetError):
+                    return received
+                trickle = trickle[1:]
+    raise AssertionError(f"the connection was still open after {bound:g} s; the server sent {received[:200]!r}")
+
+
+#: Request heads sent slowly: ``(name, first, trickle)`` for :func:`slow_client`, each never
+#: completing a head in time (nothing at all, half a line, a byte at a time, no blank line).
+SLOW_HEADS: list[tuple[str, bytes, bytes]] = [
+    ("nothing", b"", b""),
+    ("half a request line", b"GET /heal", b""),
+    ("request line only", b"GET /healthz HTTP/1.1\r\n", b""),
+    ("headers, no blank line", b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: */*\r\n", b""),
+    ("a byte at a time", b"", b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n" + b"X-Pad: " + b"a" * 400),
+    ("a header byte at a time", b"GET /healthz HTTP/1.1\r\n", b"X-Slow: " + b"b" * 400),
+    ("a second request, half", b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\nGET /heal", b""),
+    ("a second request, a byte at a time", b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+     b"GET /healthz HTTP/1.1\r\n" + b"X-Pad: " + b"c" * 400),
+]
+
+
+def slow_bodies(head: bytes, body: bytes) -> list[tuple[str, bytes, bytes]]:
+    """Ways to send ``body`` after the request head ``head`` (its lines, without ``Content-Length``,
+    ``Transfer-Encoding`` or the blank line) too slowly: ``(name, first, trickle)`` for
+    :func:`slow_client`. The server must stop waiting (408) rather than hold the request open."""
+    body = body + b" " * max(0, 300 - len(body))  # JSON may end in spaces: long enough to take a minute
+    length = head + f"Content-Length: {len(body)}\r\n\r\n".encode()
+    chunked = head + b"Transfer-Encoding: chunked\r\n\r\n"
+    half = len(body) // 2
+    return [
+        ("no body at all", length, b""),
+        ("half the body", length + body[:half], b""),
+        ("a byte at a time", length, body),
+        ("one chunk, then nothing", chunked + f"{half:x}\r\n".encode() + body[:half] + b"\r\n", b""),
+        ("a chunk size, then nothing", chunked + b"40\r\n", b""),
+        ("one-byte chunks", chunked, b"".join(b"1\r\n" + body[i:i + 1] + b"\r\n" for i in range(len(body)))),
+    ]

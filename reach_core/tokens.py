@@ -34,7 +34,7 @@ from .errors import ConfigError
 
 __all__ = ["MAX_CLIENT_ID", "MIN_TOKEN_CHARS", "UVICORN_LIMITS", "BadToken", "TokenFailures", "TrustedProxies",
            "bearer_agent", "check_proxies", "check_token", "client_id_problem", "forwarded_client", "require_agents",
-           "tokenless_refusal"]
+           "tokenless_refusal", "uvicorn_options"]
 
 #: The shortest bearer token a front-end accepts, in ``tokens`` and ``clients`` alike.
 MIN_TOKEN_CHARS = 8
@@ -274,7 +274,7 @@ def client_id_problem(field: str, value: object, limit: int = MAX_CLIENT_ID) -> 
 #: own ``X-Forwarded-For`` handling off: it believes that header from 127.0.0.1 by default, so any
 #: client on the same host chose the address its failed tokens were counted by
 #: (:class:`TrustedProxies` reads it, from the proxies the settings name, and only those).
-#: uvicorn has no timeout for reading a request's head: a reverse proxy in front cuts slow clients off.
+#: :func:`uvicorn_options` adds the deadline for a request's head.
 UVICORN_LIMITS: dict[str, Any] = {
     "http": "h11",
     "h11_max_incomplete_event_size": 16 * 1024,
@@ -283,6 +283,63 @@ UVICORN_LIMITS: dict[str, Any] = {
     "proxy_headers": False,
 }
 
+
+def uvicorn_options(read_timeout: float) -> dict[str, Any]:
+    """``UVICORN_LIMITS`` with uvicorn's h11 protocol replaced by one that gives a client
+    ``read_timeout`` seconds to send a request's head, then closes the connection.
+
+    uvicorn has no such timeout: a connection that sends nothing, or a byte a minute of its
+    head, was held until the client gave up, and 1,000 of them made the server answer 503 to
+    everyone (its keep-alive timer starts only after a response, and any byte stops it). The
+    clock starts when the connection opens and again when a response is complete (the next
+    head, or the rest of a body the app did not read, must come within it); it stops once a
+    head has arrived. Reading the body is the app's to bound (it answers 408): the app is
+    the one waiting for it."""
+    import h11
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class HeadDeadline(H11Protocol):  # type: ignore[misc]
+        _head_timer: Any = None
+
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            self._watch()
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            self._watch()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            self._watch()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._stop()
+            super().connection_lost(exc)
+
+        def _waiting(self) -> bool:
+            """No head yet, or the app is done with the request: only the client can move."""
+            done = self.cycle is not None and self.cycle.response_complete
+            return self.conn.their_state is h11.IDLE or done
+
+        def _watch(self) -> None:
+            if not self._waiting():
+                self._stop()
+            elif self._head_timer is None and not self.transport.is_closing():
+                self._head_timer = self.loop.call_later(read_timeout, self._expired)
+
+        def _stop(self) -> None:
+            if self._head_timer is not None:
+                self._head_timer.cancel()
+                self._head_timer = None
+
+        def _expired(self) -> None:
+            self._head_timer = None
+            if self._waiting() and not self.transport.is_closing():
+                self.logger.info("closing a connection that sent no complete request head in %g s", read_timeout)
+                self.transport.close()
+
+    return {**UVICORN_LIMITS, "http": HeadDeadline}
 
 
 # ---------------------------------------------------------------- client addresses behind proxies

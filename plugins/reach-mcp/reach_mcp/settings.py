@@ -132,6 +132,8 @@ class ServeSettings(BaseModel):
     #: addresses or networks of the reverse proxies in front, whose X-Forwarded-For names the client
     #: (empty: the peer is the client, and no forwarding header is believed)
     trusted_proxies: list[str] = Field(default_factory=list)
+    #: seconds a client has to send a request's head (then the connection is closed) and its body (then 408)
+    read_timeout: float = Field(default=30.0, gt=0, le=3600)
 
     @field_validator("trusted_proxies")
     @classmethod

@@ -17,7 +17,7 @@ import pytest
 import reach_mcp.plugin as mcp_plugin
 
 from reach_core.testing import make_reach
-from reach_core.tokens import UVICORN_LIMITS
+from reach_core.tokens import uvicorn_options
 
 DEMO = Path(__file__).parent / "servers" / "demo_server.py"
 PY = sys.executable
@@ -111,8 +111,9 @@ class ServedMcp:
         self.port = free_port()
         self.app = http_app(reach, settings if settings is not None else ServeSettings(), host=bind)
         # the uvicorn options `reach serve mcp --http` uses (bounded heads, uvicorn's X-Forwarded-For off)
+        options = uvicorn_options(settings.read_timeout if settings is not None else ServeSettings().read_timeout)
         self.server = uvicorn.Server(uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_level="error",
-                                                    lifespan="on", **UVICORN_LIMITS))
+                                                    lifespan="on", **options))
         self.task: asyncio.Task[Any] | None = None
 
     async def __aenter__(self) -> ServedMcp:

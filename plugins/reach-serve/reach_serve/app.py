@@ -56,6 +56,13 @@ class HttpError(Exception):
         self.status, self.code, self.message, self.headers = status, code, message, headers
 
 
+def slow_body(seconds: float) -> HttpError:
+    """408 for a body that did not arrive in time; the connection is closed (the rest of the body
+    would otherwise be read as the next request)."""
+    return HttpError(408, "timeout", f"the request body did not arrive within {seconds:g} s; send it again, "
+                                     "faster", {"Connection": "close"})
+
+
 def _json(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
     body = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
     return Response(body, status_code=status, media_type="application/json", headers=headers)
@@ -236,7 +243,9 @@ class Api:
         A declared ``Content-Length`` over the limit is refused before a byte is
         read; a chunked body is read piece by piece and refused as soon as it
         passes the limit, so an endless body costs at most ``max_body_bytes`` of
-        memory. Anything that is not one well-formed JSON object (bad UTF-8, lone
+        memory; a body that has not arrived whole ``read_timeout`` seconds after the server
+        started reading it is 408 (and the connection closed). Anything that is not one
+        well-formed JSON object (bad UTF-8, lone
         surrogates, duplicate keys, NaN, numbers too long to be numbers, nesting
         deeper than the parser's stack) is a 400 with a JSON error, never a 500.
         """
@@ -245,10 +254,15 @@ class Api:
         if size is not None and size.isascii() and size.isdigit() and int(size) > limit:
             raise HttpError(413, "too_large", f"the body exceeds {limit} bytes; send at most {limit} bytes")
         raw = bytearray()
-        async for chunk in request.stream():
-            raw += chunk
-            if len(raw) > limit:
-                raise HttpError(413, "too_large", f"the body exceeds {limit} bytes; send at most {limit} bytes")
+        try:
+            async with asyncio.timeout(self.settings.read_timeout):  # a body a byte a minute holds a worker
+                async for chunk in request.stream():
+                    raw += chunk
+                    if len(raw) > limit:
+                        raise HttpError(413, "too_large",
+                                        f"the body exceeds {limit} bytes; send at most {limit} bytes")
+        except TimeoutError:
+            raise slow_body(self.settings.read_timeout) from None
         if not raw:
             return {}
         return parse_object(bytes(raw))

@@ -9,6 +9,7 @@ Example::
     anonymous_agent = ""       # agent for requests without a token ("" = refuse them)
     allowed_hosts = []         # Host names anonymous requests may use (IP addresses and localhost always)
     trusted_proxies = []       # reverse proxies whose X-Forwarded-For names the client (none: the peer is)
+    read_timeout = 30          # seconds a client has to send a request's head, and again its body
 """
 
 from __future__ import annotations
@@ -64,6 +65,11 @@ class ServeHttpSettings(BaseModel):
         description="addresses or networks (127.0.0.1, 10.0.0.0/8) of the reverse proxies in front, whose "
                     "X-Forwarded-For names the client whose failed tokens are counted; empty: the peer is the "
                     "client and no forwarding header is believed",
+    )
+    read_timeout: float = Field(
+        default=30.0, gt=0, le=3600,
+        description="seconds a client has to send a request's head (then the connection is closed) and, "
+                    "once the server reads it, its body (then 408)",
     )
     sweep_interval: float = Field(
         default=15.0, ge=0,

@@ -14,7 +14,7 @@ import pytest
 
 from reach_core import Connector
 from reach_core.testing import make_reach
-from reach_core.tokens import UVICORN_LIMITS
+from reach_core.tokens import uvicorn_options
 
 TOKENS = {"tok-worker-000001": "worker", "tok-ops-000000001": "ops"}
 
@@ -79,8 +79,9 @@ def serve(tmp_path: Any, extra: dict[str, Any] | None = None, plugins: tuple[Any
     reach.register(Lookup())
     port = _free_port()
     # the uvicorn options `reach serve http` uses (bounded heads, uvicorn's X-Forwarded-For off)
+    options = uvicorn_options(reach.plugin_settings("reach-serve").read_timeout)
     server = uvicorn.Server(uvicorn.Config(build_app(reach), host="127.0.0.1", port=port, log_level="warning",
-                                           lifespan="on", **UVICORN_LIMITS))
+                                           lifespan="on", **options))
     thread = threading.Thread(target=lambda: asyncio.run(server.serve()), daemon=True)
     thread.start()
     deadline = time.monotonic() + 10
