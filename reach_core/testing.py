@@ -13,7 +13,8 @@
   --http``), one set of attacks and checks both plugins' tests run: :func:`raw_http` (a
   request written byte for byte), :data:`FORWARDING_SPOOFS` (headers a client writes to pass
   for another address), :func:`slow_client` with :data:`SLOW_HEADS` and :func:`slow_bodies`
-  (clients that send a request a byte at a time, or stop halfway).
+  (clients that send a request a byte at a time, or stop halfway),
+  :func:`assert_connections_capped` (1,000 idle connections).
 """
 
 from __future__ import annotations
@@ -33,8 +34,8 @@ from .hookspecs import hookimpl
 from .logs import _quiet_by_default
 from .reach import Reach
 
-__all__ = ["FORWARDING_SPOOFS", "SLOW_HEADS", "ConnectorConformance", "HookRecorder", "LoopbackHandler", "make_reach",
-           "raw_http", "serve_loopback", "slow_bodies", "slow_client"]
+__all__ = ["FORWARDING_SPOOFS", "SLOW_HEADS", "ConnectorConformance", "HookRecorder", "LoopbackHandler",
+           "assert_connections_capped", "make_reach", "raw_http", "serve_loopback", "slow_bodies", "slow_client"]
 
 #: where the loopback servers' access lines (DEBUG) and handler failures (WARNING) go: a test
 #: run shows them with a failing test's captured logs, and nothing lands on stdout or stderr.
@@ -381,3 +382,26 @@ def slow_bodies(head: bytes, body: bytes) -> list[tuple[str, bytes, bytes]]:
         ("a chunk size, then nothing", chunked + b"40\r\n", b""),
         ("one-byte chunks", chunked, b"".join(b"1\r\n" + body[i:i + 1] + b"\r\n" for i in range(len(body)))),
     ]
+
+
+def assert_connections_capped(port: int, path: str = "/", connections: int = 1000) -> None:
+    """With ``connections`` idle connections open to 127.0.0.1:``port`` (a slow client's), a request
+    to ``path`` is answered 503 rather than each connection holding memory and a file descriptor
+    without end (``limit_concurrency`` in ``reach_core.tokens.UVICORN_LIMITS``), and once they
+    close the server answers again. The check both served front-ends' command tests run."""
+    import socket
+
+    idle: list[socket.socket] = []
+    try:
+        for _ in range(connections):
+            idle.append(socket.create_connection(("127.0.0.1", port), timeout=10))
+        statuses: list[int] = []
+        for _ in range(50):  # the server accepts the idle ones in order; a probe soon finds them counted
+            statuses.append(raw_http(port, "GET", path)[0])
+            if statuses[-1] == 503:
+                break
+        assert statuses[-1] == 503, statuses
+    finally:
+        for sock in idle:
+            sock.close()
+    assert any(raw_http(port, "GET", path)[0] != 503 for _ in range(200)), "still 503 after the connections closed"

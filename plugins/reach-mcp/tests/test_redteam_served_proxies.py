@@ -17,10 +17,9 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from conftest import MCP_HEADERS, ServedMcp
+from conftest import MCP_HEADERS, ServedMcp, note_reach
 from reach_mcp.settings import ServeSettings
 
-from reach_core import connector
 from reach_core.testing import FORWARDING_SPOOFS, make_reach, raw_http
 
 SUPPORT = "tok-support-0123456789"
@@ -32,21 +31,9 @@ BODY = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": 
 _addresses = (f"127.0.{i // 250 + 60}.{i % 250 + 2}" for i in itertools.count())
 
 
-@connector(risk="read")
-def lookup(city: str) -> str:
-    """Look a city up. Use for city facts.
-
-    Args:
-        city: the city
-    """
-    return city
-
-
 @pytest.fixture
 def reach(tmp_path: Any) -> Any:
-    r = make_reach(config={"agents": {"support": {}}}, data_dir=tmp_path / "data")
-    r.register(lookup)
-    return r
+    return note_reach(tmp_path, "support")
 
 
 async def send(served: ServedMcp, *lines: bytes, source: str | None = None) -> int:

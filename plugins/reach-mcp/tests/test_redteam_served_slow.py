@@ -17,37 +17,22 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import MCP_HEADERS, ServedMcp
+from conftest import MCP_HEADERS, ServedMcp, note_reach
+from conftest import notes as ran
 from reach_mcp.settings import ServeSettings
 
-from reach_core import connector
-from reach_core.testing import SLOW_HEADS, make_reach, slow_bodies, slow_client
+from reach_core.testing import SLOW_HEADS, slow_bodies, slow_client
 
 SUPPORT = "tok-support-0123456789"
-ran: list[str] = []
 HEAD = (b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n" + f"Authorization: Bearer {SUPPORT}\r\n".encode()
         + b"".join(f"{k}: {v}\r\n".encode() for k, v in MCP_HEADERS.items()))
 CALL = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                    "params": {"name": "add_note", "arguments": {"text": "slow"}}}).encode()
 
 
-@connector(risk="write")
-def add_note(text: str) -> str:
-    """Add a note. Use when the user asks to remember something.
-
-    Args:
-        text: the note
-    """
-    ran.append(text)
-    return "noted"
-
-
 @pytest.fixture
 def reach(tmp_path: Any) -> Any:
-    ran.clear()
-    r = make_reach(config={"agents": {"support": {}}}, data_dir=tmp_path / "data")
-    r.register(add_note)
-    return r
+    return note_reach(tmp_path, "support")
 
 
 async def while_slow(reach: Any, first: bytes, trickle: bytes) -> bytes:
