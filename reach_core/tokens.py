@@ -457,7 +457,7 @@ class TrustedProxies:
             if peer is not None and any(peer in net for net in self.trusted if net.version == peer.version):
                 headers = scope.get("headers") or ()
                 hops = [v.decode("latin-1") for k, v in headers if k == b"x-forwarded-for"]
-                protos = [v.decode("latin-1").strip().lower() for k, v in headers if k == b"x-forwarded-proto"]
+                protos = [v.decode("latin-1").strip(" \t").lower() for k, v in headers if k == b"x-forwarded-proto"]
                 scope = dict(scope)
                 address = forwarded_client(client[0], hops, self.trusted)
                 if address != client[0]:

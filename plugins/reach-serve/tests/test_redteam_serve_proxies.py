@@ -122,3 +122,22 @@ def test_a_trusted_proxy_that_is_no_address_is_refused_at_start(entry: str) -> N
 
     with pytest.raises(ConfigError, match=r"\[plugins.reach-serve\] trusted_proxies"):
         make_reach(("reach-serve", serve_plugin), config={"plugins": {"reach-serve": {"trusted_proxies": [entry]}}})
+
+
+@pytest.mark.parametrize(("proto", "secure"), [
+    ([b"X-Forwarded-Proto: https"], True), ([b"X-Forwarded-Proto:  HTTPS "], True),
+    ([b"x-forwarded-proto: https"], True),
+    ([b"X-Forwarded-Proto: http"], False), ([], False), ([b"X-Forwarded-Proto: https, http"], False),
+    ([b"X-Forwarded-Proto: https", b"X-Forwarded-Proto: http"], False), ([b"X-Forwarded-Proto: wss"], False),
+    ([b"X-Forwarded-Proto: https\xa0"], False),
+])
+def test_a_trusted_tls_proxy_makes_the_console_cookie_secure(proxied: str, proto: list[bytes], secure: bool) -> None:
+    """What the proxy says about TLS decides ``Secure``; two or odd values are not guessed at."""
+    status, _, headers = raw_request(proxied, "GET", "/console/login", None, source=next(_addresses), extra=proto)
+    assert status == 200 and ("; secure" in headers["set-cookie"].lower()) is secure, headers["set-cookie"]
+
+
+def test_an_untrusted_peer_does_not_choose_the_scheme(make_served: Any) -> None:
+    base = make_served({}).base
+    status, _, headers = raw_request(base, "GET", "/console/login", None, extra=[b"X-Forwarded-Proto: https"])
+    assert status == 200 and "; secure" not in headers["set-cookie"].lower()
