@@ -365,10 +365,15 @@ def check_proxies(entries: Sequence[str]) -> list[str]:
         if entry.strip().lower() == "localhost":
             raise ValueError("'localhost' is a name, not an address; use '127.0.0.1' and '::1'")
         try:
-            ipaddress.ip_network(entry, strict=True)
-            continue
+            given = ipaddress.ip_network(entry, strict=True)
         except ValueError:
-            pass
+            given = None
+        if given is not None and given.prefixlen == 0:  # 0.0.0.0/0, ::/0: every client, as '*'
+            raise ValueError(f"{shown(entry)} is every address: the X-Forwarded-For of every client would be "
+                             "believed, so anyone could choose the address its failed tokens are counted by; "
+                             "list the addresses or networks of your reverse proxies (e.g. 127.0.0.1, 10.0.0.0/8)")
+        if given is not None:
+            continue
         try:
             net = ipaddress.ip_network(look_alike(entry, space=""), strict=False)
             meant = str(net.network_address if net.prefixlen == net.max_prefixlen else net)
