@@ -21,6 +21,7 @@ from conftest import MCP_HEADERS, ServedMcp, note_reach
 from conftest import notes as ran
 from reach_mcp.settings import ServeSettings
 
+from reach_core import connector
 from reach_core.testing import SLOW_HEADS, slow_bodies, slow_client
 
 SUPPORT = "tok-support-0123456789"
@@ -76,3 +77,26 @@ async def test_honest_clients_are_not_cut_off(reach: Any) -> None:
                                     headers={**MCP_HEADERS, "authorization": f"Bearer {SUPPORT}"})
             assert res.json()["result"]["isError"] is False, res.text[:200]
     assert ran == ["0", "1", "2"]
+
+
+async def test_a_tool_that_runs_longer_than_read_timeout_is_answered(reach: Any) -> None:
+    """The deadlines are for the client's sending, never for the server's work: a call that takes
+    longer than ``read_timeout`` is answered on the same connection."""
+
+    @connector(risk="read")
+    async def slow_lookup(city: str) -> str:
+        """Look a city up slowly. Use for city facts.
+
+        Args:
+            city: the city
+        """
+        await asyncio.sleep(2.5)
+        return city
+
+    reach.register(slow_lookup)
+    settings = ServeSettings(tokens={SUPPORT: "support"}, read_timeout=1)
+    async with ServedMcp(reach, settings) as served:
+        res = await served.post({"authorization": f"Bearer {SUPPORT}"}, json.dumps(
+            {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+             "params": {"name": "slow_lookup", "arguments": {"city": "Oslo"}}}))
+    assert res.status_code == 200 and res.json()["result"]["isError"] is False, res.text[:300]
