@@ -17,7 +17,10 @@ reach-serve's HTTP API and reach-mcp's server both map ``tokens = {"<token>" = "
   these used to fall back to the anonymous agent, as if no header had been sent;
 * many failed tokens from one client, which are guesses (:class:`TokenFailures`);
 * client-chosen ids (call ids, run ids, idempotency keys) of any length or characters
-  (:func:`client_id_problem`), which end up in logs, the audit trail and the console.
+  (:func:`client_id_problem`), which end up in logs, the audit trail and the console;
+* a client address taken from headers the client wrote itself (:class:`TrustedProxies`):
+  ``X-Forwarded-For`` is read only from the proxies ``trusted_proxies`` names, else a
+  guesser rotates the address the failed-token count is kept by.
 """
 
 from __future__ import annotations
@@ -29,8 +32,9 @@ from typing import Any
 
 from .errors import ConfigError
 
-__all__ = ["MAX_CLIENT_ID", "MIN_TOKEN_CHARS", "UVICORN_LIMITS", "BadToken", "TokenFailures", "bearer_agent",
-           "check_token", "client_id_problem", "require_agents", "tokenless_refusal"]
+__all__ = ["MAX_CLIENT_ID", "MIN_TOKEN_CHARS", "UVICORN_LIMITS", "BadToken", "TokenFailures", "TrustedProxies",
+           "bearer_agent", "check_proxies", "check_token", "client_id_problem", "forwarded_client", "require_agents",
+           "tokenless_refusal", "uvicorn_options"]
 
 #: The shortest bearer token a front-end accepts, in ``tokens`` and ``clients`` alike.
 MIN_TOKEN_CHARS = 8
@@ -265,14 +269,204 @@ def client_id_problem(field: str, value: object, limit: int = MAX_CLIENT_ID) -> 
 
 #: Bounds for the uvicorn server of ``reach serve http`` and ``reach serve mcp --http``:
 #: the h11 parser (httptools has no bound on a request head of its own that reach can set), a request
-#: head of at most 16 KiB, idle keep-alive connections closed after 5 s, and at most 1,000
-#: connections and requests at once (each may buffer a body), more answered 503.
-#: uvicorn has no timeout for reading a request's head: a client that sends a byte a minute
-#: holds a connection until it gives up; a reverse proxy in front (nginx ``client_header_timeout``,
-#: ``client_body_timeout``) is where such clients are cut off.
+#: head of at most 16 KiB, idle keep-alive connections closed after 5 s, at most 1,000
+#: connections and requests at once (each may buffer a body), more answered 503, and uvicorn's
+#: own ``X-Forwarded-For`` handling off: it believes that header from 127.0.0.1 by default, so any
+#: client on the same host chose the address its failed tokens were counted by
+#: (:class:`TrustedProxies` reads it, from the proxies the settings name, and only those).
+#: :func:`uvicorn_options` adds the deadline for a request's head.
 UVICORN_LIMITS: dict[str, Any] = {
     "http": "h11",
     "h11_max_incomplete_event_size": 16 * 1024,
     "timeout_keep_alive": 5,
     "limit_concurrency": 1000,
+    "proxy_headers": False,
 }
+
+
+def uvicorn_options(read_timeout: float) -> dict[str, Any]:
+    """``UVICORN_LIMITS`` with uvicorn's h11 protocol replaced by one that gives a client
+    ``read_timeout`` seconds to send a request's head, then closes the connection.
+
+    uvicorn has no such timeout: a connection that sends nothing, or a byte a minute of its
+    head, was held until the client gave up, and 1,000 of them made the server answer 503 to
+    everyone (its keep-alive timer starts only after a response, and any byte stops it). The
+    clock starts when the connection opens and again when a response is complete (the next
+    head, or the rest of a body the app did not read, must come within it); it stops once a
+    head has arrived. Reading the body is the app's to bound (it answers 408): the app is
+    the one waiting for it."""
+    import h11
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class HeadDeadline(H11Protocol):  # type: ignore[misc]
+        _head_timer: Any = None
+
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            self._watch()
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            self._watch()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            self._watch()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._stop()
+            super().connection_lost(exc)
+
+        def _waiting(self) -> bool:
+            """No head yet, or the app is done with the request: only the client can move."""
+            done = self.cycle is not None and self.cycle.response_complete
+            return self.conn.their_state is h11.IDLE or done
+
+        def _watch(self) -> None:
+            if not self._waiting():
+                self._stop()
+            elif self._head_timer is None and not self.transport.is_closing():
+                self._head_timer = self.loop.call_later(read_timeout, self._expired)
+
+        def _stop(self) -> None:
+            if self._head_timer is not None:
+                self._head_timer.cancel()
+                self._head_timer = None
+
+        def _expired(self) -> None:
+            self._head_timer = None
+            if self._waiting() and not self.transport.is_closing():
+                self.logger.info("closing a connection that sent no complete request head in %g s", read_timeout)
+                self.transport.close()
+
+    return {**UVICORN_LIMITS, "http": HeadDeadline}
+
+
+# ---------------------------------------------------------------- client addresses behind proxies
+
+def check_proxies(entries: Sequence[str]) -> list[str]:
+    """``entries`` if each is an IP address or network (``127.0.0.1``, ``10.0.0.0/8``, ``fd00::/8``);
+    else ``ValueError`` naming the entry (for a pydantic validator of ``trusted_proxies``).
+
+    These are the peers whose ``X-Forwarded-For`` is believed, so a mistake is refused rather
+    than guessed at: ``*`` (uvicorn's "trust everyone") would let any client choose the address
+    the failed-token count is kept by; a host name is not resolved per request; ``10.0.0.1/8``
+    has host bits set and probably meant ``10.0.0.0/8``; invisible characters pasted with an
+    address make it another string."""
+    import ipaddress
+
+    from .config_problems import look_alike, shown
+
+    for entry in entries:
+        if entry.strip() == "*":
+            raise ValueError("'*' would believe the X-Forwarded-For of every client, so anyone "
+                             "could choose the address its failed tokens are counted by; list the addresses or "
+                             "networks of your reverse proxies (e.g. 127.0.0.1, 10.0.0.0/8)")
+        if entry.strip().lower() == "localhost":
+            raise ValueError("'localhost' is a name, not an address; use '127.0.0.1' and '::1'")
+        try:
+            given = ipaddress.ip_network(entry, strict=True)
+        except ValueError:
+            given = None
+        if given is not None and given.prefixlen == 0:  # 0.0.0.0/0, ::/0: every client, as '*'
+            raise ValueError(f"{shown(entry)} is every address: the X-Forwarded-For of every client would be "
+                             "believed, so anyone could choose the address its failed tokens are counted by; "
+                             "list the addresses or networks of your reverse proxies (e.g. 127.0.0.1, 10.0.0.0/8)")
+        if given is not None:
+            continue
+        try:
+            net = ipaddress.ip_network(look_alike(entry, space=""), strict=False)
+            meant = str(net.network_address if net.prefixlen == net.max_prefixlen else net)
+        except ValueError:
+            meant = None
+        if meant is not None and entry == look_alike(entry, space=""):
+            raise ValueError(f"{shown(entry)} has host bits set; did you mean {meant!r}?")
+        hint = f"; did you mean {meant!r}?" if meant else ""
+        raise ValueError(f"{shown(entry)} is not an IP address or network (write 127.0.0.1, "
+                         f"10.0.0.0/8 or fd00::/8){hint}")
+    return list(entries)
+
+
+def _address(text: str) -> Any:
+    """The IP address of one ``X-Forwarded-For`` hop (``1.2.3.4``, ``1.2.3.4:80``, ``::1``, ``[::1]:80``),
+    IPv4-mapped IPv6 as IPv4; ``None`` for anything else (``unknown``, an obfuscated ``_id``, garbage)."""
+    import ipaddress
+
+    text = text.strip(" \t")
+    if not text or len(text) > 64:
+        return None
+    if text.startswith("["):
+        inner, bracket, rest = text[1:].partition("]")
+        if not bracket or rest and not (rest.startswith(":") and rest[1:].isascii() and rest[1:].isdigit()):
+            return None
+        text = inner
+    elif text.count(":") == 1:
+        text, _, port = text.partition(":")
+        if not (port.isascii() and port.isdigit()):
+            return None
+    try:
+        ip = ipaddress.ip_address(text)
+    except ValueError:
+        return None
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped
+    return ip
+
+
+def forwarded_client(peer: str | None, forwarded_for: Sequence[str], trusted: Sequence[Any]) -> str | None:
+    """The client address of a request from ``peer`` carrying the ``X-Forwarded-For`` values
+    ``forwarded_for``, believing only the proxies in ``trusted`` (``ipaddress`` networks).
+
+    Each proxy appends the address it was connected from, so the list is read from the right:
+    while the address reached so far is a trusted proxy, the hop before it is taken; the first
+    untrusted address is the client. What a client wrote itself (any hops left of that) is never
+    read, nor is anything from a peer that is not a trusted proxy. A hop that is no address
+    stops the walk at the last address a trusted proxy vouched for. ``Forwarded:`` and
+    ``X-Real-IP`` are not read: one header, one rule (nginx: ``$proxy_add_x_forwarded_for``)."""
+    current = _address(peer or "")
+    if current is None:
+        return peer
+    hops = [hop for value in forwarded_for for hop in value.split(",")]
+    for hop in reversed(hops):
+        if not any(current in net for net in trusted if net.version == current.version):
+            break
+        before = _address(hop)
+        if before is None:
+            break
+        current = before
+    return str(current)
+
+
+class TrustedProxies:
+    """ASGI middleware: the request's ``client`` (and ``scheme``) as the trusted proxies in front say.
+
+    Every place that reads a client address (the failed-token count of ``reach serve http``,
+    its console login, ``reach serve mcp``'s token gate) reads ``scope["client"]``; this sets
+    it once, by :func:`forwarded_client`, so none of them can believe a header the client
+    wrote. With no ``trusted`` networks the peer is the client and no header is read. A
+    trusted peer's ``X-Forwarded-Proto`` (``http``/``https``) becomes the scheme (the
+    console's ``Secure`` cookie). uvicorn's own proxy handling must be off
+    (``UVICORN_LIMITS``): by default it believes ``X-Forwarded-For`` from 127.0.0.1, so any
+    client on the same host could pick its address."""
+
+    def __init__(self, app: Any, trusted: Sequence[str]) -> None:
+        import ipaddress
+
+        self.app = app
+        self.trusted = [ipaddress.ip_network(entry) for entry in check_proxies(trusted)]
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        client = scope.get("client")
+        if self.trusted and scope.get("type") in ("http", "websocket") and client:
+            peer = _address(client[0] or "")
+            if peer is not None and any(peer in net for net in self.trusted if net.version == peer.version):
+                headers = scope.get("headers") or ()
+                hops = [v.decode("latin-1") for k, v in headers if k == b"x-forwarded-for"]
+                protos = [v.decode("latin-1").strip(" \t").lower() for k, v in headers if k == b"x-forwarded-proto"]
+                scope = dict(scope)
+                address = forwarded_client(client[0], hops, self.trusted)
+                if address != client[0]:
+                    scope["client"] = (address, 0)
+                if len(protos) == 1 and protos[0] in ("http", "https") and scope["type"] == "http":
+                    scope["scheme"] = protos[0]
+        await self.app(scope, receive, send)

@@ -56,15 +56,16 @@ def serve_mcp(ctx: click.Context, http: str | None, stdio: bool, agent: str | No
 async def _serve_http(reach: Any, settings: Any, host: str, port: int) -> None:
     import uvicorn
 
-    from reach_core.tokens import UVICORN_LIMITS
+    from reach_core.tokens import uvicorn_options
 
     from .server import http_app
 
     await reach.start()
     try:
         app = http_app(reach, settings, host=host)
-        # a bounded request head, keep-alive and concurrency; slow clients are a proxy's to cut off
-        config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on", **UVICORN_LIMITS)
+        # bounded request heads (size and time), keep-alive and concurrency; no X-Forwarded-For from uvicorn
+        config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on",
+                                **uvicorn_options(settings.read_timeout))
         click.echo(f"reach: MCP on http://{host}:{port}{settings.path} (stateless streamable HTTP)", err=True)
         if not settings.token_agents():
             who = settings.anonymous_agent or "default"

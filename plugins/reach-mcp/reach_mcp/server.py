@@ -14,6 +14,7 @@ spoken at all.
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import json
 from typing import Any
@@ -254,7 +255,9 @@ class TokenGate:
     the SDK checks ``Host`` only for a server built for exactly 127.0.0.1, localhost
     or ::1, so one served on 0.0.0.0 ran a DNS-rebinding page's calls. The body is read
     here, up to ``max_body`` and no further, before the SDK parses any of it: a
-    call's arguments are capped by reach again once decoded (size, depth, values).
+    call's arguments are capped by reach again once decoded (size, depth, values); a body
+    that has not arrived whole ``read_timeout`` seconds after the gate started reading is
+    408 (the head's deadline is the server's, ``reach_core.tokens.uvicorn_options``).
     """
 
     def __init__(self, app: Any, settings: ServeSettings, max_body: int | None = None) -> None:
@@ -265,6 +268,7 @@ class TokenGate:
         self.anonymous = settings.anonymous_agent
         self.allowed_hosts = list(settings.allowed_hosts)
         self.max_body = max_body
+        self.read_timeout = settings.read_timeout
         #: failed tokens per client address, this gate's own
         self.failures = TokenFailures(limit=settings.max_token_failures)
 
@@ -343,18 +347,27 @@ class TokenGate:
                     return None
         chunks: list[bytes] = []
         size = 0
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return None
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > limit:
-                await _too_large(send, limit)
-                return None
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                break
+        try:
+            async with asyncio.timeout(self.read_timeout):  # a body a byte a minute would hold the request
+                while True:
+                    message = await receive()
+                    if message["type"] == "http.disconnect":
+                        return None
+                    chunk = message.get("body", b"")
+                    size += len(chunk)
+                    if size > limit:
+                        await _too_large(send, limit)
+                        return None
+                    chunks.append(chunk)
+                    if not message.get("more_body", False):
+                        break
+        except TimeoutError:
+            body = json.dumps({"error": f"timeout: the request body did not arrive within {self.read_timeout:g} s; "
+                                        "send it again, faster"}).encode()
+            await send({"type": "http.response.start", "status": 408,
+                        "headers": [(b"content-type", b"application/json"), (b"connection", b"close")]})
+            await send({"type": "http.response.body", "body": body})
+            return None
         body = b"".join(chunks)
         sent = False
 
@@ -391,4 +404,10 @@ def http_app(reach: Any, settings: ServeSettings, *, host: str = "127.0.0.1") ->
                                              allowed_hosts=list(settings.allowed_hosts))
     app = server.streamable_http_app(streamable_http_path=settings.path, stateless_http=True, json_response=True,
                                      host=host, transport_security=security)
-    return TokenGate(app, settings, max_body=body_limit(reach))
+    gate = TokenGate(app, settings, max_body=body_limit(reach))
+    if not settings.trusted_proxies:
+        return gate
+    from reach_core.tokens import TrustedProxies
+
+    # the address the gate counts failed tokens by: the peer, or what the named proxies say
+    return TrustedProxies(gate, settings.trusted_proxies)

@@ -23,7 +23,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from reach_core.tokens import MIN_TOKEN_CHARS, check_token
+from reach_core.tokens import MIN_TOKEN_CHARS, check_proxies, check_token
 
 __all__ = ["ClientEntry", "McpSettings", "ServeSettings", "ServerConfig", "Tier"]
 
@@ -129,6 +129,16 @@ class ServeSettings(BaseModel):
     allowed_hosts: list[str] = Field(default_factory=list)
     #: failed bearer tokens one client address may send per minute; then 429 until the minute is over
     max_token_failures: int = Field(default=30, ge=1)
+    #: addresses or networks of the reverse proxies in front, whose X-Forwarded-For names the client
+    #: (empty: the peer is the client, and no forwarding header is believed)
+    trusted_proxies: list[str] = Field(default_factory=list)
+    #: seconds a client has to send a request's head (then the connection is closed) and its body (then 408)
+    read_timeout: float = Field(default=30.0, gt=0, le=3600)
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _proxies(cls, proxies: list[str]) -> list[str]:
+        return check_proxies(proxies)
 
     @field_validator("tokens")
     @classmethod

@@ -16,7 +16,9 @@ import httpx
 import pytest
 import reach_mcp.plugin as mcp_plugin
 
+from reach_core import connector
 from reach_core.testing import make_reach
+from reach_core.tokens import uvicorn_options
 
 DEMO = Path(__file__).parent / "servers" / "demo_server.py"
 PY = sys.executable
@@ -109,8 +111,10 @@ class ServedMcp:
 
         self.port = free_port()
         self.app = http_app(reach, settings if settings is not None else ServeSettings(), host=bind)
+        # the uvicorn options `reach serve mcp --http` uses (bounded heads, uvicorn's X-Forwarded-For off)
+        options = uvicorn_options(settings.read_timeout if settings is not None else ServeSettings().read_timeout)
         self.server = uvicorn.Server(uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_level="error",
-                                                    lifespan="on"))
+                                                    lifespan="on", **options))
         self.task: asyncio.Task[Any] | None = None
 
     async def __aenter__(self) -> ServedMcp:
@@ -132,3 +136,27 @@ class ServedMcp:
         async with httpx.AsyncClient(timeout=20) as client:
             return await client.post(f"http://127.0.0.1:{self.port}/mcp", content=body,
                                      headers={**MCP_HEADERS, **headers})
+
+
+#: what ``add_note`` ran, in order (cleared by :func:`note_reach`): the served red-team tests
+#: assert that a refused request ran nothing and an accepted one ran once
+notes: list[str] = []
+
+
+@connector(risk="write")
+def add_note(text: str) -> str:
+    """Add a note. Use when the user asks to remember something.
+
+    Args:
+        text: the note
+    """
+    notes.append(text)
+    return "noted"
+
+
+def note_reach(tmp_path: Path, *agents: str) -> Any:
+    """A Reach with ``add_note`` registered and an empty ``[agents.NAME]`` table for each of ``agents``."""
+    notes.clear()
+    reach = make_reach(config={"agents": {name: {} for name in agents}}, data_dir=tmp_path / "data")
+    reach.register(add_note)
+    return reach

@@ -19,26 +19,12 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import MCP_HEADERS, ServedMcp
+from conftest import MCP_HEADERS, ServedMcp, note_reach
+from conftest import notes as ran
 from reach_mcp.settings import ServeSettings
 
-from reach_core import connector
-from reach_core.testing import make_reach
-
-ran: list[str] = []
 SUPPORT = "tok-support-0123456789"
 CYRILLIC = "токен-длинный-01"
-
-
-@connector(risk="write")
-def add_note(text: str) -> str:
-    """Add a note. Use when the user asks to remember something.
-
-    Args:
-        text: the note
-    """
-    ran.append(text)
-    return "noted"
 
 
 def call(text: str = "hello", rpc_id: Any = 1) -> bytes:
@@ -48,10 +34,7 @@ def call(text: str = "hello", rpc_id: Any = 1) -> bytes:
 
 @pytest.fixture
 def reach(tmp_path: Any) -> Iterator[Any]:
-    ran.clear()
-    r = make_reach(config={"agents": {"support": {}, "guest": {}}}, data_dir=tmp_path / "data")
-    r.register(add_note)
-    yield r
+    yield note_reach(tmp_path, "support", "guest")
 
 
 async def post(served: ServedMcp, authorization: list[bytes], body: bytes | None = None) -> httpx.Response:

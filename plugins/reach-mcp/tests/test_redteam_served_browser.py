@@ -21,25 +21,11 @@ import json
 from typing import Any
 
 import pytest
-from conftest import ServedMcp
+from conftest import ServedMcp, note_reach
+from conftest import notes as ran
 from reach_mcp.settings import ServeSettings
 
-from reach_core import connector
-from reach_core.testing import make_reach
-
-ran: list[str] = []
 TOKEN = "tok-support-0123456789"
-
-
-@connector(risk="write")
-def add_note(text: str) -> str:
-    """Add a note. Use when the user asks to remember something.
-
-    Args:
-        text: the note
-    """
-    ran.append(text)
-    return "noted"
 
 
 CALL = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
@@ -49,10 +35,7 @@ LIST = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
 
 @pytest.fixture
 def reach(tmp_path: Any) -> Any:
-    ran.clear()
-    r = make_reach(config={"agents": {"support": {}, "guest": {}}}, data_dir=tmp_path / "data")
-    r.register(add_note)
-    return r
+    return note_reach(tmp_path, "support", "guest")
 
 
 BINDS = ["0.0.0.0", "::", "127.0.0.2", "192.168.1.20"]

@@ -30,12 +30,13 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.middleware import Middleware
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
 
 from reach_core.logs import plugin_logger
-from reach_core.tokens import MAX_CLIENT_ID, BadToken, TokenFailures, bearer_agent, client_id_problem
+from reach_core.tokens import MAX_CLIENT_ID, BadToken, TokenFailures, TrustedProxies, bearer_agent, client_id_problem
 
 from .agents import check_agents
 from .console import console_routes as _console_routes
@@ -53,6 +54,13 @@ class HttpError(Exception):
     def __init__(self, status: int, code: str, message: str, headers: dict[str, str] | None = None) -> None:
         super().__init__(message)
         self.status, self.code, self.message, self.headers = status, code, message, headers
+
+
+def slow_body(seconds: float) -> HttpError:
+    """408 for a body that did not arrive in time; the connection is closed (the rest of the body
+    would otherwise be read as the next request)."""
+    return HttpError(408, "timeout", f"the request body did not arrive within {seconds:g} s; send it again, "
+                                     "faster", {"Connection": "close"})
 
 
 def _json(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
@@ -235,7 +243,9 @@ class Api:
         A declared ``Content-Length`` over the limit is refused before a byte is
         read; a chunked body is read piece by piece and refused as soon as it
         passes the limit, so an endless body costs at most ``max_body_bytes`` of
-        memory. Anything that is not one well-formed JSON object (bad UTF-8, lone
+        memory; a body that has not arrived whole ``read_timeout`` seconds after the server
+        started reading it is 408 (and the connection closed). Anything that is not one
+        well-formed JSON object (bad UTF-8, lone
         surrogates, duplicate keys, NaN, numbers too long to be numbers, nesting
         deeper than the parser's stack) is a 400 with a JSON error, never a 500.
         """
@@ -244,10 +254,15 @@ class Api:
         if size is not None and size.isascii() and size.isdigit() and int(size) > limit:
             raise HttpError(413, "too_large", f"the body exceeds {limit} bytes; send at most {limit} bytes")
         raw = bytearray()
-        async for chunk in request.stream():
-            raw += chunk
-            if len(raw) > limit:
-                raise HttpError(413, "too_large", f"the body exceeds {limit} bytes; send at most {limit} bytes")
+        try:
+            async with asyncio.timeout(self.settings.read_timeout):  # a body a byte a minute holds a worker
+                async for chunk in request.stream():
+                    raw += chunk
+                    if len(raw) > limit:
+                        raise HttpError(413, "too_large",
+                                        f"the body exceeds {limit} bytes; send at most {limit} bytes")
+        except TimeoutError:
+            raise slow_body(self.settings.read_timeout) from None
         if not raw:
             return {}
         return parse_object(bytes(raw))
@@ -456,4 +471,8 @@ def build_app(reach: Any, settings: ServeHttpSettings | None = None, *, manage: 
         headers = getattr(exc, "headers", None)
         return _json({"error": {"code": code, "message": message}}, status, headers)
 
-    return Starlette(routes=routes, lifespan=lifespan, exception_handlers={StarletteHTTPException: http_error})
+    # the client address every handler reads (failed tokens, console logins): the peer, or what the
+    # proxies named in trusted_proxies say; never a header the client wrote itself
+    middleware = [Middleware(TrustedProxies, trusted=settings.trusted_proxies)] if settings.trusted_proxies else []
+    return Starlette(routes=routes, lifespan=lifespan, middleware=middleware,
+                     exception_handlers={StarletteHTTPException: http_error})

@@ -41,14 +41,16 @@ def serve_http(ctx: click.Context, host: str, port: int, log_level: str) -> None
 async def _serve(reach: Any, host: str, port: int, log_level: str) -> None:
     import uvicorn
 
-    from reach_core.tokens import UVICORN_LIMITS
+    from reach_core.tokens import uvicorn_options
 
     from .app import build_app
+    from .settings import ServeHttpSettings
 
-    app = build_app(reach)
-    # a bounded request head, keep-alive and concurrency; slow clients are a proxy's to cut off
+    settings = reach.plugin_settings("reach-serve") or ServeHttpSettings()
+    app = build_app(reach, settings)
+    # bounded request heads (size and time), keep-alive and concurrency; no X-Forwarded-For from uvicorn
     config = uvicorn.Config(app, host=host, port=port, log_level=log_level, lifespan="on",
-                            access_log=False, timeout_graceful_shutdown=10, **UVICORN_LIMITS)
+                            access_log=False, timeout_graceful_shutdown=10, **uvicorn_options(settings.read_timeout))
     server = uvicorn.Server(config)
 
     async def announce() -> None:

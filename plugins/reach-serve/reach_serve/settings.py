@@ -8,13 +8,15 @@ Example::
     operators = ["ops"]        # agents that may decide confirmations and read the audit log
     anonymous_agent = ""       # agent for requests without a token ("" = refuse them)
     allowed_hosts = []         # Host names anonymous requests may use (IP addresses and localhost always)
+    trusted_proxies = []       # reverse proxies whose X-Forwarded-For names the client (none: the peer is)
+    read_timeout = 30          # seconds a client has to send a request's head, and again its body
 """
 
 from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from reach_core.tokens import MIN_TOKEN_CHARS, check_token
+from reach_core.tokens import MIN_TOKEN_CHARS, check_proxies, check_token
 
 __all__ = ["MIN_TOKEN_CHARS", "ClientEntry", "ServeHttpSettings"]
 
@@ -58,6 +60,17 @@ class ServeHttpSettings(BaseModel):
         description="failed bearer tokens (API and console login) one client address may send per minute; "
                     "then its tokens are not read until the minute is over (429 with Retry-After)",
     )
+    trusted_proxies: list[str] = Field(
+        default_factory=list,
+        description="addresses or networks (127.0.0.1, 10.0.0.0/8) of the reverse proxies in front, whose "
+                    "X-Forwarded-For names the client whose failed tokens are counted; empty: the peer is the "
+                    "client and no forwarding header is believed",
+    )
+    read_timeout: float = Field(
+        default=30.0, gt=0, le=3600,
+        description="seconds a client has to send a request's head (then the connection is closed) and, "
+                    "once the server reads it, its body (then 408)",
+    )
     sweep_interval: float = Field(
         default=15.0, ge=0,
         description="on a shared store: how often (s) ledger rows of dead instances are marked unknown; "
@@ -76,6 +89,11 @@ class ServeHttpSettings(BaseModel):
         for token in tokens:
             check_token(token)
         return tokens
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _proxies(cls, proxies: list[str]) -> list[str]:
+        return check_proxies(proxies)
 
     @model_validator(mode="after")
     def _anonymous_is_no_operator(self) -> ServeHttpSettings:

@@ -6,7 +6,7 @@ import asyncio
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import httpx
@@ -14,6 +14,7 @@ import pytest
 
 from reach_core import Connector
 from reach_core.testing import make_reach
+from reach_core.tokens import uvicorn_options
 
 TOKENS = {"tok-worker-000001": "worker", "tok-ops-000000001": "ops"}
 
@@ -77,8 +78,10 @@ def serve(tmp_path: Any, extra: dict[str, Any] | None = None, plugins: tuple[Any
     reach.register(counter)
     reach.register(Lookup())
     port = _free_port()
+    # the uvicorn options `reach serve http` uses (bounded heads, uvicorn's X-Forwarded-For off)
+    options = uvicorn_options(reach.plugin_settings("reach-serve").read_timeout)
     server = uvicorn.Server(uvicorn.Config(build_app(reach), host="127.0.0.1", port=port, log_level="warning",
-                                           lifespan="on"))
+                                           lifespan="on", **options))
     thread = threading.Thread(target=lambda: asyncio.run(server.serve()), daemon=True)
     thread.start()
     deadline = time.monotonic() + 10
@@ -93,15 +96,17 @@ def serve(tmp_path: Any, extra: dict[str, Any] | None = None, plugins: tuple[Any
 
 
 def raw_request(base: str, method: str, path: str, authorization: bytes | list[bytes] | None, body: bytes = b"",
-                source: str | None = None) -> tuple[int, bytes, dict[str, str]]:
+                source: str | None = None, extra: Sequence[bytes] = ()) -> tuple[int, bytes, dict[str, str]]:
     """One HTTP/1.1 request written byte for byte (clients refuse to send odd header values, or
     two ``Authorization`` headers), from the loopback address ``source`` when given (the whole
-    127/8 is this machine); the status, the body and the headers (lower-case names)."""
+    127/8 is this machine), with the ``extra`` header lines (``b"Name: value"``); the status,
+    the body and the headers (lower-case names)."""
     host, port = base.removeprefix("http://").split(":")
     head = (f"{method} {path} HTTP/1.1\r\nHost: {host}:{port}\r\nConnection: close\r\n"
             f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n").encode()
     values = [authorization] if isinstance(authorization, bytes) else authorization or []
     head += b"".join(b"Authorization: " + value + b"\r\n" for value in values)
+    head += b"".join(line + b"\r\n" for line in extra)
     with socket.create_connection((host, int(port)), timeout=10,
                                   source_address=(source, 0) if source else None) as sock:
         sock.sendall(head + b"\r\n" + body)

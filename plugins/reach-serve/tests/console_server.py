@@ -162,13 +162,16 @@ def serve(tmp_path: Any) -> Iterator[Served]:
     import uvicorn
     from reach_serve.app import build_app
 
+    from reach_core.tokens import uvicorn_options
+
     reach = new_reach(tmp_path)
     counter = Credit()
     reach.register(counter)
     reach.register(Lookup())
     port = free_port()
+    options = uvicorn_options(reach.plugin_settings("reach-serve").read_timeout)  # as `reach serve http`
     server = uvicorn.Server(uvicorn.Config(build_app(reach), host="127.0.0.1", port=port, log_level="warning",
-                                           lifespan="on"))
+                                           lifespan="on", **options))
     thread = threading.Thread(target=lambda: asyncio.run(server.serve()), daemon=True)
     thread.start()
     deadline = time.monotonic() + 20

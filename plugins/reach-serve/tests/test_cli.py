@@ -12,6 +12,8 @@ from typing import Any
 import httpx
 from reach_serve.testing import wait_ready
 
+from reach_core.testing import assert_connections_capped
+
 
 def _free_port() -> int:
     with socket.socket() as s:
@@ -19,7 +21,7 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _start(tmp_path: Any) -> tuple[subprocess.Popen[bytes], int]:
+def _start(tmp_path: Any, settings: str = "") -> tuple[subprocess.Popen[bytes], int]:
     config = tmp_path / "reach.toml"
     config.write_text(f"""
 [reach]
@@ -27,6 +29,7 @@ data_dir = "{tmp_path / 'data'}"
 [agents.cli]
 [plugins.reach-serve]
 tokens = {{ "tok-cli-0000001" = "cli" }}
+{settings}
 """)
     port = _free_port()
     env = {**os.environ, "REACH_PLUGINS": "reach-serve"}
@@ -60,23 +63,26 @@ def test_serve_http_command_serves_and_stops_cleanly(tmp_path: Any) -> None:
 
 
 def test_idle_connections_are_bounded_by_the_command(tmp_path: Any) -> None:
-    """``reach serve http`` passes ``reach_core.tokens.UVICORN_LIMITS``: past 1,000 connections
-    (here idle ones, a slow client's) a request is answered 503 rather than each connection
-    holding memory and a file descriptor without end. Before: uvicorn's default, no bound,
-    every request 200. (Cutting the slow clients off is a proxy's job: docs/plugins/reach-serve.md.)"""
+    """``reach serve http`` runs uvicorn with ``reach_core.tokens.uvicorn_options``: past 1,000
+    connections a request is answered 503. Before: uvicorn's default, no bound, every request
+    200. (Slow clients are also cut off after ``read_timeout``: test_redteam_serve_slow.py.)"""
     proc, port = _start(tmp_path)
-    idle: list[socket.socket] = []
     try:
-        for _ in range(1000):
-            idle.append(socket.create_connection(("127.0.0.1", port), timeout=10))
-        statuses = []
-        for _ in range(50):  # the server accepts the idle ones in order; a probe soon finds them counted
-            statuses.append(httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=10).status_code)
-            if statuses[-1] == 503:
-                break
-        assert statuses[-1] == 503, statuses
+        assert_connections_capped(port, "/healthz")
     finally:
-        for sock in idle:
-            sock.close()
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=20)
+
+
+def test_the_command_believes_no_x_forwarded_for_from_127_0_0_1(tmp_path: Any) -> None:
+    """uvicorn's default believed it, so a guesser on this host rotated its address and was never
+    blocked (before: 401 every time). The families are in test_redteam_serve_proxies.py."""
+    proc, port = _start(tmp_path, "max_token_failures = 2")
+    try:
+        statuses = [httpx.get(f"http://127.0.0.1:{port}/v1/tools", headers={
+            "Authorization": "Bearer tok-guess-0000001", "X-Forwarded-For": f"198.51.100.{n}"}).status_code
+            for n in range(3)]
+        assert statuses == [401, 401, 429]
+    finally:
         proc.send_signal(signal.SIGTERM)
         proc.communicate(timeout=20)

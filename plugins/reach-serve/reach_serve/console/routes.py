@@ -11,6 +11,7 @@ event naming the operator.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import secrets
@@ -141,10 +142,15 @@ class Console:
         if ctype != "application/x-www-form-urlencoded":
             raise ConsoleError(415, "send the form as application/x-www-form-urlencoded (use the page's buttons)")
         raw = bytearray()
-        async for chunk in request.stream():
-            raw += chunk
-            if len(raw) > MAX_FORM_BYTES:
-                raise ConsoleError(413, f"the form exceeds {MAX_FORM_BYTES} bytes; shorten the reason")
+        seconds = self.api.settings.read_timeout
+        try:
+            async with asyncio.timeout(seconds):  # as the API's bodies: a form a byte a minute holds a worker
+                async for chunk in request.stream():
+                    raw += chunk
+                    if len(raw) > MAX_FORM_BYTES:
+                        raise ConsoleError(413, f"the form exceeds {MAX_FORM_BYTES} bytes; shorten the reason")
+        except TimeoutError:
+            raise ConsoleError(408, f"the form did not arrive within {seconds:g} s; send it again") from None
         try:
             pairs = parse_qsl(raw.decode("utf-8"), keep_blank_values=True, max_num_fields=20)
         except (UnicodeDecodeError, ValueError):
@@ -192,8 +198,11 @@ class Console:
                                 headers=HEADERS)
             except ConsoleError as exc:
                 session = self.sessions.read(request)
-                return self.page("error.html", request, session, status=exc.status, title=exc.title,
-                                 message=exc.message)
+                response = self.page("error.html", request, session, status=exc.status, title=exc.title,
+                                     message=exc.message)
+                if exc.status == 408:  # the rest of a late form would be read as the next request
+                    response.headers["Connection"] = "close"
+                return response
             except ClientDisconnect:
                 return Response(status_code=400)
             except Exception as exc:  # noqa: BLE001 - a page, never a traceback
