@@ -643,6 +643,33 @@ PSQL = Grammar(
     text_check=_psql_danger,
 )
 
+# OpenSSL: `-engine`, `-keygen_engine`, `-ssl_client_engine` load an engine, and an engine id may be
+# a path (the dynamic engine dlopens it); `-provider` loads a provider module (a path, or a name found
+# in `-provider-path`); `-config` reads a file whose `providers`/`engines` sections name the modules
+# to load (`module = ./x.so`, `dynamic_path = …`). A library in the root ran its code in every one.
+# openssl's parser takes each option with one or two dashes, exactly, its value after `=` or in the
+# next argument; `openssl engine ID…` loads the engines its arguments name.
+_OPENSSL_LOADS = frozenset({"engine", "keygen_engine", "ssl_client_engine", "provider", "provider-path", "config"})
+_OPENSSL_OPTION = re.compile(r"--?([^=]*)")
+
+
+def _openssl_danger(text: str) -> str | None:
+    """Why an openssl argument loads a shared library, or None."""
+    match = _OPENSSL_OPTION.match(text)
+    if match is not None and match.group(1) in _OPENSSL_LOADS:
+        return (f"is `-{match.group(1)}`: it loads a shared library (an engine, a provider module, or the "
+                "modules a config file names), which runs its code")
+    return None
+
+
+OPENSSL = Grammar(
+    "openssl",
+    shorts_known=False,
+    options=DEFAULT.options,
+    text_check=_openssl_danger,
+    program_subcommands=frozenset({"engine"}),  # `openssl engine ./x.so` loads the engines it names
+)
+
 _BY_NAME = {
     "tar": TAR, "gtar": TAR, "git": GIT, "sort": SORT, "find": FIND, "env": ENV,
     "sed": SED, "gsed": SED, "awk": AWK, "gawk": AWK, "mawk": AWK, "nawk": AWK,
@@ -652,7 +679,7 @@ _BY_NAME = {
                                     "b2sum", "cksum")},
     "shasum": SHASUM, "file": FILE, "curl": CURL, "ctags": CTAGS, "ctags-universal": CTAGS,
     "cp": CP, "chown": CP, "chgrp": CP, "diff": DIFF, "ls": LS,
-    "grep": GREP, "egrep": GREP, "fgrep": GREP, "rgrep": GREP, "sqlite3": SQLITE, "psql": PSQL,
+    "grep": GREP, "egrep": GREP, "fgrep": GREP, "rgrep": GREP, "sqlite3": SQLITE, "psql": PSQL, "openssl": OPENSSL,
     **{name: XZ for name in ("xz", "unxz", "xzcat", "lzma", "unlzma", "lzcat")},
     **{name: GETTEXT for name in ("xgettext", "msgcat", "msgcomm")},
     **{name: LAUNCHER for name in LAUNCHERS},
@@ -663,6 +690,7 @@ _DECLARED = {
     "launcher": LAUNCHER, "sed": SED, "awk": AWK, "response-files": RESPONSE_FILES,
     "rsync": RSYNC, "zip": ZIP, "wget": WGET, "ssh": SSH, "split": SPLIT, "checksums": CHECKSUMS,
     "shasum": SHASUM, "file": FILE, "xz": XZ, "gettext": GETTEXT, "ctags": CTAGS, "curl": CURL,
+    "openssl": OPENSSL,
 }
 
 
