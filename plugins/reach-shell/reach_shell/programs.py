@@ -670,6 +670,40 @@ OPENSSL = Grammar(
     program_subcommands=frozenset({"engine"}),  # `openssl engine ./x.so` loads the engines it names
 )
 
+# jq: a program names the modules and data files it loads in its own text, where no path check
+# looks: `import "../elsewhere/s" as $s;` printed `../elsewhere/s.json`, `include "m"
+# {search: "/elsewhere"};` loaded `/elsewhere/m.jq`, and `modulemeta` loads a module whose name
+# the program computes (with `-L .`, `"../else" + "where/m"` read that file's metadata). While paths
+# are confined such programs are refused, and so are programs jq reads from a file (`-f`/`--from-file`,
+# bundled as `-nf`, and `--run-tests`), whose text no check sees.
+_JQ_MODULES = re.compile(r"(?<![\w.$\"@])(?:import|include|modulemeta)(?!\w)")
+_JQ_FILE = ("reads the jq program from a file, where no check sees the modules it imports "
+            "(`include \"../elsewhere/m\";` in it loaded that file)")
+
+
+def jq_reads(text: str) -> str | None:
+    """Why a jq program text may load a file no argument names, or None.
+
+    Read as text, not parsed: the words `import`, `include` and `modulemeta`, except as a field
+    (`.import`), a variable, a format or right after a quote (`"import"`, a string value). A
+    module directive is a keyword at the start of the program (after `module {…};` and other
+    directives) and jq has no `eval`, so no program can load a module without one of these words.
+    """
+    if _JQ_MODULES.search(text):
+        return ("names `import`, `include` or `modulemeta`: jq loads the module or data file it names "
+                "(`import \"../elsewhere/s\" as $s;`, `{search: \"/elsewhere\"}`); give the data as "
+                "input files or with `--slurpfile`/`--rawfile` instead")
+    return None
+
+
+JQ = Grammar(
+    "jq",
+    shorts_known=False,
+    options=_options("-f --from-file; --run-tests[=]", escapes={"-f": _JQ_FILE, "--run-tests": _JQ_FILE})
+    + DEFAULT.options,
+    escape_check=jq_reads,
+)
+
 _BY_NAME = {
     "tar": TAR, "gtar": TAR, "git": GIT, "sort": SORT, "find": FIND, "env": ENV,
     "sed": SED, "gsed": SED, "awk": AWK, "gawk": AWK, "mawk": AWK, "nawk": AWK,
@@ -679,7 +713,7 @@ _BY_NAME = {
                                     "b2sum", "cksum")},
     "shasum": SHASUM, "file": FILE, "curl": CURL, "ctags": CTAGS, "ctags-universal": CTAGS,
     "cp": CP, "chown": CP, "chgrp": CP, "diff": DIFF, "ls": LS,
-    "grep": GREP, "egrep": GREP, "fgrep": GREP, "rgrep": GREP, "sqlite3": SQLITE, "psql": PSQL, "openssl": OPENSSL,
+    "grep": GREP, "egrep": GREP, "fgrep": GREP, "rgrep": GREP, "sqlite3": SQLITE, "psql": PSQL, "openssl": OPENSSL, "jq": JQ, "gojq": JQ,
     **{name: XZ for name in ("xz", "unxz", "xzcat", "lzma", "unlzma", "lzcat")},
     **{name: GETTEXT for name in ("xgettext", "msgcat", "msgcomm")},
     **{name: LAUNCHER for name in LAUNCHERS},
@@ -690,7 +724,7 @@ _DECLARED = {
     "launcher": LAUNCHER, "sed": SED, "awk": AWK, "response-files": RESPONSE_FILES,
     "rsync": RSYNC, "zip": ZIP, "wget": WGET, "ssh": SSH, "split": SPLIT, "checksums": CHECKSUMS,
     "shasum": SHASUM, "file": FILE, "xz": XZ, "gettext": GETTEXT, "ctags": CTAGS, "curl": CURL,
-    "openssl": OPENSSL,
+    "openssl": OPENSSL, "jq": JQ,
 }
 
 
