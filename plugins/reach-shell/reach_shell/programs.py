@@ -704,6 +704,21 @@ JQ = Grammar(
     escape_check=jq_reads,
 )
 
+# less: `--lesskey-src=FILE`, `-k FILE`/`--lesskey-file` (compiled) read a lesskey file whose `#env`
+# section sets `LESSOPEN=|cmd %s`, the preprocessor less runs for every file it opens (also when
+# its output is no terminal); `--lesskey-content` (less 643+) takes that text as the value. less
+# takes long options in any case (`--LESSKEY-SRC`) and by unique prefix; letters bundle (`-Sklk`).
+LESS = Grammar(
+    "less",
+    shorts_known=False,
+    ignore_case=True,
+    options=_options(
+        "-k --lesskey-file=; --lesskey-src=; --lesskey-content=",
+        {name: "reads a lesskey file, whose `#env` section sets `LESSOPEN`, a command less runs for every file"
+         for name in ("-k", "--lesskey-src", "--lesskey-content")},
+    ) + DEFAULT.options,
+)
+
 _BY_NAME = {
     "tar": TAR, "gtar": TAR, "git": GIT, "sort": SORT, "find": FIND, "env": ENV,
     "sed": SED, "gsed": SED, "awk": AWK, "gawk": AWK, "mawk": AWK, "nawk": AWK,
@@ -713,7 +728,7 @@ _BY_NAME = {
                                     "b2sum", "cksum")},
     "shasum": SHASUM, "file": FILE, "curl": CURL, "ctags": CTAGS, "ctags-universal": CTAGS,
     "cp": CP, "chown": CP, "chgrp": CP, "diff": DIFF, "ls": LS,
-    "grep": GREP, "egrep": GREP, "fgrep": GREP, "rgrep": GREP, "sqlite3": SQLITE, "psql": PSQL, "openssl": OPENSSL, "jq": JQ, "gojq": JQ,
+    "grep": GREP, "egrep": GREP, "fgrep": GREP, "rgrep": GREP, "sqlite3": SQLITE, "psql": PSQL, "openssl": OPENSSL, "jq": JQ, "gojq": JQ, "less": LESS,
     **{name: XZ for name in ("xz", "unxz", "xzcat", "lzma", "unlzma", "lzcat")},
     **{name: GETTEXT for name in ("xgettext", "msgcat", "msgcomm")},
     **{name: LAUNCHER for name in LAUNCHERS},
@@ -724,7 +739,7 @@ _DECLARED = {
     "launcher": LAUNCHER, "sed": SED, "awk": AWK, "response-files": RESPONSE_FILES,
     "rsync": RSYNC, "zip": ZIP, "wget": WGET, "ssh": SSH, "split": SPLIT, "checksums": CHECKSUMS,
     "shasum": SHASUM, "file": FILE, "xz": XZ, "gettext": GETTEXT, "ctags": CTAGS, "curl": CURL,
-    "openssl": OPENSSL, "jq": JQ,
+    "openssl": OPENSSL, "jq": JQ, "less": LESS,
 }
 
 
