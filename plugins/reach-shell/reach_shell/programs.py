@@ -719,6 +719,44 @@ LESS = Grammar(
     ) + DEFAULT.options,
 )
 
+# libarchive's bsdtar (short options from its `aBb:C:cf:HhI:JjkLlmnOoPpqrSs:T:tUuvW:wX:xyZz`, long
+# ones by unique prefix). `-T`/`-I`/`--files-from` read the names to archive from a file, `-P` extracts
+# members at the absolute and `..` names they carry, and an `@archive` operand adds the entries of
+# another archive, where an mtree archive (a text file) takes each entry's data from any path
+# (`./x type=file contents=/elsewhere/secret`): `bsdtar -cf o.tar @spec` archived that file.
+_MTREE = ("adds the entries of another archive, and an mtree archive (a text file) takes each entry's "
+          "data from any path it names (`contents=/elsewhere/x`)")
+
+
+def _bsdtar_reads(text: str) -> str | None:
+    """An `@archive` operand of bsdtar (while paths are confined)."""
+    return f"is an `@archive` operand: bsdtar {_MTREE}" if text.startswith("@") and len(text) > 1 else None
+
+
+BSDTAR = Grammar(
+    "bsdtar",
+    old_style_first=True,
+    options=_options(
+        """-a --auto-compress; -B --read-full-blocks; -b --block-size=; -C --cd --directory=; -c --create;
+        -f --file=; -H; -h; -I=; -J --xz; -j --bzip --bzip2 --bunzip2; -k --keep-old-files; -L --dereference;
+        -l --check-links; -m --modification-time; -n --norecurse --no-recursion; -O --to-stdout; -o;
+        -P --absolute-paths; -p --insecure --preserve-permissions; -q --fast-read; -r --append; -S; -s=;
+        -T --files-from=; -t --list; -U --unlink --unlink-first; -u --update; -v --verbose; -W=;
+        -w --confirmation --interactive; -X --exclude-from=; -x --extract; -y; -Z --compress --uncompress;
+        -z --gunzip --gzip; --use-compress-program=; --exclude=; --include=; --format=; --options=;
+        --newer=; --newer-mtime=; --newer-than=; --newer-mtime-than=; --older=; --older-mtime=;
+        --older-than=; --older-mtime-than=; --strip-components=; --passphrase=; --gid=; --gname=;
+        --uid=; --uname=; --null; --totals; --version; --help""",
+        {"--use-compress-program": "runs the given program as the compressor",
+         "-W": "is another spelling of any long option (`-W use-compress-program=cmd` ran `cmd`, "
+               "`-W files-from=list` read a name list); write the long option itself"},
+        escapes={"-T": _NAME_LIST, "-I": _NAME_LIST,
+                 "-P": "extracts members at the absolute or `..` names written in the archive, wherever they point"},
+        follows={"-L": _DEREFERENCES, "-h": _DEREFERENCES, "-H": _DEREFERENCES},
+    ) + DEFAULT.options,
+    escape_check=_bsdtar_reads,
+)
+
 _BY_NAME = {
     "tar": TAR, "gtar": TAR, "git": GIT, "sort": SORT, "find": FIND, "env": ENV,
     "sed": SED, "gsed": SED, "awk": AWK, "gawk": AWK, "mawk": AWK, "nawk": AWK,
@@ -728,7 +766,7 @@ _BY_NAME = {
                                     "b2sum", "cksum")},
     "shasum": SHASUM, "file": FILE, "curl": CURL, "ctags": CTAGS, "ctags-universal": CTAGS,
     "cp": CP, "chown": CP, "chgrp": CP, "diff": DIFF, "ls": LS,
-    "grep": GREP, "egrep": GREP, "fgrep": GREP, "rgrep": GREP, "sqlite3": SQLITE, "psql": PSQL, "openssl": OPENSSL, "jq": JQ, "gojq": JQ, "less": LESS,
+    "grep": GREP, "egrep": GREP, "fgrep": GREP, "rgrep": GREP, "sqlite3": SQLITE, "psql": PSQL, "openssl": OPENSSL, "jq": JQ, "gojq": JQ, "less": LESS, "bsdtar": BSDTAR,
     **{name: XZ for name in ("xz", "unxz", "xzcat", "lzma", "unlzma", "lzcat")},
     **{name: GETTEXT for name in ("xgettext", "msgcat", "msgcomm")},
     **{name: LAUNCHER for name in LAUNCHERS},
@@ -739,7 +777,7 @@ _DECLARED = {
     "launcher": LAUNCHER, "sed": SED, "awk": AWK, "response-files": RESPONSE_FILES,
     "rsync": RSYNC, "zip": ZIP, "wget": WGET, "ssh": SSH, "split": SPLIT, "checksums": CHECKSUMS,
     "shasum": SHASUM, "file": FILE, "xz": XZ, "gettext": GETTEXT, "ctags": CTAGS, "curl": CURL,
-    "openssl": OPENSSL, "jq": JQ, "less": LESS,
+    "openssl": OPENSSL, "jq": JQ, "less": LESS, "bsdtar": BSDTAR,
 }
 
 
