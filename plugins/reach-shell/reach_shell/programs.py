@@ -757,6 +757,25 @@ BSDTAR = Grammar(
     escape_check=_bsdtar_reads,
 )
 
+# 7-Zip: switches are case-insensitive words. A list file (`@list`, `-i@list`, `-ir-@list`, and
+# `-ai@list`/`-ax@list`, the archives to open) holds the names 7z works on, where no path check sees
+# them: `7z a o.7z @list` archived `/elsewhere/secret`, `7z e -so -an -ai@list` printed an archive
+# outside. `-spf` extracts members at the absolute names they carry (7z strips them otherwise).
+_7Z_LIST = re.compile(r"@|-a?[ix][^@!]{0,3}@", re.IGNORECASE)
+_7Z_ABSOLUTE = re.compile(r"-spf(?![a-z0-9])", re.IGNORECASE)
+
+
+def _7z_reads(text: str) -> str | None:
+    """A 7-Zip list file or `-spf` (while paths are confined)."""
+    if _7Z_LIST.match(text):
+        return f"names a list file: 7z {_NAME_LIST}"
+    if _7Z_ABSOLUTE.match(text):
+        return "is `-spf`: 7z extracts members at the absolute names written in the archive, wherever they point"
+    return None
+
+
+SEVENZIP = Grammar("7z", shorts_known=False, abbreviations=False, options=DEFAULT.options, escape_check=_7z_reads)
+
 _BY_NAME = {
     "tar": TAR, "gtar": TAR, "git": GIT, "sort": SORT, "find": FIND, "env": ENV,
     "sed": SED, "gsed": SED, "awk": AWK, "gawk": AWK, "mawk": AWK, "nawk": AWK,
@@ -766,7 +785,9 @@ _BY_NAME = {
                                     "b2sum", "cksum")},
     "shasum": SHASUM, "file": FILE, "curl": CURL, "ctags": CTAGS, "ctags-universal": CTAGS,
     "cp": CP, "chown": CP, "chgrp": CP, "diff": DIFF, "ls": LS,
-    "grep": GREP, "egrep": GREP, "fgrep": GREP, "rgrep": GREP, "sqlite3": SQLITE, "psql": PSQL, "openssl": OPENSSL, "jq": JQ, "gojq": JQ, "less": LESS, "bsdtar": BSDTAR,
+    "grep": GREP, "egrep": GREP, "fgrep": GREP, "rgrep": GREP, "sqlite3": SQLITE, "psql": PSQL,
+    "openssl": OPENSSL, "jq": JQ, "gojq": JQ, "less": LESS, "bsdtar": BSDTAR,
+    **{name: SEVENZIP for name in ("7z", "7za", "7zr", "7zz", "7zzs")},
     **{name: XZ for name in ("xz", "unxz", "xzcat", "lzma", "unlzma", "lzcat")},
     **{name: GETTEXT for name in ("xgettext", "msgcat", "msgcomm")},
     **{name: LAUNCHER for name in LAUNCHERS},
@@ -777,7 +798,7 @@ _DECLARED = {
     "launcher": LAUNCHER, "sed": SED, "awk": AWK, "response-files": RESPONSE_FILES,
     "rsync": RSYNC, "zip": ZIP, "wget": WGET, "ssh": SSH, "split": SPLIT, "checksums": CHECKSUMS,
     "shasum": SHASUM, "file": FILE, "xz": XZ, "gettext": GETTEXT, "ctags": CTAGS, "curl": CURL,
-    "openssl": OPENSSL, "jq": JQ, "less": LESS, "bsdtar": BSDTAR,
+    "openssl": OPENSSL, "jq": JQ, "less": LESS, "bsdtar": BSDTAR, "7z": SEVENZIP,
 }
 
 

@@ -145,7 +145,8 @@ async def test_bsdtar_runs_no_compressor_the_agent_names(root: Path, armed: Path
 
 @pytest.mark.parametrize(
     "args",
-    [["-cf", "o.tar", "a.txt", "sub"], ["czf", "o.tgz", "a.txt"], ["-tvf", "abs.tar"], ["-xf", "a.tar"], ["xvf", "a.tar", "-C", "sub"],
+    [["-cf", "o.tar", "a.txt", "sub"], ["czf", "o.tgz", "a.txt"], ["-tvf", "abs.tar"], ["-xf", "a.tar"],
+     ["xvf", "a.tar", "-C", "sub"],
      ["-cf", "o.tar", "--exclude", "b.txt", "."], ["-xOf", "abs.tar"]],
 )
 async def test_ordinary_bsdtar_calls_still_run(root: Path, armed: Path, args: list[str]) -> None:
