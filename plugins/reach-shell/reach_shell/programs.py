@@ -472,9 +472,20 @@ AWK_CHECKED = Grammar(
     text_check=awk_danger,
     escape_check=awk_reads_unsandboxed,
 )
-# gawk: --sandbox switches off system(), pipes, redirections and extensions.
+# gawk: --sandbox switches off system(), pipes, redirections and extensions. A program *file*
+# (`-f`, `-i`/`--include`, `-E`) is read by gawk only: its `@include "/elsewhere/cfg"` printed that
+# file's lines in the syntax error, and the debugger (`-D cmds`, which needs `-f`) ran `dump
+# /elsewhere/x`, writing there. While paths are confined they are refused.
+_AWK_SOURCE = ("reads the awk program from a file, where no check sees its `@include \"/elsewhere/x\"` "
+               "(gawk printed that file's lines in the syntax error)")
 AWK = Grammar(
-    "awk", shorts_known=False, options=DEFAULT.options, escape_check=awk_reads,
+    "awk", shorts_known=False,
+    options=_options(
+        "-f --file=; -i --include=; -E=; -D --debug[=]",
+        escapes={"-f": _AWK_SOURCE, "-i": _AWK_SOURCE, "-E": _AWK_SOURCE,
+                 "-D": "runs debugger commands from a file (`dump /elsewhere/x` wrote there)"},
+    ) + DEFAULT.options,
+    escape_check=awk_reads,
     sandbox=("--sandbox",), sandbox_probe=("BEGIN { }",), unsandboxed=AWK_CHECKED,
 )
 
