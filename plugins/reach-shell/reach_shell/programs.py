@@ -787,6 +787,36 @@ def _7z_reads(text: str) -> str | None:
 
 SEVENZIP = Grammar("7z", shorts_known=False, abbreviations=False, options=DEFAULT.options, escape_check=_7z_reads)
 
+# man-db (argp: unique prefixes). `-C`/`--config-file` reads a man_db.conf whose `DEFINE nroff …`
+# names the formatter man runs through a shell (`man -C mdb.conf -l y.1` ran it); `-P`, `-H`, `-X`
+# name a pager, browser, viewer. A page the agent wrote (`-l x.1`, `./x.1`, a folder of pages given
+# with `-M`) is formatted with its `.so ../elsewhere/x` request, which printed that file.
+_MAN_PAGE = ("formats a manual page from the root, whose `.so ../elsewhere/x` request prints any file "
+             "(`man -l x.1` printed a file outside)")
+
+
+def _man_reads(text: str) -> str | None:
+    """A man page argument with a `/` is a page file (man-db), read while paths are confined."""
+    return f"names a page file: man {_MAN_PAGE}" if "/" in text else None
+
+
+MAN = Grammar(
+    "man",
+    options=_options(
+        """-C --config-file=; -d --debug; -D --default; --warnings[=]; -f --whatis; -k --apropos;
+        -K --global-apropos; -w --where --path --location; -W --where-cat --location-cat; -l --local-file;
+        -u --update; -L --locale=; -m --systems=; -M --manpath=; -S -s --sections=; -e --extension=;
+        -i --ignore-case; -I --match-case; --regex; --wildcard; --names-only; -a --all; --no-subpages;
+        -P --pager=; -r --prompt=; -7 --ascii; -E --encoding=; --no-hyphenation --nh;
+        --no-justification --nj; -p --preprocessor=; -t --troff; -T --troff-device[=]; -H --html[=];
+        -X --gxditview[=]; -Z --ditroff; -R --recode=; -? --help; --usage; -V --version""",
+        {"-C": "reads a man_db.conf, whose `DEFINE` lines name the programs man runs (nroff, the pager)",
+         "-P": "runs the given pager", "-H": "runs the given web browser", "-X": "runs gxditview"},
+        escapes={"-l": _MAN_PAGE, "-M": "reads manual pages from the given folder: " + _MAN_PAGE},
+    ) + DEFAULT.options,
+    escape_check=_man_reads,
+)
+
 _BY_NAME = {
     "tar": TAR, "gtar": TAR, "git": GIT, "sort": SORT, "find": FIND, "env": ENV,
     "sed": SED, "gsed": SED, "awk": AWK, "gawk": AWK, "mawk": AWK, "nawk": AWK,
@@ -797,7 +827,7 @@ _BY_NAME = {
     "shasum": SHASUM, "file": FILE, "curl": CURL, "ctags": CTAGS, "ctags-universal": CTAGS,
     "cp": CP, "chown": CP, "chgrp": CP, "diff": DIFF, "ls": LS,
     "grep": GREP, "egrep": GREP, "fgrep": GREP, "rgrep": GREP, "sqlite3": SQLITE, "psql": PSQL,
-    "openssl": OPENSSL, "jq": JQ, "gojq": JQ, "less": LESS, "bsdtar": BSDTAR,
+    "openssl": OPENSSL, "jq": JQ, "gojq": JQ, "less": LESS, "bsdtar": BSDTAR, "man": MAN,
     **{name: SEVENZIP for name in ("7z", "7za", "7zr", "7zz", "7zzs")},
     **{name: XZ for name in ("xz", "unxz", "xzcat", "lzma", "unlzma", "lzcat")},
     **{name: GETTEXT for name in ("xgettext", "msgcat", "msgcomm")},
@@ -810,6 +840,7 @@ _DECLARED = {
     "rsync": RSYNC, "zip": ZIP, "wget": WGET, "ssh": SSH, "split": SPLIT, "checksums": CHECKSUMS,
     "shasum": SHASUM, "file": FILE, "xz": XZ, "gettext": GETTEXT, "ctags": CTAGS, "curl": CURL,
     "openssl": OPENSSL, "jq": JQ, "less": LESS, "bsdtar": BSDTAR, "7z": SEVENZIP,
+    "man": MAN,
 }
 
 
