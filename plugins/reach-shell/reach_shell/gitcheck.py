@@ -93,6 +93,10 @@ def outside_root(entries: list[ConfigEntry], base: Path, root: Path, subcommand:
     if not config.is_relative_to(root):
         return f"the repository {config.parent}"
     for entry in local:
+        if entry.origin.startswith("file:"):  # an included file (`include.path`, `includeIf`) is read too
+            origin = Path(resolve(str(base / entry.origin[len("file:") :])))
+            if not origin.is_relative_to(root):
+                return f"the config file {origin} (included as `{entry.key}`)"
         if entry.lower == "core.worktree" and entry.value:
             origin = Path(resolve(str(base / entry.origin[len("file:") :])))
             tree = Path(resolve(str(origin.parent / entry.value)))

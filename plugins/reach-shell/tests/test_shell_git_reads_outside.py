@@ -6,8 +6,9 @@ git reads the paths they name: `format.signatureFile` is appended to every patch
 (`fatal: invalid object name: <line>`), a remote whose `url` (or an `url.<base>.insteadOf`
 rewrite) is a folder outside made `git fetch` copy another repository of this machine into the
 root and `ls-remote` list its refs, and an alternates line made that repository's objects
-readable in place (`cat-file -p <blob>`). None of these paths is in the arguments. Every call
-below leaked before the fix (the controls run each without reach); now git is not run
+readable in place (`cat-file -p <blob>`), and an `include.path` (or `includeIf`) to a config
+file outside printed it (`git config --list`: another user's tokens). None of these paths is in
+the arguments. Every call below leaked before the fix (the controls run each without reach); now git is not run
 (`denied`, naming the key), while the same keys pointing inside the root still work.
 """
 
@@ -30,6 +31,7 @@ def other(outside: Path) -> tuple[Path, str]:
     """A repository beside the root holding the secret; (its path, the secret blob's id)."""
     repo = outside / "other"
     repo.mkdir()
+    (outside / "x.cfg").write_text("[http]\n\textraheader = Authorization: Bearer OUT-TOKEN\n")
     setup_git("init", "-q", "-b", "main", cwd=repo)
     (repo / "s.txt").write_text(_LEAK + "\n")
     setup_git("add", "s.txt", cwd=repo)
@@ -59,10 +61,14 @@ def _cases(other: Path, blob: str) -> list[tuple[str, list[str], str]]:
         (f"alternates:{other}/.git/objects", ["cat-file", "-p", blob], _LEAK),
         ("alternates:../../../outside/other/.git/objects", ["cat-file", "-p", blob], _LEAK),
         (f"alternates:{other}/.git/objects", ["cat-file", "--batch-all-objects", "--batch-check"], blob),
+        ("[include]\n\tpath = ../../outside/x.cfg", ["config", "--list"], "OUT-TOKEN"),
+        (f"[include]\n\tpath = {other.parent}/x.cfg", ["config", "--get", "http.extraheader"], "OUT-TOKEN"),
+        (f"[includeIf \"onbranch:main\"]\n\tpath = {other.parent}/x.cfg", ["config", "--list"], "OUT-TOKEN"),
+        ("[includeIf \"gitdir:/**\"]\n\tpath = ../../outside/x.cfg", ["config", "--list"], "OUT-TOKEN"),
     ]
 
 
-_COUNT = 16
+_COUNT = 20
 
 
 def _arm(root: Path, written: str) -> None:
