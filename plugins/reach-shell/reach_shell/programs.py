@@ -344,11 +344,15 @@ CTAGS = Grammar(
 # curl: `-K`/`--config` reads more options from a file, which no check sees: a `url =
 # "file:///elsewhere/x"` line in a file of the root printed that file, `output = …` writes anywhere.
 # curl takes unique prefixes (`--conf`); letters are left unknown, so any bundle holding `K` goes.
+# It also reads long options in any case (`--CONFIG` was not refused) and `--engine` loads an
+# OpenSSL engine, a path to a shared library (`--engine /root/x.so` ran its code).
 CURL = Grammar(
     "curl",
     shorts_known=False,
+    ignore_case=True,
     options=_options(
-        "-K --config=",
+        "-K --config=; --engine=",
+        {"--engine": "loads an OpenSSL engine, a shared library that may be any file (its code runs)"},
         escapes={"-K": "reads more options, with the names of the files to read and write, from a file, where "
                        "no check sees them (`url = \"file:///elsewhere/x\"` in it printed that file, `output = …` "
                        "writes anywhere)"},

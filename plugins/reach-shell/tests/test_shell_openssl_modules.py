@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 from reach_shell import RunCommand, ShellSettings
-from shell_attack import exists
+from shell_attack import SECRET, exists
 
 from reach_core import InvalidArguments
 
@@ -147,3 +147,53 @@ async def test_ordinary_openssl_calls_still_run(root: Path, armed: Path, args: l
     result = await tool.execute({"command": "openssl", "args": args})
     assert result["exit_code"] == 0, result["stderr"]
     assert not exists(armed)
+
+
+# curl loads an OpenSSL engine the same way (`--engine /path/x.so`), and it reads its long options in
+# any case and by unique prefix: `--ENGINE`, `--eng`, and `--CONFIG cfg`, which the `-K`/`--config`
+# guard (a file of more options, `url = "file:///elsewhere/x"`) let through when spelt in capitals.
+_CURL_ENGINE = [
+    ["--engine", "{root}/evil.so", "http://127.0.0.1:1/"],
+    ["--eng", "{root}/evil.so", "http://127.0.0.1:1/"],
+    ["--ENGINE", "{root}/evil.so", "http://127.0.0.1:1/"],
+    ["--Engin", "{root}/evil.so", "http://127.0.0.1:1/"],
+    ["-s", "--engine", "./evil.so", "--engine", "{root}/evil.so", "http://127.0.0.1:1/"],
+]
+_CURL_CONFIG = [["--CONFIG", "cfg"], ["--Config", "cfg"], ["--CONF", "cfg"], ["-s", "--cONFIG", "cfg"]]
+
+
+def _curl(root: Path, args: list[str]) -> str:
+    done = subprocess.run(["curl", *args], cwd=root, capture_output=True, text=True, timeout=20, check=False,
+                          env={"PATH": _SEARCH, "HOME": str(root / "sub"), "LANG": "C.UTF-8"}, stdin=subprocess.DEVNULL)
+    return done.stdout
+
+
+@pytest.mark.parametrize("args", _CURL_ENGINE)
+def test_control_curl_loads_the_engine_without_reach(root: Path, armed: Path, args: list[str]) -> None:
+    _curl(root, [a.format(root=root) for a in args])
+    assert exists(armed), args
+
+
+@pytest.mark.parametrize("confine", [True, False])
+@pytest.mark.parametrize("args", _CURL_ENGINE)
+async def test_curl_loads_no_engine(root: Path, armed: Path, args: list[str], confine: bool) -> None:
+    tool = RunCommand(ShellSettings(root=root, commands={"curl": {}}, timeout=10, confine_paths=confine))
+    with pytest.raises(InvalidArguments) as refused:
+        await tool.execute({"command": "curl", "args": [a.format(root=root) for a in args]})
+    assert "reach-shell refuses" in refused.value.message
+    assert not exists(armed)
+
+
+@pytest.mark.parametrize("args", _CURL_CONFIG)
+def test_control_curl_reads_its_config_in_any_case(root: Path, outside: Path, args: list[str]) -> None:
+    (root / "cfg").write_text(f'url = "file://{outside}/secret.txt"\n')
+    assert SECRET in _curl(root, args)
+
+
+@pytest.mark.parametrize("args", _CURL_CONFIG)
+async def test_curl_config_in_any_case_is_refused(root: Path, outside: Path, args: list[str]) -> None:
+    (root / "cfg").write_text(f'url = "file://{outside}/secret.txt"\n')
+    tool = RunCommand(ShellSettings(root=root, commands={"curl": {}}, timeout=10))
+    with pytest.raises(InvalidArguments):
+        result = await tool.execute({"command": "curl", "args": args})
+        assert SECRET not in result["stdout"]  # shown when the call was not refused
