@@ -600,14 +600,24 @@ SSH = Grammar(
     "ssh",
     shorts_known=False,
     options=_options(
-        "-F=; -S=; -D=",
+        "-F=; -S=; -D=; -I=",
         {
             "-F": "reads an ssh config file, whose ProxyCommand/LocalCommand run programs",
+            "-I": "loads a PKCS#11 library (`PKCS11Provider`), whose code runs",
             "-S": "is the program scp and sftp run instead of ssh (a control socket to ssh)",
             "-D": "is the local program sftp runs as its server (a SOCKS port to ssh)",
         },
     ) + DEFAULT.options,
     text_check=_ssh_danger,
+)
+
+# ssh-keygen: `-D lib` loads a PKCS#11 library (OpenSSH only checks that the file holds the string
+# `C_GetFunctionList`; `ssh-keygen -D ./x.so` ran its constructor) and `-w lib` the FIDO middleware.
+SSH_KEYGEN = Grammar(
+    "ssh-keygen",
+    shorts_known=False,
+    options=_options("-D=; -w=", {"-D": "loads a PKCS#11 library, whose code runs",
+                                  "-w": "loads a security key (FIDO) library, whose code runs"}) + DEFAULT.options,
 )
 
 # sqlite3's shell: `.shell`/`.system` run commands, `edit()` runs an editor, `readfile()`/`writefile()`,
@@ -826,6 +836,7 @@ _BY_NAME = {
     "sed": SED, "gsed": SED, "awk": AWK, "gawk": AWK, "mawk": AWK, "nawk": AWK,
     "original-awk": AWK, "busybox": LAUNCHER, "rsync": RSYNC, "zip": ZIP, "unzip": UNZIP, "wget": WGET,
     "split": SPLIT, "gsplit": SPLIT, "wc": WC, "du": DU, "ssh": SSH, "scp": SSH, "sftp": SSH, "slogin": SSH,
+    "ssh-keygen": SSH_KEYGEN,
     **{name: CHECKSUMS for name in ("md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum",
                                     "b2sum", "cksum")},
     "shasum": SHASUM, "file": FILE, "curl": CURL, "ctags": CTAGS, "ctags-universal": CTAGS,
@@ -844,7 +855,7 @@ _DECLARED = {
     "rsync": RSYNC, "zip": ZIP, "wget": WGET, "ssh": SSH, "split": SPLIT, "checksums": CHECKSUMS,
     "shasum": SHASUM, "file": FILE, "xz": XZ, "gettext": GETTEXT, "ctags": CTAGS, "curl": CURL,
     "openssl": OPENSSL, "jq": JQ, "less": LESS, "bsdtar": BSDTAR, "7z": SEVENZIP,
-    "man": MAN,
+    "man": MAN, "ssh-keygen": SSH_KEYGEN,
 }
 
 
