@@ -620,6 +620,24 @@ SSH_KEYGEN = Grammar(
                                   "-w": "loads a security key (FIDO) library, whose code runs"}) + DEFAULT.options,
 )
 
+# GnuPG starts gpg-agent, dirmngr and keyboxd when it needs them, and which program it starts is an
+# option (`--agent-program ./x.sh`, by prefix `--agent-prog`) or a line of a config file: `--options`,
+# or the `gpg.conf`/`gpg-agent.conf` (`pinentry-program`) of a `--homedir` folder the agent writes.
+_GPG_HELPER = "names the helper program gpg starts (gpg-agent, dirmngr, keyboxd, the photo viewer)"
+GPG = Grammar(
+    "gpg",
+    shorts_known=False,
+    options=_options(
+        "--agent-program=; --dirmngr-program=; --keyboxd-program=; --photo-viewer=; --exec-path=; --options=; "
+        "--homedir=",
+        {**{name: _GPG_HELPER for name in ("--agent-program", "--dirmngr-program", "--keyboxd-program",
+                                           "--photo-viewer", "--exec-path")},
+         "--options": "reads a gpg.conf, whose `agent-program` line names a program gpg starts",
+         "--homedir": "reads the folder's gpg.conf and gpg-agent.conf, which name the programs gpg and its "
+                      "agent start (`agent-program`, `pinentry-program`)"},
+    ) + DEFAULT.options,
+)
+
 # sqlite3's shell: `.shell`/`.system` run commands, `edit()` runs an editor, `readfile()`/`writefile()`,
 # `.output`, `.read`, `.import`, ATTACH and VACUUM INTO read and write any file, from the SQL and dot
 # commands in its arguments (`-cmd`, the statements). Its `-safe` mode refuses all of them; it is put
@@ -836,7 +854,7 @@ _BY_NAME = {
     "sed": SED, "gsed": SED, "awk": AWK, "gawk": AWK, "mawk": AWK, "nawk": AWK,
     "original-awk": AWK, "busybox": LAUNCHER, "rsync": RSYNC, "zip": ZIP, "unzip": UNZIP, "wget": WGET,
     "split": SPLIT, "gsplit": SPLIT, "wc": WC, "du": DU, "ssh": SSH, "scp": SSH, "sftp": SSH, "slogin": SSH,
-    "ssh-keygen": SSH_KEYGEN,
+    "ssh-keygen": SSH_KEYGEN, "gpg": GPG, "gpg2": GPG,
     **{name: CHECKSUMS for name in ("md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum",
                                     "b2sum", "cksum")},
     "shasum": SHASUM, "file": FILE, "curl": CURL, "ctags": CTAGS, "ctags-universal": CTAGS,
@@ -855,7 +873,7 @@ _DECLARED = {
     "rsync": RSYNC, "zip": ZIP, "wget": WGET, "ssh": SSH, "split": SPLIT, "checksums": CHECKSUMS,
     "shasum": SHASUM, "file": FILE, "xz": XZ, "gettext": GETTEXT, "ctags": CTAGS, "curl": CURL,
     "openssl": OPENSSL, "jq": JQ, "less": LESS, "bsdtar": BSDTAR, "7z": SEVENZIP,
-    "man": MAN, "ssh-keygen": SSH_KEYGEN,
+    "man": MAN, "ssh-keygen": SSH_KEYGEN, "gpg": GPG,
 }
 
 
