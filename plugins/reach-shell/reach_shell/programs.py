@@ -638,6 +638,15 @@ GPG = Grammar(
     ) + DEFAULT.options,
 )
 
+# groff, nroff, troff: safer mode (the default) refuses a document's `.sy cmd`, `.pi`, `.open`; `-U` (unsafe)
+# lets them run (`.sy touch M` in a document of the root ran). Letters unknown otherwise: any bundle with U.
+GROFF = Grammar(
+    "groff",
+    shorts_known=False,
+    options=_options("-U", {"-U": "switches off safer mode, so the document's `.sy` requests run shell commands"})
+    + DEFAULT.options,
+)
+
 # sqlite3's shell: `.shell`/`.system` run commands, `edit()` runs an editor, `readfile()`/`writefile()`,
 # `.output`, `.read`, `.import`, ATTACH and VACUUM INTO read and write any file, from the SQL and dot
 # commands in its arguments (`-cmd`, the statements). Its `-safe` mode refuses all of them; it is put
@@ -855,6 +864,7 @@ _BY_NAME = {
     "original-awk": AWK, "busybox": LAUNCHER, "rsync": RSYNC, "zip": ZIP, "unzip": UNZIP, "wget": WGET,
     "split": SPLIT, "gsplit": SPLIT, "wc": WC, "du": DU, "ssh": SSH, "scp": SSH, "sftp": SSH, "slogin": SSH,
     "ssh-keygen": SSH_KEYGEN, "gpg": GPG, "gpg2": GPG,
+    **{name: GROFF for name in ("groff", "nroff", "troff", "gtroff", "gnroff")},
     **{name: CHECKSUMS for name in ("md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum",
                                     "b2sum", "cksum")},
     "shasum": SHASUM, "file": FILE, "curl": CURL, "ctags": CTAGS, "ctags-universal": CTAGS,
@@ -873,7 +883,7 @@ _DECLARED = {
     "rsync": RSYNC, "zip": ZIP, "wget": WGET, "ssh": SSH, "split": SPLIT, "checksums": CHECKSUMS,
     "shasum": SHASUM, "file": FILE, "xz": XZ, "gettext": GETTEXT, "ctags": CTAGS, "curl": CURL,
     "openssl": OPENSSL, "jq": JQ, "less": LESS, "bsdtar": BSDTAR, "7z": SEVENZIP,
-    "man": MAN, "ssh-keygen": SSH_KEYGEN, "gpg": GPG,
+    "man": MAN, "ssh-keygen": SSH_KEYGEN, "gpg": GPG, "groff": GROFF,
 }
 
 
