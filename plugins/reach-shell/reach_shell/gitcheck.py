@@ -55,12 +55,12 @@ async def disarmed_env(
             "directory is a readable repository."
         )
     entries = parse_config_list(done.stdout.raw())
-    away = outside_root(entries, base, root)
+    away = outside_root(entries, base, root, subcommand)
     if away is not None:
         raise Denied(
-            f"git was not run: {away} lies outside the working root {root}, and a `.git` file "
-            "or `core.worktree` the agent can write must not take git there. Work on the "
-            "repository inside the root.",
+            f"git was not run: {away} lies outside the working root {root}, and a `.git` file, "
+            "`core.worktree`, a config key or an alternates file the agent can write must not take "
+            "git there (to read another repository or file). Work on the repository inside the root.",
             fix="keep repositories and their work trees inside the reach-shell root",
         )
     plan = plan_for(entries, subcommand)
@@ -78,8 +78,9 @@ async def disarmed_env(
     )
 
 
-def outside_root(entries: list[ConfigEntry], base: Path, root: Path) -> str | None:
-    """The repository git would use, or its `core.worktree`, when either lies outside `root`.
+def outside_root(entries: list[ConfigEntry], base: Path, root: Path, subcommand: str = "") -> str | None:
+    """The repository git would use, its `core.worktree`, a file a config key names, a local
+    remote or an alternate object store, when one lies outside `root`.
 
     The first local entry always comes from the repository's own config file (an
     include is listed after the `include.path` line that names it), so its origin
@@ -92,11 +93,110 @@ def outside_root(entries: list[ConfigEntry], base: Path, root: Path) -> str | No
     if not config.is_relative_to(root):
         return f"the repository {config.parent}"
     for entry in local:
+        if entry.origin.startswith("file:"):  # an included file (`include.path`, `includeIf`) is read too
+            origin = Path(resolve(str(base / entry.origin[len("file:") :])))
+            if not origin.is_relative_to(root):
+                return f"the config file {origin} (included as `{entry.key}`)"
         if entry.lower == "core.worktree" and entry.value:
             origin = Path(resolve(str(base / entry.origin[len("file:") :])))
             tree = Path(resolve(str(origin.parent / entry.value)))
             if not tree.is_relative_to(root):
                 return f"the work tree {tree} (core.worktree in {origin})"
+    git_dir = config.parent
+    starts = (base, git_dir, git_dir.parent)  # git reads a relative path from where it runs: any of these
+    remotes = subcommand in _CONTACTS or any(_lazy_fetches(e) for e in entries)
+    for entry in entries:
+        target = _names_a_path(entry, remotes) if entry.scope != "command" else None
+        if target is None:
+            continue
+        away = _leads_out(target, starts, root)
+        if away is not None:
+            return f"{away} (`{entry.key}` in {entry.origin})"
+    return _alternates_out(git_dir / "objects", root, depth=0)
+
+
+#: Config keys whose value is a file git reads (`git_config_pathname`), matched without their subsection
+#: (`http.<url>.sslCert`): `format.signatureFile` is appended to every patch, `blame.ignoreRevsFile`'s
+#: first line came back in the error, and so on. Their contents reach the output or shape it.
+_PATH_KEYS = frozenset({
+    "format.signaturefile", "blame.ignorerevsfile", "commit.template", "mailmap.file", "mailmap.blob",
+    "core.excludesfile", "diff.orderfile", "gpg.ssh.allowedsignersfile", "gpg.ssh.revocationfile",
+    "http.cookiefile", "http.sslcert", "http.sslkey", "http.sslcainfo", "http.sslcapath",
+    "http.proxysslcert", "http.proxysslkey", "http.proxysslcainfo", "init.templatedir",
+})
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+#: Subcommands that contact a remote (a remote named in config, or a URL `insteadOf` rewrites).
+_CONTACTS = frozenset({"fetch", "pull", "ls-remote", "remote", "push", "send-pack", "fetch-pack", "archive",
+                       "clone"})
+
+
+def _lazy_fetches(entry: ConfigEntry) -> bool:
+    """A partial clone: any subcommand may fetch a missing object from the promisor remote."""
+    return entry.lower == "extensions.partialclone" or (
+        entry.parts[0] == "remote" and entry.parts[2] == "promisor" and (entry.value or "true").lower() != "false")
+
+
+def _names_a_path(entry: ConfigEntry, remotes: bool) -> str | None:
+    """The local path `entry` makes git read, or None: a path-valued key, or (when the call may contact
+    a remote) a remote URL or an `url.<base>.insteadOf` base that is a folder or `file://` URL (another
+    repository on this machine, whose objects a fetch copies into the root)."""
+    section, subsection, name = entry.parts
+    value = entry.value or ""
+    if f"{section}.{name}" in _PATH_KEYS and value:
+        return value if not value.startswith(":(optional)") else value[len(":(optional)") :]
+    if not remotes:
+        return None
+    if section == "remote" and name in ("url", "pushurl") and value:
+        return _local_url(value)
+    if section == "url" and name in ("insteadof", "pushinsteadof") and subsection:
+        return _local_url(subsection)
+    return None
+
+
+def _local_url(url: str) -> str | None:
+    """The folder a git URL names on this machine, or None for a network URL (`https://`, `host:path`)."""
+    if url.lower().startswith("file://"):
+        rest = url[len("file://") :]
+        return rest[rest.find("/") :] if "/" in rest else "/"
+    if _SCHEME.match(url):
+        return None
+    colon, slash = url.find(":"), url.find("/")
+    if colon > 0 and (slash < 0 or colon < slash):
+        return None  # scp-like `host:path` (ssh)
+    return url
+
+
+def _leads_out(path: str, starts: Sequence[Path], root: Path) -> str | None:
+    """`path` when it resolves outside `root` from any of `starts` (`~` and `%(prefix)/` always do)."""
+    if path.startswith(("~", "%(prefix)")):
+        return path
+    for start in starts:
+        real = Path(resolve(str(start / path)))
+        if not real.is_relative_to(root):
+            return str(real)
+    return None
+
+
+def _alternates_out(objects: Path, root: Path, depth: int) -> str | None:
+    """An object store outside `root` that `objects/info/alternates` adds (git follows 5 levels)."""
+    try:
+        lines = (objects / "info" / "alternates").read_text(errors="surrogateescape").splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        line = line.strip('"')  # a quoted line may hold escapes; its folder is what matters
+        real = Path(resolve(str(objects / line)))
+        if not real.is_relative_to(root):
+            return f"the object store {real} (objects/info/alternates in {objects.parent})"
+        if depth < 5:
+            deeper = _alternates_out(real, root, depth + 1)
+            if deeper is not None:
+                return deeper
     return None
 
 

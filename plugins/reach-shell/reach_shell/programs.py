@@ -344,11 +344,15 @@ CTAGS = Grammar(
 # curl: `-K`/`--config` reads more options from a file, which no check sees: a `url =
 # "file:///elsewhere/x"` line in a file of the root printed that file, `output = …` writes anywhere.
 # curl takes unique prefixes (`--conf`); letters are left unknown, so any bundle holding `K` goes.
+# It also reads long options in any case (`--CONFIG` was not refused) and `--engine` loads an
+# OpenSSL engine, a path to a shared library (`--engine /root/x.so` ran its code).
 CURL = Grammar(
     "curl",
     shorts_known=False,
+    ignore_case=True,
     options=_options(
-        "-K --config=",
+        "-K --config=; --engine=",
+        {"--engine": "loads an OpenSSL engine, a shared library that may be any file (its code runs)"},
         escapes={"-K": "reads more options, with the names of the files to read and write, from a file, where "
                        "no check sees them (`url = \"file:///elsewhere/x\"` in it printed that file, `output = …` "
                        "writes anywhere)"},
@@ -472,9 +476,20 @@ AWK_CHECKED = Grammar(
     text_check=awk_danger,
     escape_check=awk_reads_unsandboxed,
 )
-# gawk: --sandbox switches off system(), pipes, redirections and extensions.
+# gawk: --sandbox switches off system(), pipes, redirections and extensions. A program *file*
+# (`-f`, `-i`/`--include`, `-E`) is read by gawk only: its `@include "/elsewhere/cfg"` printed that
+# file's lines in the syntax error, and the debugger (`-D cmds`, which needs `-f`) ran `dump
+# /elsewhere/x`, writing there. While paths are confined they are refused.
+_AWK_SOURCE = ("reads the awk program from a file, where no check sees its `@include \"/elsewhere/x\"` "
+               "(gawk printed that file's lines in the syntax error)")
 AWK = Grammar(
-    "awk", shorts_known=False, options=DEFAULT.options, escape_check=awk_reads,
+    "awk", shorts_known=False,
+    options=_options(
+        "-f --file=; -i --include=; -E=; -D --debug[=]",
+        escapes={"-f": _AWK_SOURCE, "-i": _AWK_SOURCE, "-E": _AWK_SOURCE,
+                 "-D": "runs debugger commands from a file (`dump /elsewhere/x` wrote there)"},
+    ) + DEFAULT.options,
+    escape_check=awk_reads,
     sandbox=("--sandbox",), sandbox_probe=("BEGIN { }",), unsandboxed=AWK_CHECKED,
 )
 
@@ -585,14 +600,51 @@ SSH = Grammar(
     "ssh",
     shorts_known=False,
     options=_options(
-        "-F=; -S=; -D=",
+        "-F=; -S=; -D=; -I=",
         {
             "-F": "reads an ssh config file, whose ProxyCommand/LocalCommand run programs",
+            "-I": "loads a PKCS#11 library (`PKCS11Provider`), whose code runs",
             "-S": "is the program scp and sftp run instead of ssh (a control socket to ssh)",
             "-D": "is the local program sftp runs as its server (a SOCKS port to ssh)",
         },
     ) + DEFAULT.options,
     text_check=_ssh_danger,
+)
+
+# ssh-keygen: `-D lib` loads a PKCS#11 library (OpenSSH only checks that the file holds the string
+# `C_GetFunctionList`; `ssh-keygen -D ./x.so` ran its constructor) and `-w lib` the FIDO middleware.
+SSH_KEYGEN = Grammar(
+    "ssh-keygen",
+    shorts_known=False,
+    options=_options("-D=; -w=", {"-D": "loads a PKCS#11 library, whose code runs",
+                                  "-w": "loads a security key (FIDO) library, whose code runs"}) + DEFAULT.options,
+)
+
+# GnuPG starts gpg-agent, dirmngr and keyboxd when it needs them, and which program it starts is an
+# option (`--agent-program ./x.sh`, by prefix `--agent-prog`) or a line of a config file: `--options`,
+# or the `gpg.conf`/`gpg-agent.conf` (`pinentry-program`) of a `--homedir` folder the agent writes.
+_GPG_HELPER = "names the helper program gpg starts (gpg-agent, dirmngr, keyboxd, the photo viewer)"
+GPG = Grammar(
+    "gpg",
+    shorts_known=False,
+    options=_options(
+        "--agent-program=; --dirmngr-program=; --keyboxd-program=; --photo-viewer=; --exec-path=; --options=; "
+        "--homedir=",
+        {**{name: _GPG_HELPER for name in ("--agent-program", "--dirmngr-program", "--keyboxd-program",
+                                           "--photo-viewer", "--exec-path")},
+         "--options": "reads a gpg.conf, whose `agent-program` line names a program gpg starts",
+         "--homedir": "reads the folder's gpg.conf and gpg-agent.conf, which name the programs gpg and its "
+                      "agent start (`agent-program`, `pinentry-program`)"},
+    ) + DEFAULT.options,
+)
+
+# groff, nroff, troff: safer mode (the default) refuses a document's `.sy cmd`, `.pi`, `.open`; `-U` (unsafe)
+# lets them run (`.sy touch M` in a document of the root ran). Letters unknown otherwise: any bundle with U.
+GROFF = Grammar(
+    "groff",
+    shorts_known=False,
+    options=_options("-U", {"-U": "switches off safer mode, so the document's `.sy` requests run shell commands"})
+    + DEFAULT.options,
 )
 
 # sqlite3's shell: `.shell`/`.system` run commands, `edit()` runs an editor, `readfile()`/`writefile()`,
@@ -643,16 +695,183 @@ PSQL = Grammar(
     text_check=_psql_danger,
 )
 
+# OpenSSL: `-engine`, `-keygen_engine`, `-ssl_client_engine` load an engine, and an engine id may be
+# a path (the dynamic engine dlopens it); `-provider` loads a provider module (a path, or a name found
+# in `-provider-path`); `-config` reads a file whose `providers`/`engines` sections name the modules
+# to load (`module = ./x.so`, `dynamic_path = …`). A library in the root ran its code in every one.
+# openssl's parser takes each option with one or two dashes, exactly, its value after `=` or in the
+# next argument; `openssl engine ID…` loads the engines its arguments name.
+_OPENSSL_LOADS = frozenset({"engine", "keygen_engine", "ssl_client_engine", "provider", "provider-path", "config"})
+_OPENSSL_OPTION = re.compile(r"--?([^=]*)")
+
+
+def _openssl_danger(text: str) -> str | None:
+    """Why an openssl argument loads a shared library, or None."""
+    match = _OPENSSL_OPTION.match(text)
+    if match is not None and match.group(1) in _OPENSSL_LOADS:
+        return (f"is `-{match.group(1)}`: it loads a shared library (an engine, a provider module, or the "
+                "modules a config file names), which runs its code")
+    return None
+
+
+OPENSSL = Grammar(
+    "openssl",
+    shorts_known=False,
+    options=DEFAULT.options,
+    text_check=_openssl_danger,
+    program_subcommands=frozenset({"engine"}),  # `openssl engine ./x.so` loads the engines it names
+)
+
+# jq: a program names the modules and data files it loads in its own text, where no path check
+# looks: `import "../elsewhere/s" as $s;` printed `../elsewhere/s.json`, `include "m"
+# {search: "/elsewhere"};` loaded `/elsewhere/m.jq`, and `modulemeta` loads a module whose name
+# the program computes (with `-L .`, `"../else" + "where/m"` read that file's metadata). While paths
+# are confined such programs are refused, and so are programs jq reads from a file (`-f`/`--from-file`,
+# bundled as `-nf`, and `--run-tests`), whose text no check sees.
+_JQ_MODULES = re.compile(r"(?<![\w.$\"@])(?:import|include|modulemeta)(?!\w)")
+_JQ_FILE = ("reads the jq program from a file, where no check sees the modules it imports "
+            "(`include \"../elsewhere/m\";` in it loaded that file)")
+
+
+def jq_reads(text: str) -> str | None:
+    """Why a jq program text may load a file no argument names, or None.
+
+    Read as text, not parsed: the words `import`, `include` and `modulemeta`, except as a field
+    (`.import`), a variable, a format or right after a quote (`"import"`, a string value). A
+    module directive is a keyword at the start of the program (after `module {…};` and other
+    directives) and jq has no `eval`, so no program can load a module without one of these words.
+    """
+    if _JQ_MODULES.search(text):
+        return ("names `import`, `include` or `modulemeta`: jq loads the module or data file it names "
+                "(`import \"../elsewhere/s\" as $s;`, `{search: \"/elsewhere\"}`); give the data as "
+                "input files or with `--slurpfile`/`--rawfile` instead")
+    return None
+
+
+JQ = Grammar(
+    "jq",
+    shorts_known=False,
+    options=_options("-f --from-file; --run-tests[=]", escapes={"-f": _JQ_FILE, "--run-tests": _JQ_FILE})
+    + DEFAULT.options,
+    escape_check=jq_reads,
+)
+
+# less: `--lesskey-src=FILE`, `-k FILE`/`--lesskey-file` (compiled) read a lesskey file whose `#env`
+# section sets `LESSOPEN=|cmd %s`, the preprocessor less runs for every file it opens (also when
+# its output is no terminal); `--lesskey-content` (less 643+) takes that text as the value. less
+# takes long options in any case (`--LESSKEY-SRC`) and by unique prefix; letters bundle (`-Sklk`).
+LESS = Grammar(
+    "less",
+    shorts_known=False,
+    ignore_case=True,
+    options=_options(
+        "-k --lesskey-file=; --lesskey-src=; --lesskey-content=",
+        {name: "reads a lesskey file, whose `#env` section sets `LESSOPEN`, a command less runs for every file"
+         for name in ("-k", "--lesskey-src", "--lesskey-content")},
+    ) + DEFAULT.options,
+)
+
+# libarchive's bsdtar (short options from its `aBb:C:cf:HhI:JjkLlmnOoPpqrSs:T:tUuvW:wX:xyZz`, long
+# ones by unique prefix). `-T`/`-I`/`--files-from` read the names to archive from a file, `-P` extracts
+# members at the absolute and `..` names they carry, and an `@archive` operand adds the entries of
+# another archive, where an mtree archive (a text file) takes each entry's data from any path
+# (`./x type=file contents=/elsewhere/secret`): `bsdtar -cf o.tar @spec` archived that file.
+_MTREE = ("adds the entries of another archive, and an mtree archive (a text file) takes each entry's "
+          "data from any path it names (`contents=/elsewhere/x`)")
+
+
+def _bsdtar_reads(text: str) -> str | None:
+    """An `@archive` operand of bsdtar (while paths are confined)."""
+    return f"is an `@archive` operand: bsdtar {_MTREE}" if text.startswith("@") and len(text) > 1 else None
+
+
+BSDTAR = Grammar(
+    "bsdtar",
+    old_style_first=True,
+    options=_options(
+        """-a --auto-compress; -B --read-full-blocks; -b --block-size=; -C --cd --directory=; -c --create;
+        -f --file=; -H; -h; -I=; -J --xz; -j --bzip --bzip2 --bunzip2; -k --keep-old-files; -L --dereference;
+        -l --check-links; -m --modification-time; -n --norecurse --no-recursion; -O --to-stdout; -o;
+        -P --absolute-paths; -p --insecure --preserve-permissions; -q --fast-read; -r --append; -S; -s=;
+        -T --files-from=; -t --list; -U --unlink --unlink-first; -u --update; -v --verbose; -W=;
+        -w --confirmation --interactive; -X --exclude-from=; -x --extract; -y; -Z --compress --uncompress;
+        -z --gunzip --gzip; --use-compress-program=; --exclude=; --include=; --format=; --options=;
+        --newer=; --newer-mtime=; --newer-than=; --newer-mtime-than=; --older=; --older-mtime=;
+        --older-than=; --older-mtime-than=; --strip-components=; --passphrase=; --gid=; --gname=;
+        --uid=; --uname=; --null; --totals; --version; --help""",
+        {"--use-compress-program": "runs the given program as the compressor",
+         "-W": "is another spelling of any long option (`-W use-compress-program=cmd` ran `cmd`, "
+               "`-W files-from=list` read a name list); write the long option itself"},
+        escapes={"-T": _NAME_LIST, "-I": _NAME_LIST,
+                 "-P": "extracts members at the absolute or `..` names written in the archive, wherever they point"},
+        follows={"-L": _DEREFERENCES, "-h": _DEREFERENCES, "-H": _DEREFERENCES},
+    ) + DEFAULT.options,
+    escape_check=_bsdtar_reads,
+)
+
+# 7-Zip: switches are case-insensitive words. A list file (`@list`, `-i@list`, `-ir-@list`, and
+# `-ai@list`/`-ax@list`, the archives to open) holds the names 7z works on, where no path check sees
+# them: `7z a o.7z @list` archived `/elsewhere/secret`, `7z e -so -an -ai@list` printed an archive
+# outside. `-spf` extracts members at the absolute names they carry (7z strips them otherwise).
+_7Z_LIST = re.compile(r"@|-a?[ix][^@!]{0,3}@", re.IGNORECASE)
+_7Z_ABSOLUTE = re.compile(r"-spf(?![a-z0-9])", re.IGNORECASE)
+
+
+def _7z_reads(text: str) -> str | None:
+    """A 7-Zip list file or `-spf` (while paths are confined)."""
+    if _7Z_LIST.match(text):
+        return f"names a list file: 7z {_NAME_LIST}"
+    if _7Z_ABSOLUTE.match(text):
+        return "is `-spf`: 7z extracts members at the absolute names written in the archive, wherever they point"
+    return None
+
+
+SEVENZIP = Grammar("7z", shorts_known=False, abbreviations=False, options=DEFAULT.options, escape_check=_7z_reads)
+
+# man-db (argp: unique prefixes). `-C`/`--config-file` reads a man_db.conf whose `DEFINE nroff …`
+# names the formatter man runs through a shell (`man -C mdb.conf -l y.1` ran it); `-P`, `-H`, `-X`
+# name a pager, browser, viewer. A page the agent wrote (`-l x.1`, `./x.1`, a folder of pages given
+# with `-M`) is formatted with its `.so ../elsewhere/x` request, which printed that file.
+_MAN_PAGE = ("formats a manual page from the root, whose `.so ../elsewhere/x` request prints any file "
+             "(`man -l x.1` printed a file outside)")
+
+
+def _man_reads(text: str) -> str | None:
+    """A man page argument with a `/` is a page file (man-db), read while paths are confined."""
+    return f"names a page file: man {_MAN_PAGE}" if "/" in text else None
+
+
+MAN = Grammar(
+    "man",
+    options=_options(
+        """-C --config-file=; -d --debug; -D --default; --warnings[=]; -f --whatis; -k --apropos;
+        -K --global-apropos; -w --where --path --location; -W --where-cat --location-cat; -l --local-file;
+        -u --update; -L --locale=; -m --systems=; -M --manpath=; -S -s --sections=; -e --extension=;
+        -i --ignore-case; -I --match-case; --regex; --wildcard; --names-only; -a --all; --no-subpages;
+        -P --pager=; -r --prompt=; -7 --ascii; -E --encoding=; --no-hyphenation --nh;
+        --no-justification --nj; -p --preprocessor=; -t --troff; -T --troff-device[=]; -H --html[=];
+        -X --gxditview[=]; -Z --ditroff; -R --recode=; -? --help; --usage; -V --version""",
+        {"-C": "reads a man_db.conf, whose `DEFINE` lines name the programs man runs (nroff, the pager)",
+         "-P": "runs the given pager", "-H": "runs the given web browser", "-X": "runs gxditview"},
+        escapes={"-l": _MAN_PAGE, "-M": "reads manual pages from the given folder: " + _MAN_PAGE},
+    ) + DEFAULT.options,
+    escape_check=_man_reads,
+)
+
 _BY_NAME = {
     "tar": TAR, "gtar": TAR, "git": GIT, "sort": SORT, "find": FIND, "env": ENV,
     "sed": SED, "gsed": SED, "awk": AWK, "gawk": AWK, "mawk": AWK, "nawk": AWK,
     "original-awk": AWK, "busybox": LAUNCHER, "rsync": RSYNC, "zip": ZIP, "unzip": UNZIP, "wget": WGET,
     "split": SPLIT, "gsplit": SPLIT, "wc": WC, "du": DU, "ssh": SSH, "scp": SSH, "sftp": SSH, "slogin": SSH,
+    "ssh-keygen": SSH_KEYGEN, "gpg": GPG, "gpg2": GPG,
+    **{name: GROFF for name in ("groff", "nroff", "troff", "gtroff", "gnroff")},
     **{name: CHECKSUMS for name in ("md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum",
                                     "b2sum", "cksum")},
     "shasum": SHASUM, "file": FILE, "curl": CURL, "ctags": CTAGS, "ctags-universal": CTAGS,
     "cp": CP, "chown": CP, "chgrp": CP, "diff": DIFF, "ls": LS,
     "grep": GREP, "egrep": GREP, "fgrep": GREP, "rgrep": GREP, "sqlite3": SQLITE, "psql": PSQL,
+    "openssl": OPENSSL, "jq": JQ, "gojq": JQ, "less": LESS, "bsdtar": BSDTAR, "man": MAN,
+    **{name: SEVENZIP for name in ("7z", "7za", "7zr", "7zz", "7zzs")},
     **{name: XZ for name in ("xz", "unxz", "xzcat", "lzma", "unlzma", "lzcat")},
     **{name: GETTEXT for name in ("xgettext", "msgcat", "msgcomm")},
     **{name: LAUNCHER for name in LAUNCHERS},
@@ -663,6 +882,8 @@ _DECLARED = {
     "launcher": LAUNCHER, "sed": SED, "awk": AWK, "response-files": RESPONSE_FILES,
     "rsync": RSYNC, "zip": ZIP, "wget": WGET, "ssh": SSH, "split": SPLIT, "checksums": CHECKSUMS,
     "shasum": SHASUM, "file": FILE, "xz": XZ, "gettext": GETTEXT, "ctags": CTAGS, "curl": CURL,
+    "openssl": OPENSSL, "jq": JQ, "less": LESS, "bsdtar": BSDTAR, "7z": SEVENZIP,
+    "man": MAN, "ssh-keygen": SSH_KEYGEN, "gpg": GPG, "groff": GROFF,
 }
 
 
