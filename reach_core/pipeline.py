@@ -275,8 +275,9 @@ async def invoke(
                     from .guard.ledger import checked_key  # (guard is imported with the first Reach)
 
                     ctx.idempotency_key = checked_key(key)
-                elif run_id:
-                    ctx.idempotency_key = f"{run_id}:{call.id}"
+                elif run_id:  # derived_key in reach_core.guard.ledger, written out: one is made per write in a run
+                    agent_name, run = ctx.agent, str(run_id)
+                    ctx.idempotency_key = f"{len(agent_name)}:{agent_name}:{len(run)}:{run}:{call.id}"
             if flags & CONFIRM:
                 if tool.args_model is not None:  # a person is never asked about a call its Args would refuse
                     _model_args(tool, args)
