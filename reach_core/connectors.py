@@ -83,6 +83,11 @@ class Connector:
     fallback: Any = NO_FALLBACK
     examples: ClassVar[list[dict[str, Any]]] = []
     lint_ignore: ClassVar[tuple[str, ...]] = ()  # `reach tools lint` rules this tool knowingly breaks
+    #: its name comes from a document a plugin reads at start-up (an OpenAPI operationId, an MCP
+    #: server's tool list), which whoever serves the document may change: on a clash with a tool
+    #: another plugin or the host registered (the same name, or one differing only in case or
+    #: ``-``/``_``) it steps aside instead of making both unavailable (``Runtime.resolve_conflicts``)
+    imported: ClassVar[bool] = False
 
     async def execute(self, params: Any, ctx: Any = None) -> Any:  # pragma: no cover - abstract
         raise NotImplementedError(f"{type(self).__name__}.execute is not implemented")

@@ -510,7 +510,7 @@ async def run_agent(
         total = total + response.usage
 
         # Call ids must be unique within the run: the pipeline derives idempotency
-        # keys from run id + call id, and some servers number calls from 0 per message.
+        # keys from agent + run id + call id, and some servers number calls from 0 per message.
         calls: list[dict[str, Any]] = []
         for n, c in enumerate(response.tool_calls):
             call_id = c.id or f"call_{index}_{n}"

@@ -13,6 +13,7 @@ implemented by any plugin cost nothing: their step is skipped.
 from __future__ import annotations
 
 import asyncio
+import copy
 import difflib
 import itertools
 import logging
@@ -236,6 +237,7 @@ async def invoke(
     ctx.started = t0
     ctx.needs_confirmation = False  # set, not left to the class: an instance read is the fast one
     result: ToolResult | None = None
+    checked: tuple[Any, dict[str, Any]] | None = None  # (Args instance, the arguments it was made from)
     try:
         if failure is not None:
             raise failure
@@ -275,11 +277,12 @@ async def invoke(
                     from .guard.ledger import checked_key  # (guard is imported with the first Reach)
 
                     ctx.idempotency_key = checked_key(key)
-                elif run_id:
-                    ctx.idempotency_key = f"{run_id}:{call.id}"
+                elif run_id:  # derived_key in reach_core.guard.ledger, written out: one is made per write in a run
+                    agent_name, run = ctx.agent, str(run_id)
+                    ctx.idempotency_key = f"{len(agent_name)}:{agent_name}:{len(run)}:{run}:{call.id}"
             if flags & CONFIRM:
                 if tool.args_model is not None:  # a person is never asked about a call its Args would refuse
-                    _model_args(tool, args)
+                    checked = (_model_args(tool, args), copy.deepcopy(args))
                 ctx.needs_confirmation = True
                 by = host_approval(tool.name, call.id)
                 if by is not None:  # a person approved it in the agent framework reach runs under
@@ -312,7 +315,7 @@ async def invoke(
         if plain and run_id is None and deadline is None and (plain == PLAIN or ctx.idempotency_key is None):
             params, caps, guards = args, (), None  # the usual call (see Route): nothing to check or hold
         else:
-            result, params, caps, guards = await _guard_before(rt, route, args, ctx, deadline)
+            result, params, caps, guards = await _guard_before(rt, route, args, ctx, deadline, checked)
         if result is None:
             try:
                 out = run_connector(tool, params, ctx, caps)
@@ -409,10 +412,16 @@ async def invoke(
 
 
 async def _guard_before(rt: Runtime, route: Route, args: dict[str, Any], ctx: CallContext,
-                        deadline: float | None) -> tuple[ToolResult | None, Any, Any, Any]:
+                        deadline: float | None, checked: tuple[Any, dict[str, Any]] | None = None,
+                        ) -> tuple[ToolResult | None, Any, Any, Any]:
     """What a call that is not plain (see :class:`Route`) needs before its connector runs:
     the guard rails' checks (limits, budgets, ledger), its ``Args`` model, the run's
-    deadline. Returns ``(early result or None, params, caps, guards to settle after)``."""
+    deadline. Returns ``(early result or None, params, caps, guards to settle after)``.
+
+    ``checked``: the ``Args`` instance made before a person was asked, with a copy of the
+    arguments it was made from. It is what runs, unless a hook changed the arguments in
+    place since (then they are checked again: what runs is always what the arguments are
+    now, and valid), so a validator with a cost or a side effect runs once per call."""
     tool = route.tool
     flags = route.flags
     guards: Any = rt.guards
@@ -428,7 +437,12 @@ async def _guard_before(rt: Runtime, route: Route, args: dict[str, Any], ctx: Ca
         result = guards.before_in_run(tool, args, ctx, plan)
     if result is not None:
         return result, None, caps, guards
-    params = _model_args(tool, args) if tool.args_model is not None else args
+    if tool.args_model is None:
+        params = args
+    elif checked is not None and checked[1] == args:
+        params = checked[0]
+    else:
+        params = _model_args(tool, args)
     if deadline is not None:  # a run's deadline shortens the tool's own
         ctx.deadline = min(deadline, asyncio.get_running_loop().time() + tool.timeout)
     return None, params, caps, guards

@@ -73,6 +73,9 @@ class Runtime:
     tools: dict[str, Tool] = field(default_factory=dict)
     candidates: dict[str, list[Tool]] = field(default_factory=dict)
     conflicts: dict[str, list[str]] = field(default_factory=dict)
+    #: by folded name (``_folded``): the first candidate that is not imported, and the imported ones
+    own_names: dict[str, Tool] = field(default_factory=dict)
+    imported_names: dict[str, list[Tool]] = field(default_factory=dict)
     providers: dict[str, dict[str, Provider]] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
     #: model adapters built from their factories, once per name (their connection pools with them)
@@ -146,21 +149,49 @@ class Runtime:
         if same:
             raise ConnectorError(f"plugin {plugin!r} registers the tool {tool.name!r} twice")
         self.candidates.setdefault(tool.name, []).append(tool)
+        if tool.connector.imported:
+            self.imported_names.setdefault(_folded(tool.name), []).append(tool)
+        else:
+            self.own_names.setdefault(_folded(tool.name), tool)
         return tool
 
     def register(self, obj: Connector, *, provider: str) -> Tool:
         """Register one tool at run time (``Reach.register``): chosen at once, unless config
-        disables it; duplicate names are refused."""
+        disables it; duplicate names are refused, except that imported tools (``Connector.imported``)
+        step aside for one that is not (see ``resolve_conflicts``)."""
         name = getattr(obj, "name", None)
-        if isinstance(name, str) and (name in self.tools or name in self.candidates):
-            raise ConnectorError(f"a tool named {name!r} is already registered (by {self.owner(name)})")
+        imported = bool(getattr(obj, "imported", False))
+        if isinstance(name, str):
+            held = self.candidates.get(name)
+            if (held or name in self.tools) and (imported or not held or not all(t.connector.imported for t in held)):
+                raise ConnectorError(f"a tool named {name!r} is already registered (by {self.owner(name)})")
+            if imported and (own := self.own_names.get(_folded(name))) is not None:
+                raise ConnectorError(f"the imported tool {name!r} steps aside for {own.name!r} (by {own.plugin}): "
+                                     "a tool another plugin registered keeps its name")
         tool = self.add(obj, plugin=provider)
         ccfg = self.config.connectors.get(tool.name)
+        if not imported:
+            for other in self.imported_names.get(_folded(tool.name), ()):
+                if self.tools.get(other.name) is other and self._provider(other.name) != other.plugin:
+                    del self.tools[other.name]
+                    self._stepped_aside(other, tool)
         if ccfg is None or ccfg.enabled:  # incremental: registering many tools stays linear
             self.tools[tool.name] = tool
             tool.blocked = self.pins.check(tool)
         self.invalidate()
         return tool
+
+    def _provider(self, name: str) -> str | None:
+        ccfg = self.config.connectors.get(name)
+        return ccfg.provider if ccfg is not None else None
+
+    def _stepped_aside(self, tool: Tool, kept: Tool) -> None:
+        self.log.warning(
+            "reach.imported_tool_skipped", tool=tool.name, plugin=tool.plugin, kept=kept.name, kept_plugin=kept.plugin,
+            reason=f"the imported tool {tool.name!r} ({tool.plugin}) has the name of {kept.name!r} ({kept.plugin}), "
+                   "which keeps it",
+            fix=f'rename the imported operations (a prefix) or set [connectors.{tool.name}] provider = "{tool.plugin}"',
+        )
 
     def owner(self, name: str) -> str:
         return ", ".join(t.plugin for t in self.candidates.get(name, [])) or "?"
@@ -170,10 +201,22 @@ class Runtime:
         then apply the pins."""
         self.tools.clear()
         self.conflicts.clear()
+        # an imported tool (Connector.imported: its name comes from a document someone else serves)
+        # never takes a name, or a look-alike of one, that a tool registered by its own plugin holds:
+        # it steps aside, where the same name from two plugins would leave neither available
+        own = self.own_names if self.imported_names else {}
         for name, tools in self.candidates.items():
             ccfg = self.config.connectors.get(name)
             if ccfg is not None and not ccfg.enabled:
                 continue
+            if own and not (ccfg is not None and ccfg.provider) and (kept := own.get(_folded(name))) is not None:
+                aside = [t for t in tools if t.connector.imported]
+                for t in aside:
+                    self._stepped_aside(t, kept)
+                if aside:
+                    tools = [t for t in tools if not t.connector.imported]
+                    if not tools:
+                        continue
             if ccfg is not None and ccfg.provider:
                 chosen = [t for t in tools if t.plugin == ccfg.provider]
                 if not chosen:
@@ -381,3 +424,8 @@ class Runtime:
 
     def __repr__(self) -> str:
         return f"<Runtime tools={len(self.tools)} started={self.started}>"
+
+
+def _folded(name: str) -> str:
+    """A tool name as a model might confuse it with another: case and ``-``/``_`` aside."""
+    return name.lower().replace("-", "_")

@@ -127,3 +127,86 @@ async def test_positive_control_without_a_confirmer_a_refused_call_says_its_argu
     reach.register(Transfer())
     res = await reach.invoke("transfer", {"source": "a", "target": "a", "cents": 5})
     assert not res.ok and res.error.code == "invalid_arguments" and "must differ" in res.error.message
+
+
+class Counted(Connector):
+    """A dangerous tool whose ``Args`` count how often they are validated."""
+
+    name = "wire"
+    description = "Wire money to an account."
+    risk = "dangerous"
+    validations = 0
+
+    class Args(BaseModel):
+        target: str
+        cents: int
+
+        @model_validator(mode="after")
+        def _count(self) -> Counted.Args:
+            Counted.validations += 1
+            if self.cents <= 0:
+                raise ValueError("cents must be above zero")
+            return self
+
+    async def execute(self, params: Any) -> str:
+        RAN.append(params)
+        return "wired"
+
+
+@pytest.mark.parametrize("agents", [None, {"default": {"approval": {"*": "always"}}},
+                                    {"default": {"auto_tier": "read", "approval": {"risk:dangerous": "once"}}}],
+                         ids=["tier", "always", "once"])
+@pytest.mark.parametrize("how", ["bare", "run", "key", "run+key"])
+async def test_a_call_a_person_approves_is_validated_once(tmp_path, agents, how):
+    """Its ``Args`` are checked before the person is asked and that result is what runs:
+    not checked a second time (a validator with a cost or a side effect ran twice)."""
+    person = Person()
+    reach = make_reach(person, config={"agents": agents or {}}, data_dir=tmp_path)
+    reach.register(Counted())
+    RAN.clear()
+    Counted.validations = 0
+    kwargs: dict[str, Any] = {"run_id": "r-1"} if "run" in how else {}
+    if "key" in how:
+        kwargs["idempotency_key"] = "k-1"
+    res = await reach.invoke({"id": "c1", "name": "wire", "arguments": {"target": "acct-9", "cents": 5}}, **kwargs)
+    assert res.ok, res
+    assert person.asked == [{"target": "acct-9", "cents": 5}]
+    assert Counted.validations == 1
+    assert len(RAN) == 1 and isinstance(RAN[0], Counted.Args) and RAN[0].cents == 5
+
+
+class Rewriter:
+    """A hook that changes the arguments in place after they were checked (a plugin that
+    normalises an account, say): what runs is what the arguments are then, checked again."""
+
+    REACH_PLUGIN_NAME = "test-rewriter"
+
+    def __init__(self, change: Any) -> None:
+        self.change = change
+
+    @hookimpl
+    def reach_pre_invoke(self, call: Any, tool: Any, ctx: Any) -> None:
+        self.change(call.arguments)
+
+
+REWRITES = [
+    (lambda a: a.update(target="acct-1"), {"target": "acct-1", "cents": 5}),
+    (lambda a: a.update(cents=7), {"target": "acct-9", "cents": 7}),
+    (lambda a: a.update(cents="8"), {"target": "acct-9", "cents": 8}),
+    (lambda a: a.update(cents=0), None),  # now refused by Args
+    (lambda a: a.pop("cents"), None),
+    (lambda a: a.update(target=["acct-1"]), None),
+]
+
+
+@pytest.mark.parametrize(("change", "runs"), REWRITES, ids=[str(i) for i in range(len(REWRITES))])
+async def test_arguments_a_hook_changed_after_the_check_are_checked_again(tmp_path, change, runs):
+    person = Person()
+    reach = make_reach(person, Rewriter(change), data_dir=tmp_path)
+    reach.register(Counted())
+    RAN.clear()
+    res = await reach.invoke("wire", {"target": "acct-9", "cents": 5})
+    if runs is None:
+        assert not res.ok and res.error.code == "invalid_arguments" and RAN == []
+    else:
+        assert res.ok and [p.model_dump() for p in RAN] == [runs]

@@ -89,15 +89,6 @@ async def test_other_agents_recorded_failure_is_not_replayed(made):
     assert again.error.code == "execution_failed" and again.meta.get("receipt") is True  # alice's own
 
 
-async def test_keys_of_run_ids_are_per_agent(made):
-    """The key reach makes (run id + call id) of one agent's run is not another's receipt."""
-    reach, sent = made
-    call = {"id": "call_1", "name": "send_email", "arguments": {"to": "a@x.org"}}
-    assert (await reach.invoke(dict(call), agent="alice", run_id="run-1")).ok
-    two = await reach.invoke(dict(call), agent="bob", run_id="run-1")
-    assert two.error.code == "denied" and len(sent) == 1
-
-
 _BAD_KEYS = [
     "", "\n", "key\n", "\nkey", "a\x00b", "a\x1bb", "a\rb", "a\tb", "\x7f", "k\u200b", "\u200e",
     "k\u2028", "k\u2029", "\ufeffk", "k\u0085", "k\ud800", "k" * 513, "k" * 10_000, "é" * 513,

@@ -41,7 +41,7 @@ from ..result import ToolError, ToolResult, to_jsonable
 from .budgets import DailyBudgets, Exhausted
 from .concurrency import Slots, WeightedLimit
 from .config import AgentGuard, ConnectorGuard, GuardDefaults, LimitsConfig, section
-from .ledger import Ledger
+from .ledger import Ledger, derived_key, legacy_key
 from .ratelimit import RateLimiter, Rule
 from .runs import Runs, RunState, call_key, canonical
 
@@ -443,8 +443,11 @@ class Guards:
 
     async def _claim(self, tool: Tool, args: dict[str, Any], ctx: CallContext, key: str) -> ToolResult | None:
         digest = _args_hash(args)
+        run_id = ctx.run_id
+        legacy = (legacy_key(run_id, ctx.call_id) if run_id and key == derived_key(ctx.agent, run_id, ctx.call_id)
+                  else None)
         claim = await self.ledger.claim(
-            tool.name, key, digest, agent=ctx.agent, run_id=ctx.run_id, call_id=ctx.call_id
+            tool.name, key, digest, agent=ctx.agent, run_id=run_id, call_id=ctx.call_id, legacy=legacy
         )
         if claim.claimed:
             return None

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ..stores import Store
 
-__all__ = ["LEDGER_MIGRATIONS", "MAX_KEY", "Claim", "Ledger", "checked_key"]
+__all__ = ["LEDGER_MIGRATIONS", "MAX_KEY", "Claim", "Ledger", "checked_key", "derived_key", "legacy_key"]
 
 #: the longest idempotency key, in characters
 MAX_KEY = 512
@@ -68,6 +68,30 @@ def checked_key(key: object) -> str:
     return key
 
 
+def derived_key(agent: str, run_id: str, call_id: str) -> str:
+    """The key reach makes for a call in a run that brought none: the agent, the run id and
+    the call id, each but the last after its length (``5:alice:5:run-1:call_1``).
+
+    Why the agent: two agents in one run (a graph of agents sharing a thread id) number
+    their calls alike; with ``run:call`` alone the second one's ``call_1`` was refused as
+    another agent's key, or, upstream (an ``Idempotency-Key`` header), answered with the
+    first one's response. Why the lengths: with separators alone, ``a:b`` + ``c`` and
+    ``a`` + ``b:c`` spell the same key and one call is the other's receipt; a length says
+    where each part ends, whatever characters the parts hold. (The pipeline writes this
+    out inline; tests/test_redteam_derived_keys.py holds the two equal.)
+    """
+    run = str(run_id)
+    return f"{len(agent)}:{agent}:{len(run)}:{run}:{call_id}"
+
+
+def legacy_key(run_id: str, call_id: str) -> str:
+    """The key reach derived before it named the agent: ``run_id:call_id``. A ledger row
+    stored under it still answers the same agent's same run id and call id (see
+    :meth:`Ledger.claim`), so a run resumed across the upgrade (a durable workflow
+    replayed) gets its receipts instead of running its writes again."""
+    return f"{run_id}:{call_id}"
+
+
 @dataclass(slots=True)
 class Claim:
     """What a claim found: ``claimed`` (go ahead) or the existing row's state."""
@@ -97,13 +121,27 @@ class Ledger:
             self._ready = True
 
     async def claim(
-        self, tool: str, key: str, args_hash: str, *, agent: str | None, run_id: str | None, call_id: str | None
+        self, tool: str, key: str, args_hash: str, *, agent: str | None, run_id: str | None, call_id: str | None,
+        legacy: str | None = None,
     ) -> Claim:
-        """Insert a ``running`` row, durably, or report the row already there."""
+        """Insert a ``running`` row, durably, or report the row already there.
+
+        ``legacy`` (the old form of a derived key, :func:`legacy_key`): a row stored under
+        it counts as this key's only if it was claimed by the same agent for the same run id
+        and call id (the row's own columns, so ``a:b`` + ``c`` never reads ``a`` + ``b:c``'s).
+        """
         await self.ensure_schema()
         now = time.time()
 
         def tx(conn):  # type: ignore[no-untyped-def]
+            if legacy is not None:
+                old = conn.execute(
+                    "SELECT state, args_hash, result, agent FROM reach_ledger WHERE tool = ? AND idem_key = ? "
+                    "AND agent = ? AND run_id = ? AND call_id = ?",
+                    (tool, legacy, agent, run_id, call_id),
+                ).fetchone()
+                if old is not None:
+                    return Claim(False, old[0], old[1], json.loads(old[2]) if old[2] else None, old[3])
             cur = conn.execute(
                 "INSERT INTO reach_ledger (tool, idem_key, args_hash, state, agent, run_id, call_id, "
                 "created_at, updated_at) VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?) "

@@ -50,7 +50,7 @@ async def test_run_id_and_call_id_make_the_key(make_reach):
     await r.invoke(dict(call), run_id="run-5")
     second = await r.invoke(dict(call), run_id="run-5")
     assert second.meta.get("receipt") is True
-    assert sent == [("b@x.org", "run-5:call_9")]
+    assert sent == [("b@x.org", "7:default:5:run-5:call_9")]  # agent, run id, call id (guard-rails.md)
     # a bare invoke has no key: no receipt, it runs each time
     await r.invoke("send_email", {"to": "c@x.org"})
     await r.invoke("send_email", {"to": "c@x.org"})

@@ -51,7 +51,7 @@ async def test_a_run_id_makes_the_key_on_a_plain_route(make_reach):
     await r.invoke("send_email", {"to": "a@x.org"})  # caches the route
     for _ in range(2):
         await r.invoke({"id": "call-1", "name": "send_email", "arguments": {"to": "a@x.org"}}, run_id="run-9")
-    assert sent[1:] == [("a@x.org", "run-9:call-1")]
+    assert sent[1:] == [("a@x.org", "7:default:5:run-9:call-1")]
 
 
 async def test_a_read_route_is_plain_and_a_limited_one_is_not(make_reach):

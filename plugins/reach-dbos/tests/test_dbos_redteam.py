@@ -24,6 +24,7 @@ from reach_dbos.runner import RunIdInUse
 from reach_openai.scripted import Answer, Call, ScriptedModelServer, ToolCalls
 
 from reach_core import Connector, Reach
+from reach_core.guard.ledger import derived_key
 
 
 class Credit(Connector):
@@ -198,8 +199,8 @@ async def test_odd_run_ids_are_data_and_name_exactly_one_run(make, server, run_i
     suffix = _fresh("")
     run_id = run_id if len(run_id) == 256 else run_id + suffix  # each test its own run
     result = await reach.run("give credit", durable=True, run_id=run_id)
-    assert result.ok and result.run_id == run_id and reach.credit.keys == [f"{run_id}:{k.split(':')[-1]}"
-                                                                           for k in reach.credit.keys]
+    assert result.ok and result.run_id == run_id and reach.credit.keys == [
+        derived_key("default", run_id, c["id"]) for s in result.steps for c in s.tool_calls]
     client = RunsClient(reach.plugin_settings("reach-dbos"))
     try:
         shown = client.show(run_id)

@@ -14,6 +14,7 @@ from dbos import DBOS
 from reach_openai.scripted import Answer, Call, ScriptedModelServer, ToolCalls
 
 from reach_core import Connector, Reach
+from reach_core.guard.ledger import derived_key
 
 
 class Credit(Connector):
@@ -77,8 +78,9 @@ async def test_a_durable_run_is_a_workflow_whose_steps_are_model_calls_and_tool_
     assert status is not None and status.status == "SUCCESS" and status.name == "reach.run"
     steps = await DBOS.list_workflow_steps_async(result.run_id)
     assert [s["function_name"] for s in steps] == ["reach.model", "reach.tools"] * 2 + ["reach.model"]
-    # the idempotency keys are the run id (= workflow id) and the call ids the model step recorded
-    assert reach.credit.keys == [f"{result.run_id}:{c['id']}" for s in result.steps for c in s.tool_calls]
+    # the idempotency keys are the agent's, the run id's (= workflow id) and the call ids the model step recorded
+    assert reach.credit.keys == [derived_key("default", result.run_id, c["id"])
+                                 for s in result.steps for c in s.tool_calls]
     assert len(server.requests) == 3
     await reach.aclose()
 

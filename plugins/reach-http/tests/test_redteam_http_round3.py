@@ -155,7 +155,8 @@ async def test_a_tool_call_id_with_controls_never_splits_the_request(name: str, 
                   id=CALL_IDS[name])], run_id="run-1")
     assert result.ok, result.error
     headers = result.content["body"]["headers"]
-    assert _one_line_ascii(headers["Idempotency-Key"]) and headers["Idempotency-Key"].startswith("run-1:call")
+    key = headers["Idempotency-Key"]
+    assert _one_line_ascii(key) and key.startswith("7:default:5:run-1:call")  # agent, run id, call id
     assert "X-Evil" not in headers
     assert _paths(server) == ["/echo"]  # one request, nothing smuggled behind it
 

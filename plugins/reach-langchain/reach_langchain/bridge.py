@@ -24,8 +24,12 @@ agents on one thread do not take each other's keys.
 Calls that reach's policy wants a person to approve follow reach's confirmer
 (``approval="reach"``, the default), or, with ``approval="interrupt"``, LangGraph's
 own human-in-the-loop: the tool calls ``langgraph.types.interrupt`` before the
-call reaches reach, and the graph resumes with the person's answer
-(``Command(resume={"type": "approve"})``; needs a checkpointer).
+call reaches reach, and the graph resumes with the person's answer, which names the
+call it answers (``Command(resume={"type": "approve", "call_id": ...})``, the
+``call_id`` of the interrupt's value; needs a checkpointer). LangGraph hands the
+answers of one node to its ``interrupt`` calls by their order, and a node running
+several tool calls at once (``ToolNode``, a thread pool) may reach them in another
+order when it runs again; an answer that names no call, or another one, is a denial.
 """
 
 from __future__ import annotations
@@ -33,6 +37,9 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextvars
+import hashlib
+import json
+import logging
 import threading
 import uuid
 from collections import OrderedDict
@@ -47,6 +54,8 @@ from reach_core.approvals import approved_call
 from reach_core.result import dumps
 
 __all__ = ["ReachTool", "as_langchain_tools"]
+
+log = logging.getLogger("reach_langchain")
 
 # LangChain hands the tool-call id to ``arun``/``run`` but not to ``_arun``/``_run``;
 # it travels between them in this variable (one value per task/thread, never shared).
@@ -91,16 +100,27 @@ def _run_scope(config: Any) -> tuple[str | None, str | None]:
     return None, thread  # outside LangGraph, nothing names the whole run: no run id (as before)
 
 
-def _decision(answer: Any) -> tuple[bool, str | None]:
-    """``(approved, message)`` from a resume value: ``True``/``False``, ``{"type": "approve"}``,
-    ``{"type": "reject", "message": ...}``, or LangChain's HITL ``{"decisions": [...]}``."""
-    if isinstance(answer, dict) and isinstance(answer.get("decisions"), list) and answer["decisions"]:
-        answer = answer["decisions"][0]
-    if isinstance(answer, bool):
-        return answer, None
-    if isinstance(answer, dict):
-        return answer.get("type") in ("approve", "accept"), answer.get("message")
-    return False, None
+def _decision(answer: Any, call_id: str) -> tuple[bool, str | None, str | None]:
+    """``(approved, message, mismatch)`` from a resume value for the call ``call_id``.
+
+    An answer is ``{"type": "approve" | "reject", "call_id": ..., "message": ...}`` (``"accept"``
+    as LangChain's HITL spells approve), or ``{"decisions": [...]}`` of them, of which the one
+    naming ``call_id`` counts. Why the id: LangGraph matches the answers of one node to its
+    interrupts by order, not by what they asked, so an approval meant for one call could
+    land on another; an answer counts only for the call it names, exactly (same string:
+    no case folding, trimming or look-alikes). ``mismatch`` says why an answer that names
+    no call, another call, or several decisions for this one, approved nothing."""
+    if isinstance(answer, dict) and isinstance(answer.get("decisions"), list):
+        mine = [d for d in answer["decisions"] if isinstance(d, dict) and d.get("call_id") == call_id]
+        if len(mine) != 1:
+            return False, None, f"{len(mine)} of the decisions name this call"
+        answer = mine[0]
+    if not isinstance(answer, dict) or "call_id" not in answer:
+        return False, None, "the answer names no call"
+    if answer["call_id"] != call_id:
+        return False, None, f"the answer names another call ({str(answer['call_id'])[:80]!r})"
+    message = answer.get("message")
+    return answer.get("type") in ("approve", "accept"), message if isinstance(message, str) else None, None
 
 
 def _ask_person(tool: ReachTool, arguments: dict[str, Any], call_id: str) -> tuple[bool, str | None]:
@@ -111,7 +131,22 @@ def _ask_person(tool: ReachTool, arguments: dict[str, Any], call_id: str) -> tup
         "risk": (tool.metadata or {}).get("risk"), "description": tool.description,
         "allowed_decisions": ["approve", "reject"],
     })
-    return _decision(answer)
+    approved, message, mismatch = _decision(answer, call_id)
+    if mismatch is not None:
+        log.warning("reach_langchain: a resume answer for the interrupt of %s call %r approved nothing: %s; "
+                    "resume with {\"type\": \"approve\", \"call_id\": %r}", tool.name, call_id, mismatch, call_id)
+        raise ToolException(dumps({"error": {"code": "denied", "message": (
+            f"this {tool.name} call was not run: the person's answer was not for it; "
+            "do not call it again unless the user asks.")}}))
+    return approved, message
+
+
+def _asked_id(name: str, arguments: dict[str, Any]) -> str:
+    """The ``call_id`` an interrupt shows for a call made without a tool-call id: the node
+    runs again when the graph resumes and the answer must name the same call, so it is
+    the tool's and the arguments' (the random id reach gets is new on every run)."""
+    text = json.dumps([name, arguments], sort_keys=True, ensure_ascii=False, default=str)
+    return "lc_" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 class ReachTool(BaseTool):
@@ -161,7 +196,7 @@ class ReachTool(BaseTool):
             # alike had the second write denied, with a "new key" the model cannot send through LangChain
             kwargs["idempotency_key"] = f"lc:{thread}:{self.agent or 'default'}:{given_id}"
         if self.ask_person:
-            approved, message = _ask_person(self, arguments, call_id)
+            approved, message = _ask_person(self, arguments, given_id or _asked_id(self.name, arguments))
             if not approved:
                 raise ToolException(_declined(self.name, message))
             with approved_call(self.name, call_id, by="a LangGraph interrupt"):

@@ -121,7 +121,7 @@ async def test_interrupt_approval_asks_a_person_before_reach_runs_the_call(make_
     assert pending.value["tool"] == "delete_city" and pending.value["arguments"] == {"city": "上海"}
     assert await audit_records(reach) == []  # nothing ran while waiting for a person
 
-    done = await agent.ainvoke(Command(resume={"type": "approve"}), config)
+    done = await agent.ainvoke(Command(resume={"type": "approve", "call_id": "call_del"}), config)
     assert done["messages"][-1].content == "tool said: deleted 上海"
     [record] = await audit_records(reach)
     assert record["status"] == "ok" and record["call_id"] == "call_del"
@@ -141,7 +141,8 @@ async def test_interrupt_rejection_never_reaches_the_connector(make_reach, scrip
                          checkpointer=InMemorySaver())
     config = {"configurable": {"thread_id": "t2"}}
     await agent.ainvoke({"messages": [{"role": "user", "content": "delete Shanghai"}]}, config)
-    done = await agent.ainvoke(Command(resume={"type": "reject", "message": "not today"}), config)
+    done = await agent.ainvoke(Command(resume={"type": "reject", "message": "not today", "call_id": "call_del"}),
+                               config)
     assert done["messages"][-1].content.startswith("a person declined this delete_city call: not today")
     assert await audit_records(reach) == []
 

@@ -44,7 +44,8 @@ async def test_one_approval_for_two_parallel_dangerous_calls_approves_at_most_wh
     assert await ran(reach) == []
     a = next(p for p in pending if p.value["call_id"] == "call_a")
     b = next(p for p in pending if p.value["call_id"] == "call_b")
-    out = await agent.ainvoke(Command(resume={a.id: {"type": "approve"}, b.id: {"type": "reject"}}), config)
+    out = await agent.ainvoke(Command(resume={a.id: {"type": "approve", "call_id": "call_a"},
+                                              b.id: {"type": "reject", "call_id": "call_b"}}), config)
     records = await ran(reach)
     assert [r["call_id"] for r in records] == ["call_a"]
     assert "北京" not in str(records)

@@ -41,6 +41,10 @@ def _description(link: ServerLink, definition: types.Tool) -> str:
 class McpTool(Connector):
     """A tool listed by an MCP server; ``execute`` calls it through that server's session."""
 
+    #: its name is the server's (with ``prefix = ""`` as the server spells it): it never takes the
+    #: name of a tool another plugin registered, nor one differing only in case or -/_ (``Connector.imported``)
+    imported = True
+
     def __init__(self, link: ServerLink, definition: types.Tool) -> None:
         self.link = link
         self.definition = definition

@@ -306,6 +306,8 @@ class ServerLink:
             registered = self.reach.tool(conn.name)
         except KeyError:
             return
+        if registered.connector is not conn:  # the name is another plugin's tool (see _changed)
+            return
         if RANK[risk] <= RANK[registered.risk]:
             return
         self.log.warning("reach.mcp_tool_tier_raised", server=self.name, tool=conn.name, was=registered.risk, now=risk)
@@ -324,6 +326,11 @@ class ServerLink:
         try:
             registered = reach.tool(conn.name)
         except KeyError:
+            return
+        if registered.connector is not conn:
+            # the tool of that name is not this server's (another plugin's, kept by the core's rule
+            # for imported names or by [connectors.NAME] provider): what the server lists now is
+            # no reason to re-tier or block it
             return
         ccfg = reach.config.connectors.get(conn.name)
         overrides = ccfg.overrides() if ccfg is not None else {}

@@ -52,6 +52,10 @@ def _simple(value: Any) -> str:
 class OpenAPIOperation(Connector):
     """One operation of a service's OpenAPI document, callable as a tool."""
 
+    #: its name is the document's operationId, which whoever serves the document may change:
+    #: it never takes the name of a tool another plugin registered (``Connector.imported``)
+    imported = True
+
     def __init__(self, spec: OperationSpec, client: ServiceClient) -> None:
         self.spec = spec
         self.client = client
