@@ -29,7 +29,8 @@ call it answers (``Command(resume={"type": "approve", "call_id": ...})``, the
 ``call_id`` of the interrupt's value; needs a checkpointer). LangGraph hands the
 answers of one node to its ``interrupt`` calls by their order, and a node running
 several tool calls at once (``ToolNode``, a thread pool) may reach them in another
-order when it runs again; an answer that names no call, or another one, is a denial.
+order when it runs again; an answer that names another call is a denial (one that names
+no call is matched by that order, as before).
 """
 
 from __future__ import annotations
@@ -104,20 +105,30 @@ def _decision(answer: Any, call_id: str) -> tuple[bool, str | None, str | None]:
     """``(approved, message, mismatch)`` from a resume value for the call ``call_id``.
 
     An answer is ``{"type": "approve" | "reject", "call_id": ..., "message": ...}`` (``"accept"``
-    as LangChain's HITL spells approve), or ``{"decisions": [...]}`` of them, of which the one
-    naming ``call_id`` counts. Why the id: LangGraph matches the answers of one node to its
-    interrupts by order, not by what they asked, so an approval meant for one call could
-    land on another; an answer counts only for the call it names, exactly (same string:
-    no case folding, trimming or look-alikes). ``mismatch`` says why an answer that names
-    no call, another call, or several decisions for this one, approved nothing."""
+    as LangChain's HITL spells approve), ``True``/``False``, or ``{"decisions": [...]}`` of them.
+    Why the id: LangGraph matches the answers of one node to its interrupts by order, not by
+    what they asked, so an approval meant for one call could land on another when a node
+    runs several calls and reaches them in another order after the resume. An answer that
+    names a call counts only for that call, exactly (same string: no case folding, trimming
+    or look-alikes); in a ``decisions`` list that names calls, the one decision naming this
+    call counts. An answer that names no call is LangGraph's order, as before (the first
+    decision of a list): kept so that ``Command(resume={"type": "approve"})`` still works for
+    one call at a time, and the docs ask for the id. ``mismatch`` says why an answer that
+    names another call, or several decisions for this one, approved nothing."""
     if isinstance(answer, dict) and isinstance(answer.get("decisions"), list):
-        mine = [d for d in answer["decisions"] if isinstance(d, dict) and d.get("call_id") == call_id]
-        if len(mine) != 1:
-            return False, None, f"{len(mine)} of the decisions name this call"
-        answer = mine[0]
-    if not isinstance(answer, dict) or "call_id" not in answer:
-        return False, None, "the answer names no call"
-    if answer["call_id"] != call_id:
+        decisions = answer["decisions"]
+        if any(isinstance(d, dict) and "call_id" in d for d in decisions):
+            mine = [d for d in decisions if isinstance(d, dict) and d.get("call_id") == call_id]
+            if len(mine) != 1:
+                return False, None, f"{len(mine)} of the decisions name this call"
+            answer = mine[0]
+        elif decisions:
+            answer = decisions[0]
+    if isinstance(answer, bool):
+        return answer, None, None
+    if not isinstance(answer, dict):
+        return False, None, None
+    if "call_id" in answer and answer["call_id"] != call_id:
         return False, None, f"the answer names another call ({str(answer['call_id'])[:80]!r})"
     message = answer.get("message")
     return answer.get("type") in ("approve", "accept"), message if isinstance(message, str) else None, None

@@ -4,8 +4,9 @@ LangGraph hands the resume answers of one node to that node's ``interrupt`` call
 their order. A node that runs several tool calls (``ToolNode`` in a plain graph, a
 custom node, a thread pool) may reach them in another order when it runs again after
 the resume, and an approval the person gave for one call then approved another they
-never saw. Now an answer counts only for the call whose ``call_id`` it names, exactly;
-one that names no call, another call, or is ambiguous is a denial, never an approval.
+never saw. Now an answer that names a ``call_id`` counts only for that call, exactly; one
+that names another call, or is ambiguous, is a denial, never an approval. An answer that
+names no call (``{"type": "approve"}``, ``True``) is matched by LangGraph's order, as before.
 """
 
 from __future__ import annotations
@@ -94,11 +95,11 @@ def _x(call_id: Any) -> dict[str, Any]:
 
 # answers that approve, but not this call (call_x): none may run it
 NOT_THIS_CALL = [
-    {"type": "approve"}, True, {"type": "accept"}, _x("call_y"), _x("CALL_X"), _x("call_x "), _x(" call_x"),
+    _x("call_y"), _x("CALL_X"), _x("call_x "), _x(" call_x"),
     _x("call_\u0445"), _x("call_x\u200b"), _x("call_x\n"), _x(["call_x"]), _x({"id": "call_x"}), _x(None), _x(""),
     _x("call_"), _x("call_x" * 2), _x(0),
-    {"decisions": [{"type": "approve"}]},
     {"decisions": [_x("call_y")]},
+    {"decisions": [{"type": "approve"}, _x("call_y")]},
     {"decisions": [_x("call_x"), _x("call_x")]},
     {"decisions": [_x("call_x"), {"type": "reject", "call_id": "call_x"}]},
     {"decisions": [{"type": "approve", "call_id": "call_x "}]},
@@ -124,6 +125,8 @@ async def test_an_answer_that_does_not_name_the_call_approves_nothing(make_reach
 @pytest.mark.parametrize("answer", [
     {"type": "approve", "call_id": "call_x"},
     {"type": "accept", "call_id": "call_x"},
+    # naming no call: LangGraph's order, as documented before the ids (one call at a time)
+    {"type": "approve"}, True, {"type": "accept"}, {"decisions": [{"type": "approve"}]},
     {"decisions": [{"type": "reject", "call_id": "call_y"}, {"type": "approve", "call_id": "call_x"}]},
 ], ids=repr)
 async def test_positive_control_an_answer_naming_the_call_runs_it(make_reach, scripted, answer):
