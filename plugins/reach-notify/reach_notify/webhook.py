@@ -170,7 +170,7 @@ async def post(
         ) from error
     if 200 <= status < 300:
         return status
-    excerpt = _excerpt(raw, response.headers.get("content-encoding", ""))
+    excerpt = _excerpt(raw, response.headers.get("content-encoding", ""), secret_pieces(target))
     if status == 429:
         raise RateLimited(_retry_after(response), message=f"{where} says slow down (HTTP 429)")
     if status >= 500:
@@ -200,21 +200,76 @@ async def _head_of_body(response: httpx.Response) -> bytes:
     return bytes(head[:_RAW_HEAD])
 
 
-def _excerpt(raw: bytes, content_encoding: str) -> str:
-    """At most ``_BODY_EXCERPT`` printable characters of the answer, decoded within a budget."""
+def _excerpt(raw: bytes, content_encoding: str, secrets: tuple[str, ...] = ()) -> str:
+    """At most ``_BODY_EXCERPT`` printable characters of the answer, decoded within a budget,
+    with every piece of ``secrets`` (see :func:`secret_pieces`) replaced by ``[redacted]``."""
+    cut = len(raw) >= _RAW_HEAD
     encodings = [e.strip().lower() for e in content_encoding.split(",") if e.strip() not in ("", "identity")]
     if encodings:
         if len(encodings) > 1 or encodings[0] not in ("gzip", "x-gzip", "deflate"):
             return ""  # an encoding reach does not undo here: no excerpt rather than bytes
         wbits = -zlib.MAX_WBITS if encodings[0] == "deflate" and not _zlib_header(raw) else 47
         try:
-            raw = zlib.decompressobj(wbits).decompress(raw, _BODY_EXCERPT * 4)
+            decoder = zlib.decompressobj(wbits)
+            raw = decoder.decompress(raw, _BODY_EXCERPT * 4)
         except zlib.error:
             return ""
-    text = raw.decode("utf-8", "replace")[: _BODY_EXCERPT * 2]
+        cut = cut or bool(decoder.unconsumed_tail)
+    # redacted before anything is cut or collapsed, so no cut can keep half a secret
+    text = redact(raw.decode("utf-8", "replace"), secrets)
     # the model reads this: no control characters, line breaks or escape sequences from the server
     text = " ".join("".join(c if c.isprintable() else " " for c in text).split())
+    if cut:  # the answer went on: its last characters may be the start of a secret
+        text = _drop_secret_start(text, secrets)
     return text[:_BODY_EXCERPT].strip()
+
+
+_REDACTED = "[redacted]"
+_MIN_SECRET = 8
+_PLAIN_WORD = re.compile(r"[a-z][a-z-]*")
+
+
+def secret_pieces(target: WebhookTarget) -> tuple[str, ...]:
+    """What of ``target`` may be a credential, longest first: the URL, its path, each path
+    segment and query value, each header value and its words, as written and percent-decoded.
+
+    A chat webhook's URL is its credential (``/services/T0/B0/<token>``, ``?token=...``),
+    and servers repeat the request in their error answers (Express: ``Cannot POST
+    /services/T0/B0/<token>``). Pieces shorter than 8 characters, and plain lowercase
+    words such as ``services`` or ``webhooks``, are no secret and stay readable.
+    """
+    from urllib.parse import unquote, unquote_plus, urlsplit
+
+    parts = urlsplit(target.url)
+    raw = [target.url, parts.path, parts.query, parts.fragment, *parts.path.split("/")]
+    for pair in parts.query.split("&"):
+        raw += pair.split("=", 1)
+    for value in target.headers.values():
+        raw += [value, *value.split()]
+    pieces: set[str] = set()
+    for piece in raw:
+        for form in (piece, unquote(piece), unquote_plus(piece)):
+            if len(form) >= _MIN_SECRET and not (_PLAIN_WORD.fullmatch(form) and len(form) < 20):
+                pieces.update({form, form.replace("/", "\\/")})  # also as JSON writes it: \/
+    return tuple(sorted(pieces, key=len, reverse=True))
+
+
+def redact(text: str, secrets: tuple[str, ...]) -> str:
+    """``text`` with each of ``secrets`` (in any case) replaced by ``[redacted]``."""
+    if not secrets:
+        return text
+    pattern = re.compile("|".join(re.escape(s) for s in secrets), re.IGNORECASE)
+    return pattern.sub(_REDACTED, text)
+
+
+def _drop_secret_start(text: str, secrets: tuple[str, ...]) -> str:
+    """``text`` without a trailing start (3 characters or more) of one of ``secrets``."""
+    low = text.lower()
+    for secret in secrets:
+        for size in range(min(len(secret), len(low)), 2, -1):
+            if low.endswith(secret[:size].lower()):
+                return text[: len(text) - size] + _REDACTED
+    return text
 
 
 def _zlib_header(data: bytes) -> bool:
