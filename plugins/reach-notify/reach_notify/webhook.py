@@ -49,9 +49,13 @@ class WebhookTarget:
     allow_mentions: bool = False
 
 
-_MENTION_OPENER = re.compile(r"<(?=[!@]|at>)", re.IGNORECASE)
+# Slack ``<!...>``/``<@...>``, Teams ``<at>``/``<at id=..>``, Google Chat ``<users/...>``
+_MENTION_OPENER = re.compile(r"<(?=[!@]|at[\s>/]|users/)", re.IGNORECASE)
 # No word boundary after the word: Discord pings for ``@everyone1`` or ``@here_`` as well.
 _BROADCAST = re.compile(r"@(?=(everyone|here|channel))", re.IGNORECASE)
+# An ``@`` that starts a word (not one inside ``ops@example.com``; ``_`` starts a word for
+# Rocket.Chat), followed by anything but whitespace: ``@all``, ``@room``, ``@**all**``, ``@alice``.
+_WORD_START_AT = re.compile(r"(?<![^\W_])@(?=[^\s\u200b])")
 _ZWSP = "\u200b"
 
 
@@ -59,11 +63,15 @@ def neutralise_mentions(text: str) -> str:
     """``text`` with every mention a chat service would expand broken by a zero-width space.
 
     Slack expands ``<!channel>``, ``<!here>``, ``<!subteam^...>`` and ``<@U123>``;
-    Discord ``@everyone``, ``@here``, ``<@id>``, ``<@&role>``; Teams ``<at>``. A model
-    that was told (by a prompt injection, say) to page everyone would otherwise do so.
-    The text reads the same; the service sees no mention.
+    Discord ``@everyone``, ``@here`` (anywhere, even inside a word), ``<@id>``, ``<@&role>``;
+    Teams ``<at>``; Google Chat ``<users/all>``, ``<users/123>``; Mattermost and Rocket.Chat
+    ``@all``, ``@channel``, ``@alice``; Matrix ``@room``; Zulip ``@**all**``, ``@**Alice**``.
+    A model that was told (by a prompt injection, say) to page everyone or someone would
+    otherwise do so. The text reads the same; the service sees no mention.
     """
-    return _BROADCAST.sub("@" + _ZWSP, _MENTION_OPENER.sub("<" + _ZWSP, text))
+    text = _MENTION_OPENER.sub("<" + _ZWSP, text)
+    text = _WORD_START_AT.sub("@" + _ZWSP, text)
+    return _BROADCAST.sub("@" + _ZWSP, text)
 
 
 def written_as_address(host: str) -> bool:
