@@ -125,3 +125,16 @@ async def test_an_answer_without_the_secret_reads_as_before(body: str, echo_serv
     result = await reach.invoke("send_webhook", {"channel": "ops", "text": "deploy done"})
     assert result.error.message == f"the `ops` webhook refused the message with HTTP 400: {body}. " \
                                    "Do not resend it unchanged.", result.error.message
+
+
+@pytest.mark.parametrize("echo", ["express-404", "token-only", "json-escaped", "late"])
+async def test_a_url_read_from_the_environment_is_kept_out_too(echo: str, echo_server: Any, make_notify: Any,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """The documented set-up (``url = { env = ... }``): the core masks the whole URL, not its token alone."""
+    base, state = echo_server
+    state.update(echo=ECHOES[echo])
+    monkeypatch.setenv("REACH_TEST_OPS_HOOK", base + PATHS["slack"])
+    reach = make_notify({"webhooks": {"ops": {"url": {"env": "REACH_TEST_OPS_HOOK"}, "timeout": 3}}})
+    result = await reach.invoke("send_webhook", {"channel": "ops", "text": "deploy done"})
+    assert result.error is not None and result.error.code == "execution_failed", result
+    assert not _leaks(result.error.message, TOKEN), result.error.message
