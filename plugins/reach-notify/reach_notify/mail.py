@@ -195,7 +195,7 @@ def _send_blocking(target: SmtpTarget, raw: bytes, to: list[str]) -> dict[str, s
         # what SMTP(host) sets: the name TLS verifies (STARTTLS, implicit TLS)
         smtp._host = target.host  # type: ignore[union-attr]
         smtp.connect(target.host, target.port)
-        with smtp:
+        try:
             if target.starttls:
                 smtp.starttls(context=tls_context(target.ca_file))
             if target.username:
@@ -203,6 +203,8 @@ def _send_blocking(target: SmtpTarget, raw: bytes, to: list[str]) -> dict[str, s
             smtp.ehlo_or_helo_if_needed()  # a greeting that fails here has sent nothing either
             handed_over = True
             refused = smtp.sendmail(target.sender, to, raw)
+        finally:
+            _quit(smtp)
         return {addr: _reply(code, text) for addr, (code, text) in refused.items()}
     except smtplib.SMTPAuthenticationError:
         raise BusinessError(
@@ -237,6 +239,22 @@ def _send_blocking(target: SmtpTarget, raw: bytes, to: list[str]) -> dict[str, s
             f"the mail server at {target.host}:{target.port} could not be reached "
             f"({type(error).__name__}); nothing was sent. Try again later."
         ) from error
+
+
+def _quit(smtp: smtplib.SMTP) -> None:
+    """Say QUIT and close, whatever the server answers.
+
+    By then the outcome is decided (the message accepted, refused, or the transaction
+    broken): ``with SMTP(...)`` raised when QUIT's answer was not 221, so a message the
+    server had queued was reported as "may or may not have been delivered", and a
+    refusal reported as a broken connection.
+    """
+    try:
+        smtp.docmd("QUIT")
+    except (smtplib.SMTPException, OSError):
+        pass  # the server's goodbye changes nothing that happened before it
+    finally:
+        smtp.close()
 
 
 @functools.cache
