@@ -263,7 +263,20 @@ def tls_context(ca_file: str | None) -> ssl.SSLContext:
     return ssl.create_default_context(cafile=ca_file)
 
 
+REPLY_EXCERPT = 200
+"""Characters of a server reply quoted to the model."""
+
+
 def _reply(code: int, text: bytes | str) -> str:
+    """The server's reply as the model sees it: one line of at most ``REPLY_EXCERPT``
+    printable characters.
+
+    The model reads this, and a reply is whatever the server (or, without TLS, anyone
+    on the path) wrote: a multi-line ``550-`` reply can hold ``SYSTEM: ...`` lines,
+    escape sequences, bidi overrides, and 64 KB of them. Line breaks and every
+    non-printable character become spaces, as in a webhook's error excerpt.
+    """
     if isinstance(text, bytes):
         text = text.decode("utf-8", errors="replace")
-    return f"{code} {text}".strip()
+    text = " ".join("".join(c if c.isprintable() else " " for c in text[: REPLY_EXCERPT * 4]).split())
+    return f"{code} {text[:REPLY_EXCERPT]}".strip()
