@@ -151,19 +151,22 @@ async def post(
             ) from None
         if target.proxy is None:
             transport = PinnedTransport({host.lower(): str(address)})
+    if transport is None:  # through the webhook's own proxy
+        transport = httpx.AsyncHTTPTransport(proxy=target.proxy, verify=_tls_context(), trust_env=False)
+    # The client only builds the request (its default headers, the timeout); the transport
+    # sends it. AsyncClient.send logs every request's URL at INFO on the ``httpx`` logger,
+    # and a webhook's URL is its token: a host logging at INFO kept every token.
+    builder = httpx.AsyncClient(timeout=target.timeout, trust_env=False)
+    request = builder.build_request("POST", target.url, json={target.text_field: text}, headers=headers)
+    await builder.aclose()
     try:
-        async with httpx.AsyncClient(
-            timeout=target.timeout,
-            follow_redirects=False,
-            transport=transport,
-            proxy=target.proxy if transport is None else None,
-            trust_env=False,
-            verify=_tls_context(),
-        ) as client, client.stream(
-            "POST", target.url, json={target.text_field: text}, headers=headers
-        ) as response:
-            status = response.status_code
-            raw = b"" if 200 <= status < 300 else await _head_of_body(response)
+        async with transport:
+            response = await transport.handle_async_request(request)
+            try:
+                status = response.status_code
+                raw = b"" if 200 <= status < 300 else await _head_of_body(response)
+            finally:
+                await response.aclose()
     except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as error:
         raise RetryableError(
             f"{where} could not be reached ({type(error).__name__}); nothing was sent. "
