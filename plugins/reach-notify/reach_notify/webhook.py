@@ -185,9 +185,14 @@ async def post(
     if status == 429:
         raise RateLimited(_retry_after(response), message=f"{where} says slow down (HTTP 429)")
     if status >= 500:
-        raise RetryableError(
+        # The receiver failed while handling the post: it may have reached the channel (a
+        # gateway's 502/504, Slack's 500 after posting). outcome_unknown is kept by the core's
+        # ledger, so the same call repeated in a run is not posted again (a retryable code
+        # was not, and was).
+        raise ToolFailure(
             f"{where} failed with HTTP {status}; delivery is not confirmed. Check with the "
-            "user before sending again."
+            "user before sending again.",
+            code="outcome_unknown",
         )
     raise BusinessError(
         f"{where} refused the message with HTTP {status}"
