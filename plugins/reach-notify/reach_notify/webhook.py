@@ -55,7 +55,8 @@ _MENTION_OPENER = re.compile(r"<(?=[!@]|at[\s>/]|users/)", re.IGNORECASE)
 _BROADCAST = re.compile(r"@(?=(everyone|here|channel))", re.IGNORECASE)
 # An ``@`` that starts a word (not one inside ``ops@example.com``; ``_`` starts a word for
 # Rocket.Chat), followed by anything but whitespace: ``@all``, ``@room``, ``@**all**``, ``@alice``.
-_WORD_START_AT = re.compile(r"(?<![^\W_])@(?=[^\s\u200b])")
+# Not after ``/``: ``https://medium.com/@alice`` is a link, and a zero-width space would break it.
+_WORD_START_AT = re.compile(r"(?<![^\W_])(?<!/)@(?=[^\s\u200b])")
 _ZWSP = "\u200b"
 
 

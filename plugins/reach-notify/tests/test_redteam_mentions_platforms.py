@@ -37,7 +37,7 @@ MENTIONS = [
 PLACES = ["{m}", "hey {m}", "({m})", "**{m}**", "_{m}_", "~{m}~", "cc:{m}", "\n{m}\n", "«{m}»", "—{m}", "{m}, thanks"]
 CASES = [place.format(m=m) for m in MENTIONS for place in PLACES]
 
-_WORD_START_AT = re.compile(r"(?<![^\W_])@(?=[^\s\u200b])")
+_WORD_START_AT = re.compile(r"(?<![^\W_])(?<!/)@(?=[^\s\u200b])")
 
 
 def _defused(text: str) -> bool:
@@ -54,7 +54,9 @@ def test_a_mention_of_any_service_is_broken(text: str) -> None:
 
 @pytest.mark.parametrize("text", ["mail ops@example.com", "ops@allianz.example and x@room.example",
                                   "user_name@roomy.example", "an @ sign alone", "email me: ops@example.com",
-                                  "<https://example.com/users/all>", "a<b and c>d", "50% @ 3 pm"])
+                                  "<https://example.com/users/all>", "a<b and c>d", "50% @ 3 pm",
+                                  "see https://medium.com/@alice/post", "https://mastodon.example/@ops",
+                                  "npm: https://www.npmjs.com/package/@types/node"])
 def test_text_without_a_mention_reads_the_same(text: str) -> None:
     assert neutralise_mentions(text) == text
 
