@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from reach_core import ConfigError, Connector, Denied, InvalidArguments
@@ -33,7 +34,7 @@ class SendWebhook(_Notifier):
             channel: webhook.WebhookTarget(
                 channel=channel,
                 url=_check_url(hook.url, channel),
-                headers=dict(hook.headers),
+                headers=_check_headers(hook.headers, hook.idempotency_header, channel),
                 text_field=hook.text_field,
                 idempotency_header=hook.idempotency_header or None,
                 timeout=hook.timeout,
@@ -201,6 +202,31 @@ def _check_url(url: str, channel: str) -> str:
     if problem:
         raise ConfigError(f"[plugins.reach-notify.webhooks.{channel}] url is not usable: {problem}")
     return url
+
+
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+
+
+def _check_headers(headers: dict[str, str], idempotency_header: str | None, channel: str) -> dict[str, str]:
+    """The webhook's headers, if every name is an HTTP token and every value one line of
+    printable ASCII without spaces at either end; ``ConfigError`` otherwise.
+
+    Checked at start-up because a value read from a secret file usually ends with a line
+    break: refused by the HTTP stack only while sending, that was reported as "the message
+    may have arrived" (nothing had been sent), and httpcore's debug log quoted the value,
+    a token. The error names the header, never its value.
+    """
+    where = f"[plugins.reach-notify.webhooks.{channel}]"
+    for name in [*headers, *([idempotency_header] if idempotency_header else [])]:
+        if not _HEADER_NAME.fullmatch(name):
+            raise ConfigError(f"{where} header name {name!r} is not a plain HTTP header name")
+    for name, value in headers.items():
+        if any(not (" " <= c <= "~" or c == "\t") for c in value) or value != value.strip(" \t"):
+            raise ConfigError(
+                f"{where} headers: the value of {name} is not usable: it must be one line of printable "
+                "ASCII without spaces at either end (a value read from a file often ends with a line break)"
+            )
+    return dict(headers)
 
 
 def _check_proxy(proxy: str | None, channel: str) -> str | None:

@@ -195,7 +195,7 @@ def _send_blocking(target: SmtpTarget, raw: bytes, to: list[str]) -> dict[str, s
         # what SMTP(host) sets: the name TLS verifies (STARTTLS, implicit TLS)
         smtp._host = target.host  # type: ignore[union-attr]
         smtp.connect(target.host, target.port)
-        with smtp:
+        try:
             if target.starttls:
                 smtp.starttls(context=tls_context(target.ca_file))
             if target.username:
@@ -203,6 +203,8 @@ def _send_blocking(target: SmtpTarget, raw: bytes, to: list[str]) -> dict[str, s
             smtp.ehlo_or_helo_if_needed()  # a greeting that fails here has sent nothing either
             handed_over = True
             refused = smtp.sendmail(target.sender, to, raw)
+        finally:
+            _quit(smtp)
         return {addr: _reply(code, text) for addr, (code, text) in refused.items()}
     except smtplib.SMTPAuthenticationError:
         raise BusinessError(
@@ -239,13 +241,42 @@ def _send_blocking(target: SmtpTarget, raw: bytes, to: list[str]) -> dict[str, s
         ) from error
 
 
+def _quit(smtp: smtplib.SMTP) -> None:
+    """Say QUIT and close, whatever the server answers.
+
+    By then the outcome is decided (the message accepted, refused, or the transaction
+    broken): ``with SMTP(...)`` raised when QUIT's answer was not 221, so a message the
+    server had queued was reported as "may or may not have been delivered", and a
+    refusal reported as a broken connection.
+    """
+    try:
+        smtp.docmd("QUIT")
+    except (smtplib.SMTPException, OSError):
+        pass  # the server's goodbye changes nothing that happened before it
+    finally:
+        smtp.close()
+
+
 @functools.cache
 def tls_context(ca_file: str | None) -> ssl.SSLContext:
     """Verifying context, built once: loading the CA store costs tens of milliseconds."""
     return ssl.create_default_context(cafile=ca_file)
 
 
+REPLY_EXCERPT = 200
+"""Characters of a server reply quoted to the model."""
+
+
 def _reply(code: int, text: bytes | str) -> str:
+    """The server's reply as the model sees it: one line of at most ``REPLY_EXCERPT``
+    printable characters.
+
+    The model reads this, and a reply is whatever the server (or, without TLS, anyone
+    on the path) wrote: a multi-line ``550-`` reply can hold ``SYSTEM: ...`` lines,
+    escape sequences, bidi overrides, and 64 KB of them. Line breaks and every
+    non-printable character become spaces, as in a webhook's error excerpt.
+    """
     if isinstance(text, bytes):
         text = text.decode("utf-8", errors="replace")
-    return f"{code} {text}".strip()
+    text = " ".join("".join(c if c.isprintable() else " " for c in text[: REPLY_EXCERPT * 4]).split())
+    return f"{code} {text[:REPLY_EXCERPT]}".strip()

@@ -68,13 +68,17 @@ def normalise_rule(rule: str) -> str:
 
 
 def parse_recipients(value: object, *, limit: int) -> list[str]:
-    """`to` as one address or a list of them; duplicates dropped, order kept."""
+    """`to` as one address or a list of them; duplicates dropped, order kept.
+
+    Spellings that differ only in letter case are one recipient (the first is kept): the
+    allow-list compares them that way, and one RCPT per spelling put up to ``limit``
+    copies of a message in one inbox."""
     items = [value] if isinstance(value, str) else value
     if not isinstance(items, list) or not items:
         raise RecipientRefused("to", "an address or a list of addresses", '"ops@example.com"')
     if len(items) > limit:
         raise RecipientRefused("to", f"at most {limit} addresses", '["ops@example.com"]')
-    seen: dict[str, None] = {}
+    seen: dict[str, str] = {}
     for index, item in enumerate(items):
         field = "to" if isinstance(value, str) else f"to[{index}]"
         if not isinstance(item, str) or not is_recipient(item):
@@ -84,8 +88,8 @@ def parse_recipients(value: object, *, limit: int) -> list[str]:
                 "a domain (no names, quotes, comments, commas, line breaks, %, ! or routes)",
                 '"ops@example.com"',
             )
-        seen.setdefault(item, None)
-    return list(seen)
+        seen.setdefault(item.lower(), item)
+    return list(seen.values())
 
 
 def outside_allow_list(addresses: Iterable[str], rules: list[str]) -> list[str]:

@@ -49,9 +49,14 @@ class WebhookTarget:
     allow_mentions: bool = False
 
 
-_MENTION_OPENER = re.compile(r"<(?=[!@]|at>)", re.IGNORECASE)
+# Slack ``<!...>``/``<@...>``, Teams ``<at>``/``<at id=..>``, Google Chat ``<users/...>``
+_MENTION_OPENER = re.compile(r"<(?=[!@]|at[\s>/]|users/)", re.IGNORECASE)
 # No word boundary after the word: Discord pings for ``@everyone1`` or ``@here_`` as well.
 _BROADCAST = re.compile(r"@(?=(everyone|here|channel))", re.IGNORECASE)
+# An ``@`` that starts a word (not one inside ``ops@example.com``; ``_`` starts a word for
+# Rocket.Chat), followed by anything but whitespace: ``@all``, ``@room``, ``@**all**``, ``@alice``.
+# Not after ``/``: ``https://medium.com/@alice`` is a link, and a zero-width space would break it.
+_WORD_START_AT = re.compile(r"(?<![^\W_])(?<!/)@(?=[^\s\u200b])")
 _ZWSP = "\u200b"
 
 
@@ -59,11 +64,15 @@ def neutralise_mentions(text: str) -> str:
     """``text`` with every mention a chat service would expand broken by a zero-width space.
 
     Slack expands ``<!channel>``, ``<!here>``, ``<!subteam^...>`` and ``<@U123>``;
-    Discord ``@everyone``, ``@here``, ``<@id>``, ``<@&role>``; Teams ``<at>``. A model
-    that was told (by a prompt injection, say) to page everyone would otherwise do so.
-    The text reads the same; the service sees no mention.
+    Discord ``@everyone``, ``@here`` (anywhere, even inside a word), ``<@id>``, ``<@&role>``;
+    Teams ``<at>``; Google Chat ``<users/all>``, ``<users/123>``; Mattermost and Rocket.Chat
+    ``@all``, ``@channel``, ``@alice``; Matrix ``@room``; Zulip ``@**all**``, ``@**Alice**``.
+    A model that was told (by a prompt injection, say) to page everyone or someone would
+    otherwise do so. The text reads the same; the service sees no mention.
     """
-    return _BROADCAST.sub("@" + _ZWSP, _MENTION_OPENER.sub("<" + _ZWSP, text))
+    text = _MENTION_OPENER.sub("<" + _ZWSP, text)
+    text = _WORD_START_AT.sub("@" + _ZWSP, text)
+    return _BROADCAST.sub("@" + _ZWSP, text)
 
 
 def written_as_address(host: str) -> bool:
@@ -143,19 +152,22 @@ async def post(
             ) from None
         if target.proxy is None:
             transport = PinnedTransport({host.lower(): str(address)})
+    if transport is None:  # through the webhook's own proxy
+        transport = httpx.AsyncHTTPTransport(proxy=target.proxy, verify=_tls_context(), trust_env=False)
+    # The client only builds the request (its default headers, the timeout); the transport
+    # sends it. AsyncClient.send logs every request's URL at INFO on the ``httpx`` logger,
+    # and a webhook's URL is its token: a host logging at INFO kept every token.
+    builder = httpx.AsyncClient(timeout=target.timeout, trust_env=False)
+    request = builder.build_request("POST", target.url, json={target.text_field: text}, headers=headers)
+    await builder.aclose()
     try:
-        async with httpx.AsyncClient(
-            timeout=target.timeout,
-            follow_redirects=False,
-            transport=transport,
-            proxy=target.proxy if transport is None else None,
-            trust_env=False,
-            verify=_tls_context(),
-        ) as client, client.stream(
-            "POST", target.url, json={target.text_field: text}, headers=headers
-        ) as response:
-            status = response.status_code
-            raw = b"" if 200 <= status < 300 else await _head_of_body(response)
+        async with transport:
+            response = await transport.handle_async_request(request)
+            try:
+                status = response.status_code
+                raw = b"" if 200 <= status < 300 else await _head_of_body(response)
+            finally:
+                await response.aclose()
     except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as error:
         raise RetryableError(
             f"{where} could not be reached ({type(error).__name__}); nothing was sent. "
@@ -170,13 +182,18 @@ async def post(
         ) from error
     if 200 <= status < 300:
         return status
-    excerpt = _excerpt(raw, response.headers.get("content-encoding", ""))
+    excerpt = _excerpt(raw, response.headers.get("content-encoding", ""), secret_pieces(target))
     if status == 429:
         raise RateLimited(_retry_after(response), message=f"{where} says slow down (HTTP 429)")
     if status >= 500:
-        raise RetryableError(
+        # The receiver failed while handling the post: it may have reached the channel (a
+        # gateway's 502/504, Slack's 500 after posting). outcome_unknown is kept by the core's
+        # ledger, so the same call repeated in a run is not posted again (a retryable code
+        # was not, and was).
+        raise ToolFailure(
             f"{where} failed with HTTP {status}; delivery is not confirmed. Check with the "
-            "user before sending again."
+            "user before sending again.",
+            code="outcome_unknown",
         )
     raise BusinessError(
         f"{where} refused the message with HTTP {status}"
@@ -200,21 +217,76 @@ async def _head_of_body(response: httpx.Response) -> bytes:
     return bytes(head[:_RAW_HEAD])
 
 
-def _excerpt(raw: bytes, content_encoding: str) -> str:
-    """At most ``_BODY_EXCERPT`` printable characters of the answer, decoded within a budget."""
+def _excerpt(raw: bytes, content_encoding: str, secrets: tuple[str, ...] = ()) -> str:
+    """At most ``_BODY_EXCERPT`` printable characters of the answer, decoded within a budget,
+    with every piece of ``secrets`` (see :func:`secret_pieces`) replaced by ``[redacted]``."""
+    cut = len(raw) >= _RAW_HEAD
     encodings = [e.strip().lower() for e in content_encoding.split(",") if e.strip() not in ("", "identity")]
     if encodings:
         if len(encodings) > 1 or encodings[0] not in ("gzip", "x-gzip", "deflate"):
             return ""  # an encoding reach does not undo here: no excerpt rather than bytes
         wbits = -zlib.MAX_WBITS if encodings[0] == "deflate" and not _zlib_header(raw) else 47
         try:
-            raw = zlib.decompressobj(wbits).decompress(raw, _BODY_EXCERPT * 4)
+            decoder = zlib.decompressobj(wbits)
+            raw = decoder.decompress(raw, _BODY_EXCERPT * 4)
         except zlib.error:
             return ""
-    text = raw.decode("utf-8", "replace")[: _BODY_EXCERPT * 2]
+        cut = cut or bool(decoder.unconsumed_tail)
+    # redacted before anything is cut or collapsed, so no cut can keep half a secret
+    text = redact(raw.decode("utf-8", "replace"), secrets)
     # the model reads this: no control characters, line breaks or escape sequences from the server
     text = " ".join("".join(c if c.isprintable() else " " for c in text).split())
+    if cut:  # the answer went on: its last characters may be the start of a secret
+        text = _drop_secret_start(text, secrets)
     return text[:_BODY_EXCERPT].strip()
+
+
+_REDACTED = "[redacted]"
+_MIN_SECRET = 8
+_PLAIN_WORD = re.compile(r"[a-z][a-z-]*")
+
+
+def secret_pieces(target: WebhookTarget) -> tuple[str, ...]:
+    """What of ``target`` may be a credential, longest first: the URL, its path, each path
+    segment and query value, each header value and its words, as written and percent-decoded.
+
+    A chat webhook's URL is its credential (``/services/T0/B0/<token>``, ``?token=...``),
+    and servers repeat the request in their error answers (Express: ``Cannot POST
+    /services/T0/B0/<token>``). Pieces shorter than 8 characters, and plain lowercase
+    words such as ``services`` or ``webhooks``, are no secret and stay readable.
+    """
+    from urllib.parse import unquote, unquote_plus, urlsplit
+
+    parts = urlsplit(target.url)
+    raw = [target.url, parts.path, parts.query, parts.fragment, *parts.path.split("/")]
+    for pair in parts.query.split("&"):
+        raw += pair.split("=", 1)
+    for value in target.headers.values():
+        raw += [value, *value.split()]
+    pieces: set[str] = set()
+    for piece in raw:
+        for form in (piece, unquote(piece), unquote_plus(piece)):
+            if len(form) >= _MIN_SECRET and not (_PLAIN_WORD.fullmatch(form) and len(form) < 20):
+                pieces.update({form, form.replace("/", "\\/")})  # also as JSON writes it: \/
+    return tuple(sorted(pieces, key=len, reverse=True))
+
+
+def redact(text: str, secrets: tuple[str, ...]) -> str:
+    """``text`` with each of ``secrets`` (in any case) replaced by ``[redacted]``."""
+    if not secrets:
+        return text
+    pattern = re.compile("|".join(re.escape(s) for s in secrets), re.IGNORECASE)
+    return pattern.sub(_REDACTED, text)
+
+
+def _drop_secret_start(text: str, secrets: tuple[str, ...]) -> str:
+    """``text`` without a trailing start (3 characters or more) of one of ``secrets``."""
+    low = text.lower()
+    for secret in secrets:
+        for size in range(min(len(secret), len(low)), 2, -1):
+            if low.endswith(secret[:size].lower()):
+                return text[: len(text) - size] + _REDACTED
+    return text
 
 
 def _zlib_header(data: bytes) -> bool:

@@ -57,7 +57,7 @@ async def test_a_repeated_call_in_a_run_is_not_sent_twice(make_notify, receiver)
     ("path", "code", "words"),
     [
         ("/reject", "execution_failed", "HTTP 400: invalid_payload"),
-        ("/down", "upstream_unavailable", "HTTP 503"),
+        ("/down", "outcome_unknown", "HTTP 503"),
         ("/limit", "rate_limited", "slow down"),
         ("/moved", "execution_failed", "HTTP 302"),
     ],
