@@ -9,6 +9,7 @@ default grammar (see grammar.py).
 
 from __future__ import annotations
 
+import filecmp
 import os
 import re
 from pathlib import Path
@@ -887,11 +888,80 @@ _DECLARED = {
 }
 
 
-def grammar_for(command: str, binary: str, declared: str | None = None) -> Grammar:
-    """The grammar named in config, else the one of the binary's name, else the default."""
+#: Folders where the known programs are looked for when telling what a binary really is, besides
+#: the search path (`identify`).
+_SYSTEM_DIRS = ("/usr/local/bin", "/usr/bin", "/bin", "/usr/local/sbin", "/usr/sbin", "/sbin")
+
+
+def _link_names(binary: str) -> list[str]:
+    """The names a binary goes by, the real file's first: `tar -> bsdtar` is bsdtar.
+
+    Every hop of a chain of links counts (`awk -> /etc/alternatives/awk -> /usr/bin/mawk`), the
+    real file's name first and the name the binary was found by last."""
+    names: list[str] = []
+    at = os.path.abspath(binary)
+    for _ in range(40):
+        names.append(Path(at).name)
+        try:
+            target = os.readlink(at)
+        except OSError:
+            break
+        at = os.path.normpath(os.path.join(os.path.dirname(at), target))
+    names.append(Path(os.path.realpath(binary)).name)
+    return list(dict.fromkeys(reversed(names)))
+
+
+def _same_program(real: str, other: str, size: int) -> bool:
+    """Whether `other` is the file `real` (a hard link) or a byte-for-byte copy of it."""
+    try:
+        if os.path.samefile(real, other):
+            return True
+        return os.path.getsize(other) == size and filecmp.cmp(real, other, shallow=False)
+    except OSError:
+        return False
+
+
+def identify(binary: str, search_path: str = "") -> list[str]:
+    """The known programs' names under which the file `binary` is installed, whatever its own name.
+
+    A program's name says little: `tar` may be a copy or a hard link of bsdtar, `sort` of GNU
+    tar, in a folder on the search path the deployment (or the agent, where it can write there)
+    filled. Its options are the real program's, so the file is compared with the known programs
+    found on the search path and in the system folders, other than itself: the same file (a hard
+    link), or the same bytes (a copy).
+    """
+    real = os.path.realpath(binary)
+    try:
+        size = os.path.getsize(real)
+    except OSError:
+        return []
+    folders = list(dict.fromkeys([*(d for d in search_path.split(os.pathsep) if d), *_SYSTEM_DIRS]))
+    found = []
+    for name in _BY_NAME:
+        for folder in folders:
+            candidate = os.path.join(folder, name)
+            if (os.path.isfile(candidate) and os.path.realpath(candidate) != real
+                    and _same_program(real, candidate, size)):
+                found.append(name)
+                break
+    return found
+
+
+def grammar_for(command: str, binary: str, declared: str | None = None, search_path: str = "") -> Grammar:
+    """The grammar named in config, else the one of the program the binary really is, else the default.
+
+    What the binary is: the one known program it is the same file as or a copy of (`identify`:
+    a `tar` copied from bsdtar is bsdtar); else, and when it is several (a multi-call binary such
+    as a hard-linked busybox, whose applet is chosen by the name it is called by), the names of
+    its links, the real file's first (`tar -> bsdtar` is bsdtar, not GNU tar); else the
+    configured command's name.
+    """
     if declared is not None:
         return _DECLARED[declared]
-    for name in (Path(binary).name, Path(os.path.realpath(binary)).name, command):
+    same = {id(_BY_NAME[name]): _BY_NAME[name] for name in identify(binary, search_path)}
+    if len(same) == 1:
+        return next(iter(same.values()))
+    for name in (*_link_names(binary), command):
         if name in _BY_NAME:
             return _BY_NAME[name]
     return DEFAULT
