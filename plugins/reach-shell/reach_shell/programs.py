@@ -13,6 +13,7 @@ import filecmp
 import os
 import re
 from pathlib import Path
+from urllib.parse import unquote
 
 from .grammar import Grammar, Option, Takes
 
@@ -688,12 +689,98 @@ def _psql_danger(text: str) -> str | None:
     return None
 
 
+# libpq reads files named in a connection string: `sslkey`, `sslcert`, `sslrootcert`, `sslcrl`,
+# `sslcrldir`, `passfile` (a password file: its passwords log in), `servicefile` and `sslkeylogfile`
+# (libpq 18; the latter *writes*), and a `host` that starts with `/` is a socket folder. psql takes a
+# connection string or a URI as its first plain argument or `-d`/`--dbname` value: `host=h sslkey=/x`
+# (the generic path check saw only what follows the first `=`), `…?host=h&passfile=%2Fx`.
+_LIBPQ_FILES = frozenset({"sslkey", "sslcert", "sslrootcert", "sslcrl", "sslcrldir", "passfile", "servicefile",
+                          "sslkeylogfile", "host"})
+_LIBPQ_SPACE = " \t\n\v\f\r"  # C isspace, as libpq
+
+
+def _conninfo_pairs(text: str) -> list[tuple[str, str]]:
+    """`key=value` pairs as libpq's conninfo_parse reads them: values bare or `'quoted'`, `\\` escapes.
+    A text it would refuse is read as far as it goes (over-reading costs nothing)."""
+    pairs: list[tuple[str, str]] = []
+    at, end = 0, len(text)
+    while at < end:
+        while at < end and text[at] in _LIBPQ_SPACE:
+            at += 1
+        start = at
+        while at < end and text[at] != "=" and text[at] not in _LIBPQ_SPACE:
+            at += 1
+        key = text[start:at]
+        while at < end and text[at] in _LIBPQ_SPACE:
+            at += 1
+        if at >= end or text[at] != "=":
+            if not key:
+                break
+            continue
+        at += 1
+        while at < end and text[at] in _LIBPQ_SPACE:
+            at += 1
+        value: list[str] = []
+        if at < end and text[at] == "'":
+            at += 1
+            while at < end and text[at] != "'":
+                if text[at] == "\\" and at + 1 < end:
+                    at += 1
+                value.append(text[at])
+                at += 1
+            at += 1
+        else:
+            while at < end and text[at] not in _LIBPQ_SPACE:
+                if text[at] == "\\" and at + 1 < end:
+                    at += 1
+                value.append(text[at])
+                at += 1
+        pairs.append((key, "".join(value)))
+    return pairs
+
+
+def _uri_pairs(text: str) -> list[tuple[str, str]]:
+    """The hosts and `?key=value` parameters of a `postgresql://` URI, percent-decoded as libpq does.
+    Read in any text holding `://` or `?` (over-read: a scheme libpq refuses is read too)."""
+    pairs: list[tuple[str, str]] = []
+    scheme = text.find("://")
+    if scheme >= 0:
+        authority = re.split(r"[/?]", text[scheme + 3:], maxsplit=1)[0]
+        for host in authority.rpartition("@")[2].split(","):
+            pairs.append(("host", unquote(host.split(":", 1)[0] if not host.startswith("[") else host)))
+    if "?" in text:
+        for item in text.split("?", 1)[1].split("&"):
+            key, _, value = item.partition("=")
+            pairs.append((unquote(key), unquote(value)))
+    return pairs
+
+
+def psql_paths(text: str) -> list[str]:
+    """The files libpq would open for one psql argument read as a connection string or URI.
+
+    The argument is read whole and, for an option, from after its name (`-dsslkey=/x`,
+    `--dbname=host=h sslkey=/x`); keys in any case, every `host` of a list."""
+    texts = [text]
+    if text.startswith("--") and "=" in text:
+        texts.append(text.split("=", 1)[1])
+    elif text.startswith("-") and len(text) > 2:
+        texts.append(text[2:])
+    found: list[str] = []
+    for each in texts:
+        for key, value in _conninfo_pairs(each) + _uri_pairs(each):
+            if key.strip().lower() not in _LIBPQ_FILES or not value:
+                continue
+            found += [v for v in value.split(",") if v] if key.strip().lower() == "host" else [value]
+    return found
+
+
 PSQL = Grammar(
     "psql",
     shorts_known=False,
     options=_options("-f --file=", {"-f": "reads a script whose meta-commands (`\\!`) run programs"})
     + DEFAULT.options,
     text_check=_psql_danger,
+    path_values=psql_paths,
 )
 
 # OpenSSL: `-engine`, `-keygen_engine`, `-ssl_client_engine` load an engine, and an engine id may be
