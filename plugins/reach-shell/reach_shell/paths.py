@@ -372,7 +372,7 @@ def check_paths(command: str, args: Sequence[str], root: Path, dirs: Sequence[Se
         if index == pattern:
             continue
         for cwd in dirs[index]:
-            for piece in [*_pieces(arg, cwd), *(own(arg) if own is not None else [])]:
+            for piece in [*_pieces(arg, cwd), *(own(args, index) if own is not None else [])]:
                 why = _outside(piece, cwd, root)
                 if why is None:
                     continue

@@ -12,6 +12,7 @@ from __future__ import annotations
 import filecmp
 import os
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -580,8 +581,11 @@ WGET = Grammar(
     ) + DEFAULT.options,
 )
 
+# Every keyword of OpenSSH's readconf.c that runs a local program, loads a library or reads more config,
+# aliases included: `SmartcardDevice` is `PKCS11Provider` (`-o SmartcardDevice=./x.so` loaded the
+# library once a TCP port answered), `XAuthLocation` the xauth program run for X11 forwarding.
 _SSH_KEYS = ("proxycommand", "localcommand", "knownhostscommand", "match", "include", "securitykeyprovider",
-             "pkcs11provider")
+             "pkcs11provider", "smartcarddevice", "xauthlocation")
 
 
 def _ssh_danger(text: str) -> str | None:
@@ -591,6 +595,53 @@ def _ssh_danger(text: str) -> str | None:
     if word is not None:
         return f"names the ssh option `{word}`, which runs a program or reads more config"
     return None
+
+
+def _ssh_words(line: str) -> list[str]:
+    """The words of an ssh_config line as ssh splits them: whitespace or `=`, `"`/`'` quotes, `\\` escapes."""
+    words: list[str] = []
+    word: list[str] = []
+    quote = ""
+    at = 0
+    while at < len(line):
+        char = line[at]
+        if char == "\\" and at + 1 < len(line):
+            at += 1
+            word.append(line[at])
+        elif quote:
+            if char == quote:
+                quote = ""
+            else:
+                word.append(char)
+        elif char in "\"'":
+            quote = char
+        elif char.isspace() or char == "=":
+            if word:
+                words.append("".join(word))
+            word = []
+        else:
+            word.append(char)
+        at += 1
+    if word:
+        words.append("".join(word))
+    return words
+
+
+def ssh_option_paths(args: Sequence[str], index: int) -> list[str]:
+    """Every word of an `-o` option line, each a path ssh may open (`IdentityFile`, `UserKnownHostsFile`,
+    `ControlPath`, `IdentityAgent`, `CertificateFile` take paths, lists of them too).
+
+    The generic path check reads `Key=/x` but not `Key /x`, `Key "/x"` or `Key=a /x`, which ssh reads
+    alike (`-o "IdentityFile ../elsewhere/id"` read that key). Over-read: the argument after any short
+    bundle ending in `o`, and what follows each `o` of a bundle (`-oKey /x`, `-vo`)."""
+    lines: list[str] = []
+    before = args[index - 1] if index > 0 else ""
+    if before.startswith("-") and not before.startswith("--") and before.endswith("o") and len(before) > 1:
+        lines.append(args[index])
+    text = args[index]
+    if text.startswith("-") and not text.startswith("--"):
+        lines += [text[at + 1:] for at in range(1, len(text)) if text[at] == "o"]
+    return [word for line in lines for word in _ssh_words(line)]
 
 
 # ssh, scp, sftp: `-o ProxyCommand=…` (and LocalCommand, KnownHostsCommand, Match exec,
@@ -611,6 +662,17 @@ SSH = Grammar(
         },
     ) + DEFAULT.options,
     text_check=_ssh_danger,
+    path_values=ssh_option_paths,
+)
+# sftp also reads `-b batchfile`: its `!cmd` lines run local commands, its `put`/`get`/`lcd` lines
+# name local files no check sees.
+SFTP = Grammar(
+    "sftp",
+    shorts_known=False,
+    options=_options("-b=", {"-b": "reads sftp commands from a file, where `!cmd` runs a local command and "
+                                   "`put`/`get` name local files no check sees"}) + SSH.options,
+    text_check=_ssh_danger,
+    path_values=ssh_option_paths,
 )
 
 # ssh-keygen: `-D lib` loads a PKCS#11 library (OpenSSH only checks that the file holds the string
@@ -755,11 +817,12 @@ def _uri_pairs(text: str) -> list[tuple[str, str]]:
     return pairs
 
 
-def psql_paths(text: str) -> list[str]:
+def psql_paths(args: Sequence[str], index: int) -> list[str]:
     """The files libpq would open for one psql argument read as a connection string or URI.
 
     The argument is read whole and, for an option, from after its name (`-dsslkey=/x`,
     `--dbname=host=h sslkey=/x`); keys in any case, every `host` of a list."""
+    text = args[index]
     texts = [text]
     if text.startswith("--") and "=" in text:
         texts.append(text.split("=", 1)[1])
@@ -950,7 +1013,7 @@ _BY_NAME = {
     "tar": TAR, "gtar": TAR, "git": GIT, "sort": SORT, "find": FIND, "env": ENV,
     "sed": SED, "gsed": SED, "awk": AWK, "gawk": AWK, "mawk": AWK, "nawk": AWK,
     "original-awk": AWK, "busybox": LAUNCHER, "rsync": RSYNC, "zip": ZIP, "unzip": UNZIP, "wget": WGET,
-    "split": SPLIT, "gsplit": SPLIT, "wc": WC, "du": DU, "ssh": SSH, "scp": SSH, "sftp": SSH, "slogin": SSH,
+    "split": SPLIT, "gsplit": SPLIT, "wc": WC, "du": DU, "ssh": SSH, "scp": SSH, "sftp": SFTP, "slogin": SSH,
     "ssh-keygen": SSH_KEYGEN, "gpg": GPG, "gpg2": GPG,
     **{name: GROFF for name in ("groff", "nroff", "troff", "gtroff", "gnroff")},
     **{name: CHECKSUMS for name in ("md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum",
@@ -968,7 +1031,7 @@ _BY_NAME = {
 _DECLARED = {
     "tar": TAR, "git": GIT, "sort": SORT, "find": FIND, "default": DEFAULT, "env": ENV,
     "launcher": LAUNCHER, "sed": SED, "awk": AWK, "response-files": RESPONSE_FILES,
-    "rsync": RSYNC, "zip": ZIP, "wget": WGET, "ssh": SSH, "split": SPLIT, "checksums": CHECKSUMS,
+    "rsync": RSYNC, "zip": ZIP, "wget": WGET, "ssh": SSH, "sftp": SFTP, "split": SPLIT, "checksums": CHECKSUMS,
     "shasum": SHASUM, "file": FILE, "xz": XZ, "gettext": GETTEXT, "ctags": CTAGS, "curl": CURL,
     "openssl": OPENSSL, "jq": JQ, "less": LESS, "bsdtar": BSDTAR, "7z": SEVENZIP,
     "man": MAN, "ssh-keygen": SSH_KEYGEN, "gpg": GPG, "groff": GROFF,
