@@ -69,7 +69,7 @@ class RunCommand(Connector):
         self.grammars: dict[str, Grammar] = {}
         self.prefixes: dict[str, tuple[str, ...]] = {}  # put before the model's arguments
         for name, rule in settings.commands.items():
-            grammar = grammar_for(name, self.binaries[name], rule.grammar, settings.search_path)
+            grammar = grammar_for(name, self.binaries[name], rule.grammar)
             self.grammars[name], self.prefixes[name] = _sandboxed(
                 name, self.binaries[name], grammar, settings.search_path
             )

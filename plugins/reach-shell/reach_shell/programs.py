@@ -1038,8 +1038,7 @@ _DECLARED = {
 }
 
 
-#: Folders where the known programs are looked for when telling what a binary really is, besides
-#: the search path (`identify`).
+#: Folders where the known programs are looked for when telling what a binary really is (`identify`).
 _SYSTEM_DIRS = ("/usr/local/bin", "/usr/bin", "/bin", "/usr/local/sbin", "/usr/sbin", "/sbin")
 
 
@@ -1071,24 +1070,25 @@ def _same_program(real: str, other: str, size: int) -> bool:
         return False
 
 
-def identify(binary: str, search_path: str = "") -> list[str]:
+def identify(binary: str) -> list[str]:
     """The known programs' names under which the file `binary` is installed, whatever its own name.
 
     A program's name says little: `tar` may be a copy or a hard link of bsdtar, `sort` of GNU
     tar, in a folder on the search path the deployment (or the agent, where it can write there)
     filled. Its options are the real program's, so the file is compared with the known programs
-    found on the search path and in the system folders, other than itself: the same file (a hard
-    link), or the same bytes (a copy).
+    of the system folders, other than itself: the same file (a hard link), or the same bytes (a
+    copy). Only the system folders, not the search path: a copy the agent planted in a search-path
+    folder it can write (`sort` holding bsdtar's bytes) must not decide what the real bsdtar is,
+    and planting one in a system folder takes a write outside the root already.
     """
     real = os.path.realpath(binary)
     try:
         size = os.path.getsize(real)
     except OSError:
         return []
-    folders = list(dict.fromkeys([*(d for d in search_path.split(os.pathsep) if d), *_SYSTEM_DIRS]))
     found = []
     for name in _BY_NAME:
-        for folder in folders:
+        for folder in _SYSTEM_DIRS:
             candidate = os.path.join(folder, name)
             if (os.path.isfile(candidate) and os.path.realpath(candidate) != real
                     and _same_program(real, candidate, size)):
@@ -1097,7 +1097,7 @@ def identify(binary: str, search_path: str = "") -> list[str]:
     return found
 
 
-def grammar_for(command: str, binary: str, declared: str | None = None, search_path: str = "") -> Grammar:
+def grammar_for(command: str, binary: str, declared: str | None = None) -> Grammar:
     """The grammar named in config, else the one of the program the binary really is, else the default.
 
     What the binary is: the one known program it is the same file as or a copy of (`identify`:
@@ -1108,7 +1108,7 @@ def grammar_for(command: str, binary: str, declared: str | None = None, search_p
     """
     if declared is not None:
         return _DECLARED[declared]
-    same = {id(_BY_NAME[name]): _BY_NAME[name] for name in identify(binary, search_path)}
+    same = {id(_BY_NAME[name]): _BY_NAME[name] for name in identify(binary)}
     if len(same) == 1:
         return next(iter(same.values()))
     for name in (*_link_names(binary), command):

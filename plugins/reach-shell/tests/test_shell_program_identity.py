@@ -124,9 +124,9 @@ async def test_a_program_under_another_name_is_checked_as_itself(
 
 def test_the_real_programs_keep_their_own_grammars(armed: Path) -> None:
     """GNU tar and bsdtar found by their own names, and a link named like the program it leads to."""
-    assert grammar_for("tar", _GNUTAR, None, "/usr/bin:/bin") is TAR
-    assert grammar_for("bsdtar", _BSDTAR, None, "/usr/bin:/bin") is BSDTAR
-    assert grammar_for("archive", str(_link(armed, "bsdtar", _GNUTAR)), None, "/usr/bin:/bin") is TAR
+    assert grammar_for("tar", _GNUTAR) is TAR
+    assert grammar_for("bsdtar", _BSDTAR) is BSDTAR
+    assert grammar_for("archive", str(_link(armed, "bsdtar", _GNUTAR))) is TAR
 
 
 async def test_ordinary_calls_of_a_renamed_bsdtar_still_run(root: Path, armed: Path) -> None:
@@ -136,3 +136,16 @@ async def test_ordinary_calls_of_a_renamed_bsdtar_still_run(root: Path, armed: P
     for args in (["-cf", "o.tar", "a.txt"], ["tvf", "o.tar"], ["-xf", "a.tar", "-C", "sub"]):
         result = await tool.execute({"command": "tar", "args": args})
         assert result["exit_code"] == 0, (args, result["stderr"])
+
+
+async def test_a_copy_planted_on_the_search_path_does_not_decide_what_a_program_is(root: Path, armed: Path) -> None:
+    """Only the system's own programs are compared with: a copy of bsdtar the agent put on a
+    writable search path as `sort` leaves the real bsdtar bsdtar, so its `@spec` is still refused."""
+    _copy(armed, "sort", _BSDTAR)
+    tool = RunCommand(ShellSettings(root=root, commands={"bsdtar": {}}, timeout=10,
+                                    search_path=f"{armed}:/usr/bin:/bin"))
+    assert tool.grammars["bsdtar"] is BSDTAR
+    with pytest.raises(InvalidArguments):
+        await tool.execute({"command": "bsdtar", "args": ["-cf", "o.tar", "@spec"]})
+    assert not _worked(root, "stole")
+    assert grammar_for("tar", str(_link(armed, "tar", _GNUTAR))) is TAR
