@@ -627,21 +627,43 @@ def _ssh_words(line: str) -> list[str]:
     return words
 
 
+_SSH_TOKEN = re.compile(r"%[^%]|\$\{")
+
+
 def ssh_option_paths(args: Sequence[str], index: int) -> list[str]:
     """Every word of an `-o` option line, each a path ssh may open (`IdentityFile`, `UserKnownHostsFile`,
-    `ControlPath`, `IdentityAgent`, `CertificateFile` take paths, lists of them too).
+    `ControlPath`, `IdentityAgent`, `CertificateFile` take paths, lists of them too), and every `-i` file.
+    A `%` token or `${VAR}` in them is refused: ssh expands it to text the check never sees.
 
     The generic path check reads `Key=/x` but not `Key /x`, `Key "/x"` or `Key=a /x`, which ssh reads
     alike (`-o "IdentityFile ../elsewhere/id"` read that key). Over-read: the argument after any short
     bundle ending in `o`, and what follows each `o` of a bundle (`-oKey /x`, `-vo`)."""
     lines: list[str] = []
+    files: list[str] = []  # `-i` values: a file, tokens expanded
     before = args[index - 1] if index > 0 else ""
-    if before.startswith("-") and not before.startswith("--") and before.endswith("o") and len(before) > 1:
-        lines.append(args[index])
     text = args[index]
+    if before.startswith("-") and not before.startswith("--") and len(before) > 1:
+        if before.endswith("o"):
+            lines.append(text)
+        if before.endswith("i"):
+            files.append(text)
     if text.startswith("-") and not text.startswith("--"):
         lines += [text[at + 1:] for at in range(1, len(text)) if text[at] == "o"]
-    return [word for line in lines for word in _ssh_words(line)]
+        files += [text[at + 1:] for at in range(1, len(text)) if text[at] == "i"]
+    words = [word for line in lines for word in _ssh_words(line)] + files
+    token = next((word for word in words if _SSH_TOKEN.search(word)), None)
+    if token is not None:
+        from .argv import ArgvRefused  # argv imports this module
+
+        raise ArgvRefused(
+            f"args[{index}]",
+            f"an ssh path without `%` tokens or `${{VAR}}`; `{token[:80]}` has one, which ssh expands to text no "
+            "check sees (`IdentityFile .%k` with `HostKeyAlias ./elsewhere/id` read `../elsewhere/id`, `%d` and "
+            f"`${{HOME}}` are folders outside the root), and reach-shell keeps `{args[index][:40]}` inside the root "
+            "(confine_paths)",
+            "IdentityFile keys/id",
+        )
+    return words
 
 
 # ssh, scp, sftp: `-o ProxyCommand=…` (and LocalCommand, KnownHostsCommand, Match exec,

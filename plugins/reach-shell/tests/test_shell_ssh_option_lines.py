@@ -204,3 +204,39 @@ async def test_ssh_option_lines_inside_the_root_still_run(root: Path, port: str)
         "127.0.0.1"]})
     assert done["exit_code"] == 255, done  # the listener closes: ssh ran, and said so
     assert f"127.0.0.1 port {port}" in done["stderr"], done
+
+
+def _tokens(port: str) -> list[list[str]]:
+    """`%k` (HostKeyAlias), `%r` (the remote user) and `${HOME}` complete a path outside (`-i` once a
+    file named `.%k` exists: ssh checks the name as written, then expands it)."""
+    alias = ["-o", "HostKeyAlias=./outside/id"]
+    tail = ["-v", "-o", "BatchMode=yes", "-p", port, "127.0.0.1"]
+    return [[*args, *tail] for args in (
+        ["-o", "IdentityFile .%k", *alias],
+        ["-o", "IdentityFile=.%k", "-o", "HostKeyAlias ./outside/id"],
+        ["-o", "IdentityFile '.%k'", *alias],
+        ["-o", "identityfile = %r%k", "-l", ".", *alias],
+        ["-o", "CertificateFile .%k.pub", *alias],
+        ["-i", ".%k", *alias],
+        ["-vi", ".%k", *alias],
+        ["-i.%k", *alias],
+        ["-o", "IdentityFile ${HOME}/../../outside/id"],
+        ["-o", "IdentityFile \"${HOME}/../../outside/id\""],
+    )]
+
+
+@pytest.mark.parametrize("index", range(10))
+def test_control_ssh_tokens_complete_a_path_outside_without_reach(root: Path, key: Path, port: str,
+                                                                  index: int) -> None:
+    (root / ".%k").write_text("")  # ssh -i wants the file, as written, to exist before it expands it
+    done = _run(root, "ssh", _tokens(port)[index])
+    assert any("outside/id" in line and " type 3" in line for line in done.stderr.splitlines()), done.stderr
+
+
+@pytest.mark.parametrize("index", range(10))
+async def test_ssh_tokens_are_refused_while_confined(root: Path, key: Path, port: str, index: int) -> None:
+    (root / ".%k").write_text("")
+    tool = RunCommand(ShellSettings(root=root, commands={"ssh": {}}, timeout=20))
+    with pytest.raises(InvalidArguments) as refused:
+        await tool.execute({"command": "ssh", "args": _tokens(port)[index]})
+    assert "token" in refused.value.message or "reach-shell refuses" in refused.value.message
