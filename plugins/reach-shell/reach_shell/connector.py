@@ -123,7 +123,7 @@ class RunCommand(Connector):
         if self.settings.confines(command):
             try:
                 check_escapes(command, parsed, grammar)
-                check_paths(command, args, self.root, working_dirs(args, parsed, cwd, git=grammar is GIT))
+                check_paths(command, args, self.root, working_dirs(args, parsed, cwd, git=grammar is GIT), grammar)
             except ArgvRefused as refused:
                 raise InvalidArguments(refused.field, refused.expected, refused.example) from None
             await self._check_links_followed(command, parsed, grammar)

@@ -107,6 +107,10 @@ class Grammar:
     #: unless one of `follows_unless` is given (a letter in any bundle, or a long name).
     follows: str = ""
     follows_unless: tuple[str, ...] = ()
+    #: While paths are confined: the paths the program reads from argument `i` of `args` in a syntax
+    #: of its own, checked as paths too (psql's connection string `host=h sslkey=/x`, ssh's `-o` line
+    #: `IdentityFile /x`, which the generic reading of an argument does not split).
+    path_values: Callable[[Sequence[str], int], list[str]] | None = None
 
     def short(self, letter: str) -> Option | None:
         flag = "-" + letter

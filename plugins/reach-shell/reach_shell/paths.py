@@ -360,16 +360,19 @@ def link_follower(parsed: Parsed, grammar: Grammar) -> tuple[str, str] | None:
     return ("args", f"`{grammar.name}` {grammar.follows}") if grammar.follows else None
 
 
-def check_paths(command: str, args: Sequence[str], root: Path, dirs: Sequence[Sequence[Path]]) -> None:
+def check_paths(command: str, args: Sequence[str], root: Path, dirs: Sequence[Sequence[Path]],
+                grammar: Grammar | None = None) -> None:
     """Raise `ArgvRefused` naming the first argument that names a path outside `root`
     (`dirs[i]`: where argument i's relative paths are read from; grep's pattern, sed's
-    script and awk's program are not paths, see :func:`text_slot`)."""
+    script and awk's program are not paths, see :func:`text_slot`; `grammar.path_values`:
+    the paths a program reads in a syntax of its own, psql's connection strings)."""
     pattern = text_slot(command, args)
+    own = grammar.path_values if grammar is not None else None
     for index, arg in enumerate(args):
         if index == pattern:
             continue
         for cwd in dirs[index]:
-            for piece in _pieces(arg, cwd):
+            for piece in [*_pieces(arg, cwd), *(own(args, index) if own is not None else [])]:
                 why = _outside(piece, cwd, root)
                 if why is None:
                     continue

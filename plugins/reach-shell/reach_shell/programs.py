@@ -9,9 +9,12 @@ default grammar (see grammar.py).
 
 from __future__ import annotations
 
+import filecmp
 import os
 import re
+from collections.abc import Sequence
 from pathlib import Path
+from urllib.parse import unquote
 
 from .grammar import Grammar, Option, Takes
 
@@ -578,8 +581,11 @@ WGET = Grammar(
     ) + DEFAULT.options,
 )
 
+# Every keyword of OpenSSH's readconf.c that runs a local program, loads a library or reads more config,
+# aliases included: `SmartcardDevice` is `PKCS11Provider` (`-o SmartcardDevice=./x.so` loaded the
+# library once a TCP port answered), `XAuthLocation` the xauth program run for X11 forwarding.
 _SSH_KEYS = ("proxycommand", "localcommand", "knownhostscommand", "match", "include", "securitykeyprovider",
-             "pkcs11provider")
+             "pkcs11provider", "smartcarddevice", "xauthlocation")
 
 
 def _ssh_danger(text: str) -> str | None:
@@ -589,6 +595,75 @@ def _ssh_danger(text: str) -> str | None:
     if word is not None:
         return f"names the ssh option `{word}`, which runs a program or reads more config"
     return None
+
+
+def _ssh_words(line: str) -> list[str]:
+    """The words of an ssh_config line as ssh splits them: whitespace or `=`, `"`/`'` quotes, `\\` escapes."""
+    words: list[str] = []
+    word: list[str] = []
+    quote = ""
+    at = 0
+    while at < len(line):
+        char = line[at]
+        if char == "\\" and at + 1 < len(line):
+            at += 1
+            word.append(line[at])
+        elif quote:
+            if char == quote:
+                quote = ""
+            else:
+                word.append(char)
+        elif char in "\"'":
+            quote = char
+        elif char.isspace() or char == "=":
+            if word:
+                words.append("".join(word))
+            word = []
+        else:
+            word.append(char)
+        at += 1
+    if word:
+        words.append("".join(word))
+    return words
+
+
+_SSH_TOKEN = re.compile(r"%[^%]|\$\{")
+
+
+def ssh_option_paths(args: Sequence[str], index: int) -> list[str]:
+    """Every word of an `-o` option line, each a path ssh may open (`IdentityFile`, `UserKnownHostsFile`,
+    `ControlPath`, `IdentityAgent`, `CertificateFile` take paths, lists of them too), and every `-i` file.
+    A `%` token or `${VAR}` in them is refused: ssh expands it to text the check never sees.
+
+    The generic path check reads `Key=/x` but not `Key /x`, `Key "/x"` or `Key=a /x`, which ssh reads
+    alike (`-o "IdentityFile ../elsewhere/id"` read that key). Over-read: the argument after any short
+    bundle ending in `o`, and what follows each `o` of a bundle (`-oKey /x`, `-vo`)."""
+    lines: list[str] = []
+    files: list[str] = []  # `-i` values: a file, tokens expanded
+    before = args[index - 1] if index > 0 else ""
+    text = args[index]
+    if before.startswith("-") and not before.startswith("--") and len(before) > 1:
+        if before.endswith("o"):
+            lines.append(text)
+        if before.endswith("i"):
+            files.append(text)
+    if text.startswith("-") and not text.startswith("--"):
+        lines += [text[at + 1:] for at in range(1, len(text)) if text[at] == "o"]
+        files += [text[at + 1:] for at in range(1, len(text)) if text[at] == "i"]
+    words = [word for line in lines for word in _ssh_words(line)] + files
+    token = next((word for word in words if _SSH_TOKEN.search(word)), None)
+    if token is not None:
+        from .argv import ArgvRefused  # argv imports this module
+
+        raise ArgvRefused(
+            f"args[{index}]",
+            f"an ssh path without `%` tokens or `${{VAR}}`; `{token[:80]}` has one, which ssh expands to text no "
+            "check sees (`IdentityFile .%k` with `HostKeyAlias ./elsewhere/id` read `../elsewhere/id`, `%d` and "
+            f"`${{HOME}}` are folders outside the root), and reach-shell keeps `{args[index][:40]}` inside the root "
+            "(confine_paths)",
+            "IdentityFile keys/id",
+        )
+    return words
 
 
 # ssh, scp, sftp: `-o ProxyCommand=…` (and LocalCommand, KnownHostsCommand, Match exec,
@@ -609,6 +684,17 @@ SSH = Grammar(
         },
     ) + DEFAULT.options,
     text_check=_ssh_danger,
+    path_values=ssh_option_paths,
+)
+# sftp also reads `-b batchfile`: its `!cmd` lines run local commands, its `put`/`get`/`lcd` lines
+# name local files no check sees.
+SFTP = Grammar(
+    "sftp",
+    shorts_known=False,
+    options=_options("-b=", {"-b": "reads sftp commands from a file, where `!cmd` runs a local command and "
+                                   "`put`/`get` name local files no check sees"}) + SSH.options,
+    text_check=_ssh_danger,
+    path_values=ssh_option_paths,
 )
 
 # ssh-keygen: `-D lib` loads a PKCS#11 library (OpenSSH only checks that the file holds the string
@@ -687,12 +773,99 @@ def _psql_danger(text: str) -> str | None:
     return None
 
 
+# libpq reads files named in a connection string: `sslkey`, `sslcert`, `sslrootcert`, `sslcrl`,
+# `sslcrldir`, `passfile` (a password file: its passwords log in), `servicefile` and `sslkeylogfile`
+# (libpq 18; the latter *writes*), and a `host` that starts with `/` is a socket folder. psql takes a
+# connection string or a URI as its first plain argument or `-d`/`--dbname` value: `host=h sslkey=/x`
+# (the generic path check saw only what follows the first `=`), `…?host=h&passfile=%2Fx`.
+_LIBPQ_FILES = frozenset({"sslkey", "sslcert", "sslrootcert", "sslcrl", "sslcrldir", "passfile", "servicefile",
+                          "sslkeylogfile", "host"})
+_LIBPQ_SPACE = " \t\n\v\f\r"  # C isspace, as libpq
+
+
+def _conninfo_pairs(text: str) -> list[tuple[str, str]]:
+    """`key=value` pairs as libpq's conninfo_parse reads them: values bare or `'quoted'`, `\\` escapes.
+    A text it would refuse is read as far as it goes (over-reading costs nothing)."""
+    pairs: list[tuple[str, str]] = []
+    at, end = 0, len(text)
+    while at < end:
+        while at < end and text[at] in _LIBPQ_SPACE:
+            at += 1
+        start = at
+        while at < end and text[at] != "=" and text[at] not in _LIBPQ_SPACE:
+            at += 1
+        key = text[start:at]
+        while at < end and text[at] in _LIBPQ_SPACE:
+            at += 1
+        if at >= end or text[at] != "=":
+            if not key:
+                break
+            continue
+        at += 1
+        while at < end and text[at] in _LIBPQ_SPACE:
+            at += 1
+        value: list[str] = []
+        if at < end and text[at] == "'":
+            at += 1
+            while at < end and text[at] != "'":
+                if text[at] == "\\" and at + 1 < end:
+                    at += 1
+                value.append(text[at])
+                at += 1
+            at += 1
+        else:
+            while at < end and text[at] not in _LIBPQ_SPACE:
+                if text[at] == "\\" and at + 1 < end:
+                    at += 1
+                value.append(text[at])
+                at += 1
+        pairs.append((key, "".join(value)))
+    return pairs
+
+
+def _uri_pairs(text: str) -> list[tuple[str, str]]:
+    """The hosts and `?key=value` parameters of a `postgresql://` URI, percent-decoded as libpq does.
+    Read in any text holding `://` or `?` (over-read: a scheme libpq refuses is read too)."""
+    pairs: list[tuple[str, str]] = []
+    scheme = text.find("://")
+    if scheme >= 0:
+        authority = re.split(r"[/?]", text[scheme + 3:], maxsplit=1)[0]
+        for host in authority.rpartition("@")[2].split(","):
+            pairs.append(("host", unquote(host.split(":", 1)[0] if not host.startswith("[") else host)))
+    if "?" in text:
+        for item in text.split("?", 1)[1].split("&"):
+            key, _, value = item.partition("=")
+            pairs.append((unquote(key), unquote(value)))
+    return pairs
+
+
+def psql_paths(args: Sequence[str], index: int) -> list[str]:
+    """The files libpq would open for one psql argument read as a connection string or URI.
+
+    The argument is read whole and, for an option, from after its name (`-dsslkey=/x`,
+    `--dbname=host=h sslkey=/x`); keys in any case, every `host` of a list."""
+    text = args[index]
+    texts = [text]
+    if text.startswith("--") and "=" in text:
+        texts.append(text.split("=", 1)[1])
+    elif text.startswith("-") and len(text) > 2:
+        texts.append(text[2:])
+    found: list[str] = []
+    for each in texts:
+        for key, value in _conninfo_pairs(each) + _uri_pairs(each):
+            if key.strip().lower() not in _LIBPQ_FILES or not value:
+                continue
+            found += [v for v in value.split(",") if v] if key.strip().lower() == "host" else [value]
+    return found
+
+
 PSQL = Grammar(
     "psql",
     shorts_known=False,
     options=_options("-f --file=", {"-f": "reads a script whose meta-commands (`\\!`) run programs"})
     + DEFAULT.options,
     text_check=_psql_danger,
+    path_values=psql_paths,
 )
 
 # OpenSSL: `-engine`, `-keygen_engine`, `-ssl_client_engine` load an engine, and an engine id may be
@@ -862,7 +1035,7 @@ _BY_NAME = {
     "tar": TAR, "gtar": TAR, "git": GIT, "sort": SORT, "find": FIND, "env": ENV,
     "sed": SED, "gsed": SED, "awk": AWK, "gawk": AWK, "mawk": AWK, "nawk": AWK,
     "original-awk": AWK, "busybox": LAUNCHER, "rsync": RSYNC, "zip": ZIP, "unzip": UNZIP, "wget": WGET,
-    "split": SPLIT, "gsplit": SPLIT, "wc": WC, "du": DU, "ssh": SSH, "scp": SSH, "sftp": SSH, "slogin": SSH,
+    "split": SPLIT, "gsplit": SPLIT, "wc": WC, "du": DU, "ssh": SSH, "scp": SSH, "sftp": SFTP, "slogin": SSH,
     "ssh-keygen": SSH_KEYGEN, "gpg": GPG, "gpg2": GPG,
     **{name: GROFF for name in ("groff", "nroff", "troff", "gtroff", "gnroff")},
     **{name: CHECKSUMS for name in ("md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum",
@@ -880,18 +1053,87 @@ _BY_NAME = {
 _DECLARED = {
     "tar": TAR, "git": GIT, "sort": SORT, "find": FIND, "default": DEFAULT, "env": ENV,
     "launcher": LAUNCHER, "sed": SED, "awk": AWK, "response-files": RESPONSE_FILES,
-    "rsync": RSYNC, "zip": ZIP, "wget": WGET, "ssh": SSH, "split": SPLIT, "checksums": CHECKSUMS,
+    "rsync": RSYNC, "zip": ZIP, "wget": WGET, "ssh": SSH, "sftp": SFTP, "split": SPLIT, "checksums": CHECKSUMS,
     "shasum": SHASUM, "file": FILE, "xz": XZ, "gettext": GETTEXT, "ctags": CTAGS, "curl": CURL,
     "openssl": OPENSSL, "jq": JQ, "less": LESS, "bsdtar": BSDTAR, "7z": SEVENZIP,
     "man": MAN, "ssh-keygen": SSH_KEYGEN, "gpg": GPG, "groff": GROFF,
 }
 
 
+#: Folders where the known programs are looked for when telling what a binary really is (`identify`).
+_SYSTEM_DIRS = ("/usr/local/bin", "/usr/bin", "/bin", "/usr/local/sbin", "/usr/sbin", "/sbin")
+
+
+def _link_names(binary: str) -> list[str]:
+    """The names a binary goes by, the real file's first: `tar -> bsdtar` is bsdtar.
+
+    Every hop of a chain of links counts (`awk -> /etc/alternatives/awk -> /usr/bin/mawk`), the
+    real file's name first and the name the binary was found by last."""
+    names: list[str] = []
+    at = os.path.abspath(binary)
+    for _ in range(40):
+        names.append(Path(at).name)
+        try:
+            target = os.readlink(at)
+        except OSError:
+            break
+        at = os.path.normpath(os.path.join(os.path.dirname(at), target))
+    names.append(Path(os.path.realpath(binary)).name)
+    return list(dict.fromkeys(reversed(names)))
+
+
+def _same_program(real: str, other: str, size: int) -> bool:
+    """Whether `other` is the file `real` (a hard link) or a byte-for-byte copy of it."""
+    try:
+        if os.path.samefile(real, other):
+            return True
+        return os.path.getsize(other) == size and filecmp.cmp(real, other, shallow=False)
+    except OSError:
+        return False
+
+
+def identify(binary: str) -> list[str]:
+    """The known programs' names under which the file `binary` is installed, whatever its own name.
+
+    A program's name says little: `tar` may be a copy or a hard link of bsdtar, `sort` of GNU
+    tar, in a folder on the search path the deployment (or the agent, where it can write there)
+    filled. Its options are the real program's, so the file is compared with the known programs
+    of the system folders, other than itself: the same file (a hard link), or the same bytes (a
+    copy). Only the system folders, not the search path: a copy the agent planted in a search-path
+    folder it can write (`sort` holding bsdtar's bytes) must not decide what the real bsdtar is,
+    and planting one in a system folder takes a write outside the root already.
+    """
+    real = os.path.realpath(binary)
+    try:
+        size = os.path.getsize(real)
+    except OSError:
+        return []
+    found = []
+    for name in _BY_NAME:
+        for folder in _SYSTEM_DIRS:
+            candidate = os.path.join(folder, name)
+            if (os.path.isfile(candidate) and os.path.realpath(candidate) != real
+                    and _same_program(real, candidate, size)):
+                found.append(name)
+                break
+    return found
+
+
 def grammar_for(command: str, binary: str, declared: str | None = None) -> Grammar:
-    """The grammar named in config, else the one of the binary's name, else the default."""
+    """The grammar named in config, else the one of the program the binary really is, else the default.
+
+    What the binary is: the one known program it is the same file as or a copy of (`identify`:
+    a `tar` copied from bsdtar is bsdtar); else, and when it is several (a multi-call binary such
+    as a hard-linked busybox, whose applet is chosen by the name it is called by), the names of
+    its links, the real file's first (`tar -> bsdtar` is bsdtar, not GNU tar); else the
+    configured command's name.
+    """
     if declared is not None:
         return _DECLARED[declared]
-    for name in (Path(binary).name, Path(os.path.realpath(binary)).name, command):
+    same = {id(_BY_NAME[name]): _BY_NAME[name] for name in identify(binary)}
+    if len(same) == 1:
+        return next(iter(same.values()))
+    for name in (*_link_names(binary), command):
         if name in _BY_NAME:
             return _BY_NAME[name]
     return DEFAULT

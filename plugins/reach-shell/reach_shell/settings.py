@@ -45,7 +45,7 @@ class CommandRule(BaseModel):
     grammar: Literal[
         "git", "tar", "sort", "find", "env", "launcher", "sed", "awk", "response-files", "rsync",
         "zip", "wget", "ssh", "split", "checksums", "shasum", "file", "xz", "gettext", "ctags", "curl",
-        "openssl", "jq", "less", "bsdtar", "7z", "man", "ssh-keygen", "gpg", "groff",
+        "openssl", "jq", "less", "bsdtar", "7z", "man", "ssh-keygen", "gpg", "groff", "sftp",
         "default",
     ] | None = Field(
         default=None,
