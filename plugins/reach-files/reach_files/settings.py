@@ -56,5 +56,5 @@ class FilesSettings(BaseModel):
     allow_secret_files: bool = Field(
         default=False, description="let read_file read, search_files search and write_file change secret stores "
         "(.env files, .netrc, .pgpass, .git-credentials, .aws/credentials, private keys), and show credentials in "
-        "git config files unmasked")
+        "git config files and the passwords in configuration files (database.yml, .properties, .tfvars ...) unmasked")
     max_line_chars: int = Field(default=300, ge=20, description="matched lines are cut to this length")
