@@ -327,7 +327,8 @@ AUTORUN_PLACES: dict[str, str] = {
                   "build (gradlew, mvnw and their gradle/wrapper/ and .mvn/ files, Gradle's init scripts, "
                   ".bazelrc, .bazelversion, .bazeliskrc, MSBuild's Directory.Build.props/.targets/.rsp)",
     "tool-startup": "a tool's startup file, run each time the tool starts (.gdbinit, .lldbinit, .config/gdb/, "
-                    "PYTHONSTARTUP's .pythonrc.py, IPython's .ipython/ profiles and startup scripts)",
+                    "PYTHONSTARTUP's .pythonrc.py, IPython's .ipython/, .pdbrc, .irbrc, .pryrc, .psqlrc, .sqliterc, "
+                    ".Rprofile, vim's and Emacs' init files, .tmux.conf)",
     ".idea": "a JetBrains IDE's project folder (File Watchers run a program when a file is saved, startup tasks "
              "when the project opens, run configurations name the program run)",
 }
@@ -336,7 +337,8 @@ _AUTORUN_FOLDERS = {".husky": ".husky", ".vscode": ".vscode", ".devcontainer": "
                     "site-packages": "python-env", "dist-packages": "python-env",
                     # Maven's wrapper (wrapper/maven-wrapper.properties' distributionUrl: what ./mvnw downloads and
                     # runs), jvm.config (-javaagent), extensions.xml (build extensions: code in every build)
-                    ".mvn": "build-tool", ".idea": ".idea", ".ipython": "tool-startup"}
+                    ".mvn": "build-tool", ".idea": ".idea", ".ipython": "tool-startup", ".emacs.d": "tool-startup",
+                    ".vim": "tool-startup"}
 # NTFS 8.3 names of those folders (VSCODE~1 is .vscode where short names are made)
 _AUTORUN_SHORT = re.compile(r"(husky|vscode|devcon|circle|ssh|mvn|idea|ipytho)~\d+")
 _AUTORUN_FILES = {
@@ -372,6 +374,12 @@ _AUTORUN_FILES = {
     # debuggers' and REPLs' startup files (gdb runs ~/.gdbinit's commands, also `python` blocks, on every start)
     ".gdbinit": "tool-startup", ".gdbearlyinit": "tool-startup", ".lldbinit": "tool-startup",
     ".pythonrc": "tool-startup", ".pythonrc.py": "tool-startup",
+    # REPLs and editors that run their startup file from the current folder or the home folder on every start:
+    # pdb (`pytest --pdb`, `breakpoint()`: `!import os; os.system(...)`), irb and pry (`rails console`), psql's
+    # and sqlite3's `\!`/`.shell`, R's .Rprofile, vim's .exrc/.vimrc, tmux's run-shell, Emacs' init
+    **dict.fromkeys((".pdbrc", ".pdbrc.py", ".irbrc", ".pryrc", ".psqlrc", ".sqliterc", ".rprofile", "rprofile.site",
+                     ".vimrc", "_vimrc", ".gvimrc", ".exrc", ".nvimrc", ".nvim.lua", ".tmux.conf", ".emacs",
+                     ".emacs.el"), "tool-startup"),
     **dict.fromkeys((".bashrc", ".bash_aliases", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
                      ".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout", ".kshrc", ".mkshrc", ".cshrc", ".tcshrc",
                      ".login", ".xprofile", ".xinitrc", ".xsession"), "shell-startup"),
@@ -426,8 +434,8 @@ def autorun_place(names: Sequence[str]) -> str | None:
             return ".github/workflows"
         if i > 0 and folded[i - 1] == ".config" and f in ("fish", "direnv", "mise"):
             return "shell-startup"
-        if i > 0 and folded[i - 1] == ".config" and f == "gdb" and i + 1 < len(folded):
-            return "tool-startup"  # ~/.config/gdb/gdbinit, gdbearlyinit
+        if i > 0 and folded[i - 1] == ".config" and f in ("gdb", "nvim", "emacs", "tmux") and i + 1 < len(folded):
+            return "tool-startup"  # ~/.config/gdb/gdbinit, nvim's init.lua, Emacs' init.el, tmux.conf
         if f == "gradle" and i + 1 < len(folded) and folded[i + 1] == "wrapper":
             return "build-tool"  # gradle-wrapper.properties' distributionUrl, gradle-wrapper.jar: run by ./gradlew
         if f == ".gradle" and i + 1 < len(folded) and (folded[i + 1] == "init.d" or (

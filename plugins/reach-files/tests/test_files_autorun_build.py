@@ -14,7 +14,9 @@ Before this file, write_file changed each of these, and the next ordinary comman
 * Bun's ``bunfig.toml`` ``preload`` runs before every ``bun run``/``bun test``; ``.npmrc``'s
   ``script-shell`` and ``node-options=--require`` run on every npm script.
 * gdb runs ``.gdbinit`` (and ``.config/gdb/gdbinit``) on every start, lldb ``.lldbinit``;
-  ``PYTHONSTARTUP``'s ``.pythonrc.py`` and IPython's profile startup scripts run in every REPL.
+  ``PYTHONSTARTUP``'s ``.pythonrc.py`` and IPython's profile startup scripts run in every REPL; pdb
+  reads ``.pdbrc`` from the current folder (``pytest --pdb``, ``breakpoint()``), irb and pry theirs,
+  R its ``.Rprofile``, psql and sqlite3 theirs (``\\!``, ``.shell``), vim, Emacs and tmux their init files.
 * Python imports the first ``sitecustomize.py`` on its path at startup: a project's ``src/`` is on
   that path in every Python of an environment where it is installed editable (shown below with a
   real environment and its Python).
@@ -59,6 +61,12 @@ _PLACES = {
     ".pythonrc.py": "tool-startup", ".pythonrc": "tool-startup",
     ".ipython/profile_default/startup/00-x.py": "tool-startup",
     ".ipython/profile_default/ipython_config.py": "tool-startup",
+    ".pdbrc": "tool-startup", "tests/.pdbrc": "tool-startup", ".irbrc": "tool-startup", ".pryrc": "tool-startup",
+    ".psqlrc": "tool-startup", ".sqliterc": "tool-startup", ".Rprofile": "tool-startup",
+    "analysis/.Rprofile": "tool-startup", ".vimrc": "tool-startup", ".exrc": "tool-startup",
+    ".nvim.lua": "tool-startup", ".config/nvim/init.lua": "tool-startup", ".vim/plugin/x.vim": "tool-startup",
+    ".tmux.conf": "tool-startup", ".emacs": "tool-startup", ".emacs.d/init.el": "tool-startup",
+    ".config/emacs/init.el": "tool-startup",
     "sitecustomize.py": "python-env", "src/sitecustomize.py": "python-env", "usercustomize.py": "python-env",
     ".idea/workspace.xml": ".idea", ".idea/watcherTasks.xml": ".idea", ".idea/runConfigurations/x.xml": ".idea",
     "app/.idea/misc.xml": ".idea",
@@ -75,6 +83,8 @@ _SPELLINGS = {
     ".GDBINIT": "tool-startup", ".gdbinit ": "tool-startup", ".gdb\u0456nit": "tool-startup",
     ".LLDBINIT": "tool-startup", ".Config/GDB/gdbinit": "tool-startup",
     ".IPython/profile_x/startup/a.py": "tool-startup",
+    ".PDBRC": "tool-startup", ".pdbrc.": "tool-startup", ".rprofile": "tool-startup", ".RPROFILE ": "tool-startup",
+    ".\u0456rbrc": "tool-startup", ".Emacs.D/init.el": "tool-startup",
     "SiteCustomize.py": "python-env", "sitecustomize.py.": "python-env", "s\u0456tecustomize.py": "python-env",
     "sitecustom\u200bize.py": "python-env", ".IDEA/workspace.xml": ".idea", ".idea./workspace.xml": ".idea",
     "IDEA~1/workspace.xml": ".idea", ".\uff49dea/workspace.xml": ".idea",
@@ -153,7 +163,8 @@ async def test_allow_autorun_writes_opens_them(tmp_path: Path) -> None:
     "pyproject.toml", "setup.cfg", ".editorconfig", ".nvmrc", ".python-version", "bunfig.md", "gdbinit.md",
     "docs/.gdbinit.md", "lldbinit.txt", "pythonrc.md", "ipython/notes.md", "idea/notes.md", ".idea.md",
     "model.pth", "docs/site_customize.py", "mysitecustomize.py", "sitecustomize_test.md", ".gradle.md",
-    ".gradle/notes.md", "src/main/java/App.java",
+    ".gradle/notes.md", "src/main/java/App.java", "pdbrc.md", "docs/.pdbrc.md", "R/analysis.R", "irbrc.example",
+    "vim/notes.md", "emacs.md", "tmux.md", ".tmux.conf.md",
 ])
 async def test_honest_neighbours_are_written(tmp_path: Path, path: str) -> None:
     reach, root = rooted_reach(tmp_path)
