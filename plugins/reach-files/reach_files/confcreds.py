@@ -19,6 +19,11 @@ or spelled with properties' escapes (``pass\\u0077ord``); a YAML alias under a s
 where the secret comes from (``${DB_PASSWORD}``, ``<%= ENV['DB_PASSWORD'] %>``, ``{{ vault_pw }}``,
 ``var.db_password``, ``getenv('DB_PASSWORD')``).
 
+Also masked there, under any key: a URL's userinfo (``url: postgres://app:PW@db/app``) and a
+password in its query (``jdbc:...?password=PW``), and a connection string's ``Password=``/``Pwd=``
+(``Server=db;User Id=sa;Password=PW;``). Templates and local variants of such files are masked as
+the file they stand for (``parameters.yml.dist``, ``config.php.example``, ``database.yml.erb``).
+
 Positions are byte offsets into the file, so a page of a big file masks what lies in it.
 """
 
@@ -30,6 +35,7 @@ from collections.abc import Sequence
 
 from reach_core.redact import key_is_secret
 
+from .gitcreds import url_spans
 from .protect import fold, uncopied
 
 __all__ = ["config_kind", "config_spans"]
@@ -42,14 +48,21 @@ _KINDS = {".yml": "yaml", ".yaml": "yaml", ".json": "yaml",  # JSON is YAML
           ".php": "php", ".inc": "php"}
 
 
+# the suffixes of a template or a local variant of such a file, which people fill in with the real values
+# (`parameters.yml.dist`, `config.php.example`, `database.yml.erb`, `settings.toml.j2`)
+_TEMPLATE = re.compile(r"\.(?:example|sample|template|tmpl|tpl|dist|default|defaults|local|erb|j2|jinja2?)$")
+
+
 def config_kind(names: Sequence[str]) -> str | None:
     """The format (``yaml``, ``properties``, ``ini``, ``php``) of the file the path components
     ``names`` name, or None for a file that is not masked this way."""
     if not names:
         return None
     last = uncopied(fold(names[-1]))
+    while (template := _TEMPLATE.search(last)) is not None and template.start() > 0:
+        last = last[:template.start()]
     dot = last.rfind(".")
-    return _KINDS.get(last[dot:]) if dot > 0 or (dot == 0 and last.count(".") > 1) else None
+    return _KINDS.get(last[dot:]) if dot > 0 else None
 
 
 # a key at the start of a line (after YAML's `- ` list marks), or after `{`/`,` (a flow mapping, an
@@ -80,6 +93,9 @@ _REFERENCE = re.compile(
     | (?:getenv|env)\(\s*['"][\w.-]+['"]\s*\) | os\.environ\[\s*['"][\w.-]+['"]\s*\]
     | ~ | null | none | nil
     )""")
+# a password in a connection string (ADO.NET, ODBC, JDBC properties: `Server=db;User Id=sa;Password=...;`), after
+# the `;` or the quote before it
+_CONN_PASSWORD = re.compile(rb"(?i)(?<=[;\"'])[ \t]*(?:password|pwd)[ \t]*=[ \t]*(?P<v>[^;\"'\r\n]+)")
 _BLOCK = re.compile(rb"[|>][-+0-9]*[ \t]*(?:#[^\n]*)?")
 _HEREDOC = re.compile(rb"<<[-~]?[ \t]*(?P<id>[A-Za-z_]\w*)[ \t]*")
 _ANCHOR_TAG = re.compile(rb"(?:(?:&[^\s,{}\[\]]+|![^\s,{}\[\]]*)[ \t]+)+")
@@ -259,6 +275,9 @@ def config_spans(data: bytes, kind: str, base: int = 0) -> list[tuple[int, int]]
             span = _value_span(data, m.end(), kind, line_start, False)
             if span is not None:
                 found.append(span)
+    found.extend(url_spans(data))  # `url: postgres://app:pw@db/app`, `jdbc:...?password=`
+    found.extend(m.span("v") for m in _CONN_PASSWORD.finditer(data)
+                 if not _REFERENCE.fullmatch(m.group("v").strip()))
     spans = sorted((base + a, base + b) for a, b in found if b > a)
     merged: list[tuple[int, int]] = []
     for a, b in spans:

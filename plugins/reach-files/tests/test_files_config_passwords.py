@@ -86,6 +86,24 @@ _CASES: dict[str, tuple[str, str]] = {  # id: (file, text)
                                                           "$db['default']['password'] = '{S}';\n"),
     "php variable": ("inc/config.inc.php", "<?php\n$db_host = 'db.local';\n$db_password = \"{S}\";\n"),
     "php escaped quote": ("config.php", "<?php\ndefine('DB_HOST', 'db.local');\ndefine('DB_PASSWORD', 'a\\'{S}');\n"),
+    # under any key: a URL's userinfo or query, a connection string's password
+    "yaml url userinfo": ("config/database.yml", "production:\n  url: postgres://app:{S}@db.local/app\n"),
+    "yaml url token only": ("config.yml", "remote: https://{S}@db.local/app.git\n"),
+    "properties jdbc query": ("application.properties",
+                              "spring.datasource.url=jdbc:postgresql://db.local/app?user=app&password={S}\n"),
+    "ini url": ("alembic.ini", "[alembic]\nsqlalchemy.url = postgresql://app:{S}@db.local/app\n"),
+    "json connection string": ("appsettings.json", '{"ConnectionStrings": {"Default": '
+                                                   '"Server=db.local;Database=app;User Id=sa;Password={S};"}}\n'),
+    "yaml connection string pwd": ("app.yml", 'conn: "Server=db.local;Uid=app;PWD={S};"\n'),
+    "yaml compose environment list": ("docker-compose.yml", "services:\n  db:\n    environment:\n"
+                                                            "      - POSTGRES_PASSWORD={S}\n      - HOST=db.local\n"),
+    "php dsn": ("config.php", "<?php\n$url = 'mysql://app:{S}@db.local/app';\n"),
+    # templates and local variants, filled in with the real values
+    "yaml dist": ("app/config/parameters.yml.dist", "parameters:\n  database_password: {S}\n  host: db.local\n"),
+    "php example": ("config.php.example", "<?php\ndefine('DB_PASSWORD', '{S}');\ndefine('DB_HOST', 'db.local');\n"),
+    "yaml erb": ("config/database.yml.erb", "production:\n  password: {S}\n  host: db.local\n"),
+    "toml local": ("settings.toml.local", '[db]\npassword = "{S}"\nhost = "db.local"\n'),
+    "properties template backup": ("app.properties.template.bak", "db.password={S}\nhost=db.local\n"),
     # a copy of such a file
     "yaml backup": ("config/database.yml.bak", "production:\n  password: {S}\n  host: db.local\n"),
     "yaml upper name": ("config/DATABASE.YML", "production:\n  password: {S}\n  host: db.local\n"),
@@ -160,6 +178,9 @@ _HONEST: dict[str, str] = {  # files that come back byte for byte
     "app.cfg": "[auth]\npassword =\n",
     "config.php": "<?php\ndefine('DB_PASSWORD', getenv('DB_PASSWORD'));\n$password = $_POST['password'];\n",
     "settings.toml": '[server]\nport = 8080\nhost = "0.0.0.0"\n',
+    "config/db.yml": "url: postgres://db.local/app\nrepo: ssh://git@db.local/app.git\n",
+    "appsettings.json": '{"ConnectionStrings": {"Default": "Server=db.local;Integrated Security=true;"}}\n',
+    "docs/database.yml.md": f"password: {S}\n",
     "package.json": '{"name": "x", "version": "1.0.0", "scripts": {"test": "pytest"}}\n',
 }
 
