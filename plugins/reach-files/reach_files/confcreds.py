@@ -33,7 +33,7 @@ import functools
 import re
 from collections.abc import Sequence
 
-from reach_core.redact import key_is_secret
+from reach_core.redact import key_is_secret, key_words
 
 from .gitcreds import url_spans
 from .protect import fold, uncopied
@@ -101,9 +101,32 @@ _HEREDOC = re.compile(rb"<<[-~]?[ \t]*(?P<id>[A-Za-z_]\w*)[ \t]*")
 _ANCHOR_TAG = re.compile(rb"(?:(?:&[^\s,{}\[\]]+|![^\s,{}\[\]]*)[ \t]+)+")
 _ANCHOR = re.compile(rb"&(?P<a>[^\s,{}\[\]]+)[ \t]+")
 _ALIAS = re.compile(rb"\*(?P<a>[^\s,{}\[\]]+)[ \t]*(?:#[^\n]*)?")
+# a list item that is a value, not a mapping (`- k1`, `- "k2"`; not `- name: x`)
+_SCALAR_ITEM = re.compile(rb"[ \t]*-[ \t]+(?!(?:\"[^\"\n]*\"|'[^'\n]*'|[^\s:#\"'][^:#\n]*):(?:[ \t]|$))\S")
 _MAPPING_LINE = re.compile(rb"[ \t]*(?:-(?:[ \t]|$)|(?:\"[^\"\n]*\"|'[^'\n]*'|[^\s:#\"'][^:#\n]*):(?:[ \t]|$)|#)")
 _UNESCAPE = re.compile(rb"\\u([0-9A-Fa-f]{4})|\\(.)", re.DOTALL)
 _QUOTE_SCAN = 4096  # bytes a quoted value may run over lines before it is taken to end at its line
+
+
+# the last word of a key that names where a secret is, or a rule about one, not the secret itself:
+# `credsStore: desktop`, `password_file: /run/secrets/db`, `secretName: db`, `password_min_length: 12`
+_NAMING_WORDS = frozenset({"store", "helper", "helpers", "name", "names", "ref", "file", "files", "path", "paths",
+                           "dir", "source", "provider", "type", "kind", "length", "len", "min", "max", "size",
+                           "count", "policy", "hint", "prompt", "label", "url", "uri", "endpoint", "enabled"})
+# a placeholder in a template or a document: `<your password>`, `...`, `***`, `xxxx`, `changeit`? (no: a real one)
+_PLACEHOLDER = re.compile(rb"<[^<>\n]*>|\.{3,}|\*{3,}|[xX]{3,}")
+
+
+def _restates(value: bytes, key: bytes) -> bool:
+    """Is ``value`` the key's own name (``refresh_token: REFRESH_TOKEN``, ``"password": "PASSWORD"``):
+    a template's placeholder?"""
+    text = value.strip().strip(b"\"'")
+    return 0 < len(text) <= 100 and _words(text) == _words(key.strip(b"\"'"))
+
+
+@functools.lru_cache(maxsize=4096)
+def _words(text: bytes) -> list[str]:
+    return key_words(text.decode("utf-8", "replace"))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -116,7 +139,10 @@ def _secret_key(raw: bytes, kind: str) -> bool:
     text = key.decode("utf-8", "replace").strip()
     if kind == "ini" and "." in text:
         text = text.rsplit(".", 1)[-1].strip("\"'")  # TOML's dotted keys: db."password"
-    return bool(text) and key_is_secret(text)
+    if not text or not key_is_secret(text):
+        return False
+    words = key_words(text)
+    return not words or words[-1] not in _NAMING_WORDS
 
 
 def _line_end(data: bytes, i: int) -> int:
@@ -158,6 +184,24 @@ _QUOTED = {
 }
 
 
+def _list_end(data: bytes, end: int, indent: int) -> int:
+    """The end of the YAML list after ``end`` (a line's end) under a key indented ``indent``: its
+    items may sit at the key's own indentation (``- k1``) or deeper, and their lines run on deeper."""
+    last = end
+    pos = end
+    while pos < len(data):
+        start = pos + 1
+        stop = _line_end(data, start)
+        line = data[start:stop]
+        if line.strip(b" \t\r"):
+            at = _indent(data, start)
+            if at < indent or (at == indent and not line[at:at + 1] == b"-"):
+                break
+            last = stop
+        pos = stop
+    return last
+
+
 def _quoted_end(data: bytes, i: int, kind: str) -> int:
     """The end (past the closing quote) of the quoted value starting at ``i``; a quote not closed
     within `_QUOTE_SCAN` bytes ends at its line. One regex match in C, bounded: many unclosed
@@ -196,6 +240,8 @@ def _value_span(data: bytes, i: int, kind: str, line_start: int, flow: bool) -> 
             nxt = data[eol + 1:end]
             if end > eol and nxt.strip() and not _MAPPING_LINE.match(nxt):
                 return eol + 1, end
+            if _SCALAR_ITEM.match(data, eol + 1, _line_end(data, eol + 1)) and _indent(data, eol + 1) >= indent:
+                return eol + 1, _list_end(data, eol, indent)  # `api_keys:` and a list of values: `- k1`, `- k2`
         return None
     if rest[:1] in (b'"', b"'"):
         end = _quoted_end(data, i, kind)
@@ -205,6 +251,8 @@ def _value_span(data: bytes, i: int, kind: str, line_start: int, flow: bool) -> 
         return i, end
     if kind == "yaml" and rest[:1] == b"*":
         return None  # an alias: the anchor's value is masked where it is defined (`config_spans`)
+    if rest[:1] == b"{" and kind in ("yaml", "ini"):
+        return None  # a mapping (an inline table): its entries are judged by their own keys
     if flow:
         stop = i
         while stop < eol and data[stop] not in b",}]":
@@ -262,6 +310,9 @@ def config_spans(data: bytes, kind: str, base: int = 0) -> list[tuple[int, int]]
             flow = m.start() > line_start and data[m.start() - 1:m.start()] in (b"{", b",") or (
                 kind == "yaml" and b"{" in data[line_start:m.start()])
             span = _value_span(data, m.end(), kind, line_start, flow)
+            if span is not None and (_PLACEHOLDER.fullmatch(data[span[0]:span[1]].strip(b"\"' \t\r"))
+                                     or _restates(data[span[0]:span[1]], m.group("k"))):
+                continue  # `password: <your password>`, `refresh_token: REFRESH_TOKEN`
             if span is not None:
                 found.append(span)
                 covered = span[1]

@@ -86,6 +86,10 @@ _CASES: dict[str, tuple[str, str]] = {  # id: (file, text)
                                                           "$db['default']['password'] = '{S}';\n"),
     "php variable": ("inc/config.inc.php", "<?php\n$db_host = 'db.local';\n$db_password = \"{S}\";\n"),
     "php escaped quote": ("config.php", "<?php\ndefine('DB_HOST', 'db.local');\ndefine('DB_PASSWORD', 'a\\'{S}');\n"),
+    "yaml list of keys": ("app.yml", "api_keys:\n  - {S}\n  - {S2}\nhost: db.local\n"),
+    "yaml list at the key's indent": ("app.yml", "auth:\n  api_keys:\n  - {S}\n  - {S2}\n  host: db.local\n"),
+    "yaml flow list": ("app.yml", "api_keys: [{S}, {S2}]\nhost: db.local\n"),
+    "toml array": ("config.toml", 'api_keys = ["{S}", "{S2}"]\nhost = "db.local"\n'),
     # under any key: a URL's userinfo or query, a connection string's password
     "yaml url userinfo": ("config/database.yml", "production:\n  url: postgres://app:{S}@db.local/app\n"),
     "yaml url token only": ("config.yml", "remote: https://{S}@db.local/app.git\n"),
@@ -181,6 +185,9 @@ _HONEST: dict[str, str] = {  # files that come back byte for byte
     "config/db.yml": "url: postgres://db.local/app\nrepo: ssh://git@db.local/app.git\n",
     "appsettings.json": '{"ConnectionStrings": {"Default": "Server=db.local;Integrated Security=true;"}}\n',
     "docs/database.yml.md": f"password: {S}\n",
+    "config/creds.yml": "credsStore: desktop\npassword_file: /run/secrets/db\npassword_min_length: 12\n",
+    "template.json": '{"refresh_token": "REFRESH_TOKEN", "password": "<your password>", "api_key": "..."}\n',
+    "config/users.yml": "passwords:\n  - name: admin\n    rotate: true\n",
     "package.json": '{"name": "x", "version": "1.0.0", "scripts": {"test": "pytest"}}\n',
 }
 
