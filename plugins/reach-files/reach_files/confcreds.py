@@ -3,7 +3,8 @@
 Rails' ``config/database.yml`` (``password: hunter2``), ``terraform.tfvars`` (``db_password =
 "..."``), Java ``.properties`` (``spring.datasource.password=...``), PHP configs
 (``define('DB_PASSWORD', '...')``, ``'password' => '...'``), INI, TOML and ``.cnf`` files
-(``password = ...``): most such files hold no secret, and the rest of them (hosts, ports, names)
+(``password = ...``), XML configs (``<password>...</password>``, ``password="..."``, .NET's
+``<add key="DbPassword" value="..."/>``): most such files hold no secret, and the rest of them (hosts, ports, names)
 is what an honest question needs, so they are read and searched with the *value* under a key
 whose name is secret (`reach_core.redact.key_is_secret`: password, passwd, token, secret, api_key
 ...) replaced by ``[REDACTED]``, as git's config is (`gitcreds`).
@@ -44,7 +45,9 @@ __all__ = ["config_kind", "config_spans"]
 _KINDS = {".yml": "yaml", ".yaml": "yaml", ".json": "yaml",  # JSON is YAML
           ".properties": "properties",
           ".ini": "ini", ".cfg": "ini", ".conf": "ini", ".cnf": "ini", ".toml": "ini", ".tfvars": "ini",
-          ".hcl": "ini",
+          ".hcl": "ini", ".tf": "ini",
+          # XML configs: hibernate.cfg.xml, Tomcat's context.xml, .NET's web.config / app.config
+          ".xml": "xml", ".config": "xml",
           ".php": "php", ".inc": "php"}
 
 
@@ -81,6 +84,13 @@ _PHP = re.compile(
     rb"|\$(?P<k3>[A-Za-z_]\w{0,200})(?:\s*\[\s*(?P<q4>['\"])(?P<k4>[^'\"\n]{1,200})(?P=q4)\s*\])*\s*=\s*"
     rb"(?P<v3>" + _PHP_STR + rb")"
 )
+# XML: an element's text (`<password>...</password>`, `<property name="connection.password">...</property>`),
+# an attribute (`password="..."`), and .NET's `<add key="DbPassword" value="..."/>`
+_XML = re.compile(
+    rb"""<property\s+name\s*=\s*["'](?P<nk>[^"'<>]{1,200})["'][^<>]*>(?P<nv>[^<]{1,4096})</property\s*>"""
+    rb"""|\bkey\s*=\s*["'](?P<ak>[^"'<>]{1,200})["']\s+value\s*=\s*(?P<av>"[^"<>]*"|'[^'<>]*')"""
+    rb"""|<(?P<k>[A-Za-z_][\w.:-]{0,200})(?:\s[^<>]*)?>(?P<v>[^<]{1,4096})</(?P=k)\s*>""")
+_XML_ATTR = re.compile(rb"""(?<![\w.:-])(?P<k>[A-Za-z_][\w.:-]{0,200})\s*=\s*(?P<v>"[^"<>]*"|'[^'<>]*')""")
 # a value that only says where the secret comes from
 _REFERENCE = re.compile(
     rb"""(?ix)(?:
@@ -289,7 +299,18 @@ def config_spans(data: bytes, kind: str, base: int = 0) -> list[tuple[int, int]]
     starts at file offset ``base``), as file offsets, sorted and merged."""
     found: list[tuple[int, int]] = []
     aliases: set[bytes] = set()
-    if kind == "php":
+    if kind == "xml":
+        for pattern in (_XML, _XML_ATTR):  # apart: an element's match holds the attributes of its tag
+            for m in pattern.finditer(data):
+                k, v = next((k, v) for k, v in (("nk", "nv"), ("ak", "av"), ("k", "v"))
+                            if k in m.re.groupindex and m.group(k) is not None)
+                if (pattern is _XML_ATTR and m.group(k).lower() == b"key") or not _secret_key(m.group(k), kind):
+                    continue  # `<add key="Host" .../>`: the attribute `key` holds a name
+                a, b = m.span(v)
+                value = data[a:b].strip().strip(b"\"'").strip()
+                if value and not _REFERENCE.fullmatch(value) and not _PLACEHOLDER.fullmatch(value):
+                    found.append((a, b))
+    elif kind == "php":
         for m in _PHP.finditer(data):
             for k, v in (("k1", "v1"), ("k2", "v2"), ("k4", "v3"), ("k3", "v3")):
                 if m.group(k) is None:

@@ -90,6 +90,22 @@ _CASES: dict[str, tuple[str, str]] = {  # id: (file, text)
     "yaml list at the key's indent": ("app.yml", "auth:\n  api_keys:\n  - {S}\n  - {S2}\n  host: db.local\n"),
     "yaml flow list": ("app.yml", "api_keys: [{S}, {S2}]\nhost: db.local\n"),
     "toml array": ("config.toml", 'api_keys = ["{S}", "{S2}"]\nhost = "db.local"\n'),
+    # Terraform's own files and XML configs
+    "tf resource": ("main.tf", 'resource "aws_db_instance" "db" {\n  password = "{S}"\n  host = "db.local"\n}\n'),
+    "xml element": ("hibernate.cfg.xml", "<hibernate-configuration>\n  <host>db.local</host>\n"
+                                         "  <password>{S}</password>\n</hibernate-configuration>\n"),
+    "xml property": ("hibernate.cfg.xml", '<session-factory>\n'
+                                          '  <property name="connection.url">db.local</property>\n'
+                                          '  <property name="connection.password">{S}</property>\n'
+                                          '</session-factory>\n'),
+    "xml attribute": ("conf/context.xml", '<Context>\n  <Resource name="jdbc/db" url="db.local" username="app"\n'
+                                          '            password="{S}" />\n</Context>\n'),
+    "xml attribute in element": ("server.xml", "<Db host='db.local' password='{S}'>x</Db>\n"),
+    "xml appSettings": ("web.config", '<configuration><appSettings>\n  <add key="Host" value="db.local" />\n'
+                                      '  <add key="DbPassword" value="{S}" />\n</appSettings></configuration>\n'),
+    "xml connection string": ("App.config", '<connectionStrings><add name="db.local" providerName="x"\n'
+                                            '  connectionString="Server=db;User Id=sa;Password={S};" />\n'
+                                            '</connectionStrings>\n'),
     # under any key: a URL's userinfo or query, a connection string's password
     "yaml url userinfo": ("config/database.yml", "production:\n  url: postgres://app:{S}@db.local/app\n"),
     "yaml url token only": ("config.yml", "remote: https://{S}@db.local/app.git\n"),
@@ -188,6 +204,8 @@ _HONEST: dict[str, str] = {  # files that come back byte for byte
     "config/creds.yml": "credsStore: desktop\npassword_file: /run/secrets/db\npassword_min_length: 12\n",
     "template.json": '{"refresh_token": "REFRESH_TOKEN", "password": "<your password>", "api_key": "..."}\n',
     "config/users.yml": "passwords:\n  - name: admin\n    rotate: true\n",
+    "pom.xml": "<project>\n  <artifactId>db.local</artifactId>\n  <version>1.0</version>\n</project>\n",
+    "web.config": '<configuration><appSettings><add key="Host" value="db.local" /></appSettings></configuration>\n',
     "package.json": '{"name": "x", "version": "1.0.0", "scripts": {"test": "pytest"}}\n',
 }
 
