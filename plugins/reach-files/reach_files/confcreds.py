@@ -84,10 +84,12 @@ _PHP = re.compile(
     rb"|\$(?P<k3>[A-Za-z_]\w{0,200})(?:\s*\[\s*(?P<q4>['\"])(?P<k4>[^'\"\n]{1,200})(?P=q4)\s*\])*\s*=\s*"
     rb"(?P<v3>" + _PHP_STR + rb")"
 )
-# XML: an element's text (`<password>...</password>`, `<property name="connection.password">...</property>`),
+# XML: an element's text (`<password>...</password>`, `<property name="connection.password">...</property>`,
+# Android's `<string name="api_key">...</string>`),
 # an attribute (`password="..."`), and .NET's `<add key="DbPassword" value="..."/>`
 _XML = re.compile(
-    rb"""<property\s+name\s*=\s*["'](?P<nk>[^"'<>]{1,200})["'][^<>]*>(?P<nv>[^<]{1,4096})</property\s*>"""
+    rb"""<(?P<nt>[A-Za-z_][\w.:-]{0,200})\s+name\s*=\s*["'](?P<nk>[^"'<>]{1,200})["'][^<>]*>(?P<nv>[^<]{1,4096})"""
+    rb"""</(?P=nt)\s*>"""
     rb"""|\bkey\s*=\s*["'](?P<ak>[^"'<>]{1,200})["']\s+value\s*=\s*(?P<av>"[^"<>]*"|'[^'<>]*')"""
     rb"""|<(?P<k>[A-Za-z_][\w.:-]{0,200})(?:\s[^<>]*)?>(?P<v>[^<]{1,4096})</(?P=k)\s*>""")
 _XML_ATTR = re.compile(rb"""(?<![\w.:-])(?P<k>[A-Za-z_][\w.:-]{0,200})\s*=\s*(?P<v>"[^"<>]*"|'[^'<>]*')""")

@@ -98,6 +98,8 @@ _CASES: dict[str, tuple[str, str]] = {  # id: (file, text)
                                           '  <property name="connection.url">db.local</property>\n'
                                           '  <property name="connection.password">{S}</property>\n'
                                           '</session-factory>\n'),
+    "xml android string": ("res/values/strings.xml", '<resources>\n  <string name="host">db.local</string>\n'
+                                                     '  <string name="maps_api_key">{S}</string>\n</resources>\n'),
     "xml attribute": ("conf/context.xml", '<Context>\n  <Resource name="jdbc/db" url="db.local" username="app"\n'
                                           '            password="{S}" />\n</Context>\n'),
     "xml attribute in element": ("server.xml", "<Db host='db.local' password='{S}'>x</Db>\n"),
@@ -168,6 +170,17 @@ async def test_the_password_is_not_found_by_search(tmp_path: Path, case: str) ->
         assert r.ok and r.content["matches"] == [], (case, piece, r.content)
     r = await reach.invoke("search_files", {"text": "db.local"})
     assert r.ok and [m["path"] for m in r.content["matches"]] == [rel], r.content
+
+
+async def test_a_symlink_to_a_config_file_is_masked_too(tmp_path: Path) -> None:
+    """read_file looks at the name asked for and the name the link leads to."""
+    reach, root = rooted_reach(tmp_path)
+    rel, text = _CASES["yaml plain"]
+    (root / rel).parent.mkdir(parents=True)
+    (root / rel).write_text(_body(text), encoding="utf-8")
+    (root / "notes.txt").symlink_to(root / rel)
+    r = await reach.invoke("read_file", {"path": "notes.txt"})
+    assert r.ok and S not in r.content["content"] and "[REDACTED]" in r.content["content"], r.content
 
 
 @pytest.mark.parametrize("whole", [True, False])  # a file read whole, or by pages with what lies around them
