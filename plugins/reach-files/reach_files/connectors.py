@@ -24,6 +24,7 @@ from typing import Any
 from reach_core import BusinessError, Connector, InvalidArguments, NotFound
 from reach_core.redact import MASK
 
+from .confcreds import config_kind, config_spans
 from .gitcreds import git_config_name, git_config_text, hooks_paths, mask, secret_spans
 from .globs import GlobError, compile_glob
 from .jail import Jail, Located, Made, NotRegular, PathMissing, PathRefused, is_special
@@ -255,7 +256,21 @@ class ReadFile(_FilesConnector):
             if (git_config_name(loc.via) or git_config_name(loc.parts)
                     or git_config_text(head if whole is None else whole)):
                 spans = secret_spans(view, base)
+            kind = config_kind(loc.via) or config_kind(loc.parts)
+            if kind is not None:  # database.yml, *.properties, terraform.tfvars ... (`confcreds`)
+                spans = _merged([*spans, *config_spans(view, kind, base)])
         return _text_slice(loc.shown, data, offset, limit, st.st_size, spans)
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``spans`` sorted, the ones that overlap or touch joined (`gitcreds.mask` takes them so)."""
+    out: list[tuple[int, int]] = []
+    for a, b in sorted(spans):
+        if out and a <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
 
 
 def _text_slice(shown: str, data: bytes, offset: int, limit: int, size: int,
@@ -287,7 +302,8 @@ def _text_slice(shown: str, data: bytes, offset: int, limit: int, size: int,
     if masked:
         out["redacted"] = masked
         out["note"] = (out.get("note", "") + " " + (
-            f"[{masked} credential(s) in git configuration (a URL's user:password, extraheader, a password) "
+            f"[{masked} credential(s) (in git configuration a URL's user:password, extraheader, a password; in "
+            "a configuration file the value of a key named password, secret, token ...) "
             f"shown as {MASK}; the file itself keeps them. Writing this text back would replace them. "
             "[plugins.reach-files] allow_secret_files shows them]")).strip()
     return out
@@ -534,8 +550,13 @@ class SearchFiles(_FilesConnector):
             return []
         if key or (not self.settings.allow_secret_files and private_key_in(data)):
             return None
-        if not self.settings.allow_secret_files and (git or git_config_text(data)):
-            data = mask(data, secret_spans(data))[0]
+        if not self.settings.allow_secret_files:
+            spans = secret_spans(data) if git or git_config_text(data) else []
+            kind = config_kind((name,))
+            if kind is not None:
+                spans = _merged([*spans, *config_spans(data, kind)])
+            if spans:
+                data = mask(data, spans)[0]
         text = data.decode("utf-8", errors="replace")
         if needle not in (text.casefold() if ignore_case else text):
             return []  # most files: one linear search in C, no lines split

@@ -27,7 +27,7 @@ from reach_core.redact import MASK, key_is_secret
 
 from .protect import fold, uncopied, vcs_name
 
-__all__ = ["MASK_BYTES", "git_config_name", "git_config_text", "hooks_paths", "mask", "secret_spans"]
+__all__ = ["MASK_BYTES", "git_config_name", "git_config_text", "hooks_paths", "mask", "secret_spans", "url_spans"]
 
 MASK_BYTES = MASK.encode()
 
@@ -99,12 +99,7 @@ def secret_spans(data: bytes, base: int = 0) -> list[tuple[int, int]]:
     """The byte ranges of credentials in git-config text ``data`` (which starts at file
     offset ``base``), as file offsets, sorted and merged."""
     joined, starts, origin = _logical(data)
-    found: list[tuple[int, int]] = []
-    for m in _URL.finditer(joined):
-        ui = m.group("ui")
-        if ui and (b":" in ui or m.group("scheme").lower() not in _SSH):
-            found.append(m.span("ui"))  # ssh://git@host keeps its user name; https://TOKEN@host does not
-    found.extend(m.span("v") for m in _QUERY.finditer(joined))
+    found = url_spans(joined)
     for m in _AT_WORD.finditer(joined):
         if b"://" not in joined[max(0, m.start() - 3):m.start()]:  # a URL's userinfo: _URL's
             start = _scp_userinfo(m.group())
@@ -133,6 +128,19 @@ def secret_spans(data: bytes, base: int = 0) -> list[tuple[int, int]]:
         else:
             merged.append((a, b))
     return merged
+
+
+def url_spans(data: bytes) -> list[tuple[int, int]]:
+    """The spans of credentials in the URLs of ``data``: a userinfo (``https://TOKEN@host``,
+    ``postgres://app:pw@db``; ``ssh://git@host`` keeps its user name) and a token in a query
+    (``?password=``, ``&private_token=``). Used for configuration files too (`confcreds`)."""
+    found: list[tuple[int, int]] = []
+    for m in _URL.finditer(data):
+        ui = m.group("ui")
+        if ui and (b":" in ui or m.group("scheme").lower() not in _SSH):
+            found.append(m.span("ui"))
+    found.extend(m.span("v") for m in _QUERY.finditer(data))
+    return found
 
 
 def _scp_userinfo(word: bytes) -> int | None:

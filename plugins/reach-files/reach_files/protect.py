@@ -321,13 +321,26 @@ AUTORUN_PLACES: dict[str, str] = {
                        ".yarn/releases, .yarn/plugins, .yarn/sdks, .yarn/unplugged, its .pnp.cjs loader)",
     "python-env": "in a Python environment (site-packages, or a folder holding pyvenv.cfg or conda-meta/: a .pth "
                   "file or sitecustomize.py there runs in every Python it starts, bin/activate in every shell "
-                  "that activates it)",
+                  "that activates it), or a sitecustomize.py or usercustomize.py anywhere (Python imports it at "
+                  "startup from any folder on its path: an editable install's src/, PYTHONPATH=.)",
+    "build-tool": "a build tool's wrapper or project config that names a program it downloads or runs on every "
+                  "build (gradlew, mvnw and their gradle/wrapper/ and .mvn/ files, Gradle's init scripts, "
+                  ".bazelrc, .bazelversion, .bazeliskrc, MSBuild's Directory.Build.props/.targets/.rsp)",
+    "tool-startup": "a tool's startup file, run each time the tool starts (.gdbinit, .lldbinit, .config/gdb/, "
+                    "PYTHONSTARTUP's .pythonrc.py, IPython's .ipython/, .pdbrc, .irbrc, .pryrc, .psqlrc, .sqliterc, "
+                    ".Rprofile, vim's and Emacs' init files, .tmux.conf)",
+    ".idea": "a JetBrains IDE's project folder (File Watchers run a program when a file is saved, startup tasks "
+             "when the project opens, run configurations name the program run)",
 }
 _AUTORUN_FOLDERS = {".husky": ".husky", ".vscode": ".vscode", ".devcontainer": ".devcontainer",
                     ".circleci": ".circleci", ".ssh": "ssh",
-                    "site-packages": "python-env", "dist-packages": "python-env"}
+                    "site-packages": "python-env", "dist-packages": "python-env",
+                    # Maven's wrapper (wrapper/maven-wrapper.properties' distributionUrl: what ./mvnw downloads and
+                    # runs), jvm.config (-javaagent), extensions.xml (build extensions: code in every build)
+                    ".mvn": "build-tool", ".idea": ".idea", ".ipython": "tool-startup", ".emacs.d": "tool-startup",
+                    ".vim": "tool-startup"}
 # NTFS 8.3 names of those folders (VSCODE~1 is .vscode where short names are made)
-_AUTORUN_SHORT = re.compile(r"(husky|vscode|devcon|circle|ssh)~\d+")
+_AUTORUN_SHORT = re.compile(r"(husky|vscode|devcon|circle|ssh|mvn|idea|ipytho)~\d+")
 _AUTORUN_FILES = {
     ".devcontainer.json": ".devcontainer",
     ".gitlab-ci.yml": ".gitlab-ci.yml", ".gitlab-ci.yaml": ".gitlab-ci.yml",
@@ -346,6 +359,27 @@ _AUTORUN_FILES = {
     ".direnvrc": "shell-startup", "mise.toml": "shell-startup", ".mise.toml": "shell-startup",
     "mise.local.toml": "shell-startup", ".mise.local.toml": "shell-startup", ".rtx.toml": "shell-startup",
     ".rtx.local.toml": "shell-startup",
+    # the wrappers a Java build is started with, and the build configs read before every build that name a
+    # program: `.bazelversion` may name a fork (`user/7.0.0`) bazelisk downloads and runs, `.bazeliskrc` the
+    # URL it downloads from; MSBuild imports Directory.Build.* into every project below it
+    **dict.fromkeys(("gradlew", "gradlew.bat", "mvnw", "mvnw.cmd", ".bazelrc", "user.bazelrc", ".bazelversion",
+                     ".bazeliskrc", "directory.build.props", "directory.build.targets", "directory.build.rsp",
+                     "directory.solution.props", "directory.solution.targets"), "build-tool"),
+    # Bun's `preload` scripts run before every `bun run` and `bun test`; npm's `script-shell`,
+    # `node-options=--require` and `onload-script` run on every npm command (.npmrc is a secret store too)
+    "bunfig.toml": "package-manager", ".bunfig.toml": "package-manager", ".npmrc": "package-manager",
+    # Python imports the first sitecustomize/usercustomize on its path at startup: a project folder is on it
+    # through an editable install's .pth, PYTHONPATH=. or a test runner's rootdir
+    "sitecustomize.py": "python-env", "usercustomize.py": "python-env",
+    # debuggers' and REPLs' startup files (gdb runs ~/.gdbinit's commands, also `python` blocks, on every start)
+    ".gdbinit": "tool-startup", ".gdbearlyinit": "tool-startup", ".lldbinit": "tool-startup",
+    ".pythonrc": "tool-startup", ".pythonrc.py": "tool-startup",
+    # REPLs and editors that run their startup file from the current folder or the home folder on every start:
+    # pdb (`pytest --pdb`, `breakpoint()`: `!import os; os.system(...)`), irb and pry (`rails console`), psql's
+    # and sqlite3's `\!`/`.shell`, R's .Rprofile, vim's .exrc/.vimrc, tmux's run-shell, Emacs' init
+    **dict.fromkeys((".pdbrc", ".pdbrc.py", ".irbrc", ".pryrc", ".psqlrc", ".sqliterc", ".rprofile", "rprofile.site",
+                     ".vimrc", "_vimrc", ".gvimrc", ".exrc", ".nvimrc", ".nvim.lua", ".tmux.conf", ".emacs",
+                     ".emacs.el"), "tool-startup"),
     **dict.fromkeys((".bashrc", ".bash_aliases", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
                      ".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout", ".kshrc", ".mkshrc", ".cshrc", ".tcshrc",
                      ".login", ".xprofile", ".xinitrc", ".xsession"), "shell-startup"),
@@ -359,6 +393,7 @@ _HOOK_CONFIG = re.compile(
     r"\.?lefthook(?:-local)?\.(?:ya?ml|json|toml)|\.overcommit\.ya?ml|\.huskyrc(?:\.(?:json|ya?ml|js|cjs))?"
     r"|husky\.config\.c?js|\.?simple-git-hooks(?:\.(?:json|c?js|mjs))?|\.lintstagedrc(?:\.(?:json|ya?ml|c?js|mjs))?"
     r"|lint-staged\.config\.(?:c?js|mjs|ts)")
+_LLDBINIT = re.compile(r"\.lldbinit-.+", re.DOTALL)
 _MISE_ENV = re.compile(r"\.?(?:mise|rtx)\.[^.]+(?:\.local)?\.toml")
 
 
@@ -393,11 +428,19 @@ def autorun_place(names: Sequence[str]) -> str | None:
         short = _AUTORUN_SHORT.fullmatch(f)
         if short is not None:
             return {"husky": ".husky", "vscode": ".vscode", "devcon": ".devcontainer",
-                    "circle": ".circleci", "ssh": "ssh"}[short.group(1)]
+                    "circle": ".circleci", "ssh": "ssh", "mvn": "build-tool", "idea": ".idea",
+                    "ipytho": "tool-startup"}[short.group(1)]
         if f in (".github", "github~1") and i + 1 < len(folded) and folded[i + 1] in ("workflows", "workfl~1"):
             return ".github/workflows"
         if i > 0 and folded[i - 1] == ".config" and f in ("fish", "direnv", "mise"):
             return "shell-startup"
+        if i > 0 and folded[i - 1] == ".config" and f in ("gdb", "nvim", "emacs", "tmux") and i + 1 < len(folded):
+            return "tool-startup"  # ~/.config/gdb/gdbinit, nvim's init.lua, Emacs' init.el, tmux.conf
+        if f == "gradle" and i + 1 < len(folded) and folded[i + 1] == "wrapper":
+            return "build-tool"  # gradle-wrapper.properties' distributionUrl, gradle-wrapper.jar: run by ./gradlew
+        if f == ".gradle" and i + 1 < len(folded) and (folded[i + 1] == "init.d" or (
+                i + 2 == len(folded) and folded[i + 1] in ("init.gradle", "init.gradle.kts"))):
+            return "build-tool"  # Gradle's init scripts: run before every build of every project
         if f in (".lefthook", ".lefthook-local") and i + 1 < len(folded):
             return "git-hook-config"  # lefthook's scripts: .lefthook/pre-commit/lint.sh
         if f in (".mise", "mise") and i + 2 == len(folded) and folded[-1] == "config.toml":
@@ -409,6 +452,8 @@ def autorun_place(names: Sequence[str]) -> str | None:
         return _AUTORUN_FILES[last]
     if folded[-3:] == [".config", "git", "config"]:
         return ".gitconfig"
+    if _LLDBINIT.fullmatch(last):
+        return "tool-startup"  # .lldbinit-lldb, .lldbinit-Xcode: read by lldb when started as that program
     if _HOOK_CONFIG.fullmatch(last):
         return "git-hook-config"
     if _MISE_ENV.fullmatch(last) or folded[-2:] == [".config", "mise.toml"]:

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 #: the names of `protect.AUTORUN_PLACES` (and ``*``: all of them)
 AutorunPlace = Literal[".husky", ".vscode", ".devcontainer", ".github/workflows", ".gitlab-ci.yml", ".circleci",
                        ".pre-commit-config.yaml", "git-hook-config", ".gitconfig", "shell-startup", "git-hooks", "ssh",
-                       "python-env", "package-manager", "*"]
+                       "python-env", "package-manager", "build-tool", "tool-startup", ".idea", "*"]
 
 
 class FilesSettings(BaseModel):
@@ -50,9 +50,11 @@ class FilesSettings(BaseModel):
         "simple-git-hooks, lint-staged), \".gitconfig\", \"shell-startup\", \"git-hooks\" (a repository's "
         "core.hooksPath folder), \"ssh\" (.ssh), \"python-env\" (site-packages, a virtualenv or conda environment), "
         "\"package-manager\" (.yarnrc.yml, .yarnrc, .pnpmfile.cjs, .cargo/config.toml, rust-toolchain.toml, "
-        ".yarn/releases and plugins, .pnp.cjs), or \"*\" for all of them")
+        ".yarn/releases and plugins, .pnp.cjs, bunfig.toml, .npmrc), \"build-tool\" (gradlew, mvnw, gradle/wrapper, "
+        ".mvn, Gradle init scripts, .bazelrc, .bazelversion, Directory.Build.*), \"tool-startup\" (.gdbinit, "
+        ".lldbinit, .pythonrc.py, .ipython), \".idea\" (JetBrains), or \"*\" for all of them")
     allow_secret_files: bool = Field(
         default=False, description="let read_file read, search_files search and write_file change secret stores "
         "(.env files, .netrc, .pgpass, .git-credentials, .aws/credentials, private keys), and show credentials in "
-        "git config files unmasked")
+        "git config files and the passwords in configuration files (database.yml, .properties, .tfvars ...) unmasked")
     max_line_chars: int = Field(default=300, ge=20, description="matched lines are cut to this length")

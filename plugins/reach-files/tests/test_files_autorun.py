@@ -161,10 +161,10 @@ _HONEST = [
     "workflows/ci.yml", "docs/github/workflows/ci.yml", "vscode-notes.md", "docs/.vscode.md", "husky.md",
     "devcontainer.md", "pre-commit-config.yaml", ".pre-commit-hooks-notes.md", "bashrc.example", ".bashrc.md",
     "dotfiles/bashrc", ".config/git/ignore", ".gitconfig.md", "Makefile", "package.json", "tests/conftest.py",
-    ".idea/workspace.xml", ".gitignore", ".editorconfig", "src/.vscodeignore", ".vscode-test.mjs",
+    ".gitignore", ".editorconfig", "src/.vscodeignore", ".vscode-test.mjs",
     "config/fish.md", ".profile.d.md", "gitlab-ci.md",
     "ssh/config", "docs/.ssh.md", "ssh.md", "bash_aliases.example", "site-packages.md", "data/paths.pth",
-    "src/sitecustomize.py", "venv.md", "pyvenv.cfg.md", "conda-meta.md",
+    "venv.md", "pyvenv.cfg.md", "conda-meta.md",
     "yarnrc.md", ".yarn/notes.md", "cargo/config.toml", ".cargo/notes.md", "pnpmfile.md",
 ]
 

@@ -13,8 +13,9 @@ how the credential is written (http/https/ssh/ftp userinfo, token as user name, 
 headers, ``pushurl``, upper-case keys and schemes, tabs, quotes, CRLF, a value continued on
 the next line, ``extraheader``, ``smtpPass``, an inline credential helper), and pages of a
 big config cut across a token. Honest: configs without credentials read byte for byte,
-``ssh://git@`` keeps its user, and files that only mention a URL with a password (a README,
-an ``alembic.ini``) are not touched.
+``ssh://git@`` keeps its user, and files that only mention a URL with a password (a README)
+are not touched (a configuration file such as ``alembic.ini`` is masked by its own rules:
+test_files_config_passwords.py).
 """
 
 from __future__ import annotations
@@ -208,7 +209,6 @@ async def test_a_config_without_credentials_reads_byte_for_byte(tmp_path: Path, 
 
 _HONEST_FILES = {
     "README.md": f"Clone with `git clone https://user:{TOKEN}@github.com/o/r` if you must.\n",
-    "alembic.ini": f"[alembic]\nsqlalchemy.url = postgresql://app:{TOKEN}@db/app\n",
     "docs/setup.txt": f"extraheader = AUTHORIZATION: basic {TOKEN}\n",
     "notes/config": f"url = https://u:{TOKEN}@example.com\n",
 }
@@ -216,7 +216,7 @@ _HONEST_FILES = {
 
 @pytest.mark.parametrize("rel", sorted(_HONEST_FILES))
 async def test_files_that_are_not_git_config_are_not_touched(tmp_path: Path, rel: str) -> None:
-    """Only git's config (by name or by its sections) is masked; a document keeps its text."""
+    """Only git's config (by name or by its sections) is masked this way; a document keeps its text."""
     reach, root = rooted_reach(tmp_path)
     _put(root, rel, _HONEST_FILES[rel])
     r = await reach.invoke("read_file", {"path": rel})

@@ -374,7 +374,7 @@ async def test_kubeconfigs_and_registry_logins_are_found_by_their_shape(tmp_path
 @pytest.mark.parametrize("body", [
     _KUBECONFIG.replace("    token: eyJhbGciOiJSUzI1NiIsImtpZCI6Ijk4\n",
                         "    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: aws\n"),
-    "apiVersion: v1\nkind: ConfigMap\ndata:\n  password: not-a-kubeconfig-value\n",
+    "apiVersion: v1\nkind: ConfigMap\ndata:\n  password: ${NOT_A_KUBECONFIG_VALUE}\n",  # a literal: masked
     "kind: Config\n# token: see the wiki\n",
     '{"auths": {"ghcr.io": {}}, "credsStore": "desktop"}\n',
     '{"auths": {"ghcr.io": {"auth": ""}}}\n',
