@@ -47,6 +47,18 @@ def _seen(value: Any) -> str:
     return reveal_text(str(value), one_line=True)
 
 
+def _shown(redactor: Any, c: Any) -> tuple[str, str]:
+    """The summary and the arguments of ``c`` as a person is shown them: through the Reach's
+    redactor (secret keys, token shapes, URL passwords; the secrets it finds in the arguments
+    are masked in the summary too), the console's approval page's rule. A terminal keeps
+    scrollback and is often recorded (CI logs, ``script``, shared sessions); the arguments
+    that run are unchanged, and ``--json`` stays exact (data for scripts)."""
+    learned = redactor.secrets_in(c.arguments)
+    summary = redactor.scrub(redactor.text(c.summary), learned)
+    arguments = redactor.scrub(redactor.value(c.arguments), learned)
+    return summary, json.dumps(arguments, ensure_ascii=False, default=str)
+
+
 def _when(ts: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(ts)) + " UTC" if ts else "-"
 
@@ -68,8 +80,10 @@ def list_cmd(ctx: click.Context, show_all: bool, as_json: bool) -> None:
         return
     if not items:
         click.echo("no pending confirmations")
+    redactor = _queue(ctx).reach.redactor
     for c in items:
-        click.echo(f"{c.id}  [{c.status}]  agent={_seen(c.agent)}  {_seen(c.summary)}  (expires {_when(c.expires_at)})")
+        summary, _ = _shown(redactor, c)
+        click.echo(f"{c.id}  [{c.status}]  agent={_seen(c.agent)}  {_seen(summary)}  (expires {_when(c.expires_at)})")
 
 
 @confirm_group.command("show")
@@ -82,9 +96,10 @@ def show_cmd(ctx: click.Context, cid: str, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(c.to_dict(), ensure_ascii=False, indent=2))
         return
+    summary, arguments = _shown(_queue(ctx).reach.redactor, c)
     click.echo(f"{c.id}  [{c.status}]\n  tool: {_seen(c.tool)}\n  agent: {_seen(c.agent)}\n"
-               f"  summary: {_seen(c.summary)}")
-    click.echo("  arguments: " + _seen(json.dumps(c.arguments, ensure_ascii=False)))
+               f"  summary: {_seen(summary)}")
+    click.echo("  arguments: " + _seen(arguments))
     click.echo(f"  requested: {_when(c.created_at)}  expires: {_when(c.expires_at)}")
     if c.decided_by:
         click.echo(f"  decided by {_seen(c.decided_by)} at {_when(c.decided_at)}"

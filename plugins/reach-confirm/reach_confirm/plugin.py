@@ -125,6 +125,12 @@ async def _confirm(call: Any, tool: Any, ctx: Any) -> None:
             ctx.approved = True
             ctx.state["confirmation_id"] = c.id
             return
+    approved = await q.approved_call(tool, args, ctx)
+    if approved is not None:  # a repeat of a call a person approved: the approved execution's outcome
+        ctx.approved = True
+        ctx.idempotency_key = f"confirm:{approved}"
+        ctx.state["confirmation_id"] = approved
+        return
     mode = reach.policy(ctx.agent).approval_mode(tool) or q.settings.default_mode
     earlier = await q.already_approved(tool, args, ctx, mode)
     if earlier is not None:

@@ -65,13 +65,18 @@ MIGRATIONS = [
     """,
     # what the person who asked said last (the run's last user message), for whoever decides
     "ALTER TABLE confirmations ADD COLUMN user_message TEXT",
+    # the idempotency key of the call that asked (a repeat of that call gets the approved one's outcome)
+    """
+    ALTER TABLE confirmations ADD COLUMN call_key TEXT;
+    CREATE INDEX IF NOT EXISTS confirmations_call ON confirmations (agent, call_key)
+    """,
 ]
 
 #: The longest user message kept with a request (the person deciding needs the gist, not a log).
 USER_MESSAGE_CHARS = 1000
 
 _COLUMNS = ("id", "tool", "agent", "run_id", "fingerprint", "arguments", "summary", "mode", "status",
-            "created_at", "expires_at", "decided_by", "decided_at", "reason", "result", "user_message")
+            "created_at", "expires_at", "decided_by", "decided_at", "reason", "result", "user_message", "call_key")
 
 
 class ConfirmationError(Exception):
@@ -96,6 +101,7 @@ class Confirmation:
     reason: str | None = None
     result: dict[str, Any] | None = None
     user_message: str | None = None  # the run's last user message, redacted, when the call came from a run
+    call_key: str | None = None  # the asking call's idempotency key (its own, or run id + call id)
 
     @classmethod
     def from_row(cls, row: tuple[Any, ...]) -> Confirmation:
@@ -240,7 +246,7 @@ class Confirmations:
             id="cf_" + secrets.token_urlsafe(12), tool=tool.name, agent=ctx.agent, run_id=ctx.run_id,
             fingerprint=fp, arguments=arguments, summary=summarize(tool, arguments, self.settings.summary_chars),
             mode=mode, status="pending", created_at=now, expires_at=now + self.settings.ttl_seconds,
-            user_message=_user_message(ctx),
+            user_message=_user_message(ctx), call_key=getattr(ctx, "idempotency_key", None),
         )
         # single statement: of two instances asking at once, one inserts and both read that row
         # (a pending row can vanish in between, decided or expired: then try again)
@@ -250,7 +256,7 @@ class Confirmations:
                 "ON CONFLICT (agent, fingerprint) WHERE status = 'pending' DO NOTHING",
                 (c.id, c.tool, c.agent, c.run_id, c.fingerprint, json.dumps(arguments, ensure_ascii=False),
                  c.summary, c.mode, c.status, c.created_at, c.expires_at, None, None, None, None,
-                 c.user_message),
+                 c.user_message, c.call_key),
             )
             if inserted == 1:
                 break
@@ -277,6 +283,23 @@ class Confirmations:
             (ctx.agent, fingerprint(tool.name, arguments), time.time() - self.settings.ttl_seconds),
         )
         return Confirmation.from_row(row) if row is not None else None
+
+    async def approved_call(self, tool: Any, arguments: dict[str, Any], ctx: Any) -> str | None:
+        """The request a person approved for *this* call (same agent, idempotency key and
+        arguments), asked before: the call is being repeated (a client retrying after a lost
+        answer, a durable run replaying the tool turn a crash cut off). Its approved execution
+        ran under ``confirm:<id>``, so the repeat must go through that key (the ledger gives
+        its receipt), not become a new request a second approval would run again."""
+        key = getattr(ctx, "idempotency_key", None)
+        if not key:
+            return None  # an idempotent tool, or a call without a key: nothing names "the same call"
+        store = await self._store()
+        row = await store.fetchone(
+            "SELECT id FROM confirmations WHERE agent = ? AND call_key = ? AND fingerprint = ? "
+            "AND status IN ('approved', 'executed') ORDER BY created_at DESC LIMIT 1",
+            (ctx.agent, key, fingerprint(tool.name, arguments)),
+        )
+        return row[0] if row else None
 
     async def already_approved(self, tool: Any, arguments: dict[str, Any], ctx: Any, mode: str) -> str | None:
         """For modes ``once`` (same arguments) and ``run`` (same run): an earlier approval that covers this call."""

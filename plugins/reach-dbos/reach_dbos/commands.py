@@ -14,6 +14,8 @@ from typing import Any
 
 import click
 
+from reach_core.reveal import reveal_text
+
 __all__ = ["add_commands", "runs"]
 
 
@@ -44,10 +46,19 @@ def _dump(data: Any) -> None:
     click.echo(json.dumps(data, ensure_ascii=False, default=str))
 
 
+def _seen(value: Any) -> str:
+    """A field as a person reads it on its line of the terminal: hidden characters (and newlines,
+    tabs) spelled ``⟨U+001B⟩``, the rule of ``reach confirm list`` and the console
+    (:mod:`reach_core.reveal`). A run's question is what a user typed, its tool names, answer and
+    errors come from a model: an ESC sequence or a bidi control in them must not redraw what the
+    operator reads. ``--json`` output is data and stays exact."""
+    return reveal_text(str(value), one_line=True)
+
+
 def _cost(row: dict[str, Any]) -> str:
     if row["cost"] is not None:
         return f"{row['cost']:.4f}"
-    return "no price for " + ", ".join(row["unpriced_models"]) if row["unpriced_models"] else "0"
+    return "no price for " + ", ".join(_seen(m) for m in row["unpriced_models"]) if row["unpriced_models"] else "0"
 
 
 @click.group("runs")
@@ -75,8 +86,8 @@ def runs_list(ctx: click.Context, status: str | None, limit: int, as_json: bool)
         click.echo("no durable runs" + (f" with status {status.upper()}" if status else "") + ".")
         return
     for r in rows:
-        click.echo(f"{r['run_id']}  {r['status']:<10} {r['executor'] or '-':<12} {r['tokens']['total_tokens']:>8} tok "
-                   f"{_cost(r):>10}  {r['question'][:60]}")
+        click.echo(f"{_seen(r['run_id'])}  {r['status']:<10} {_seen(r['executor'] or '-'):<12} "
+                   f"{r['tokens']['total_tokens']:>8} tok {_cost(r):>10}  {_seen(r['question'][:60])}")
 
 
 @runs.command("show")
@@ -95,8 +106,8 @@ def runs_show(ctx: click.Context, run_id: str, as_json: bool) -> None:
     if as_json:
         _dump(row)
         return
-    click.echo(f"run {row['run_id']}: {row['status']} (executor {row['executor']})")
-    click.echo(f"question: {row['question']}")
+    click.echo(f"run {_seen(row['run_id'])}: {row['status']} (executor {_seen(row['executor'])})")
+    click.echo(f"question: {_seen(row['question'])}")
     t = row["tokens"]
     click.echo(f"tokens so far: {t['total_tokens']} ({t['prompt_tokens']} prompt, {t['completion_tokens']} completion, "
                f"{t['cached_tokens']} cached)")
@@ -111,11 +122,11 @@ def runs_show(ctx: click.Context, run_id: str, as_json: bool) -> None:
         elif "approval" in s:
             detail = f"approval {s['approval']}"
         state = "done" if s["done"] else "running"
-        click.echo(f"  {s['step']:>3} {s['kind']:<14} {state:<8} {detail}")
+        click.echo(f"  {s['step']:>3} {_seen(s['kind']):<14} {state:<8} {_seen(detail)}")
     if row.get("pending_approval"):
-        click.echo(f"waiting for approval: {row['pending_approval']}")
+        click.echo(f"waiting for approval: {_seen(row['pending_approval'])}")
     if row.get("outcome"):
-        click.echo(f"outcome: {row['outcome']}" + (f" ({row['error']})" if row.get("error") else ""))
+        click.echo(f"outcome: {_seen(row['outcome'])}" + (f" ({_seen(row['error'])})" if row.get("error") else ""))
 
 
 @runs.command("cancel")
@@ -134,7 +145,8 @@ def runs_cancel(ctx: click.Context, run_id: str, as_json: bool) -> None:
     if as_json:
         _dump({"run_id": run_id, "cancelled": True})
     else:
-        click.echo(f"run {run_id} cancelled; `reach runs resume {run_id}` continues it from its last finished step.")
+        click.echo(f"run {_seen(run_id)} cancelled; `reach runs resume {_seen(run_id)}` continues it from its last "
+                   "finished step.")
 
 
 @runs.command("resume")
@@ -165,16 +177,16 @@ def runs_resume(ctx: click.Context, run_id: str | None, executors: tuple[str, ..
         if as_json:
             _dump(result.to_dict())
         else:
-            click.echo(result.text if result.ok else f"{result.outcome}: {result.error}")
+            click.echo(reveal_text(result.text) if result.ok else f"{result.outcome}: {_seen(result.error)}")
         return
     results = asyncio.run(_take_over(reach, list(executors), timeout))
     if as_json:
         _dump({rid: r.to_dict() for rid, r in results.items()})
         return
     if not results:
-        click.echo(f"no unfinished runs of {', '.join(executors)}.")
+        click.echo(f"no unfinished runs of {', '.join(_seen(e) for e in executors)}.")
     for rid, r in results.items():
-        click.echo(f"{rid}: " + (r.text if r.ok else f"{r.outcome}: {r.error}"))
+        click.echo(f"{_seen(rid)}: " + (reveal_text(r.text) if r.ok else f"{r.outcome}: {_seen(r.error)}"))
 
 
 async def _take_over(reach: Any, executors: list[str], wait: float | None) -> dict[str, Any]:

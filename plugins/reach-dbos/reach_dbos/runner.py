@@ -84,7 +84,18 @@ def _sqlalchemy_url(url: str) -> str:
 
 
 def _plausible(run_id: str) -> bool:
-    """Could this be a run id at all? PostgreSQL text refuses NUL; no id holds control characters."""
+    """Could this be a run id at all? 1-256 characters a person can see (``str.isprintable``: no
+    control character, C1 ones such as U+009B included, no format character such as U+200B or
+    U+202E, no line separator, no space but the ASCII one). The id is the first part of each
+    write's idempotency key (``<run id>:<call id>``, which the ledger allows only printable,
+    ``reach_core.guard.ledger.checked_key``) and what an operator reads to cancel or resume a
+    run: two ids that print alike must not name two runs."""
+    return 0 < len(run_id) <= 256 and run_id.isprintable()
+
+
+def _storable(run_id: str) -> bool:
+    """Could a stored run have this id? The rule before :func:`_plausible` (no C0 control, no DEL):
+    ``reach runs show|cancel`` still find a run started under it, they never start one."""
     return 0 < len(run_id) <= 256 and not any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in run_id)
 
 
@@ -346,8 +357,8 @@ class DurableRunner:
             messages_or_text = _initial_messages(messages_or_text)
         run_id = kwargs.pop("run_id", None) or f"run_{uuid.uuid4().hex[:16]}"
         if not isinstance(run_id, str) or not _plausible(run_id):
-            raise ValueError(f"run_id {run_id!r} cannot name a durable run: use 1-256 characters, none of them "
-                             "control characters (e.g. run_2024_05_01_a)")
+            raise ValueError(f"run_id {run_id!r} cannot name a durable run: use 1-256 printable characters (no "
+                             "control, format, line-break or other invisible characters; e.g. run_2024_05_01_a)")
         on_step = kwargs.pop("on_step", None)
         adapter = kwargs.pop("adapter", None)
         unknown = set(kwargs) - set(_DURABLE_ARGS)

@@ -14,7 +14,7 @@ from typing import Any
 from reach_core.errors import ConfigError
 
 from .approval import APPROVAL_STEP
-from .runner import MODEL_STEP, TOOLS_STEP, WORKFLOW, _plausible, _sqlalchemy_url
+from .runner import MODEL_STEP, TOOLS_STEP, WORKFLOW, _sqlalchemy_url, _storable
 from .settings import DbosSettings
 
 __all__ = ["RunsClient", "cost_of", "model_usage", "summarize_steps"]
@@ -140,7 +140,7 @@ class RunsClient:
         return {"tokens": tokens, "tokens_by_model": by_model, "cost": cost, "unpriced_models": unpriced}
 
     def show(self, run_id: str) -> dict[str, Any] | None:
-        if not _plausible(run_id):
+        if not _storable(run_id):
             return None
         found = self._client.list_workflows(workflow_ids=[run_id], name=WORKFLOW, load_input=True, load_output=True)
         if not found:
@@ -160,7 +160,7 @@ class RunsClient:
         return row
 
     def cancel(self, run_id: str) -> bool:
-        if not _plausible(run_id):
+        if not _storable(run_id):
             return False
         if not self._client.list_workflows(workflow_ids=[run_id], name=WORKFLOW, load_input=False, load_output=False):
             return False
