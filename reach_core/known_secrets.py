@@ -287,13 +287,38 @@ class KnownSecrets:
             return data
         if isinstance(data, int | float):
             return _MASK if str(data) in self.values else data
-        if _depth >= 64:
-            return data
+        if _depth >= 64:  # deeper (the core lets results nest ~450 levels): no recursion, no level left out
+            return self._mask_deep(data)
         if isinstance(data, dict):
             return {(self.mask(k) if isinstance(k, str) else k): self.mask_data(v, _depth + 1) for k, v in data.items()}
         if isinstance(data, list | tuple):
             return [self.mask_data(v, _depth + 1) for v in data]
         return data
+
+    def _mask_deep(self, data: Any) -> Any:
+        """:meth:`mask_data` for a deep subtree, with a stack instead of recursion: a secret
+        65 levels down is as visible to the model as one at the top, so no depth is skipped."""
+        def copy(value: Any) -> Any:  # a leaf masked, or an empty container whose items come later
+            if isinstance(value, dict):
+                out: dict[Any, Any] = {}
+                stack.append((value, out))
+                return out
+            if isinstance(value, list | tuple):
+                items: list[Any] = []
+                stack.append((value, items))
+                return items
+            return self.mask_data(value, 0)  # a string or a number: no recursion
+
+        stack: list[tuple[Any, Any]] = []
+        top = copy(data)
+        while stack:
+            src, dst = stack.pop()
+            if isinstance(dst, dict):
+                for k, v in src.items():
+                    dst[self.mask(k) if isinstance(k, str) else k] = copy(v)
+            else:
+                dst.extend(copy(v) for v in src)
+        return top
 
     def mask_result(self, result: Any) -> Any:
         """``result`` (a ``ToolResult``) with every known secret masked in its content, error
