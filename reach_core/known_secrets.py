@@ -322,10 +322,18 @@ class KnownSecrets:
 
     def mask_result(self, result: Any) -> Any:
         """``result`` (a ``ToolResult``) with every known secret masked in its content, error
-        message and meta (``fix`` hints, delivered items): what the model and the caller see."""
-        result.content = self.mask_data(result.content)
+        message and meta (``fix`` hints, delivered items): what the model and the caller see.
+        A JSON text already cached (a post-invoke hook asked ``to_json()``) is dropped when the
+        content changed: adapters send ``to_json()``, and a stale cache is the unmasked result."""
+        content = self.mask_data(result.content)
+        changed = content != result.content if getattr(result, "_json", None) is not None else False
+        result.content = content
         if result.error is not None:
-            result.error.message = self.mask(result.error.message)
+            message = self.mask(result.error.message)
+            changed = changed or message != result.error.message
+            result.error.message = message
+        if changed:
+            result._json = None
         if result.meta:  # its keys are reach's and plugins' own names: only the values can hold a secret
             result.meta = {k: self.mask_data(v) for k, v in result.meta.items()}
         return result
