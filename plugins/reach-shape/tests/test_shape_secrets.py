@@ -30,7 +30,7 @@ SPELLINGS = {
     "hex": lambda s: s.encode().hex(),
     "url-all": lambda s: "".join(f"%{ord(c):02X}" for c in s),
 }
-FILL = " ".join(f"w{i}" for i in range(4000))[:12000]  # no run of 5 characters of any spelling above
+FILL = " ".join(f"w{i}" for i in range(4000))[:12000].rstrip()  # no run of 5 characters of any spelling above
 BUDGET = {"default_budget": 300, "read_budget": 200}
 KINDS = ["text", "json_line", "rows"]  # a multi-line text drops whole lines: read_result cuts its long line
 
@@ -146,3 +146,67 @@ async def test_positive_control_a_cut_result_without_secrets_is_unchanged(make):
     head, tail = _cuts(body, FILL)
     assert MASK not in body and 0 < head < tail < len(FILL)
     assert body.startswith(FILL[:head]) and body.endswith(FILL[tail:])
+
+
+# --------------------------------------------------------------------------- HTML pages
+# Shaping shows an HTML page as its visible text. Dropping the markup can join a secret
+# the core found nowhere in the page (a token split by tags, as pages that wrap long
+# words write it), and a cut in that text then split it. The page's text is masked now
+# before it is cut or kept.
+
+SPLITS = {
+    "b-tags": lambda s: f"<b>{s[:9]}</b><i>{s[9:]}</i>",
+    "wbr": lambda s: "<wbr>".join(s[i:i + 8] for i in range(0, len(s), 8)),
+    "span-attrs": lambda s: f'<span class="k">{s[:20]}</span><span data-x="1">{s[20:]}</span>',
+    "comment": lambda s: f"{s[:5]}<!-- hidden -->{s[5:]}",
+    "script": lambda s: f"{s[:12]}<script>var x = 1;</script>{s[12:]}",
+    "entities": lambda s: "".join(f"&#{ord(c)};" if i % 3 == 0 else c for i, c in enumerate(s)),
+    "tags-and-case": lambda s: f"<em>{s[:6].upper()}</em>{s[6:].upper()}",
+}
+BIG_FILL = " ".join(f"w{i}" for i in range(60000))  # over 256 KB: shaped in a worker thread
+HTML_KINDS = ["page", "json_body", "big_page"]
+
+
+def _page(kind: str, text_html: str) -> Any:
+    page = f"<!doctype html><html><head><title>t</title></head><body><p>{text_html}</p></body></html>"
+    return {"status": 200, "body": page} if kind == "json_body" else page
+
+
+def _page_text(kind: str, content: Any) -> str:
+    return content["body"] if kind == "json_body" else content
+
+
+_HTML_CUTS: dict[str, tuple[int, int]] = {}
+
+
+async def _html_cut_points(make, kind: str, fill: str) -> tuple[int, int]:
+    if kind not in _HTML_CUTS:
+        reach, echo = make(BUDGET)
+        echo.payload = _page(kind, fill)
+        r = await reach.invoke("fetch", {})
+        assert r.meta["shaped"].get("html")  # shown as text
+        _HTML_CUTS[kind] = _cuts(_page_text(kind, r.content), fill)
+    return _HTML_CUTS[kind]
+
+
+@pytest.mark.parametrize("overlap", [3, 0.5, -3])
+@pytest.mark.parametrize("side", ["head", "tail"])
+@pytest.mark.parametrize("split", list(SPLITS))
+@pytest.mark.parametrize("kind", HTML_KINDS)
+async def test_a_secret_split_by_markup_is_masked_in_the_page_text(make, kind, split, side, overlap):
+    fill = BIG_FILL if kind == "big_page" else FILL
+    head, tail = await _html_cut_points(make, kind, fill)
+    k = int(len(SECRET) * overlap) if isinstance(overlap, float) else overlap % len(SECRET)
+    pos = (head if side == "head" else tail) - k
+    reach, echo = _reach(make)
+    echo.payload = _page(kind, fill[:pos] + SPLITS[split](SECRET) + fill[pos + len(SECRET):])
+    r = await reach.invoke("fetch", {}, run_id="run-1")
+    assert r.ok and r.meta["shaped"].get("html")
+    _assert_no_piece(r.to_json(), SECRET)
+    handle = r.meta["shaped"]["handle"]
+    args: dict[str, Any] = {"handle": handle, "offset": 0, "limit": 1}
+    if kind == "json_body":
+        args["path"] = "body"
+    page = await reach.invoke("read_result", args, run_id="run-1")  # the kept text, cut to read_budget
+    assert page.ok
+    _assert_no_piece(page.to_json(), SECRET)
