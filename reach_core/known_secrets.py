@@ -16,6 +16,10 @@ written: text carries a value in many forms. Each secret is found
 * base64-encoded (standard and URL-safe alphabets, at each of the three byte
   offsets it may have inside a longer encoded text: ``Basic dXNlcjpzZWNyZXQ=``),
 * hex-encoded,
+* for a secret with lines (a PEM key; one longer than 256 characters has no per-character
+  pattern): its words in order with any line break or white space between them, in any
+  escape (``\\n`` in JSON, twice-escaped, ``\\r\\n``, ``<br>``, ``&#10;``, YAML indentation,
+  none at all: joined on one line), ``/`` also as ``\\/``,
 * cut: a piece of at least ``MIN_PIECE`` characters at the start or end of a text
   that the secret (or one of its encoded forms) continues or began (a result
   truncated mid-token, a stream that splits a token over two chunks). The price:
@@ -120,6 +124,31 @@ def _char(c: str) -> str:
     return re.escape(c)
 
 
+# Between the lines (words) of a long or multi-line secret: any run of white space, also
+# written as JSON/C escapes (\n, \\n, \r\n), HTML line breaks and character references.
+_BREAK = r"(?:\s|\\+[nrt]|<br\s*/?>|&#0*(?:9|10|13|32);|&#x0*(?:9|a|d|20);|%0[ad]|%20|%09)*"
+
+
+def _wrapped(secret: str) -> bool:
+    r"""Is ``secret`` one whose lines text re-wraps (a PEM key: too long for the per-character
+    pattern, and written with ``\n`` escapes in JSON, ``\r\n``, ``<br>``, indented in YAML,
+    or joined on one line)?"""
+    return len(secret.split()) >= 2 and (len(secret) > _MAX_EXACT or "\n" in secret or "\r" in secret)
+
+
+def _spaced_pattern(secret: str) -> str:
+    r"""The secret's words in order, with any line break or white space (in any escape) between
+    them; a ``/`` may be written ``\/`` (as PHP's and some Java encoders write JSON)."""
+    words = ["".join(r"\\*/" if c == "/" else re.escape(c) for c in w) for w in secret.split()]
+    return _BREAK.join(words)
+
+
+def _hint(secret: str) -> str:
+    """A piece (lower-case) every spacing of ``secret`` holds: its longest run of letters and
+    digits, looked for with ``in`` before the pattern runs."""
+    return max(re.findall(r"[A-Za-z0-9]+", secret) or [secret.split()[0]], key=len).lower()
+
+
 _ESCAPED = re.compile(r"(?i)\\+u([0-9a-f]{4})|\\+x([0-9a-f]{2})|\\+([\"'/\\])")
 
 
@@ -165,7 +194,8 @@ class KnownSecrets:
     ``MIN_PIECE`` characters occur in some form.
     """
 
-    __slots__ = ("values", "_literal", "_literal_any", "_exact", "_lowered", "_forms", "_grams", "_span")
+    __slots__ = ("values", "_literal", "_literal_any", "_exact", "_lowered", "_forms", "_grams", "_span",
+                 "_spaced", "_spaced_hints")
 
     def __init__(self) -> None:
         self.values: frozenset[str] = frozenset()
@@ -176,6 +206,8 @@ class KnownSecrets:
         self._forms: tuple[str, ...] = ()
         self._grams: frozenset[str] = frozenset()
         self._span = 0
+        self._spaced: re.Pattern[str] | None = None
+        self._spaced_hints: tuple[str, ...] = ()
 
     def __bool__(self) -> bool:
         return bool(self.values)
@@ -200,6 +232,9 @@ class KnownSecrets:
         self._lowered = tuple(v.lower() for v in self.values)
         self._grams = frozenset(f[i:i + MIN_PIECE] for f in ordered for i in range(len(f) - MIN_PIECE + 1))
         self._span = max(len(f) for f in ordered) - 1
+        spaced = [v for v in sorted(self.values, key=len, reverse=True) if _wrapped(v)]
+        self._spaced = re.compile("(?i)" + "|".join(_spaced_pattern(v) for v in spaced)) if spaced else None
+        self._spaced_hints = tuple(_hint(v) for v in spaced)
         return True
 
     def found_in(self, text: str) -> bool:
@@ -207,6 +242,8 @@ class KnownSecrets:
         if self._literal is None:
             return False
         if self._literal_spans(text):
+            return True
+        if self._spaced is not None and self._spaced.search(text) is not None:
             return True
         return self._escaped(text) and self._exact is not None and self._exact.search(text) is not None
 
@@ -242,6 +279,10 @@ class KnownSecrets:
         if self._escaped(out):
             assert self._exact is not None
             out = self._exact.sub(_MASK, out)
+        if self._spaced is not None:
+            low = out.lower()
+            if any(hint in low for hint in self._spaced_hints):
+                out = self._spaced.sub(_MASK, out)
         if len(out) >= MIN_PIECE:
             low = out.lower()
             if low[:MIN_PIECE] in self._grams or low[-MIN_PIECE:] in self._grams:
@@ -287,20 +328,53 @@ class KnownSecrets:
             return data
         if isinstance(data, int | float):
             return _MASK if str(data) in self.values else data
-        if _depth >= 64:
-            return data
+        if _depth >= 64:  # deeper (the core lets results nest ~450 levels): no recursion, no level left out
+            return self._mask_deep(data)
         if isinstance(data, dict):
             return {(self.mask(k) if isinstance(k, str) else k): self.mask_data(v, _depth + 1) for k, v in data.items()}
         if isinstance(data, list | tuple):
             return [self.mask_data(v, _depth + 1) for v in data]
         return data
 
+    def _mask_deep(self, data: Any) -> Any:
+        """:meth:`mask_data` for a deep subtree, with a stack instead of recursion: a secret
+        65 levels down is as visible to the model as one at the top, so no depth is skipped."""
+        def copy(value: Any) -> Any:  # a leaf masked, or an empty container whose items come later
+            if isinstance(value, dict):
+                out: dict[Any, Any] = {}
+                stack.append((value, out))
+                return out
+            if isinstance(value, list | tuple):
+                items: list[Any] = []
+                stack.append((value, items))
+                return items
+            return self.mask_data(value, 0)  # a string or a number: no recursion
+
+        stack: list[tuple[Any, Any]] = []
+        top = copy(data)
+        while stack:
+            src, dst = stack.pop()
+            if isinstance(dst, dict):
+                for k, v in src.items():
+                    dst[self.mask(k) if isinstance(k, str) else k] = copy(v)
+            else:
+                dst.extend(copy(v) for v in src)
+        return top
+
     def mask_result(self, result: Any) -> Any:
         """``result`` (a ``ToolResult``) with every known secret masked in its content, error
-        message and meta (``fix`` hints, delivered items): what the model and the caller see."""
-        result.content = self.mask_data(result.content)
+        message and meta (``fix`` hints, delivered items): what the model and the caller see.
+        A JSON text already cached (a post-invoke hook asked ``to_json()``) is dropped when the
+        content changed: adapters send ``to_json()``, and a stale cache is the unmasked result."""
+        content = self.mask_data(result.content)
+        changed = content != result.content if getattr(result, "_json", None) is not None else False
+        result.content = content
         if result.error is not None:
-            result.error.message = self.mask(result.error.message)
+            message = self.mask(result.error.message)
+            changed = changed or message != result.error.message
+            result.error.message = message
+        if changed:
+            result._json = None
         if result.meta:  # its keys are reach's and plugins' own names: only the values can hold a secret
             result.meta = {k: self.mask_data(v) for k, v in result.meta.items()}
         return result

@@ -363,6 +363,11 @@ async def invoke(
         result = await _failed(rt, call, tool, ctx, ToolFailure(
             f"{call.name}: internal error in reach; do not resend the same arguments.", code="execution_failed"))
     result.elapsed_ms = (time.perf_counter() - t0) * 1000.0  # observers (audit) see the call's time
+    known = rt.redactor.known
+    if known.values:  # configured secrets never reach the model (known_secrets); masked before the post-invoke
+        # hooks see the result: one that cuts it (reach-shape: head…[cut]…tail, pages, slices) would split a
+        # secret into pieces mid-text, where the mask below finds neither half
+        result = known.mask_result(result)
     if route is not None:
         impls, fns = route.post, route.post_fns
     else:  # no such tool: the rule's general loop
@@ -396,8 +401,8 @@ async def invoke(
                     break
                 result = new
         result.elapsed_ms = (time.perf_counter() - t0) * 1000.0  # with the post-invoke hooks' time
-    if rt.redactor.known.values:  # secrets reach was configured with never reach the model (known_secrets)
-        result = rt.redactor.known.mask_result(result)
+    if known.values and (fns or impls):  # and what the hooks made of it (a plugin may add text of its own)
+        result = known.mask_result(result)
     # asked per call: the host may configure logging any time
     if rt.log_calls and _CALL_LOG_CACHE.get(20) is not False and _CALL_LOG.isEnabledFor(20):
         rt.log.info(

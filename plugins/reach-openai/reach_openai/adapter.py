@@ -169,15 +169,26 @@ class OpenAIAdapter:
 
 
 def _raw_arguments(function: Any) -> str:
-    """The arguments as JSON text; a few servers send an object instead of a string."""
+    """The arguments as JSON text; a few servers send an object instead of a string.
+
+    The object is written back as the model sent it, so the core's rules for argument
+    text apply to it: ``NaN``/``Infinity`` (which the SDK's JSON reader accepts) stay
+    constants the core refuses, not ``null`` (a NaN ``limit`` would run as "no limit"),
+    and a lone surrogate stays a ``\\ud800`` escape the core refuses (written as a
+    character, it also made the next request unencodable and ended the run)."""
     raw = getattr(function, "arguments", None)
     if raw is None:
         return "{}"
     if isinstance(raw, str):
         return raw
-    from reach_core.result import dumps
+    import json
 
-    return dumps(raw)
+    text = json.dumps(raw, ensure_ascii=False, allow_nan=True, separators=(",", ":"), default=str)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: escape it
+        text = json.dumps(raw, allow_nan=True, separators=(",", ":"), default=str)
+    return text
 
 
 def _running_loop() -> Any:

@@ -13,6 +13,7 @@ searched for the loosest one that fits the budget.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -227,11 +228,13 @@ def project(value: Any, fields: list[str]) -> tuple[Any, bool]:
     return projected, True
 
 
-def html_strings_as_text(value: Any, depth: int = 0) -> tuple[Any, list[str]]:
+def html_strings_as_text(value: Any, depth: int = 0,
+                         mask: Callable[[str], str] | None = None) -> tuple[Any, list[str]]:
     """Replace long HTML strings near the top (an HTTP ``body``) with their visible text.
 
     Returns the new value and the paths converted; the stored full result holds the
-    text too, so offsets in the shaped result and in ``read_result`` agree.
+    text too, so offsets in the shaped result and in ``read_result`` agree. ``mask``
+    (the configured secrets' mask) is applied to each text: see ``Shaper.shape``.
     """
     converted: list[str] = []
 
@@ -239,7 +242,8 @@ def html_strings_as_text(value: Any, depth: int = 0) -> tuple[Any, list[str]]:
         if isinstance(v, str):
             if len(v) > 2000 and looks_like_html(v):
                 converted.append(path)
-                return html_to_text(v)
+                text = html_to_text(v)
+                return mask(text) if mask is not None else text
             return v
         if level >= 3:
             return v

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 from reach_core import hookimpl
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from reach_core import ToolResult
 
     from .shaper import Shaped, Shaper
@@ -135,7 +137,8 @@ def _shape(shaper: Shaper, tool: Any, result: ToolResult, ctx: Any, budget: int,
     try:
         over = not shaper.fits(result.to_json(), budget) if rule is not None and rule.fields else True
         if len(result.to_json()) <= THREAD_THRESHOLD:
-            shaped = shaper.shape(result.content, budget=budget, rule=rule, query=query, handle=keep, over=over)
+            shaped = shaper.shape(result.content, budget=budget, rule=rule, query=query, handle=keep, over=over,
+                                  mask=_secrets_mask(ctx))
             return _replace(result, shaped, budget, shaper)
     except Exception as exc:  # noqa: BLE001 - a shaping bug must not let an oversized result through
         ctx.log.error("reach_shape.failed", error=repr(exc))
@@ -143,10 +146,19 @@ def _shape(shaper: Shaper, tool: Any, result: ToolResult, ctx: Any, budget: int,
     return _shape_large(shaper, result, budget, rule, query, agent, run_id, tool.name, over, ctx)
 
 
+def _secrets_mask(ctx: Any) -> Callable[[str], str] | None:
+    """The Reach's mask of its configured secrets (``reach_core.known_secrets``), or None
+    when it has none. The core masks the result before this hook; the mask is for text
+    shaping makes (an HTML page's visible text), see ``Shaper.shape``."""
+    known = getattr(getattr(getattr(ctx, "reach", None), "redactor", None), "known", None)
+    return known.mask if known else None
+
+
 async def _shape_large(shaper: Shaper, result: ToolResult, budget: int, rule: Any, query: str | None,
                        agent: str, run_id: str | None, tool: str, over: bool, ctx: Any) -> ToolResult | None:
     try:
-        return await _shape_in_thread(shaper, result, budget, rule, query, agent, run_id, tool, over)
+        return await _shape_in_thread(shaper, result, budget, rule, query, agent, run_id, tool, over,
+                                      _secrets_mask(ctx))
     except Exception as exc:  # noqa: BLE001 - a shaping bug must not let an oversized result through
         ctx.log.error("reach_shape.failed", error=repr(exc))
         return _cut_bytes(result, budget, None, shaper)
@@ -168,7 +180,8 @@ def _cut_bytes(result: ToolResult, budget: int, handle: str | None, shaper: Shap
 
 
 async def _shape_in_thread(shaper: Shaper, result: ToolResult, budget: int, rule: Any, query: str | None,
-                           agent: str, run_id: str | None, tool: str, over: bool) -> ToolResult | None:
+                           agent: str, run_id: str | None, tool: str, over: bool,
+                           mask: Callable[[str], str] | None = None) -> ToolResult | None:
     # the handle store is not thread-safe: the thread only names the handle, the loop stores the view
     import asyncio
 
@@ -181,7 +194,7 @@ async def _shape_in_thread(shaper: Shaper, result: ToolResult, budget: int, rule
         return handle
 
     shaped = await asyncio.to_thread(shaper.shape, result.content, budget=budget, rule=rule, query=query,
-                                     handle=keep, over=over)
+                                     handle=keep, over=over, mask=mask)
     if shaped is None:
         return None
     if views and handle:

@@ -138,11 +138,15 @@ class Shaper:
 
     # ------------------------------------------------------------ shaping (pure: may run in a thread)
     def shape(self, content: Any, *, budget: int, rule: ToolShape | None, query: str | None,
-              handle: Callable[[Any], str | None], over: bool = True) -> Shaped | None:
+              handle: Callable[[Any], str | None], over: bool = True,
+              mask: Callable[[str], str] | None = None) -> Shaped | None:
         """Shape ``content``; ``handle(view)`` keeps the full view and returns its handle.
 
         ``over`` says whether the whole result is over budget (known from
         :meth:`needs_shaping`). Returns ``None`` when nothing needs to change.
+        ``mask`` masks the configured secrets in the text an HTML page becomes, before it
+        is cut or kept: dropping the markup can join a secret the core found nowhere in
+        the page (``sk-<b>live</b>-…``, a comment inside it), and a cut would split it.
         """
         mode = rule.mode if rule is not None else "auto"
         if isinstance(content, str) or mode == "text":
@@ -150,20 +154,23 @@ class Shaper:
             facts: dict[str, Any] = {}
             if isinstance(content, str) and looks_like_html(text):
                 text = html_to_text(text)
+                if mask is not None:
+                    text = mask(text)
                 facts["html"] = True
             if not facts and not over:
                 return None
             return self._shape_text(text, budget=budget, query=query, handle=handle, facts=facts)
         return self._shape_json(content, budget=budget, fields=rule.fields if rule else [], query=query,
-                                handle=handle, over=over)
+                                handle=handle, over=over, mask=mask)
 
     def _shape_json(self, content: Any, *, budget: int, fields: list[str], query: str | None,
-                    handle: Callable[[Any], str | None], over: bool) -> Shaped | None:
+                    handle: Callable[[Any], str | None], over: bool,
+                    mask: Callable[[str], str] | None = None) -> Shaped | None:
         projected, narrowed = project(content, fields)
         if not narrowed and not over:
             return None
         facts: dict[str, Any] = {"kind": "json"}
-        content, html_paths = html_strings_as_text(content)
+        content, html_paths = html_strings_as_text(content, mask=mask)
         if html_paths:
             projected, _ = project(content, fields)
             facts["html"] = html_paths
