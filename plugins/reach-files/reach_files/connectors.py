@@ -25,7 +25,7 @@ from reach_core import BusinessError, Connector, InvalidArguments, NotFound
 from reach_core.redact import MASK
 
 from .confcreds import config_kind, config_spans
-from .gitcreds import git_config_name, git_config_text, hooks_paths, mask, secret_spans
+from .gitcreds import MASK_BYTES, git_config_name, git_config_text, hooks_paths, mask, secret_spans
 from .globs import GlobError, compile_glob
 from .jail import Jail, Located, Made, NotRegular, PathMissing, PathRefused, is_special
 from .protect import (
@@ -613,6 +613,8 @@ class WriteFile(_FilesConnector):
         if not loc.parts:
             raise InvalidArguments("path", "a file path, not the folder itself", "notes/todo.md")
         self._refuse_guarded(loc)
+        if mode == "overwrite":
+            self._refuse_masked_write_back(loc, data)
         if len(data) > self.settings.max_file_bytes:
             raise InvalidArguments("content", message=self._too_big(loc, len(data)))
         _refuse_low_disk(loc, len(data), self.settings.min_free_bytes)
@@ -624,6 +626,36 @@ class WriteFile(_FilesConnector):
                 self.jail.remove_made(loc, made)
             raise
         return {"path": loc.shown, "mode": mode, "bytes_written": len(data)}
+
+    def _refuse_masked_write_back(self, loc: Located, data: bytes) -> None:
+        """Refuse to overwrite a file whose secrets ``read_file`` shows masked with text that still
+        holds the mask: the model edits what it read, and writing that back would replace every
+        real password or token in the file with ``[REDACTED]`` (`gitcreds`, `confcreds`).
+
+        Why refuse rather than put the values back: the model cannot see them, and text that
+        moved them (into a comment, another key) would be read back unmasked."""
+        if MASK_BYTES not in data or self.settings.allow_secret_files:
+            return
+        try:
+            with self.jail.open_file(loc, os.O_RDONLY | os.O_NONBLOCK) as fd:
+                st = os.fstat(fd)
+                if not stat.S_ISREG(st.st_mode):
+                    return
+                old = os.pread(fd, min(st.st_size, self.settings.max_search_file_bytes), 0)
+        except (OSError, PathMissing, PathRefused, NotRegular):
+            return  # nothing there to lose (a missing file, a folder: the write itself says so)
+        spans: list[tuple[int, int]] = []
+        if git_config_name(loc.via) or git_config_name(loc.parts) or git_config_text(old):
+            spans = secret_spans(old)
+        kind = config_kind(loc.via) or config_kind(loc.parts)
+        if kind is not None:
+            spans = [*spans, *config_spans(old, kind)]
+        if spans:
+            raise InvalidArguments("content", message=(
+                f"`{loc.shown}` holds {len(spans)} secret value(s) that read_file shows as [REDACTED], and this "
+                "content still has [REDACTED] in it: overwriting would replace the real values with that mask, "
+                "and they cannot be recovered. Nothing was written. Ask the user to make this change, or "
+                "write only new text with mode `append`."))
 
     def _write(self, loc: Located, mode: str, data: bytes, made: list[Made]) -> None:
         """The write itself, after every check on the path and the size; all or nothing."""
