@@ -86,3 +86,28 @@ def box(tmp_path: Path) -> Box:
     (outside / "secret.txt").write_text(SECRET, encoding="utf-8")
     reach = make_reach(tmp_path, {"roots": [str(root)], "max_read_bytes": 1000, "max_list_entries": 50})
     return Box(reach, root, outside)
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    """Every file, folder and link below ``root`` with its bytes (or link target): equal before
+    and after a refused call means nothing was written and no folder made."""
+    import os
+
+    out: dict[str, bytes] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            p = Path(dirpath) / name
+            out[str(p.relative_to(root))] = (b"->" + os.readlink(p).encode() if p.is_symlink()
+                                             else p.read_bytes() if p.is_file() else b"<dir>")
+    return out
+
+
+async def refused_autorun_write(reach: Any, root: Path, path: str, place: str, mode: str, content: str) -> None:
+    """``write_file`` of ``content`` to ``path`` is refused as the autorun place ``place``, and
+    changes nothing under ``root``."""
+    before = tree(root)
+    r = await reach.invoke("write_file", {"path": path, "content": content, "mode": mode})
+    assert not r.ok, f"{mode} {path!r} was written: {r.content}"
+    assert r.error.code == "invalid_arguments", (path, r.error)
+    assert "allow_autorun_writes" in r.error.message and f'"{place}"' in r.error.message, r.error.message
+    assert tree(root) == before, path  # nothing written, no folder made

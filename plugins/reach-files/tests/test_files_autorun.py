@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import rooted_reach
+from conftest import refused_autorun_write, rooted_reach
 
 from reach_core import ConfigError
 
@@ -88,23 +88,8 @@ _SPELLINGS: dict[str, str] = {
 }
 
 
-def _tree(root: Path) -> dict[str, bytes]:
-    out: dict[str, bytes] = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        for name in dirnames + filenames:
-            p = Path(dirpath) / name
-            out[str(p.relative_to(root))] = (b"->" + os.readlink(p).encode() if p.is_symlink()
-                                             else p.read_bytes() if p.is_file() else b"<dir>")
-    return out
-
-
 async def _refused(reach: Any, root: Path, path: str, place: str, mode: str) -> None:
-    before = _tree(root)
-    r = await reach.invoke("write_file", {"path": path, "content": PLANT, "mode": mode})
-    assert not r.ok, f"{mode} {path!r} was written: {r.content}"
-    assert r.error.code == "invalid_arguments", (path, r.error)
-    assert "allow_autorun_writes" in r.error.message and f'"{place}"' in r.error.message, r.error.message
-    assert _tree(root) == before, path  # nothing written, no folder made
+    await refused_autorun_write(reach, root, path, place, mode, PLANT)
 
 
 @pytest.mark.parametrize(("path", "place"), sorted({**_PLACES, **_SPELLINGS}.items()))
