@@ -92,3 +92,11 @@ def make_notify(tmp_path: Path) -> Callable[[dict[str, Any]], Any]:
         )
 
     return build
+
+
+def scripted_smtp_reach(port: int, data_dir: Path, timeout: float = 0.5) -> Any:
+    """A Reach holding only reach-notify, sending to a scripted SMTP server on 127.0.0.1:``port``
+    (the red-team servers that answer QUIT oddly, refuse, or hang up), for ``@example.com``."""
+    return make_reach(("reach-notify", notify_plugin), config={"plugins": {"reach-notify": {
+        "smtp": {"host": "127.0.0.1", "port": port, "from": "reach@example.com", "timeout": timeout},
+        "allow_recipients": ["@example.com"]}}}, data_dir=data_dir)

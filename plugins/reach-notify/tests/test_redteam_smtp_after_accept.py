@@ -19,13 +19,10 @@ import socket
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 import reach_notify.mail as mail
-import reach_notify.plugin as notify_plugin
-
-from reach_core.testing import make_reach
+from conftest import scripted_smtp_reach
 
 QUIT_ANSWERS = {
     "250": b"250 ok\r\n",
@@ -110,19 +107,13 @@ def servers() -> Iterator[list[AcceptThenQuit]]:
         server.stop()
 
 
-def _reach(port: int, tmp_path: Path) -> Any:
-    return make_reach(("reach-notify", notify_plugin), config={"plugins": {"reach-notify": {
-        "smtp": {"host": "127.0.0.1", "port": port, "from": "reach@example.com", "timeout": 0.5},
-        "allow_recipients": ["@example.com"]}}}, data_dir=tmp_path)
-
-
 @pytest.mark.parametrize("answer", list(QUIT_ANSWERS))
 async def test_a_message_the_server_accepted_is_reported_sent(answer: str, servers: list[AcceptThenQuit],
                                                               tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(mail, "CONVERSATION_SLACK", 0.3)
     server = AcceptThenQuit(QUIT_ANSWERS[answer])
     servers.append(server)
-    result = await _reach(server.port, tmp_path).invoke(
+    result = await scripted_smtp_reach(server.port, tmp_path).invoke(
         "send_email", {"to": "ops@example.com", "subject": "Deploy", "body": "done"}, run_id="r1")
     assert result.ok, result.error
     assert result.content["sent"] is True and result.content["to"] == ["ops@example.com"]
@@ -135,7 +126,7 @@ async def test_a_refusal_stays_a_refusal_whatever_quit_says(refuse: str, answer:
                                                             tmp_path: Path) -> None:
     server = AcceptThenQuit(QUIT_ANSWERS[answer], refuse=refuse)
     servers.append(server)
-    result = await _reach(server.port, tmp_path).invoke(
+    result = await scripted_smtp_reach(server.port, tmp_path).invoke(
         "send_email", {"to": "ops@example.com", "subject": "Deploy", "body": "done"})
     assert result.error is not None and result.error.code == "execution_failed", result.error
     assert "nothing was sent" in result.error.message and "refused" in result.error.message

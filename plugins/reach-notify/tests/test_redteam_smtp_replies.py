@@ -23,9 +23,7 @@ from typing import Any
 
 import pytest
 import reach_notify.mail as mail
-import reach_notify.plugin as notify_plugin
-
-from reach_core.testing import make_reach
+from conftest import scripted_smtp_reach
 
 PHASES = ["greeting", "ehlo", "mail", "rcpt", "data", "end"]
 CAP = 48 << 20  # the flood stops here whatever the client does (keeps a failing run bounded)
@@ -114,14 +112,8 @@ def scripted() -> Iterator[list[Scripted]]:
         s.stop()
 
 
-def _reach(port: int, tmp_path: Path) -> Any:
-    return make_reach(("reach-notify", notify_plugin), config={"plugins": {"reach-notify": {
-        "smtp": {"host": "127.0.0.1", "port": port, "from": "reach@example.com", "timeout": 0.5},
-        "allow_recipients": ["@example.com"]}}}, data_dir=tmp_path)
-
-
 async def _send(server: Scripted, tmp_path: Path) -> tuple[Any, int]:
-    reach = _reach(server.port, tmp_path)
+    reach = scripted_smtp_reach(server.port, tmp_path)
     tracemalloc.start()
     try:
         result = await reach.invoke("send_email", {"to": "ops@example.com", "subject": "s", "body": "b"})
@@ -189,7 +181,7 @@ async def test_long_but_bounded_multiline_replies_are_read(lines: int, tmp_path:
     thread = threading.Thread(target=run, daemon=True)
     thread.start()
     try:
-        result = await _reach(sock.getsockname()[1], tmp_path).invoke(
+        result = await scripted_smtp_reach(sock.getsockname()[1], tmp_path).invoke(
             "send_email", {"to": "ops@example.com", "subject": "s", "body": "b"})
     finally:
         sock.close()
