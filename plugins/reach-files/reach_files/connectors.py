@@ -636,13 +636,8 @@ class WriteFile(_FilesConnector):
         moved them (into a comment, another key) would be read back unmasked."""
         if MASK_BYTES not in data or self.settings.allow_secret_files:
             return
-        try:
-            with self.jail.open_file(loc, os.O_RDONLY | os.O_NONBLOCK) as fd:
-                st = os.fstat(fd)
-                if not stat.S_ISREG(st.st_mode):
-                    return
-                old = os.pread(fd, min(st.st_size, self.settings.max_search_file_bytes), 0)
-        except (OSError, PathMissing, PathRefused, NotRegular):
+        old = self._regular_file_text(loc)
+        if old is None:
             return  # nothing there to lose (a missing file, a folder: the write itself says so)
         spans: list[tuple[int, int]] = []
         if git_config_name(loc.via) or git_config_name(loc.parts) or git_config_text(old):
@@ -780,13 +775,8 @@ class WriteFile(_FilesConnector):
             for rc in YARNRC_NAMES:
                 if not os.path.lexists(os.path.join(loc.root, *top, rc)):
                     continue  # most folders: three lstats, nothing opened
-                try:
-                    with self.jail.open_file(Located(loc.root, (*top, rc), ""), os.O_RDONLY | os.O_NONBLOCK) as fd:
-                        st = os.fstat(fd)
-                        if not stat.S_ISREG(st.st_mode):
-                            continue
-                        data = os.pread(fd, min(st.st_size, self.settings.max_search_file_bytes), 0)
-                except (OSError, PathMissing, PathRefused, NotRegular):
+                data = self._regular_file_text(Located(loc.root, (*top, rc), ""))
+                if data is None:
                     continue
                 for program in yarn_programs(data):
                     if os.path.realpath(os.path.join(loc.root, *top, os.path.expanduser(program))) == target:
@@ -801,20 +791,27 @@ class WriteFile(_FilesConnector):
             top = loc.parts[:depth]
             if not os.path.lexists(os.path.join(loc.root, *top, ".git")):
                 continue  # most folders: one lstat, no walk
-            config = Located(loc.root, (*top, ".git", "config"), "")
-            try:
-                with self.jail.open_file(config, os.O_RDONLY | os.O_NONBLOCK) as fd:
-                    st = os.fstat(fd)
-                    if not stat.S_ISREG(st.st_mode):
-                        continue
-                    data = os.pread(fd, min(st.st_size, self.settings.max_search_file_bytes), 0)
-            except (OSError, PathMissing, PathRefused, NotRegular):
+            data = self._regular_file_text(Located(loc.root, (*top, ".git", "config"), ""))
+            if data is None:
                 continue  # no repository here (or not one this tool can open)
             for hooks in hooks_paths(data):
                 folder = os.path.realpath(os.path.join(loc.root, *top, os.path.expanduser(hooks)))
                 if target == folder or target.startswith(folder.rstrip("/") + "/"):
                     return True
         return False
+
+    def _regular_file_text(self, loc: Located) -> bytes | None:
+        """The first ``max_search_file_bytes`` of the regular file at ``loc``, opened inside the root
+        without following links, or None (missing, not a regular file, refused): what the write
+        guards read of the configs that decide them and of the file a write would replace."""
+        try:
+            with self.jail.open_file(loc, os.O_RDONLY | os.O_NONBLOCK) as fd:
+                st = os.fstat(fd)
+                if not stat.S_ISREG(st.st_mode):
+                    return None
+                return os.pread(fd, min(st.st_size, self.settings.max_search_file_bytes), 0)
+        except (OSError, PathMissing, PathRefused, NotRegular):
+            return None
 
     def _too_big(self, loc: Located, size: int) -> str:
         return (f"`{loc.shown}` would be {size} bytes; files written here may be at most "
