@@ -36,7 +36,7 @@ from collections.abc import Sequence
 
 from reach_core.redact import key_is_secret, key_words
 
-from .gitcreds import url_spans
+from .gitcreds import merged_spans, url_spans
 from .protect import fold, uncopied
 
 __all__ = ["config_kind", "config_spans"]
@@ -352,11 +352,4 @@ def config_spans(data: bytes, kind: str, base: int = 0) -> list[tuple[int, int]]
     found.extend(url_spans(data))  # `url: postgres://app:pw@db/app`, `jdbc:...?password=`
     found.extend(m.span("v") for m in _CONN_PASSWORD.finditer(data)
                  if not _REFERENCE.fullmatch(m.group("v").strip()))
-    spans = sorted((base + a, base + b) for a, b in found if b > a)
-    merged: list[tuple[int, int]] = []
-    for a, b in spans:
-        if merged and a <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], b))
-        else:
-            merged.append((a, b))
-    return merged
+    return merged_spans([(base + a, base + b) for a, b in found if b > a])

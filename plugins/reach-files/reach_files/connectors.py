@@ -25,7 +25,7 @@ from reach_core import BusinessError, Connector, InvalidArguments, NotFound
 from reach_core.redact import MASK
 
 from .confcreds import config_kind, config_spans
-from .gitcreds import MASK_BYTES, git_config_name, git_config_text, hooks_paths, mask, secret_spans
+from .gitcreds import MASK_BYTES, git_config_name, git_config_text, hooks_paths, mask, merged_spans, secret_spans
 from .globs import GlobError, compile_glob
 from .jail import Jail, Located, Made, NotRegular, PathMissing, PathRefused, is_special
 from .protect import (
@@ -258,19 +258,8 @@ class ReadFile(_FilesConnector):
                 spans = secret_spans(view, base)
             kind = config_kind(loc.via) or config_kind(loc.parts)
             if kind is not None:  # database.yml, *.properties, terraform.tfvars ... (`confcreds`)
-                spans = _merged([*spans, *config_spans(view, kind, base)])
+                spans = merged_spans([*spans, *config_spans(view, kind, base)])
         return _text_slice(loc.shown, data, offset, limit, st.st_size, spans)
-
-
-def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """``spans`` sorted, the ones that overlap or touch joined (`gitcreds.mask` takes them so)."""
-    out: list[tuple[int, int]] = []
-    for a, b in sorted(spans):
-        if out and a <= out[-1][1]:
-            out[-1] = (out[-1][0], max(out[-1][1], b))
-        else:
-            out.append((a, b))
-    return out
 
 
 def _text_slice(shown: str, data: bytes, offset: int, limit: int, size: int,
@@ -554,7 +543,7 @@ class SearchFiles(_FilesConnector):
             spans = secret_spans(data) if git or git_config_text(data) else []
             kind = config_kind((name,))
             if kind is not None:
-                spans = _merged([*spans, *config_spans(data, kind)])
+                spans = merged_spans([*spans, *config_spans(data, kind)])
             if spans:
                 data = mask(data, spans)[0]
         text = data.decode("utf-8", errors="replace")

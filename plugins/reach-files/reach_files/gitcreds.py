@@ -27,7 +27,8 @@ from reach_core.redact import MASK, key_is_secret
 
 from .protect import fold, uncopied, vcs_name
 
-__all__ = ["MASK_BYTES", "git_config_name", "git_config_text", "hooks_paths", "mask", "secret_spans", "url_spans"]
+__all__ = ["MASK_BYTES", "git_config_name", "git_config_text", "hooks_paths", "mask", "merged_spans", "secret_spans",
+           "url_spans"]
 
 MASK_BYTES = MASK.encode()
 
@@ -120,14 +121,19 @@ def secret_spans(data: bytes, base: int = 0) -> list[tuple[int, int]]:
         i = bisect.bisect_right(starts, j) - 1
         return origin[i] + j - starts[i]
 
-    spans = sorted((base + where(a), base + where(b - 1) + 1) for a, b in found if b > a)
-    merged: list[tuple[int, int]] = []
-    for a, b in spans:
-        if merged and a <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], b))
+    return merged_spans([(base + where(a), base + where(b - 1) + 1) for a, b in found if b > a])
+
+
+def merged_spans(spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``spans`` sorted, the ones that overlap or touch joined: the form `mask` takes, and how
+    the spans of several finders (git config, configuration files) are put together."""
+    out: list[tuple[int, int]] = []
+    for a, b in sorted(spans):
+        if out and a <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
         else:
-            merged.append((a, b))
-    return merged
+            out.append((a, b))
+    return out
 
 
 def url_spans(data: bytes) -> list[tuple[int, int]]:
