@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from reach_core import Connector
-from reach_core.testing import make_reach
+from reach_core.testing import make_reach, raw_http
 from reach_core.tokens import uvicorn_options
 
 TOKENS = {"tok-worker-000001": "worker", "tok-ops-000000001": "ops"}
@@ -97,26 +97,13 @@ def serve(tmp_path: Any, extra: dict[str, Any] | None = None, plugins: tuple[Any
 
 def raw_request(base: str, method: str, path: str, authorization: bytes | list[bytes] | None, body: bytes = b"",
                 source: str | None = None, extra: Sequence[bytes] = ()) -> tuple[int, bytes, dict[str, str]]:
-    """One HTTP/1.1 request written byte for byte (clients refuse to send odd header values, or
-    two ``Authorization`` headers), from the loopback address ``source`` when given (the whole
-    127/8 is this machine), with the ``extra`` header lines (``b"Name: value"``); the status,
+    """One JSON request written byte for byte (`reach_core.testing.raw_http`: clients refuse to send
+    odd header values, or two ``Authorization`` headers), from the loopback address ``source``
+    when given, with these ``Authorization`` values and the ``extra`` header lines; the status,
     the body and the headers (lower-case names)."""
-    host, port = base.removeprefix("http://").split(":")
-    head = (f"{method} {path} HTTP/1.1\r\nHost: {host}:{port}\r\nConnection: close\r\n"
-            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n").encode()
     values = [authorization] if isinstance(authorization, bytes) else authorization or []
-    head += b"".join(b"Authorization: " + value + b"\r\n" for value in values)
-    head += b"".join(line + b"\r\n" for line in extra)
-    with socket.create_connection((host, int(port)), timeout=10,
-                                  source_address=(source, 0) if source else None) as sock:
-        sock.sendall(head + b"\r\n" + body)
-        data = b""
-        while chunk := sock.recv(65536):
-            data += chunk
-    top, _, answer = data.partition(b"\r\n\r\n")
-    lines = top.decode("latin-1").split("\r\n")
-    headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
-    return int(lines[0].split(" ", 2)[1]), answer, headers
+    headers = [b"Content-Type: application/json", *(b"Authorization: " + value for value in values), *extra]
+    return raw_http(int(base.rsplit(":", 1)[1]), method, path, headers, body, source=source, timeout=10)
 
 
 @pytest.fixture
