@@ -87,7 +87,7 @@ async def test_write_calls_carry_their_idempotency_key_and_run(make_reach, recor
     await reach_audit.flush(reach)
     (rec,) = records()
     assert rec["run_id"] == "run-1"
-    assert rec["idempotency_key"] == "run-1:c9"
+    assert rec["idempotency_key"] == "7:default:5:run-1:c9"  # agent, run id and call id (guard.ledger.derived_key)
 
 
 async def test_large_arguments_and_results_are_capped(make_reach, records, db_rows):
