@@ -101,7 +101,7 @@ class Confirmation:
     reason: str | None = None
     result: dict[str, Any] | None = None
     user_message: str | None = None  # the run's last user message, redacted, when the call came from a run
-    call_key: str | None = None  # the asking call's idempotency key (its own, or the one derived from agent, run id and call id)
+    call_key: str | None = None  # the asking call's idempotency key (its own, or derived: agent, run, call)
 
     @classmethod
     def from_row(cls, row: tuple[Any, ...]) -> Confirmation:
