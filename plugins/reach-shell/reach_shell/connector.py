@@ -23,13 +23,14 @@ from .isolation import (
     LOCAL_TRANSPORT_NOTE,
     LOCAL_TRANSPORT_REFUSED,
     Isolation,
+    RunDirs,
     hide_own_environment,
     with_git_config,
 )
 from .links import links_leading_out, links_seen, sweep_way_outs
 from .paths import check_escapes, check_paths, link_follower, resolve, working_dirs
 from .process import Completed, run_argv, sweep_escaped
-from .programs import GIT, grammar_for
+from .programs import GIT, SFTP, SSH, grammar_for
 from .settings import ShellSettings
 
 # Our own timeout must fire before the core's deadline so the model gets the
@@ -130,7 +131,7 @@ class RunCommand(Connector):
         limit = self._time_left(command, ctx)
         binary = self.binaries[command]
         with self.isolation.dirs() as dirs:
-            env = self.isolation.env(dirs, self.env, self.root)
+            env = self.isolation.env(dirs, self.env, self.root, host_ssh=self.settings.ssh_host_config)
             if grammar is GIT:
                 loop = asyncio.get_running_loop()
                 ends = loop.time() + limit
@@ -140,7 +141,7 @@ class RunCommand(Connector):
             removed: list[str] = []
             try:
                 done = await run_argv(
-                    [binary, *self.prefixes[command], *args],
+                    [binary, *self.prefixes[command], *self._ssh_config(grammar, dirs), *args],
                     cwd=cwd,
                     env=env,
                     time_limit=limit,
@@ -158,6 +159,15 @@ class RunCommand(Connector):
         if grammar is GIT and parsed.subcommand in GIT_SUB_CONFIG and LOCAL_TRANSPORT_REFUSED in content["stderr"]:
             _add_note(content, LOCAL_TRANSPORT_NOTE.format(sub=parsed.subcommand))
         return content
+
+    def _ssh_config(self, grammar: Grammar, dirs: RunDirs) -> tuple[str, ...]:
+        """`-F <the call's ssh config>` first for ssh, scp and sftp (they pass it on to the ssh they run).
+
+        OpenSSH finds ~/.ssh through the password database, not HOME: without it the agent's
+        ssh read the host user's config (ProxyCommand, Include), keys, known_hosts and agent."""
+        if grammar not in (SSH, SFTP) or self.settings.ssh_host_config:
+            return ()
+        return ("-F", str(dirs.ssh_config))
 
     async def _git_checked(
         self, binary: str, args: list[str], parsed: Parsed, cwd: Path, env: dict[str, str],

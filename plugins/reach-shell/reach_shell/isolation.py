@@ -21,13 +21,18 @@ through *files*. So every run gets:
   call when it cannot be (gitconfig.py);
 * `--no-ext-diff --no-textconv` after diff-family subcommands and
   `--ignore-submodules=all` after `status`/`diff`, so a driver written between
-  that check and the run, or a submodule's own config, is not used either.
+  that check and the run, or a submodule's own config, is not used either;
+* for ssh (and scp, sftp, and the ssh git and rsync start): a config file of the call, given
+  with `-F`, so ssh reads neither the host user's ~/.ssh nor /etc/ssh/ssh_config. OpenSSH takes
+  its home folder from the password database, not from HOME, so the private HOME alone left
+  the host's ProxyCommand, keys, known_hosts and agent socket to the agent's ssh.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import shutil
 import stat
 import tempfile
@@ -56,7 +61,7 @@ STATIC_ENV = {
 MANAGED_ENV_PREFIXES = ("GIT_", "LD_", "DYLD_", "XDG_")
 MANAGED_ENV = frozenset(
     {"HOME", "TMPDIR", "TMP", "TEMP", "BASH_ENV", "ENV", "SHELL", "SSH_ASKPASS", "GNUPGHOME",
-     "PYTHONSTARTUP", "PYTHONPATH", "PERL5OPT", "RUBYOPT", "NODE_OPTIONS", *STATIC_ENV}
+     "PYTHONSTARTUP", "PYTHONPATH", "PERL5OPT", "RUBYOPT", "NODE_OPTIONS", "RSYNC_RSH", *STATIC_ENV}
 )
 
 
@@ -72,7 +77,32 @@ def managed_env_key(name: str) -> bool:
     return name in MANAGED_ENV or name.startswith(MANAGED_ENV_PREFIXES)
 
 
-def git_overrides(hooks_dir: Path) -> list[tuple[str, str]]:
+def ssh_config_text(home: Path) -> str:
+    """The ssh config a call's ssh reads instead of the host user's and the system's.
+
+    No agent socket and no default key (`~/.ssh/id_*` is the host user's, whatever HOME says):
+    only the keys the agent names with `-i` (confined to the root) are offered. Host keys are
+    looked up in the call's read-only HOME, which is empty, plus the system-wide known hosts; an
+    unknown host is refused (BatchMode: nothing prompts), unless the agent passes its own `-o`.
+    """
+    # quoted as ssh splits a line; `%` doubled, else ssh expands it as a token
+    known = str(home / "known_hosts").replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%")
+    return (
+        "# written by reach-shell: the ssh of one call reads no file of the host user's\n"
+        "IdentityAgent none\n"
+        "IdentityFile none\n"
+        f'UserKnownHostsFile "{known}"\n'
+        "BatchMode yes\n"
+    )
+
+
+def ssh_command(config: Path | None) -> str:
+    """The ssh command line git and rsync run: `ssh -F <the call's config>` (plain `ssh` when the
+    operator lets ssh read the host's config). Quoted for a shell, which rsync's splitting reads too."""
+    return "ssh" if config is None else f"ssh -F {shlex.quote(str(config))}"
+
+
+def git_overrides(hooks_dir: Path, ssh_config: Path | None = None) -> list[tuple[str, str]]:
     """Command-line-scope config: each single-valued key that runs a program, switched off."""
     return [
         ("core.fsmonitor", "false"),
@@ -80,7 +110,7 @@ def git_overrides(hooks_dir: Path) -> list[tuple[str, str]]:
         ("core.pager", "cat"),
         ("core.editor", "true"),
         ("sequence.editor", "true"),
-        ("core.sshCommand", "ssh"),
+        ("core.sshCommand", ssh_command(ssh_config)),
         ("core.askPass", ""),
         ("credential.helper", ""),  # an empty value resets the helper list
         ("protocol.ext.allow", "never"),
@@ -144,6 +174,8 @@ class RunDirs:
     #: reach often runs as root, so `git config --system core.fsmonitor ...` rewrote /etc/gitconfig,
     #: the config of every git on the host
     git_system: Path
+    #: the config every ssh of the call reads (`-F`; ssh_config_text)
+    ssh_config: Path
 
     @classmethod
     def create(cls, base: Path) -> RunDirs:
@@ -154,12 +186,16 @@ class RunDirs:
         git_global, git_system = top / "gitconfig", top / "gitconfig-system"
         git_global.touch(mode=0o400)
         git_system.touch(mode=0o400)
+        ssh_config = top / "ssh_config"
+        ssh_config.write_text(ssh_config_text(home))
+        ssh_config.chmod(0o400)
         home.chmod(0o500)  # nothing may leave dotfiles for a later program
         hooks.chmod(0o500)
-        return cls(top=top, home=home, tmp=tmp, git_global=git_global, hooks=hooks, git_system=git_system)
+        return cls(top=top, home=home, tmp=tmp, git_global=git_global, hooks=hooks, git_system=git_system,
+                   ssh_config=ssh_config)
 
     def pristine(self) -> bool:
-        """Exactly as created: empty folders of the right mode, an empty regular config file."""
+        """Exactly as created: empty folders of the right mode, empty git configs, the ssh config unchanged."""
         try:
             for folder, mode in ((self.home, 0o500), (self.hooks, 0o500), (self.tmp, 0o700)):
                 info = os.lstat(folder)
@@ -172,7 +208,10 @@ class RunDirs:
                 info = os.lstat(config)
                 if not (stat.S_ISREG(info.st_mode) and info.st_size == 0 and info.st_nlink == 1):
                     return False
-            return True
+            info = os.lstat(self.ssh_config)
+            if not (stat.S_ISREG(info.st_mode) and stat.S_IMODE(info.st_mode) == 0o400 and info.st_nlink == 1):
+                return False
+            return self.ssh_config.read_text() == ssh_config_text(self.home)
         except OSError:
             return False
 
@@ -232,13 +271,16 @@ class Isolation:
             raise RuntimeError("no private directory outside the roots")
         return RunDirs.create(self.base)
 
-    def env(self, dirs: RunDirs, base: Mapping[str, str], ceiling: Path) -> dict[str, str]:
+    def env(self, dirs: RunDirs, base: Mapping[str, str], ceiling: Path, *, host_ssh: bool = False) -> dict[str, str]:
+        """The environment of one call; `host_ssh`: the ssh git and rsync start reads the host's config."""
+        ssh_config = None if host_ssh else dirs.ssh_config
         env = {**base, **STATIC_ENV, "HOME": str(dirs.home), "TMPDIR": str(dirs.tmp)}
+        env["RSYNC_RSH"] = ssh_command(ssh_config)  # rsync's remote shell when no `-e` (refused) names one
         env["GIT_CONFIG_GLOBAL"] = str(dirs.git_global)
         env["GIT_CONFIG_SYSTEM"] = str(dirs.git_system)
         if ceiling != ceiling.parent:
             env["GIT_CEILING_DIRECTORIES"] = str(ceiling.parent)
-        return with_git_config(env, git_overrides(dirs.hooks))
+        return with_git_config(env, git_overrides(dirs.hooks, ssh_config))
 
 
 _PR_SET_DUMPABLE = 4

@@ -137,6 +137,15 @@ class ShellSettings(BaseModel):
         "are refused (false: arguments reach any file reach's user can).",
     )
     max_total_arg_chars: int = Field(default=32_768, ge=1)
+    ssh_host_config: bool = Field(
+        default=False,
+        description="Let ssh, scp, sftp and the ssh that git and rsync start read the host user's "
+        "~/.ssh (config, default keys, known_hosts) and /etc/ssh/ssh_config (false: each call's ssh "
+        "reads a config of reach's own: no agent socket, no default key, known hosts from the call's "
+        "empty HOME and the system-wide file, BatchMode). ssh finds ~/.ssh through the password "
+        "database, not HOME, so the private HOME does not keep it out. Set true only when the agent "
+        "may use every key, agent socket and ProxyCommand of that user.",
+    )
 
     @field_validator("commands")
     @classmethod

@@ -482,7 +482,7 @@ async def test_the_environment_of_git_switches_programs_off(repo: Path) -> None:
     assert out["exit_code"] == 0
     env = tool.isolation.env(
         type("D", (), {"home": Path("/h"), "tmp": Path("/t"), "git_global": Path("/g"), "hooks": Path("/k"),
-                       "git_system": Path("/s")})(),
+                       "git_system": Path("/s"), "ssh_config": Path("/c")})(),
         tool.env,
         tool.root,
     )
@@ -491,6 +491,7 @@ async def test_the_environment_of_git_switches_programs_off(repo: Path) -> None:
     keys = {env[f"GIT_CONFIG_KEY_{i}"]: env[f"GIT_CONFIG_VALUE_{i}"] for i in range(int(env["GIT_CONFIG_COUNT"]))}
     assert keys["core.fsmonitor"] == "false" and keys["core.hooksPath"] == "/k"
     assert keys["credential.helper"] == "" and keys["core.pager"] == "cat"
+    assert keys["core.sshCommand"] == "ssh -F /c" and env["RSYNC_RSH"] == "ssh -F /c"
     assert "GIT_SSH_COMMAND" not in env and "GIT_EXTERNAL_DIFF" not in env
 
 

@@ -88,10 +88,11 @@ async def test_environment_is_fixed_and_inherits_no_secret(
     assert "sk-very-secret" not in out["stdout"]
     assert variables["PATH"] == "/usr/local/bin:/usr/bin:/bin"
     assert variables["TZ"] == "UTC"
-    isolation = {"HOME", "TMPDIR", "PAGER", "EDITOR", "VISUAL", "TAR_OPTIONS"}
+    isolation = {"HOME", "TMPDIR", "PAGER", "EDITOR", "VISUAL", "TAR_OPTIONS", "RSYNC_RSH"}
     extra = {k for k in variables if not k.startswith("GIT_")} - isolation
     assert extra == {"PATH", "LANG", "TZ"}
     home = Path(variables["HOME"])
+    assert variables["RSYNC_RSH"] == f"ssh -F {home.parent / 'ssh_config'}"
     assert not home.is_relative_to(root) and not Path(variables["TMPDIR"]).is_relative_to(root)
 
 
