@@ -80,7 +80,8 @@ async def test_a_tool_call_id_with_controls_never_splits_the_post(call_id: str, 
     assert result.ok, result.error
     [got] = receiver.received
     assert got.path == "/ok" and "x-evil" not in got.headers
-    assert _one_line_ascii(got.headers["idempotency-key"]) and got.headers["idempotency-key"].startswith("run-1:call")
+    key = got.headers["idempotency-key"]
+    assert _one_line_ascii(key) and key.startswith("7:default:5:run-1:call")  # the derived key (guard.ledger)
 
 
 async def test_an_ascii_key_is_sent_as_written(receiver: WebhookReceiver, make_notify) -> None:
