@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import logging
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -22,11 +23,35 @@ from orjson import JSONDecodeError as _OrjsonError
 from orjson import loads as _orjson_loads
 
 from .errors import ToolFailure
+from .tokens import MAX_CLIENT_ID, client_id_problem
 
-__all__ = ["MAX_INT", "MIN_INT", "ToolCall", "TaggedParser", "check_values", "decode_arguments", "to_call"]
+__all__ = ["MAX_INT", "MIN_INT", "ToolCall", "TaggedParser", "call_id", "check_values", "decode_arguments", "to_call"]
 
 _ids = itertools.count(1)
 _new = object.__new__
+_LOG = logging.getLogger("reach.calls")
+
+
+def call_id(value: object) -> str:
+    """``value`` if it is an acceptable tool-call id, else a fresh process-unique ``call_N``.
+
+    A call id comes from the model or its provider (the OpenAI ``id``), or from the framework
+    reach runs under, and a prompt-injected model chooses it. It goes unchanged into the derived
+    idempotency key, the ledger, logs, the audit trail, the console and the confirmation queue,
+    so it follows the rule reach-serve applies to a client's ids
+    (:func:`reach_core.tokens.client_id_problem`): a string of 1 to 256 printable characters. A
+    line break would forge a log line, a bidi or zero-width character makes two ids look alike,
+    100,000 characters fill every record. Such an id is replaced, not refused: the call itself
+    may be honest, and the result must still answer to one id the transcript holds (the loop
+    writes the replaced id into the assistant message). Honest ids (``call_abc123``,
+    ``toolu_...``, UUIDs) pass unchanged; no id (``None``, ``""``) gets a fresh one silently.
+    """
+    if type(value) is str and value and len(value) <= MAX_CLIENT_ID and value.isprintable():
+        return value
+    fresh = f"call_{next(_ids)}"
+    if value is not None and value != "":
+        _LOG.warning("tool-call id %s replaced by %s: %s", ascii(value)[:80], fresh, client_id_problem("id", value))
+    return fresh
 
 #: integers an argument may hold: what 64 bits hold, signed or not (what JSON tools,
 #: databases and reach's own serialiser agree on); larger ones go as strings
@@ -66,7 +91,8 @@ _LONG_DIGITS = re.compile(r"[0-9]{19}").search
 class ToolCall:
     """One request to run a tool: ``arguments`` is the raw JSON string or a dict.
 
-    A call without an ``id`` gets a process-unique ``call_N``.
+    A call without an ``id``, or whose ``id`` is not 1-256 printable characters, gets a
+    process-unique ``call_N`` (see :func:`call_id`).
     """
 
     name: str
@@ -80,13 +106,13 @@ class ToolCall:
         self,
         name: str,
         arguments: str | dict[str, Any] | None = None,
-        id: str = "",  # noqa: A002 - the OpenAI field name
+        id: str | None = "",  # noqa: A002 - the OpenAI field name; checked by call_id
         idempotency_key: str | None = None,
         extra: dict[str, Any] | None = None,
     ) -> None:
         self.name = name
         self.arguments = arguments
-        self.id = id or f"call_{next(_ids)}"
+        self.id = call_id(id)
         self.idempotency_key = idempotency_key
         self.extra = extra
 
@@ -105,14 +131,18 @@ def to_call(call: Any, arguments: Any = None) -> ToolCall:
             tc = _new(ToolCall)
             tc.name = name if type(name) is str else str(name)
             tc.arguments = arguments
-            cid = call.get("id")
-            tc.id = cid if type(cid) is str and cid else str(cid or "") or f"call_{next(_ids)}"
+            cid = call.get("id")  # call_id(cid), its honest case written out
+            honest = type(cid) is str and cid and len(cid) <= MAX_CLIENT_ID and cid.isprintable()
+            tc.id = cid if honest else call_id(cid)
             tc.idempotency_key = call.get("idempotency_key")
             tc.extra = None
             return tc
     if isinstance(call, ToolCall):
         if arguments is not None:
             call.arguments = arguments
+        cid = call.id  # a ToolCall's id may have been set after it was made
+        if not (type(cid) is str and cid and len(cid) <= MAX_CLIENT_ID and cid.isprintable()):
+            call.id = call_id(cid)
         return call
     if isinstance(call, str):
         return ToolCall(name=call, arguments=arguments)
@@ -125,7 +155,7 @@ def to_call(call: Any, arguments: Any = None) -> ToolCall:
         return ToolCall(
             name=str(name or ""),
             arguments=arguments if arguments is not None else args,
-            id=str(call.get("id") or ""),
+            id=call.get("id"),  # call_id checks it
             idempotency_key=call.get("idempotency_key"),
         )
     fn = getattr(call, "function", None)  # OpenAI SDK ChatCompletionMessageToolCall
@@ -133,7 +163,7 @@ def to_call(call: Any, arguments: Any = None) -> ToolCall:
         return ToolCall(
             name=str(getattr(fn, "name", "") or ""),
             arguments=arguments if arguments is not None else getattr(fn, "arguments", None),
-            id=str(getattr(call, "id", "") or ""),
+            id=getattr(call, "id", None),
         )
     raise TypeError(f"cannot read a tool call from {type(call).__name__}")
 

@@ -374,6 +374,10 @@ def _problem(error: Any, root: type[BaseModel], secrets: Collection[str] = ()) -
         msg = msg[len("Value error, "):]
     got = error.get("input")
     if table_len == len(loc) and table:
+        if error["type"] == "value_error" and isinstance(got, dict):
+            # a check of the whole table (a model validator) refused it: its message says why;
+            # the table is not quoted (it may hold a password written inline)
+            return [Problem(name, None, mask_secrets(msg, secrets))]
         return [Problem(name, None, f"must be a table, got {_shown(got, secrets)}")]
     if error["type"] != "missing" and not isinstance(got, (dict, BaseModel)):
         msg += f" (got {_shown(got, secrets)})"

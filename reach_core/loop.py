@@ -48,6 +48,7 @@ from .errors import ConfigError
 from .hookspecs import Confirmer
 from .result import ToolError, ToolResult, dumps
 from .scope import run_scope
+from .tokens import MAX_CLIENT_ID, client_id_problem
 
 if TYPE_CHECKING:
     from .config import Config
@@ -512,10 +513,19 @@ async def run_agent(
         # Call ids must be unique within the run: the pipeline derives idempotency
         # keys from agent + run id + call id, and some servers number calls from 0 per message.
         calls: list[dict[str, Any]] = []
+        # An id that is not 1-256 printable characters (reach_core.calls.call_id) is replaced
+        # here, before the assistant message is written, so the result still answers to it.
         for n, c in enumerate(response.tool_calls):
-            call_id = c.id or f"call_{index}_{n}"
+            call_id = c.id
+            if (problem := client_id_problem("id", call_id)) is not None:
+                call_id = f"call_{index}_{n}"
+                if c.id:
+                    _log(reach).warning("run %s: the model's tool-call id %s replaced by %s: %s",
+                                        run_id, ascii(c.id)[:80], call_id, problem)
             while call_id in seen_ids:
                 call_id = f"{call_id}_s{index}"
+                if len(call_id) > MAX_CLIENT_ID:
+                    call_id = f"call_{index}_{n}_{len(seen_ids)}"
             seen_ids.add(call_id)
             c.id = call_id
             calls.append(c.to_openai())

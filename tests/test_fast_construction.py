@@ -39,10 +39,11 @@ def test_a_dict_call_is_the_tool_call_its_constructor_builds(cid, name, args, ke
     fast = to_call(shape)
     assert type(fast) is ToolCall
     want_args = args.get("arguments", args.get("args"))
-    want_id = str(cid) if cid else fast.id  # no usable id: a generated one, checked below
+    usable = isinstance(cid, str) and bool(cid)  # a non-string id is replaced, like a missing one
+    want_id = cid if usable else fast.id  # no usable id: a generated one, checked below
     assert fast == ToolCall(str(name), want_args, want_id, key)
     assert _every_field(fast) == _every_field(ToolCall(str(name), want_args, want_id, key))
-    if not cid:
+    if not usable:
         assert GENERATED.fullmatch(fast.id) and to_call(dict(shape)).id != fast.id  # unique per call
 
 

@@ -59,6 +59,27 @@ def _shown(redactor: Any, c: Any) -> tuple[str, str]:
     return summary, json.dumps(arguments, ensure_ascii=False, default=str)
 
 
+def _result_shown(redactor: Any, result: Any, arguments: Any) -> str:
+    """What ``approve`` prints of the call it ran: its result (or error message) through the
+    Reach's redactor, the rule :func:`_shown` applies to the request, with the secrets found in
+    the arguments and in the result masked wherever they recur (a tool that echoes the password
+    it was given, a ``client_secret`` field repeated in a note). The result an upstream sends can
+    hold credentials the person never needs on screen; ``--json`` stays exact."""
+    learned = redactor.secrets_in(arguments)
+    if not result.ok:
+        error = result.error
+        message = redactor.scrub(redactor.text(str(error.message)), learned)
+        return f"{error.code}: {_seen(message)}"
+    content = result.content
+    learned += redactor.secrets_in(content)
+    if isinstance(content, str):
+        text = redactor.scrub(redactor.text(content), learned)
+    else:
+        text = json.dumps(redactor.scrub(redactor.value(content), learned), ensure_ascii=False,
+                          separators=(",", ":"), default=str)
+    return _seen(text)
+
+
 def _when(ts: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(ts)) + " UTC" if ts else "-"
 
@@ -115,14 +136,19 @@ def show_cmd(ctx: click.Context, cid: str, as_json: bool) -> None:
 def approve_cmd(ctx: click.Context, cid: str, by: str | None, reason: str | None, as_json: bool) -> None:
     """Approve a request: its exact call runs now, once."""
     who = by or f"person:{getpass.getuser()}"
-    result = _run(ctx, lambda q: q.approve(cid, by=who, reason=reason))
+
+    async def approve(q: Any) -> tuple[Any, Any]:
+        result = await q.approve(cid, by=who, reason=reason)
+        return result, (await q.get(cid)).arguments
+
+    result, arguments = _run(ctx, approve)
     if as_json:
         click.echo(json.dumps(result.to_dict(), ensure_ascii=False, indent=2))
-    else:
-        click.echo(f"approved {_seen(cid)}; the call ran: "
-                   + ("ok" if result.ok else f"{result.error.code}: {_seen(result.error.message)}"))
-        if result.ok:
-            click.echo(_seen(result.to_json()))
+        return
+    shown = _result_shown(_queue(ctx).reach.redactor, result, arguments)
+    click.echo(f"approved {_seen(cid)}; the call ran: " + ("ok" if result.ok else shown))
+    if result.ok:
+        click.echo(shown)
 
 
 @confirm_group.command("reject")

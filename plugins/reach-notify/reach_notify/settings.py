@@ -7,9 +7,10 @@ models validate, so a missing variable is a ConfigError at start-up.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .recipients import is_address, normalise_rule
 
@@ -64,6 +65,13 @@ class SmtpSettings(BaseModel):
     ca_file: str | None = Field(default=None, description="CA bundle to verify the server with.")
     username: str | None = None
     password: str | None = None
+    allow_plaintext_auth: bool = Field(
+        default=False,
+        description=(
+            "Log in without TLS to a server that is not on this machine (one without TLS, on a "
+            "network you trust); without it, `username` needs `starttls` or `ssl` unless `host` is loopback."
+        ),
+    )
     timeout: float = Field(default=15.0, gt=0)
 
     @field_validator("from_")
@@ -74,6 +82,43 @@ class SmtpSettings(BaseModel):
                 f"`from` must be a plain address like reach@example.com, got {value!r}"
             )
         return value
+
+    @model_validator(mode="after")
+    def _login_is_sendable(self) -> SmtpSettings:
+        """The login is checked when reach starts, never quoted (it is a secret).
+
+        smtplib sends AUTH as ASCII: a non-ASCII username or password failed only at the
+        first send, as an internal ``UnicodeEncodeError``. And without ``starttls`` or
+        ``ssl`` the password crosses the network base64-encoded, that is in clear text, to
+        anyone on the path; a server on this machine (loopback) is the one exception, and
+        ``allow_plaintext_auth`` says so for a server that has no TLS on a trusted network."""
+        for field in ("username", "password"):
+            value = getattr(self, field)
+            if value is not None and not value.isascii():
+                raise ValueError(
+                    f"`{field}` holds a non-ASCII character, which SMTP login (smtplib) cannot send; "
+                    f"use an ASCII {field} (the mail provider's app password, for one)"
+                )
+        if self.username and not (self.starttls or self.ssl) and not self.allow_plaintext_auth \
+                and not _is_loopback(self.host):
+            raise ValueError(
+                f"`username` is set but neither `starttls` nor `ssl` is: the password would go to "
+                f"{self.host!r} in clear text; set `starttls = true` (usually port 587) or `ssl = true` "
+                "(port 465), or `allow_plaintext_auth = true` for a server without TLS on a network you trust"
+            )
+        return self
+
+
+def _is_loopback(host: str) -> bool:
+    """``localhost`` or a loopback address (127.0.0.0/8, ::1) as written: a server on this
+    machine. Any other spelling (``localhost.``, ``localhost.example.com``, a name that
+    resolves to 127.0.0.1) is a name a resolver answers, so it counts as the network."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 class NotifySettings(BaseModel):
